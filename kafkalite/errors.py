@@ -1,0 +1,53 @@
+"""The exception hierarchy every kafkalite layer raises.
+
+Broker error codes (one class per Kafka error code, with the ``retriable`` and
+``invalid_metadata`` flags of Kafka's error table) live in
+:mod:`kafkalite.protocol.errors` and are re-exported here, so users import every
+error from one place: ``from kafkalite.errors import NotLeaderOrFollowerError``.
+"""
+
+from __future__ import annotations
+
+
+class KafkaError(Exception):
+    """Base of every error kafkalite raises."""
+
+    retriable: bool = False
+    invalid_metadata: bool = False
+
+
+class ProtocolDecodeError(KafkaError):
+    """Bytes that do not parse as the Kafka message they claim to be."""
+
+
+class CorruptRecordError(KafkaError):
+    """A record batch or legacy message that fails its CRC or structure checks."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message if offset is None else f"{message} (at offset {offset})")
+        self.offset = offset
+
+
+class UnsupportedCodecError(KafkaError):
+    """A compression codec id or name kafkalite does not know."""
+
+
+class ConfigError(KafkaError, ValueError):
+    """A configuration key that is unknown or whose value is invalid; names the key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+class KafkaTimeoutError(KafkaError):
+    """An operation did not complete within its timeout."""
+
+    retriable = True
+
+
+class KafkaConnectionError(KafkaError):
+    """A broker could not be reached or the connection broke."""
+
+    retriable = True
+    invalid_metadata = True

@@ -1,0 +1,1 @@
+"""kafkalite_server: a pure-Python, Kafka-compatible reference broker."""
