@@ -51,3 +51,7 @@ class KafkaConnectionError(KafkaError):
 
     retriable = True
     invalid_metadata = True
+
+
+# Re-export the broker error classes last: kafkalite.protocol.errors imports KafkaError from here.
+from kafkalite.protocol.errors import *  # noqa
