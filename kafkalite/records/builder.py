@@ -1,0 +1,250 @@
+"""Building record batches for the producer: RecordBatch v2, or legacy message sets.
+
+``BatchBuilder(magic=...)`` returns the builder for that format; both share one
+interface (``append`` until it returns False, then ``build``). "Full" compares the
+uncompressed size against ``batch_size``, and the first record always fits, so a
+record larger than ``batch_size`` still travels, alone.
+
+The v2 ``append`` is the producer's per-record hot path: it encodes each record into
+a few ready-made pieces (varints of small values come from lookup tables) and
+``build`` joins them once.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Sequence
+
+import crc32c
+
+from kafkalite.protocol.varint import encode_varint, varint_size
+from kafkalite.records.batch_header import (
+    LOG_OVERHEAD,
+    TRANSACTIONAL_BIT,
+    V2_CRC_START,
+    V2_HEADER,
+    V2_HEADER_SIZE,
+)
+from kafkalite.records.compression import NONE, Codec, codec_id, compress
+from kafkalite.records.legacy_messages import NO_TIMESTAMP, encode_message
+from kafkalite.records.record import Header
+
+BytesLike = bytes | bytearray | memoryview
+RecordTuple = tuple[BytesLike | None, BytesLike | None, int, Sequence[Header] | None]
+"""``(key, value, timestamp_ms, headers)`` as :func:`encode_batch` takes them."""
+
+DEFAULT_BATCH_SIZE = 16384
+_CRC = struct.Struct(">I")
+_CRC_POSITION = 17
+_TABLE_SIZE = 1 << 14
+_VARINTS = tuple(encode_varint(v) for v in range(-1, _TABLE_SIZE - 1))
+"""Varint bytes of -1 .. 16382, at index value + 1."""
+_ATTRIBUTES_AND_VARINTS = tuple(b"\x00" + varint for varint in _VARINTS)
+"""A record's attributes byte (always 0) followed by its timestamp delta, same indexing."""
+_TABLE_MAX = _TABLE_SIZE - 2
+_NULL = b"\x01"  # varint -1
+_NO_HEADERS = b"\x00"  # varint 0
+_BYTES_TYPES = (bytes, bytearray, memoryview)
+_V2_RECORD_OVERHEAD = 21  # length 5 + attributes 1 + timestamp delta 10 + offset delta 5
+
+
+class BatchBuilder:
+    """Accumulates records into one batch of the given magic; see the module docstring."""
+
+    def __new__(cls, magic: int = 2, *args: object, **kwargs: object) -> BatchBuilder:
+        if cls is BatchBuilder:
+            if magic == 2:
+                cls = RecordBatchBuilder
+            elif magic in (0, 1):
+                cls = MessageSetBuilder
+            else:
+                raise ValueError(f"record magic must be 0, 1 or 2, not {magic}")
+        return object.__new__(cls)
+
+    def __init__(self, magic: int = 2, compression: Codec = None,
+                 batch_size: int = DEFAULT_BATCH_SIZE, *, base_offset: int = 0) -> None:
+        self.magic = magic
+        self.compression = codec_id(compression)
+        self.batch_size = batch_size
+        self.base_offset = base_offset
+        self._parts: list[BytesLike] = []
+        self._size = 0
+        self._count = 0
+        self._max_timestamp = -1
+
+    @property
+    def record_count(self) -> int:
+        return self._count
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Uncompressed size of the batch so far, headers included."""
+        return self._size
+
+    def append(self, timestamp_ms: int, key: BytesLike | None, value: BytesLike | None,
+               headers: Sequence[Header] | None = None) -> bool:
+        """Add a record; False (and nothing added) when it would overflow ``batch_size``."""
+        raise NotImplementedError
+
+    def build(self) -> bytes:
+        """The finished batch bytes (empty if no record was appended)."""
+        raise NotImplementedError
+
+
+class RecordBatchBuilder(BatchBuilder):
+    """RecordBatch v2, compressed as one records section when a codec is set."""
+
+    def __init__(self, magic: int = 2, compression: Codec = None,
+                 batch_size: int = DEFAULT_BATCH_SIZE, *, producer_id: int = -1,
+                 producer_epoch: int = -1, base_sequence: int = -1,
+                 is_transactional: bool = False, base_offset: int = 0,
+                 partition_leader_epoch: int = -1) -> None:
+        super().__init__(magic, compression, batch_size, base_offset=base_offset)
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.is_transactional = is_transactional
+        self.partition_leader_epoch = partition_leader_epoch
+        self._size = V2_HEADER_SIZE
+        self._base_timestamp = 0
+
+    def append(self, timestamp_ms: int, key: BytesLike | None, value: BytesLike | None,
+               headers: Sequence[Header] | None = None,
+               varints: tuple[bytes, ...] = _VARINTS,
+               with_attributes: tuple[bytes, ...] = _ATTRIBUTES_AND_VARINTS) -> bool:
+        count = self._count
+        if count:
+            delta = timestamp_ms - self._base_timestamp
+        else:
+            self._base_timestamp = timestamp_ms
+            delta = 0
+        head = (with_attributes[delta + 1] if -1 <= delta <= _TABLE_MAX
+                else b"\x00" + encode_varint(delta))
+        offset_part = varints[count + 1] if count <= _TABLE_MAX else encode_varint(count)
+
+        if key is None:
+            key_part, key = _NULL, b""
+        elif key.__class__ is bytes or isinstance(key, _BYTES_TYPES):
+            size = len(key)
+            key_part = varints[size + 1] if size <= _TABLE_MAX else encode_varint(size)
+        else:
+            raise TypeError(f"record key must be bytes-like or None, not {type(key).__name__}")
+        if value is None:
+            value_part, value = _NULL, b""
+        elif value.__class__ is bytes or isinstance(value, _BYTES_TYPES):
+            size = len(value)
+            value_part = varints[size + 1] if size <= _TABLE_MAX else encode_varint(size)
+        else:
+            raise TypeError(f"record value must be bytes-like or None, not "
+                            f"{type(value).__name__}")
+        header_part = _encode_headers(headers) if headers else _NO_HEADERS
+
+        body = (len(head) + len(offset_part) + len(key_part) + len(key) + len(value_part)
+                + len(value) + len(header_part))
+        length_part = varints[body + 1] if body <= _TABLE_MAX else encode_varint(body)
+        size = self._size + len(length_part) + body
+        if size > self.batch_size and count:
+            return False
+        self._parts += (length_part, head, offset_part, key_part, key, value_part, value,
+                        header_part)
+        self._size = size
+        self._count = count + 1
+        if timestamp_ms > self._max_timestamp:
+            self._max_timestamp = timestamp_ms
+        return True
+
+    def build(self) -> bytes:
+        count = self._count
+        if not count:
+            return b""
+        records = b"".join(self._parts)
+        if self.compression != NONE:
+            records = compress(self.compression, records)
+        attributes = self.compression | (TRANSACTIONAL_BIT if self.is_transactional else 0)
+        header = bytearray(V2_HEADER.pack(
+            self.base_offset, V2_HEADER_SIZE - LOG_OVERHEAD + len(records),
+            self.partition_leader_epoch, 2, 0, attributes, count - 1, self._base_timestamp,
+            self._max_timestamp, self.producer_id, self.producer_epoch, self.base_sequence,
+            count))
+        crc = crc32c.crc32c(records, crc32c.crc32c(memoryview(header)[V2_CRC_START:]))
+        _CRC.pack_into(header, _CRC_POSITION, crc)
+        return b"".join((header, records))
+
+
+def _encode_headers(headers: Sequence[Header]) -> bytes:
+    parts = [encode_varint(len(headers))]
+    for name, value in headers:
+        encoded = name.encode()
+        parts += (encode_varint(len(encoded)), encoded)
+        if value is None:
+            parts.append(_NULL)
+        else:
+            parts += (encode_varint(len(value)), value)
+    return b"".join(parts)
+
+
+class MessageSetBuilder(BatchBuilder):
+    """Legacy magic 0/1: a plain message set, or ONE compressed wrapper message.
+
+    Wrapped inner offsets are relative (0..n-1) for magic 1 and absolute for magic 0;
+    the wrapper carries the last inner offset and, for magic 1, the max timestamp.
+    """
+
+    def __init__(self, magic: int = 1, compression: Codec = None,
+                 batch_size: int = DEFAULT_BATCH_SIZE, *, base_offset: int = 0) -> None:
+        super().__init__(magic, compression, batch_size, base_offset=base_offset)
+        compress(self.compression, b"", magic=magic)  # reject zstd for magic 0/1 up front
+        self._relative = self.compression != NONE and magic == 1
+
+    def append(self, timestamp_ms: int, key: BytesLike | None, value: BytesLike | None,
+               headers: Sequence[Header] | None = None) -> bool:
+        if headers:
+            raise ValueError(f"record headers need magic 2; magic {self.magic} has none")
+        for name, field in (("key", key), ("value", value)):
+            if field is not None and not isinstance(field, _BYTES_TYPES):
+                raise TypeError(f"record {name} must be bytes-like or None, not "
+                                f"{type(field).__name__}")
+        offset = self._count if self._relative else self.base_offset + self._count
+        timestamp = timestamp_ms if self.magic else NO_TIMESTAMP
+        message = encode_message(offset, self.magic, 0, timestamp, key, value)
+        if self._size + len(message) > self.batch_size and self._count:
+            return False
+        self._parts.append(message)
+        self._size += len(message)
+        self._count += 1
+        self._max_timestamp = max(self._max_timestamp, timestamp)
+        return True
+
+    def build(self) -> bytes:
+        if not self._count:
+            return b""
+        inner = b"".join(self._parts)
+        if self.compression == NONE:
+            return inner
+        value = compress(self.compression, inner, magic=self.magic)
+        return encode_message(self.base_offset + self._count - 1, self.magic, self.compression,
+                              self._max_timestamp, None, value)
+
+
+def estimate_record_size(key: BytesLike | None, value: BytesLike | None,
+                         headers: Sequence[Header] | None = None, *, magic: int = 2) -> int:
+    """Upper bound of the bytes one record adds to a batch (a record alone: plus header).
+
+    Lets a producer reject a record above ``max_request_size`` before batching it.
+    """
+    key_size = 0 if key is None else len(key)
+    value_size = 0 if value is None else len(value)
+    if magic < 2:
+        return LOG_OVERHEAD + (22 if magic else 14) + key_size + value_size
+    body = (_V2_RECORD_OVERHEAD + varint_size(key_size) + key_size + varint_size(value_size)
+            + value_size)
+    return V2_HEADER_SIZE + body + (len(_encode_headers(headers)) if headers else 1)
+
+
+def encode_batch(records: Iterable[RecordTuple], *, magic: int = 2, compression: Codec = None,
+                 base_offset: int = 0) -> bytes:
+    """Encode ``(key, value, timestamp_ms, headers)`` tuples as one batch (no size limit)."""
+    builder = BatchBuilder(magic, compression, 1 << 62, base_offset=base_offset)
+    for key, value, timestamp_ms, headers in records:
+        builder.append(timestamp_ms, key, value, headers)
+    return builder.build()
