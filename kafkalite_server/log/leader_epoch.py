@@ -1,0 +1,91 @@
+"""The leader epoch cache: which leader epoch wrote which offsets (KIP-101).
+
+Entries are (epoch, start offset) with both strictly increasing. OffsetForLeaderEpoch
+answers from it, and it is persisted in the partition's ``leader-epoch-checkpoint``.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from kafkalite_server.log.checkpoint import LeaderEpochCheckpointFile
+
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
+
+
+class LeaderEpochCache:
+    """(epoch, start offset) entries, written through to the checkpoint file on change."""
+
+    def __init__(self, checkpoint: LeaderEpochCheckpointFile,
+                 entries: list[tuple[int, int]] | None = None) -> None:
+        self.checkpoint = checkpoint
+        self._epochs: list[int] = []
+        self._starts: list[int] = []
+        for epoch, start in entries or []:
+            self.assign(epoch, start, persist=False)
+
+    @property
+    def entries(self) -> list[tuple[int, int]]:
+        return list(zip(self._epochs, self._starts, strict=True))
+
+    @property
+    def latest_epoch(self) -> int:
+        return self._epochs[-1] if self._epochs else UNDEFINED_EPOCH
+
+    def assign(self, epoch: int, start_offset: int, *, persist: bool = True) -> None:
+        """Record that ``epoch`` starts at ``start_offset``.
+
+        A repeat of the latest epoch is a no-op; entries that would break the ordering
+        (an epoch or start offset at or above the new one) are removed first.
+        """
+        if epoch < 0 or (self._epochs and epoch == self._epochs[-1]):
+            return
+        while self._epochs and (self._epochs[-1] >= epoch or self._starts[-1] >= start_offset):
+            self._epochs.pop()
+            self._starts.pop()
+        self._epochs.append(epoch)
+        self._starts.append(start_offset)
+        if persist:
+            self.persist()
+
+    def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
+        """(largest known epoch <= ``epoch``, the offset where the next epoch starts).
+
+        The latest epoch ends at the log end offset; an epoch above every known one gives
+        (-1, -1), as Kafka's LeaderEpochFileCache.endOffsetFor does.
+        """
+        if epoch == UNDEFINED_EPOCH or not self._epochs:
+            return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        if epoch == self._epochs[-1]:
+            return epoch, log_end_offset
+        higher = bisect.bisect_right(self._epochs, epoch)
+        if higher == len(self._epochs):
+            return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        floor_epoch = self._epochs[higher - 1] if higher > 0 else epoch
+        return floor_epoch, self._starts[higher]
+
+    def truncate_from_end(self, end_offset: int) -> None:
+        """The log was cut at ``end_offset``: drop epochs starting at or after it."""
+        keep = bisect.bisect_left(self._starts, end_offset)
+        if keep < len(self._starts):
+            del self._epochs[keep:]
+            del self._starts[keep:]
+            self.persist()
+
+    def truncate_from_start(self, start_offset: int) -> None:
+        """The log start moved to ``start_offset``: drop epochs wholly below it, clamp one."""
+        covering = bisect.bisect_right(self._starts, start_offset) - 1
+        if covering < 0 or (covering == 0 and self._starts[0] == start_offset):
+            return
+        del self._epochs[:covering]
+        del self._starts[:covering]
+        self._starts[0] = start_offset
+        self.persist()
+
+    def clear(self) -> None:
+        self._epochs.clear()
+        self._starts.clear()
+
+    def persist(self) -> None:
+        self.checkpoint.write(self.entries)

@@ -1,0 +1,376 @@
+"""The log of one partition: an ordered run of segments, the last one active.
+
+Segments are found by base offset with ``bisect`` over a sorted list (Kafka uses a skip
+list for the same floor lookup). Everything here runs on the broker's event-loop thread,
+without locks, except :meth:`Log.flush`, which may run in a worker thread (see there).
+
+Deliberate simplification: retention never deletes the active segment (Kafka rolls an
+idle active segment past retention and deletes it, emptying the partition; kafkalite keeps
+the newest segment until a roll happens for another reason).
+"""
+
+from __future__ import annotations
+
+import bisect
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkalite.protocol.errors import OffsetOutOfRangeError, RecordListTooLargeError
+from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.file_region import FileRegion
+from kafkalite_server.log.leader_epoch import LeaderEpochCache
+from kafkalite_server.log.producer_state import ProducerStateManager
+from kafkalite_server.log.recovery import load_log
+from kafkalite_server.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from kafkalite_server.log.stored_records import first_record_at_or_after
+from kafkalite_server.log.validator import AssignedRecords, assign_offsets, validate_records
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def parse_log_dir_name(name: str) -> tuple[str, int]:
+    """``<topic>-<partition>``; topics may contain dashes, so split at the last one."""
+    topic, dash, partition = name.rpartition("-")
+    if not dash or not topic or not partition.isdigit():
+        raise ValueError(f"{name!r} is not a <topic>-<partition> directory name")
+    return topic, int(partition)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendInfo:
+    """What a Produce response needs to say about one partition's append."""
+
+    first_offset: int
+    last_offset: int
+    log_append_time_ms: int
+    record_count: int
+    log_start_offset: int
+    duplicate: bool = False
+
+
+class Log:
+    """A partition's segments plus log start offset, recovery point and epoch cache."""
+
+    def __init__(self, directory: Path, config: LogConfig, segments: list[LogSegment], *,
+                 log_start_offset: int, recovery_point: int,
+                 leader_epoch_cache: LeaderEpochCache, producer_state: ProducerStateManager,
+                 now_ms: Callable[[], int] = wall_clock_ms) -> None:
+        self.directory = directory
+        self.config = config
+        self._bases = [segment.base_offset for segment in segments]
+        self._segments = {segment.base_offset: segment for segment in segments}
+        self.log_start_offset = log_start_offset
+        self.recovery_point = recovery_point
+        self.leader_epoch_cache = leader_epoch_cache
+        self.producer_state = producer_state
+        self._now_ms = now_ms
+        self.last_flush_ms = now_ms()
+        self._unflushed_messages = 0
+        self._deleted_segments: list[tuple[int, LogSegment]] = []
+
+    @classmethod
+    def open(cls, directory: Path, config: LogConfig, *, recovery_point: int = 0,
+             log_start_offset: int = 0, clean_shutdown: bool = False,
+             now_ms: Callable[[], int] = wall_clock_ms) -> Log:
+        """Load (or create) the partition directory, recovering it unless clean."""
+        loaded = load_log(directory, config, recovery_point=recovery_point,
+                          log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
+                          now_ms=now_ms())
+        return cls(directory, config, loaded.segments, log_start_offset=loaded.log_start_offset,
+                   recovery_point=loaded.recovery_point,
+                   leader_epoch_cache=loaded.leader_epoch_cache,
+                   producer_state=loaded.producer_state, now_ms=now_ms)
+
+    # ------------------------------------------------------------------------- properties
+
+    @property
+    def topic_partition(self) -> tuple[str, int]:
+        return parse_log_dir_name(self.directory.name)
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        return [self._segments[base] for base in self._bases]
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[self._bases[-1]]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.active_segment.next_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(segment.size for segment in self._segments.values())
+
+    def update_config(self, config: LogConfig) -> None:
+        """New topic settings take effect for later appends, rolls and retention."""
+        self.config = config
+        for segment in self._segments.values():
+            segment.config = config
+
+    # ----------------------------------------------------------------------------- append
+
+    def append_as_leader(self, records: bytearray | memoryview, *, leader_epoch: int,
+                         api_version: int = 8) -> AppendInfo:
+        """Validate one partition's produce records, give them offsets and write them.
+
+        ``records`` is patched in place (offsets, leader epoch, LogAppendTime). A retry of
+        one of an idempotent producer's last five batches is not written again: its
+        original offsets come back with ``duplicate=True``.
+        """
+        headers = validate_records(records, api_version, self.config)
+        if headers[0].magic >= 2:
+            original = self.producer_state.check(headers[0])
+            if original is not None:
+                return AppendInfo(original.first_offset, original.last_offset, -1,
+                                  original.last_offset - original.first_offset + 1,
+                                  self.log_start_offset, duplicate=True)
+        now = self._now_ms()
+        first_offset = self.log_end_offset
+        assigned = assign_offsets(records, headers, first_offset, leader_epoch, self.config, now)
+        self.leader_epoch_cache.assign(leader_epoch, first_offset)
+        self._write(assigned, now)
+        if headers[0].magic >= 2:
+            self.producer_state.update(headers[0], assigned.first_offset, assigned.last_offset)
+        return AppendInfo(assigned.first_offset, assigned.last_offset,
+                          assigned.log_append_time_ms, assigned.record_count,
+                          self.log_start_offset)
+
+    def _write(self, assigned: AssignedRecords, now: int) -> None:
+        size = len(assigned.data)
+        if size > self.config.segment_bytes:
+            raise RecordListTooLargeError(f"{size} bytes exceed segment.bytes "
+                                          f"{self.config.segment_bytes}")
+        segment = self.active_segment
+        if segment.should_roll(size, assigned.max_timestamp, assigned.last_offset, now):
+            segment = self.roll()
+        segment.append(assigned.first_offset, assigned.last_offset, assigned.max_timestamp,
+                       assigned.offset_of_max_timestamp, assigned.data)
+        self._unflushed_messages += assigned.record_count
+        flush_messages, flush_ms = self.config.flush_messages, self.config.flush_ms
+        if ((flush_messages is not None and self._unflushed_messages >= flush_messages)
+                or (flush_ms is not None and now - self.last_flush_ms >= flush_ms)):
+            self.flush()
+
+    def roll(self) -> LogSegment:
+        """Start a new active segment at the log end offset (an empty one is kept)."""
+        active = self.active_segment
+        if active.size == 0:
+            return active
+        active.on_become_inactive()
+        base = self.log_end_offset
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            (self.directory / f"{base:020d}{suffix}").unlink(missing_ok=True)
+        segment = LogSegment(self.directory, base, self.config, now_ms=self._now_ms())
+        self._bases.append(base)
+        self._segments[base] = segment
+        return segment
+
+    # ------------------------------------------------------------------------------- read
+
+    def read(self, fetch_offset: int, max_bytes: int, *, max_offset: int | None = None,
+             min_one_batch: bool = True) -> FileRegion | None:
+        """Whole batches from the one holding ``fetch_offset``, never past ``max_offset``.
+
+        ``None`` at the log end offset (or at ``max_offset``, the high watermark); an
+        offset outside [log start, log end] raises OffsetOutOfRangeError.
+        """
+        log_end = self.log_end_offset
+        if fetch_offset == log_end:
+            return None
+        if not self.log_start_offset <= fetch_offset < log_end:
+            raise OffsetOutOfRangeError(f"offset {fetch_offset} is outside "
+                                        f"[{self.log_start_offset}, {log_end}]")
+        if max_offset is not None and fetch_offset >= max_offset:
+            return None
+        slot = max(bisect.bisect_right(self._bases, fetch_offset) - 1, 0)
+        for i in range(slot, len(self._bases)):
+            segment = self._segments[self._bases[i]]
+            max_position = None
+            next_base = self._bases[i + 1] if i + 1 < len(self._bases) else None
+            if max_offset is not None and (next_base is None or max_offset < next_base):
+                found = segment.translate_offset(max_offset)
+                max_position = found[0] if found is not None else segment.size
+            region = segment.read(fetch_offset, max_bytes, max_position, min_one_batch)
+            if region is not None or max_position is not None:
+                return region
+        return None
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record stamped at or after ``timestamp``.
+
+        ListOffsets' -1 (latest) and -2 (earliest) are the caller's: use
+        :attr:`log_end_offset` and :attr:`log_start_offset`.
+        """
+        for base in self._bases:
+            segment = self._segments[base]
+            if segment.largest_timestamp < timestamp:
+                continue
+            found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+            if found is not None:
+                position, header = found
+                return first_record_at_or_after(segment.read_batch(position, header), header,
+                                                timestamp, self.log_start_offset)
+        return None
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (epoch, end offset) per the leader epoch cache."""
+        return self.leader_epoch_cache.end_offset_for(epoch, self.log_end_offset)
+
+    # -------------------------------------------------------------------------- durability
+
+    def flush(self, up_to_offset: int | None = None) -> None:
+        """fsync segments holding offsets below ``up_to_offset`` (default: everything),
+        then advance the recovery point.
+
+        Safe to call from a worker thread while the loop thread appends and reads (the
+        offsets and segment list are snapshotted first; fsync covers all earlier writes).
+        It must not overlap :meth:`truncate_to`, :meth:`delete_old_segments`,
+        :meth:`close` or :meth:`delete`, which close or remove files.
+        """
+        end = self.log_end_offset
+        target = end if up_to_offset is None else min(up_to_offset, end)
+        if target <= self.recovery_point:
+            return
+        for segment in list(self._segments.values()):
+            if segment.base_offset < target and segment.next_offset > self.recovery_point:
+                segment.flush()
+        self.recovery_point = target
+        self._unflushed_messages = 0
+        self.last_flush_ms = self._now_ms()
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch from the one holding ``offset`` on (follower truncation)."""
+        if offset >= self.log_end_offset:
+            return
+        if offset <= self.log_start_offset or offset <= self._bases[0]:
+            self.truncate_fully_and_start_at(offset)
+            return
+        while self._bases[-1] >= offset:
+            self._schedule_delete(self._segments.pop(self._bases.pop()))
+        self.active_segment.truncate_to(offset)
+        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+        self.producer_state.truncate_from(self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop everything; the log restarts empty at ``offset``."""
+        for base in self._bases:
+            self._schedule_delete(self._segments.pop(base))
+        self._bases = []
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            (self.directory / f"{offset:020d}{suffix}").unlink(missing_ok=True)
+        segment = LogSegment(self.directory, offset, self.config, now_ms=self._now_ms())
+        self._bases.append(offset)
+        self._segments[offset] = segment
+        self.log_start_offset = self.recovery_point = offset
+        self.leader_epoch_cache.clear()
+        self.leader_epoch_cache.persist()
+        self.producer_state.truncate_from(0)
+
+    # ---------------------------------------------------------------------------- retention
+
+    def delete_old_segments(self, high_watermark: int) -> int:
+        """Retention: drop whole old segments by time, size and log-start-offset breach.
+
+        Oldest first, stopping at the first segment that does not qualify. Never the
+        active segment, never a segment with offsets at or above ``high_watermark``.
+        Returns how many segments went.
+        """
+        self.purge_deleted_segments()
+        deleted = 0
+        config = self.config
+        if config.deletes_old_segments and config.retention_ms >= 0:
+            now = self._now_ms()
+            deleted += self._delete_oldest_while(
+                lambda segment: now - segment.largest_timestamp > config.retention_ms,
+                high_watermark)
+        if config.deletes_old_segments and config.retention_bytes >= 0:
+            excess = self.size_in_bytes - config.retention_bytes
+
+            def over_size(segment: LogSegment) -> bool:
+                nonlocal excess
+                if excess - segment.size < 0:
+                    return False
+                excess -= segment.size
+                return True
+            deleted += self._delete_oldest_while(over_size, high_watermark)
+        deleted += self._delete_oldest_while(
+            lambda segment: self._next_base(segment) <= self.log_start_offset, high_watermark)
+        return deleted
+
+    def _next_base(self, segment: LogSegment) -> int:
+        return self._bases[self._bases.index(segment.base_offset) + 1]
+
+    def _delete_oldest_while(self, qualifies: Callable[[LogSegment], bool],
+                             high_watermark: int) -> int:
+        count = 0
+        while len(self._bases) > 1:
+            oldest = self._segments[self._bases[0]]
+            if high_watermark < self._bases[1] or not qualifies(oldest):
+                break
+            self._bases.pop(0)
+            self._schedule_delete(self._segments.pop(oldest.base_offset))
+            count += 1
+        if count:
+            self.log_start_offset = max(self.log_start_offset, self._bases[0])
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+        return count
+
+    def maybe_increment_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: raise the log start offset (segments go at the next retention)."""
+        if offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(f"{offset} is above the log end offset")
+        if offset > self.log_start_offset:
+            self.log_start_offset = offset
+            self.leader_epoch_cache.truncate_from_start(offset)
+
+    def _schedule_delete(self, segment: LogSegment) -> None:
+        """Rename to ``.deleted`` now; close and unlink after ``file.delete.delay.ms``.
+
+        Keeping the file open that long keeps FileRegions of in-flight fetches readable.
+        With a delay of 0 the files go at once.
+        """
+        segment.mark_deleted()
+        if self.config.file_delete_delay_ms == 0:
+            segment.delete_files()
+        else:
+            due = self._now_ms() + self.config.file_delete_delay_ms
+            self._deleted_segments.append((due, segment))
+
+    def purge_deleted_segments(self, *, everything: bool = False) -> None:
+        """Unlink segments whose delete delay has passed (all of them when closing)."""
+        now = self._now_ms()
+        remaining = []
+        for due, segment in self._deleted_segments:
+            if everything or due <= now:
+                segment.delete_files()
+            else:
+                remaining.append((due, segment))
+        self._deleted_segments = remaining
+
+    # ---------------------------------------------------------------------------- lifecycle
+
+    def close(self) -> None:
+        """Close every file (after a final time-index entry, as Kafka does on close)."""
+        self.active_segment.on_become_inactive()
+        for segment in self._segments.values():
+            segment.close()
+        self.purge_deleted_segments(everything=True)
+
+    def delete(self) -> None:
+        """Topic deletion: close everything and remove the partition directory."""
+        for segment in self._segments.values():
+            segment.close()
+        self.purge_deleted_segments(everything=True)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return (f"Log({self.directory.name}, start={self.log_start_offset}, "
+                f"end={self.log_end_offset}, segments={len(self._bases)})")

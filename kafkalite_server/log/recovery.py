@@ -1,0 +1,150 @@
+"""Loading a partition directory into segments, repairing what a crash left behind.
+
+Follows Kafka's LogLoader: remove temp files, open every segment, rebuild any index that
+is missing or fails its sanity check (kafkalite checks every segment, not only the tail),
+and after an unclean shutdown re-scan from the segment holding the recovery point to the
+end, cutting the log at the first torn or corrupt batch and dropping every later segment.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkalite_server.log.checkpoint import CorruptCheckpointError, LeaderEpochCheckpointFile
+from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.index import CorruptIndexError
+from kafkalite_server.log.leader_epoch import LeaderEpochCache
+from kafkalite_server.log.producer_state import SEGMENTS_SCANNED_ON_LOAD, ProducerStateManager
+from kafkalite_server.log.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+)
+
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+_TEMP_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class LoadedLog:
+    segments: list[LogSegment]
+    log_start_offset: int
+    recovery_point: int
+    leader_epoch_cache: LeaderEpochCache
+    producer_state: ProducerStateManager
+
+
+def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_start_offset: int,
+             clean_shutdown: bool, now_ms: int) -> LoadedLog:
+    """Open (creating if needed) the partition directory and return consistent state."""
+    directory.mkdir(parents=True, exist_ok=True)
+    _remove_temp_files(directory)
+    segments = [LogSegment(directory, base, config, now_ms=now_ms)
+                for base in _segment_base_offsets(directory)]
+    for segment in segments:
+        _repair_indexes_if_needed(segment, config)
+    epochs, epochs_trusted = _read_epoch_checkpoint(directory)
+    if not clean_shutdown:
+        segments = _recover_tail(segments, config, recovery_point, epochs)
+    if not epochs_trusted:
+        epochs.clear()
+        for segment in segments:
+            for _, header in segment.iter_batches():
+                epochs.assign(header.partition_leader_epoch, header.base_offset, persist=False)
+    log_end = segments[-1].next_offset if segments else log_start_offset
+    if log_end < log_start_offset:
+        for segment in segments:
+            segment.delete_files()
+        segments = []
+    if not segments:
+        segments = [LogSegment(directory, log_start_offset, config, now_ms=now_ms)]
+    log_start_offset = max(log_start_offset, segments[0].base_offset)
+    log_end = segments[-1].next_offset
+    epochs.truncate_from_end(log_end)
+    epochs.truncate_from_start(log_start_offset)
+    epochs.persist()
+    return LoadedLog(segments, log_start_offset,
+                     log_end if clean_shutdown else min(recovery_point, log_end),
+                     epochs, _rebuild_producer_state(segments))
+
+
+def _remove_temp_files(directory: Path) -> None:
+    for path in directory.iterdir():
+        if path.is_file() and path.name.endswith(_TEMP_SUFFIXES):
+            path.unlink()
+
+
+def _segment_base_offsets(directory: Path) -> list[int]:
+    """Base offsets of the ``.log`` files; orphan index files are deleted."""
+    bases = set()
+    for path in directory.glob(f"*{LOG_SUFFIX}"):
+        if path.stem.isdigit():
+            bases.add(int(path.stem))
+    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for path in directory.glob(f"*{suffix}"):
+            if path.stem.isdigit() and int(path.stem) not in bases:
+                path.unlink()
+    return sorted(bases)
+
+
+def _repair_indexes_if_needed(segment: LogSegment, config: LogConfig) -> None:
+    reason = None
+    if segment.index_was_missing:
+        reason = "index file missing"
+    elif segment.needs_recovery:
+        reason = "unreadable batch header"
+    else:
+        try:
+            segment.sanity_check()
+        except CorruptIndexError as exc:
+            reason = str(exc)
+    if reason is not None:
+        logger.warning("rebuilding indexes of %s: %s", segment.log_path, reason)
+        segment.recover(config.max_message_bytes)
+
+
+def _read_epoch_checkpoint(directory: Path) -> tuple[LeaderEpochCache, bool]:
+    """The cache and whether its file could be trusted (missing or corrupt: rebuild)."""
+    checkpoint = LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT)
+    if not checkpoint.path.exists():
+        return LeaderEpochCache(checkpoint), False
+    try:
+        return LeaderEpochCache(checkpoint, checkpoint.read()), True
+    except CorruptCheckpointError as exc:
+        logger.warning("rebuilding the leader epoch cache: %s", exc)
+        return LeaderEpochCache(checkpoint), False
+
+
+def _recover_tail(segments: list[LogSegment], config: LogConfig, recovery_point: int,
+                  epochs: LeaderEpochCache) -> list[LogSegment]:
+    """Re-scan from the segment holding the recovery point; cut at the first damage."""
+    first = max((i for i, segment in enumerate(segments)
+                 if segment.base_offset <= recovery_point), default=0)
+    if first < len(segments):
+        epochs.truncate_from_end(segments[first].base_offset)
+    for i in range(first, len(segments)):
+        segment = segments[i]
+        truncated = segment.recover(
+            config.max_message_bytes,
+            lambda header: epochs.assign(header.partition_leader_epoch, header.base_offset,
+                                         persist=False))
+        if truncated:
+            logger.warning("truncated %d bytes of %s; dropping %d later segments",
+                           truncated, segment.log_path, len(segments) - i - 1)
+            for later in segments[i + 1:]:
+                later.delete_files()
+            return segments[:i + 1]
+    return segments
+
+
+def _rebuild_producer_state(segments: list[LogSegment]) -> ProducerStateManager:
+    state = ProducerStateManager()
+    for segment in segments[-SEGMENTS_SCANNED_ON_LOAD:]:
+        for _, header in segment.iter_batches():
+            state.load_batch(header)
+    return state

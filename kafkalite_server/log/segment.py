@@ -1,0 +1,340 @@
+"""One log segment: a ``.log`` file of record batches plus its offset and time indexes.
+
+Batches are stored exactly as the leader accepted them (v2 RecordBatch or legacy
+message entries); the segment only reads their headers. Lookups go index first (binary
+search to the nearest entry at or below the target), then a forward scan of batch
+headers in the ``.log`` from that position.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from kafkalite.errors import CorruptRecordError
+from kafkalite.records.batch_header import (
+    V2_HEADER_SIZE,
+    BatchHeader,
+    batch_crc_is_valid,
+    read_batch_header,
+)
+from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.file_region import FileRegion
+from kafkalite_server.log.index import CorruptIndexError, OffsetIndex, TimeIndex
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+DELETED_SUFFIX = ".deleted"
+_MAX_RELATIVE_OFFSET = 2**31 - 1
+
+
+def segment_file_name(base_offset: int, suffix: str) -> str:
+    """Kafka's name: the base offset as 20 zero-padded digits, so ``ls`` sorts by offset."""
+    return f"{base_offset:020d}{suffix}"
+
+
+class LogSegment:
+    """A ``<base>.log`` with its ``.index`` and ``.timeindex``; opened or created."""
+
+    def __init__(self, directory: Path, base_offset: int, config: LogConfig, *,
+                 now_ms: int = 0) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.config = config
+        self.log_path = directory / segment_file_name(base_offset, LOG_SUFFIX)
+        fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.file = os.fdopen(fd, "r+b", buffering=0)
+        self.size = os.fstat(fd).st_size
+        index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
+        self.index_was_missing = not index_path.exists()
+        self.offset_index = OffsetIndex(index_path, base_offset, config.segment_index_bytes)
+        self.time_index = TimeIndex(directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX),
+                                    base_offset, config.segment_index_bytes)
+        self.created_ms = now_ms
+        self._bytes_since_index_entry = 0
+        self.max_timestamp_so_far = -1
+        self.offset_of_max_timestamp = base_offset
+        self.next_offset = base_offset
+        self.first_batch_timestamp = -1
+        self.needs_recovery = False
+        self._load_tail_state()
+
+    # ----------------------------------------------------------------------------- scanning
+
+    def _header_at(self, position: int) -> BatchHeader | None:
+        """The complete entry header at ``position``; ``None`` past the end or torn."""
+        raw = os.pread(self.file.fileno(), V2_HEADER_SIZE, position)
+        header = read_batch_header(raw, 0)
+        if header is None or position + header.size > self.size:
+            return None
+        return header
+
+    def iter_batches(self, position: int = 0) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of each complete batch from ``position`` on."""
+        while position < self.size:
+            header = self._header_at(position)
+            if header is None:
+                return
+            yield position, header
+            position += header.size
+
+    def translate_offset(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """The batch holding ``offset`` (or the first one after it), found via the index."""
+        _, position = self.offset_index.lookup(offset)
+        for batch_position, header in self.iter_batches(position):
+            if header.last_offset >= offset:
+                return batch_position, header
+        return None
+
+    def _load_tail_state(self) -> None:
+        """Next offset and max timestamp, from the last index entries plus a short scan."""
+        if self.size == 0:
+            return
+        first = self._header_at(0)
+        self.first_batch_timestamp = first.max_timestamp if first is not None else -1
+        self.max_timestamp_so_far, self.offset_of_max_timestamp = self.time_index.last_entry
+        _, position = self.offset_index.lookup(self.offset_index.last_offset)
+        if position > self.size:
+            position = 0  # a bad index; sanity_check reports it
+        self._bytes_since_index_entry = self.size - position
+        try:
+            for _, header in self.iter_batches(position):
+                self._observe_timestamp(header)
+                self.next_offset = header.next_offset
+        except CorruptRecordError:
+            self.needs_recovery = True
+
+    def _observe_timestamp(self, header: BatchHeader) -> None:
+        if header.max_timestamp > self.max_timestamp_so_far:
+            self.max_timestamp_so_far = header.max_timestamp
+            self.offset_of_max_timestamp = header.last_offset
+
+    # ------------------------------------------------------------------------------ writing
+
+    def append(self, first_offset: int, last_offset: int, max_timestamp: int,
+               offset_of_max_timestamp: int, batch: bytes | bytearray | memoryview) -> None:
+        """Write validated, offset-stamped batches and add index entries by Kafka's rule.
+
+        The byte counter since the last entry is checked *before* this write is counted,
+        so the first batch of a segment never gets an entry; the entry maps this write's
+        last offset to its start position.
+        """
+        if last_offset - self.base_offset > _MAX_RELATIVE_OFFSET or first_offset < self.base_offset:
+            raise ValueError(f"offsets {first_offset}..{last_offset} do not fit segment "
+                             f"{self.base_offset}")
+        position = self.size
+        if position == 0:
+            self.first_batch_timestamp = max_timestamp
+        os.pwrite(self.file.fileno(), batch, position)
+        if max_timestamp > self.max_timestamp_so_far:
+            self.max_timestamp_so_far = max_timestamp
+            self.offset_of_max_timestamp = offset_of_max_timestamp
+        if self._bytes_since_index_entry > self.config.index_interval_bytes:
+            self._add_index_entries(last_offset, position)
+        self._bytes_since_index_entry += len(batch)
+        self.size = position + len(batch)
+        self.next_offset = last_offset + 1
+
+    def _add_index_entries(self, last_offset: int, position: int) -> None:
+        self.offset_index.append(last_offset, position)
+        self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp)
+        self._bytes_since_index_entry = 0
+
+    def should_roll(self, batch_size: int, max_timestamp: int, last_offset: int,
+                    now_ms: int) -> bool:
+        """Kafka's roll rule: full by size, too old, an index full, or offsets overflow.
+
+        Age is the incoming batch's timestamp minus the first batch's (wall-clock time
+        since creation when the segment has no timestamps), as in Kafka.
+        """
+        if self.size == 0:
+            return False
+        if self.first_batch_timestamp >= 0:
+            age = max_timestamp - self.first_batch_timestamp
+        else:
+            age = now_ms - self.created_ms
+        return (self.size > self.config.segment_bytes - batch_size
+                or age > self.config.segment_ms
+                or self.offset_index.is_full or self.time_index.is_full
+                or last_offset - self.base_offset > _MAX_RELATIVE_OFFSET)
+
+    def on_become_inactive(self) -> None:
+        """Called on roll: the final time-index entry records the segment's max timestamp."""
+        if self.max_timestamp_so_far >= 0:
+            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp,
+                                         skip_full_check=True)
+
+    # ------------------------------------------------------------------------------ reading
+
+    def read(self, start_offset: int, max_bytes: int, max_position: int | None = None,
+             min_one_batch: bool = True) -> FileRegion | None:
+        """Whole batches from the one holding ``start_offset``, up to ``max_bytes``.
+
+        ``max_position`` (a batch boundary: where the high watermark's batch starts) is
+        never passed. With ``min_one_batch`` the first batch comes whole even if larger
+        than ``max_bytes``. ``None`` when nothing qualifies.
+        """
+        found = self.translate_offset(start_offset)
+        if found is None:
+            return None
+        start, _ = found
+        limit = self.size if max_position is None else min(max_position, self.size)
+        if limit - start <= max_bytes:
+            length = limit - start
+        else:
+            end = start
+            for position, header in self.iter_batches(start):
+                batch_end = position + header.size
+                if batch_end > limit or (batch_end - start > max_bytes
+                                         and not (min_one_batch and position == start)):
+                    break
+                end = batch_end
+            length = end - start
+        return FileRegion(self.file, start, length) if length > 0 else None
+
+    def read_batch(self, position: int, header: BatchHeader) -> bytes:
+        return os.pread(self.file.fileno(), header.size, position)
+
+    def find_offset_by_timestamp(self, timestamp: int,
+                                 start_offset: int) -> tuple[int, BatchHeader] | None:
+        """The first batch at or after ``start_offset`` whose max timestamp reaches
+        ``timestamp``, as (position, header); the caller finds the record inside it."""
+        _, indexed_offset = self.time_index.lookup(timestamp)
+        _, position = self.offset_index.lookup(max(indexed_offset, start_offset))
+        for batch_position, header in self.iter_batches(position):
+            if header.max_timestamp >= timestamp and header.last_offset >= start_offset:
+                return batch_position, header
+        return None
+
+    @property
+    def largest_timestamp(self) -> int:
+        """Max record timestamp, or the file's mtime when no batch has a timestamp."""
+        if self.max_timestamp_so_far >= 0:
+            return self.max_timestamp_so_far
+        return int(os.stat(self.file.fileno()).st_mtime * 1000)
+
+    # ----------------------------------------------------------------------------- recovery
+
+    def sanity_check(self) -> None:
+        """Cheap load-time checks of both indexes against the log; CorruptIndexError."""
+        self.offset_index.sanity_check()
+        self.time_index.sanity_check()
+        if self.offset_index.entries:
+            offset, position = self.offset_index.entry(self.offset_index.entries - 1)
+            try:
+                header = self._header_at(position) if position < self.size else None
+            except CorruptRecordError:
+                header = None
+            if header is None or header.last_offset != self.base_offset + offset:
+                raise CorruptIndexError(f"{self.offset_index.path.name}: last entry "
+                                        f"({offset}, {position}) is not a batch boundary")
+        if self.time_index.entries and self.time_index.last_entry[1] >= self.next_offset:
+            raise CorruptIndexError(f"{self.time_index.path.name}: last entry points past "
+                                    "the end of the log")
+
+    def recover(self, max_message_bytes: int,
+                on_batch: Callable[[BatchHeader], None] | None = None) -> int:
+        """Re-scan the log, checking every batch, and rebuild both indexes.
+
+        Stops at the first torn, oversized, CRC-failing or out-of-range batch and truncates
+        the ``.log`` there. Returns the number of bytes cut off. ``on_batch`` sees each
+        valid batch (the log rebuilds its leader-epoch cache and producer state from it).
+        """
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.max_timestamp_so_far = -1
+        self.offset_of_max_timestamp = self.base_offset
+        self.next_offset = self.base_offset
+        self.first_batch_timestamp = -1
+        self._bytes_since_index_entry = 0
+        valid = 0
+        while valid < self.size:
+            header = self._valid_batch_at(valid, max_message_bytes)
+            if header is None:
+                break
+            if valid == 0:
+                self.first_batch_timestamp = header.max_timestamp
+            self._observe_timestamp(header)
+            if self._bytes_since_index_entry > self.config.index_interval_bytes:
+                self._add_index_entries(header.last_offset, valid)
+            self._bytes_since_index_entry += header.size
+            self.next_offset = header.next_offset
+            if on_batch is not None:
+                on_batch(header)
+            valid += header.size
+        truncated = self.size - valid
+        if truncated:
+            self.file.truncate(valid)
+            self.size = valid
+        self.offset_index.trim_to_valid_size()
+        self.time_index.trim_to_valid_size()
+        self.needs_recovery = False
+        return truncated
+
+    def _valid_batch_at(self, position: int, max_message_bytes: int) -> BatchHeader | None:
+        raw = os.pread(self.file.fileno(), V2_HEADER_SIZE, position)
+        try:
+            header = read_batch_header(raw, 0)
+        except CorruptRecordError:
+            return None
+        if (header is None or position + header.size > self.size
+                or header.size > max_message_bytes or header.base_offset < self.base_offset
+                or header.last_offset < self.next_offset
+                or header.last_offset - self.base_offset > _MAX_RELATIVE_OFFSET):
+            return None
+        data = os.pread(self.file.fileno(), header.size, position)
+        return header if batch_crc_is_valid(data, header) else None
+
+    def truncate_to(self, offset: int) -> int:
+        """Cut the batch holding ``offset`` and everything after; returns bytes removed."""
+        found = self.translate_offset(offset)
+        if found is None:
+            return 0
+        position, _ = found
+        self.offset_index.truncate_to(offset)
+        self.time_index.truncate_to(offset)
+        removed = self.size - position
+        self.file.truncate(position)
+        self.size = position
+        self.next_offset = self.base_offset
+        self.max_timestamp_so_far = -1
+        self.offset_of_max_timestamp = self.base_offset
+        self.first_batch_timestamp = -1
+        self._bytes_since_index_entry = 0
+        self._load_tail_state()
+        return removed
+
+    # ---------------------------------------------------------------------------- lifecycle
+
+    def flush(self) -> None:
+        """fsync the log and both indexes (safe from a worker thread while appends go on)."""
+        os.fsync(self.file.fileno())
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def mark_deleted(self) -> None:
+        """Rename the files to ``*.deleted``; open handles (and regions) stay readable."""
+        for renamer, path in ((self._rename_log, self.log_path),
+                              (self.offset_index.rename, self.offset_index.path),
+                              (self.time_index.rename, self.time_index.path)):
+            renamer(path.with_name(path.name + DELETED_SUFFIX))
+
+    def _rename_log(self, path: Path) -> None:
+        os.rename(self.log_path, path)
+        self.log_path = path
+
+    def delete_files(self) -> None:
+        """Close and unlink every file of the segment."""
+        self.close()
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self.file.close()
+        self.offset_index.close()
+        self.time_index.close()
+
+    def __repr__(self) -> str:
+        return f"LogSegment({self.log_path.name}, size={self.size}, next={self.next_offset})"

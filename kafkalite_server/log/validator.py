@@ -1,0 +1,199 @@
+"""Validation and offset assignment for the records of one partition in a Produce request.
+
+Two steps, because idempotence sits between them: :func:`validate_records` checks the
+bytes and returns their headers (the log then asks producer state whether the batch is a
+retry), and :func:`assign_offsets` stamps offsets and the leader epoch into the buffer in
+place. v2 batches are never decompressed; the CRC is recomputed only when the topic uses
+LogAppendTime. Legacy (magic 0/1) entries are accepted for old Produce versions, as a
+log may hold both formats.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+import crc32c
+
+from kafkalite.errors import CorruptRecordError
+from kafkalite.protocol.errors import (
+    CorruptMessageError,
+    InvalidRecordError,
+    MessageTooLargeError,
+    UnsupportedCompressionTypeError,
+)
+from kafkalite.records.batch_header import (
+    TIMESTAMP_TYPE_BIT,
+    V2_CRC_START,
+    BatchHeader,
+    batch_crc_is_valid,
+    patch_v2_batch,
+    read_batch_header,
+)
+from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.legacy import decompress_wrapper, rebuild_v0_wrapper
+
+ZSTD = 4
+_LAST_CODEC = ZSTD
+_MIN_ZSTD_PRODUCE_VERSION = 7
+_MIN_SINGLE_BATCH_PRODUCE_VERSION = 3
+
+_INT64 = struct.Struct(">q")
+_UINT32 = struct.Struct(">I")
+_INT16 = struct.Struct(">h")
+_V2_ATTRIBUTES = 21
+_V2_MAX_TIMESTAMP = 35
+_V2_CRC = 17
+_LEGACY_CRC = 12
+_LEGACY_CRC_START = 16
+_LEGACY_ATTRIBUTES = 17
+_LEGACY_TIMESTAMP = 18
+
+
+@dataclass(frozen=True, slots=True)
+class AssignedRecords:
+    """Offset-stamped entries ready for the segment, and what the append reports."""
+
+    data: bytearray | memoryview
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    record_count: int
+    log_append_time_ms: int
+
+
+def validate_records(records: bytearray | memoryview, api_version: int,
+                     config: LogConfig) -> list[BatchHeader]:
+    """Check every entry of a produce payload; returns their headers in order.
+
+    Raises CorruptMessageError (bad CRC, truncated or unparsable entry),
+    InvalidRecordError (not exactly one v2 batch for Produce v3+, empty, control batch),
+    UnsupportedCompressionTypeError (zstd before Produce v7) or MessageTooLargeError.
+    """
+    headers = []
+    position = 0
+    while position < len(records):
+        try:
+            header = read_batch_header(records, position)
+        except CorruptRecordError as exc:
+            raise CorruptMessageError(str(exc)) from None
+        if header is None or position + header.size > len(records):
+            raise CorruptMessageError(f"truncated record entry at byte {position}")
+        headers.append(header)
+        position += header.size
+    if not headers:
+        raise InvalidRecordError("the produce request holds no records")
+    if api_version >= _MIN_SINGLE_BATCH_PRODUCE_VERSION and (
+            len(headers) != 1 or headers[0].magic != 2):
+        raise InvalidRecordError(f"Produce v{api_version} needs exactly one magic-2 batch, "
+                                 f"got {len(headers)} entries of magic {headers[0].magic}")
+    for header in headers:
+        _validate_entry(records, header, api_version, config)
+    return headers
+
+
+def _validate_entry(records: bytearray | memoryview, header: BatchHeader, api_version: int,
+                    config: LogConfig) -> None:
+    if header.size > config.max_message_bytes:
+        raise MessageTooLargeError(f"batch of {header.size} bytes exceeds max.message.bytes "
+                                   f"{config.max_message_bytes}")
+    codec = header.compression
+    if codec > _LAST_CODEC:
+        raise InvalidRecordError(f"unknown compression codec {codec}")
+    if codec == ZSTD and (header.magic < 2 or api_version < _MIN_ZSTD_PRODUCE_VERSION):
+        raise UnsupportedCompressionTypeError(
+            f"zstd needs magic 2 and Produce v{_MIN_ZSTD_PRODUCE_VERSION}+")
+    if not batch_crc_is_valid(records, header):
+        raise CorruptMessageError(f"CRC mismatch in the batch at byte {header.position}")
+    if header.magic == 2:
+        if header.record_count <= 0 or header.record_count != (
+                header.last_offset - header.base_offset + 1):
+            raise InvalidRecordError(f"batch claims {header.record_count} records for "
+                                     f"{header.last_offset - header.base_offset + 1} offsets")
+        if header.is_control:
+            raise InvalidRecordError("clients may not produce control batches")
+
+
+def assign_offsets(records: bytearray | memoryview, headers: list[BatchHeader],
+                   first_offset: int, leader_epoch: int, config: LogConfig,
+                   now_ms: int) -> AssignedRecords:
+    """Stamp offsets (and for v2 the leader epoch) into ``records`` in place.
+
+    Only a magic-0 compressed wrapper cannot be patched in place (its inner offsets are
+    absolute and compressed); when one is present the result is a new buffer.
+    """
+    log_append_time = now_ms if config.log_append_time else -1
+    next_offset = first_offset
+    max_timestamp = -1
+    offset_of_max = first_offset
+    pieces: list[bytes | memoryview] = []
+    rebuilt = False
+    for header in headers:
+        position = header.position
+        entry = memoryview(records)[position:position + header.size]
+        if header.magic == 2:
+            patch_v2_batch(records, position, next_offset, leader_epoch)
+            last = next_offset + header.last_offset - header.base_offset
+            timestamp = header.max_timestamp
+            if config.log_append_time:
+                timestamp = _stamp_v2_log_append_time(records, header, now_ms)
+        elif header.compression and header.magic == 0:
+            entry = memoryview(_rebuild_v0_wrapper(entry, header, next_offset))
+            (last,) = _INT64.unpack_from(entry)
+            timestamp = -1
+            rebuilt = True
+        else:
+            last = next_offset + _inner_count(entry, header) - 1
+            _INT64.pack_into(records, position, last)
+            timestamp = header.max_timestamp
+            if config.log_append_time and header.magic == 1:
+                timestamp = _stamp_legacy_log_append_time(records, header, now_ms)
+        pieces.append(entry)
+        if timestamp > max_timestamp:
+            max_timestamp, offset_of_max = timestamp, last
+        next_offset = last + 1
+    data = bytearray(b"".join(pieces)) if rebuilt else records
+    return AssignedRecords(data, first_offset, next_offset - 1, max_timestamp, offset_of_max,
+                           next_offset - first_offset, log_append_time)
+
+
+def _inner_count(entry: memoryview, header: BatchHeader) -> int:
+    """Offsets a legacy entry takes: 1, or the inner message count of a v1 wrapper."""
+    if not header.compression:
+        return 1
+    try:
+        return len(decompress_wrapper(entry, header)[1])
+    except CorruptRecordError as exc:
+        raise CorruptMessageError(str(exc)) from None
+
+
+def _rebuild_v0_wrapper(entry: memoryview, header: BatchHeader, first_offset: int) -> bytes:
+    try:
+        return rebuild_v0_wrapper(entry, header, first_offset)
+    except CorruptRecordError as exc:
+        raise CorruptMessageError(str(exc)) from None
+
+
+def _stamp_v2_log_append_time(records: bytearray | memoryview, header: BatchHeader,
+                              now_ms: int) -> int:
+    """Set the timestamp-type bit and maxTimestamp, then recompute the CRC-32C."""
+    position = header.position
+    _INT16.pack_into(records, position + _V2_ATTRIBUTES, header.attributes | TIMESTAMP_TYPE_BIT)
+    _INT64.pack_into(records, position + _V2_MAX_TIMESTAMP, now_ms)
+    crc = crc32c.crc32c(memoryview(records)[position + V2_CRC_START:position + header.size])
+    _UINT32.pack_into(records, position + _V2_CRC, crc)
+    return now_ms
+
+
+def _stamp_legacy_log_append_time(records: bytearray | memoryview, header: BatchHeader,
+                                  now_ms: int) -> int:
+    """Magic 1: the same rewrite on the message's own attributes, timestamp and CRC-32."""
+    position = header.position
+    records[position + _LEGACY_ATTRIBUTES] = header.attributes | TIMESTAMP_TYPE_BIT
+    _INT64.pack_into(records, position + _LEGACY_TIMESTAMP, now_ms)
+    crc = zlib.crc32(memoryview(records)[position + _LEGACY_CRC_START:position + header.size])
+    _UINT32.pack_into(records, position + _LEGACY_CRC, crc)
+    return now_ms
+
