@@ -91,7 +91,7 @@ def read_batch_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> Batc
     A header whose length or magic cannot be right raises :class:`CorruptRecordError`.
     """
     remaining = len(buf) - pos
-    if remaining < LOG_OVERHEAD + 5:
+    if remaining < LEGACY_HEADER.size:  # the smallest header any magic needs
         return None
     magic = buf[pos + _MAGIC_POSITION]
     if magic == 2:
