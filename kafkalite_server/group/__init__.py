@@ -1,0 +1,20 @@
+"""The broker's group coordinator (classic protocol) and its offsets store."""
+
+from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
+from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest
+from kafkalite_server.group.hashing import java_string_hashcode, offsets_partition_for
+from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
+from kafkalite_server.group.state import GroupState
+
+__all__ = [
+    "OFFSETS_TOPIC",
+    "GroupCoordinator",
+    "GroupCoordinatorConfig",
+    "GroupState",
+    "JoinRequest",
+    "OffsetAndMetadata",
+    "OffsetCommitEntry",
+    "TopicPartition",
+    "java_string_hashcode",
+    "offsets_partition_for",
+]

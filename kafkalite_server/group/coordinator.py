@@ -1,0 +1,692 @@
+"""The classic group coordinator: membership, rebalances and offset commits.
+
+Sans-IO. Time and timers come from an injected :class:`Scheduler`, persistence from an
+injected :class:`GroupStore`, and responses that Kafka parks (JoinGroup until the rebalance
+completes, SyncGroup until the leader's assignment arrives) are delivered through callbacks.
+The decisions follow Kafka's ``GroupCoordinator``; comments name the rule where the reason is
+not obvious.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from kafkalite.errors import KafkaError
+from kafkalite_server.group import error_codes as codes
+from kafkalite_server.group.config import GroupCoordinatorConfig
+from kafkalite_server.group.group import ClassicGroup
+from kafkalite_server.group.hashing import offsets_partition_for
+from kafkalite_server.group.member import GroupMember, JoinCallback, SyncCallback
+from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
+from kafkalite_server.group.results import (
+    GroupDescription,
+    GroupListing,
+    JoinResult,
+    LeaveResult,
+    MemberDescription,
+    OffsetFetchResult,
+    SyncResult,
+)
+from kafkalite_server.group.state import GroupState
+from kafkalite_server.group.store import GroupMetadataRecord, GroupStore, LoadedGroup, MemberRecord
+from kafkalite_server.group.timers import Scheduler
+
+log = logging.getLogger(__name__)
+
+#: A new member cannot heartbeat and its connection is muted while its JoinGroup is parked;
+#: this bounds how long such a member is kept if it never comes back (Kafka's constant).
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+
+PREPARING = GroupState.PREPARING_REBALANCE
+COMPLETING = GroupState.COMPLETING_REBALANCE
+
+
+def default_member_id(client_id: str) -> str:
+    return f"{client_id}-{uuid.uuid4()}"
+
+
+@dataclass(frozen=True)
+class JoinRequest:
+    """The fields of a JoinGroup request the coordinator acts on."""
+
+    group_id: str
+    member_id: str
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    group_instance_id: str | None = None
+    #: JoinGroup v4+ (KIP-394): a member without an id first gets one back with
+    #: MEMBER_ID_REQUIRED, so a client that times out cannot leave ghost members behind.
+    require_known_member_id: bool = False
+
+
+class GroupCoordinator:
+    def __init__(
+        self,
+        config: GroupCoordinatorConfig,
+        scheduler: Scheduler,
+        store: GroupStore,
+        member_id_factory: Callable[[str], str] = default_member_id,
+    ) -> None:
+        self.config = config
+        self._scheduler = scheduler
+        self._store = store
+        self._new_member_id = member_id_factory
+        self._groups: dict[str, ClassicGroup] = {}
+        self._owned: set[int] = set()
+        self._loading: set[int] = set()
+
+    # -- partition ownership ------------------------------------------------------------------
+
+    def partition_for(self, group_id: str) -> int:
+        return offsets_partition_for(group_id, self.config.offsets_topic_num_partitions)
+
+    def group(self, group_id: str) -> ClassicGroup | None:
+        return self._groups.get(group_id)
+
+    def begin_loading(self, partition: int) -> None:
+        """This broker now leads ``partition``; its groups answer LOAD_IN_PROGRESS until loaded."""
+        self._owned.discard(partition)
+        self._loading.add(partition)
+
+    def complete_loading(self, partition: int, loaded: Iterable[LoadedGroup]) -> None:
+        """Install the groups replayed from the partition's log: Empty, with their offsets."""
+        if partition not in self._loading:
+            return  # leadership moved away while the log was being read
+        now = self._scheduler.now_ms()
+        for entry in loaded:
+            if self.partition_for(entry.group_id) != partition:
+                log.warning(
+                    "group %s found in offsets partition %d; ignored", entry.group_id, partition
+                )
+                continue
+            group = ClassicGroup(entry.group_id, partition, now)
+            if entry.metadata is not None:
+                group.generation_id = entry.metadata.generation_id
+                group.protocol_type = entry.metadata.protocol_type or None
+            group.offsets = dict(entry.offsets)
+            self._groups[entry.group_id] = group
+        self._loading.discard(partition)
+        self._owned.add(partition)
+
+    def unload_partition(self, partition: int) -> None:
+        """Leadership of ``partition`` moved away: drop its groups, answer NOT_COORDINATOR."""
+        self._owned.discard(partition)
+        self._loading.discard(partition)
+        for group in [g for g in self._groups.values() if g.partition == partition]:
+            self._kill_group(group, codes.NOT_COORDINATOR)
+
+    def shutdown(self) -> None:
+        for partition in sorted(self._owned | self._loading):
+            self.unload_partition(partition)
+
+    def _validate_group_status(self, group_id: str, *, allow_empty_id: bool = False) -> int:
+        if not group_id and not allow_empty_id:
+            return codes.INVALID_GROUP_ID
+        partition = self.partition_for(group_id)
+        if partition in self._loading:
+            return codes.COORDINATOR_LOAD_IN_PROGRESS
+        if partition not in self._owned:
+            return codes.NOT_COORDINATOR
+        return codes.NONE
+
+    def _is_current(self, group: ClassicGroup) -> bool:
+        return self._groups.get(group.group_id) is group
+
+    def _create_group(self, group_id: str) -> ClassicGroup:
+        group = ClassicGroup(group_id, self.partition_for(group_id), self._scheduler.now_ms())
+        self._groups[group_id] = group
+        return group
+
+    # -- JoinGroup ----------------------------------------------------------------------------
+
+    def join_group(self, request: JoinRequest, respond: JoinCallback) -> None:
+        """Answer now (errors, MEMBER_ID_REQUIRED, a rejoin that changes nothing) or park the
+        response until the rebalance completes."""
+
+        def fail(error: int) -> None:
+            respond(JoinResult(error, member_id=request.member_id))
+
+        error = self._validate_group_status(request.group_id)
+        if error:
+            return fail(error)
+        timeout = request.session_timeout_ms
+        if not (
+            self.config.group_min_session_timeout_ms
+            <= timeout
+            <= self.config.group_max_session_timeout_ms
+        ):
+            return fail(codes.INVALID_SESSION_TIMEOUT)
+        group = self._groups.get(request.group_id)
+        if group is None:
+            if request.member_id:
+                return fail(codes.UNKNOWN_MEMBER_ID)
+            if not (request.protocol_type and request.protocols):
+                return fail(codes.INCONSISTENT_GROUP_PROTOCOL)
+            group = self._create_group(request.group_id)
+        if group.is_state(GroupState.DEAD):
+            return fail(codes.COORDINATOR_NOT_AVAILABLE)
+        if not group.supports_protocols(request.protocol_type, request.protocols):
+            return fail(codes.INCONSISTENT_GROUP_PROTOCOL)
+        if not request.member_id:
+            self._join_new_member(group, request, respond)
+        else:
+            self._join_known_member(group, request, respond)
+        if group.is_state(PREPARING):
+            self._try_complete_join(group)
+
+    def _join_new_member(
+        self, group: ClassicGroup, request: JoinRequest, respond: JoinCallback
+    ) -> None:
+        member_id = self._new_member_id(request.client_id)
+        if request.require_known_member_id and request.group_instance_id is None:
+            group.pending_members[member_id] = self._scheduler.call_later(
+                request.session_timeout_ms, lambda: self._expire_pending_member(group, member_id)
+            )
+            respond(JoinResult(codes.MEMBER_ID_REQUIRED, member_id=member_id))
+            return
+        self._add_member_and_rebalance(group, request, member_id, respond)
+
+    def _join_known_member(
+        self, group: ClassicGroup, request: JoinRequest, respond: JoinCallback
+    ) -> None:
+        member_id = request.member_id
+        if member_id in group.pending_members:
+            group.pending_members.pop(member_id).cancel()
+            self._add_member_and_rebalance(group, request, member_id, respond)
+            return
+        member = group.members.get(member_id)
+        if member is None or group.is_state(GroupState.EMPTY):
+            respond(JoinResult(codes.UNKNOWN_MEMBER_ID, member_id=member_id))
+        elif group.is_state(PREPARING):
+            self._update_member_and_rebalance(group, member, request, respond)
+        elif group.is_state(COMPLETING) and member.matches(request.protocols):
+            # It lost its JoinGroup response; resend this generation's.
+            respond(self._join_result(group, member))
+        elif (
+            group.is_state(GroupState.STABLE)
+            and member.matches(request.protocols)
+            and not group.is_leader(member_id)
+        ):
+            respond(self._join_result(group, member))
+        else:
+            # Changed metadata, or the leader asking for a new assignment (e.g. topics changed).
+            self._update_member_and_rebalance(group, member, request, respond)
+
+    def _join_result(self, group: ClassicGroup, member: GroupMember) -> JoinResult:
+        return JoinResult(
+            codes.NONE,
+            member_id=member.member_id,
+            generation_id=group.generation_id,
+            protocol_type=group.protocol_type,
+            protocol_name=group.protocol_name,
+            leader_id=group.leader_id or "",
+            members=group.joined_members() if group.is_leader(member.member_id) else [],
+        )
+
+    def _add_member_and_rebalance(
+        self, group: ClassicGroup, request: JoinRequest, member_id: str, respond: JoinCallback
+    ) -> None:
+        member = GroupMember(
+            member_id=member_id,
+            group_instance_id=request.group_instance_id,
+            client_id=request.client_id,
+            client_host=request.client_host,
+            rebalance_timeout_ms=request.rebalance_timeout_ms,
+            session_timeout_ms=request.session_timeout_ms,
+            protocol_type=request.protocol_type,
+            protocols=list(request.protocols),
+            is_new=True,
+            join_callback=respond,
+        )
+        if group.is_state(PREPARING) and group.generation_id == 0:
+            group.new_member_added = True
+        group.add(member)
+        self._schedule_expiry(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self._maybe_prepare_rebalance(group)
+
+    def _update_member_and_rebalance(
+        self, group: ClassicGroup, member: GroupMember, request: JoinRequest, respond: JoinCallback
+    ) -> None:
+        member.protocols = list(request.protocols)
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+        member.session_timeout_ms = request.session_timeout_ms
+        # A member that sends JoinGroup again while parked gave up on the first request;
+        # answer it rather than leave its connection waiting forever.
+        member.answer_join(JoinResult(codes.REBALANCE_IN_PROGRESS, member_id=member.member_id))
+        member.join_callback = respond
+        self._maybe_prepare_rebalance(group)
+
+    # -- rebalance ----------------------------------------------------------------------------
+
+    def _maybe_prepare_rebalance(self, group: ClassicGroup) -> None:
+        if group.is_state(GroupState.STABLE, COMPLETING, GroupState.EMPTY):
+            self._prepare_rebalance(group)
+
+    def _prepare_rebalance(self, group: ClassicGroup) -> None:
+        if group.is_state(COMPLETING):
+            self._reset_and_propagate_assignment_error(group, codes.REBALANCE_IN_PROGRESS)
+        was_empty = group.is_state(GroupState.EMPTY)
+        group.transition_to(PREPARING, self._scheduler.now_ms())
+        group.cancel_join_timer()
+        if was_empty:
+            delay = self.config.group_initial_rebalance_delay_ms
+            self._schedule_initial_join(group, delay, max(group.rebalance_timeout_ms - delay, 0))
+        else:
+            group.join_timer = self._scheduler.call_later(
+                group.rebalance_timeout_ms, lambda: self._on_join_deadline(group)
+            )
+            self._try_complete_join(group)  # e.g. the last member left: nobody to wait for
+
+    def _schedule_initial_join(self, group: ClassicGroup, delay_ms: int, remaining_ms: int) -> None:
+        """Kafka's InitialDelayedJoin: wait ``delay_ms``; if members kept arriving, wait again,
+        in steps of the configured delay, up to the rebalance timeout in total."""
+        group.join_timer = self._scheduler.call_later(
+            delay_ms, lambda: self._on_initial_delay_elapsed(group, remaining_ms)
+        )
+        group.in_initial_delay = True
+
+    def _on_initial_delay_elapsed(self, group: ClassicGroup, remaining_ms: int) -> None:
+        group.join_timer = None
+        if not self._is_current(group) or not group.is_state(PREPARING):
+            return
+        if group.new_member_added and remaining_ms > 0:
+            group.new_member_added = False
+            delay = min(self.config.group_initial_rebalance_delay_ms, remaining_ms)
+            self._schedule_initial_join(group, delay, max(remaining_ms - delay, 0))
+            return
+        self._complete_join(group)
+
+    def _on_join_deadline(self, group: ClassicGroup) -> None:
+        group.join_timer = None
+        if self._is_current(group) and group.is_state(PREPARING):
+            self._complete_join(group)
+
+    def _try_complete_join(self, group: ClassicGroup) -> None:
+        if (
+            group.is_state(PREPARING)
+            and not group.in_initial_delay
+            and group.has_all_members_joined()
+        ):
+            self._complete_join(group)
+
+    def _complete_join(self, group: ClassicGroup) -> None:
+        """End the join phase: drop members that did not rejoin, start the next generation and
+        answer every parked JoinGroup (the leader gets the member list)."""
+        group.cancel_join_timer()
+        for member in group.members_not_rejoined():
+            log.info("group %s: member %s did not rejoin in time", group.group_id, member.member_id)
+            self._drop_member(group, member)
+        group.elect_joined_leader()
+        group.init_next_generation(self._scheduler.now_ms())
+        if group.is_state(GroupState.EMPTY):
+            self._persist_group_quietly(group)
+            return
+        for member in list(group.members.values()):
+            member.answer_join(self._join_result(group, member))
+            self._schedule_expiry(group, member, member.session_timeout_ms)
+            member.is_new = False
+
+    # -- SyncGroup ----------------------------------------------------------------------------
+
+    def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        assignments: dict[str, bytes],
+        respond: SyncCallback,
+        *,
+        protocol_type: str | None = None,
+        protocol_name: str | None = None,
+    ) -> None:
+        """Park followers until the leader's assignment arrives, then answer everyone."""
+        error = self._validate_group_status(group_id)
+        if error == codes.COORDINATOR_LOAD_IN_PROGRESS:
+            error = codes.REBALANCE_IN_PROGRESS  # the group reloads Empty: the member must rejoin
+        group = self._groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if error:
+            pass
+        elif group is None or member is None:
+            error = codes.UNKNOWN_MEMBER_ID
+        elif group.is_state(GroupState.DEAD):
+            error = codes.COORDINATOR_NOT_AVAILABLE
+        elif generation_id != group.generation_id:
+            error = codes.ILLEGAL_GENERATION
+        elif (protocol_type is not None and protocol_type != group.protocol_type) or (
+            protocol_name is not None and protocol_name != group.protocol_name
+        ):
+            error = codes.INCONSISTENT_GROUP_PROTOCOL
+        elif group.is_state(PREPARING):
+            error = codes.REBALANCE_IN_PROGRESS
+        if error or group is None or member is None:
+            respond(SyncResult(error))
+            return
+        self._schedule_expiry(group, member, member.session_timeout_ms)
+        if group.is_state(GroupState.STABLE):
+            respond(self._sync_result(group, member))
+            return
+        member.answer_sync(SyncResult(codes.REBALANCE_IN_PROGRESS))  # superseded request
+        member.sync_callback = respond
+        if group.is_leader(member_id):
+            self._complete_sync(group, assignments)
+
+    def _complete_sync(self, group: ClassicGroup, assignments: dict[str, bytes]) -> None:
+        full = {member_id: assignments.get(member_id, b"") for member_id in group.members}
+        try:
+            self._store.store_group(
+                group.partition, group.group_id, self._metadata_record(group, full)
+            )
+        except (KafkaError, OSError) as exc:
+            log.warning("group %s: storing the assignment failed: %s", group.group_id, exc)
+            self._reset_and_propagate_assignment_error(group, codes.storage_error_code(exc))
+            self._maybe_prepare_rebalance(group)
+            return
+        for member_id, assignment in full.items():
+            group.members[member_id].assignment = assignment
+        group.transition_to(GroupState.STABLE, self._scheduler.now_ms())
+        for member in list(group.members.values()):
+            if member.answer_sync(self._sync_result(group, member)):
+                self._schedule_expiry(group, member, member.session_timeout_ms)
+
+    def _sync_result(self, group: ClassicGroup, member: GroupMember) -> SyncResult:
+        return SyncResult(codes.NONE, member.assignment, group.protocol_type, group.protocol_name)
+
+    def _reset_and_propagate_assignment_error(self, group: ClassicGroup, error: int) -> None:
+        for member in list(group.members.values()):
+            member.assignment = b""
+            if member.answer_sync(SyncResult(error)):
+                self._schedule_expiry(group, member, member.session_timeout_ms)
+
+    # -- Heartbeat, LeaveGroup, expiry --------------------------------------------------------
+
+    def heartbeat(self, group_id: str, generation_id: int, member_id: str) -> int:
+        error = self._validate_group_status(group_id)
+        if error == codes.COORDINATOR_LOAD_IN_PROGRESS:
+            return codes.NONE  # Kafka answers blindly; the next heartbeat after loading decides
+        if error:
+            return error
+        group = self._groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if group is not None and group.is_state(GroupState.DEAD):
+            return codes.COORDINATOR_NOT_AVAILABLE
+        if group is None or member is None:
+            return codes.UNKNOWN_MEMBER_ID
+        if generation_id != group.generation_id:
+            return codes.ILLEGAL_GENERATION
+        self._schedule_expiry(group, member, member.session_timeout_ms)
+        return codes.REBALANCE_IN_PROGRESS if group.is_state(PREPARING) else codes.NONE
+
+    def leave_group(self, group_id: str, member_ids: list[str]) -> LeaveResult:
+        error = self._validate_group_status(group_id)
+        if error:
+            return LeaveResult(error)
+        group = self._groups.get(group_id)
+        if group is None:
+            return LeaveResult(codes.NONE, [codes.UNKNOWN_MEMBER_ID] * len(member_ids))
+        if group.is_state(GroupState.DEAD):
+            return LeaveResult(codes.COORDINATOR_NOT_AVAILABLE)
+        member_errors = []
+        for member_id in member_ids:
+            if member_id in group.pending_members:
+                group.pending_members.pop(member_id).cancel()
+                self._try_complete_join(group)
+                member_errors.append(codes.NONE)
+            elif member_id in group.members:
+                self._remove_member_and_update_group(group, group.members[member_id])
+                member_errors.append(codes.NONE)
+            else:
+                member_errors.append(codes.UNKNOWN_MEMBER_ID)
+        return LeaveResult(codes.NONE, member_errors)
+
+    def _schedule_expiry(self, group: ClassicGroup, member: GroupMember, timeout_ms: int) -> None:
+        """(Re)start the member's session: it must heartbeat (or rejoin) before this fires."""
+        member.cancel_expiry()
+        member.expiry_timer = self._scheduler.call_later(
+            timeout_ms, lambda: self._on_member_expired(group, member)
+        )
+
+    def _on_member_expired(self, group: ClassicGroup, member: GroupMember) -> None:
+        member.expiry_timer = None
+        if not self._is_current(group) or group.members.get(member.member_id) is not member:
+            return
+        if not member.is_new and (member.awaiting_join or member.awaiting_sync):
+            return  # the rebalance's own deadline covers members parked in it
+        log.info("group %s: member %s session expired", group.group_id, member.member_id)
+        self._remove_member_and_update_group(group, member)
+
+    def _expire_pending_member(self, group: ClassicGroup, member_id: str) -> None:
+        if self._is_current(group) and group.pending_members.pop(member_id, None) is not None:
+            self._try_complete_join(group)
+
+    def _drop_member(self, group: ClassicGroup, member: GroupMember) -> None:
+        """Remove a member, answering whatever it is parked on so no response is lost."""
+        member.answer_join(JoinResult(codes.UNKNOWN_MEMBER_ID, member_id=member.member_id))
+        member.answer_sync(SyncResult(codes.UNKNOWN_MEMBER_ID))
+        group.remove(member.member_id)
+
+    def _remove_member_and_update_group(self, group: ClassicGroup, member: GroupMember) -> None:
+        self._drop_member(group, member)
+        if group.is_state(GroupState.STABLE, COMPLETING):
+            self._maybe_prepare_rebalance(group)
+        elif group.is_state(PREPARING):
+            self._try_complete_join(group)
+
+    def _kill_group(self, group: ClassicGroup, error: int) -> None:
+        group.cancel_join_timer()
+        for timer in group.pending_members.values():
+            timer.cancel()
+        group.pending_members.clear()
+        for member in group.members.values():
+            member.cancel_expiry()
+            member.answer_join(JoinResult(error, member_id=member.member_id))
+            member.answer_sync(SyncResult(error))
+        group.transition_to(GroupState.DEAD, self._scheduler.now_ms())
+        del self._groups[group.group_id]
+
+    # -- offsets ------------------------------------------------------------------------------
+
+    def commit_offsets(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        offsets: dict[TopicPartition, OffsetCommitEntry],
+        *,
+        group_instance_id: str | None = None,
+        retention_ms: int = -1,
+    ) -> dict[TopicPartition, int]:
+        """Validate the committer (generation fencing) and persist; an error code per partition."""
+
+        def all_fail(error: int) -> dict[TopicPartition, int]:
+            return dict.fromkeys(offsets, error)
+
+        error = self._validate_group_status(group_id, allow_empty_id=True)
+        if error:
+            return all_fail(error)
+        group = self._groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return all_fail(codes.ILLEGAL_GENERATION)  # a member of a generation now gone
+            group = ClassicGroup(group_id, self.partition_for(group_id), self._scheduler.now_ms())
+        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
+        if error:
+            return all_fail(error)
+        if group.is_state(COMPLETING):
+            return all_fail(codes.REBALANCE_IN_PROGRESS)
+        member = group.members.get(member_id)
+        if member is not None:
+            self._schedule_expiry(group, member, member.session_timeout_ms)  # counts as a heartbeat
+        results = self._store_offsets(group, offsets, retention_ms)
+        if group.offsets and group_id not in self._groups:
+            self._groups[group_id] = group  # a standalone consumer's first commit
+        return results
+
+    @staticmethod
+    def _validate_offset_commit(
+        group: ClassicGroup, generation_id: int, member_id: str, group_instance_id: str | None
+    ) -> int:
+        """Kafka's fencing: only the current generation's members commit, except that a
+        group nobody is a member of accepts "simple" commits (generation -1, no member id)."""
+        if group.is_state(GroupState.DEAD):
+            return codes.COORDINATOR_NOT_AVAILABLE
+        if generation_id >= 0 or member_id or group_instance_id is not None:
+            if member_id not in group.members:
+                return codes.UNKNOWN_MEMBER_ID
+            if generation_id != group.generation_id:
+                return codes.ILLEGAL_GENERATION
+            return codes.NONE
+        if not group.is_state(GroupState.EMPTY):
+            return codes.UNKNOWN_MEMBER_ID
+        return codes.NONE
+
+    def _store_offsets(
+        self,
+        group: ClassicGroup,
+        offsets: dict[TopicPartition, OffsetCommitEntry],
+        retention_ms: int,
+    ) -> dict[TopicPartition, int]:
+        now = self._scheduler.now_ms()
+        results: dict[TopicPartition, int] = {}
+        accepted: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, entry in offsets.items():
+            metadata = entry.metadata or ""
+            if len(metadata) > self.config.offset_metadata_max_bytes:
+                results[tp] = codes.OFFSET_METADATA_TOO_LARGE
+                continue
+            accepted[tp] = OffsetAndMetadata(
+                offset=entry.offset,
+                leader_epoch=entry.leader_epoch,
+                metadata=metadata,
+                commit_timestamp_ms=now,
+                expire_timestamp_ms=None if retention_ms == -1 else now + retention_ms,
+            )
+        if accepted:
+            try:
+                self._store.store_offsets(group.partition, group.group_id, accepted)
+            except (KafkaError, OSError) as exc:
+                log.warning("group %s: storing offsets failed: %s", group.group_id, exc)
+                results.update(dict.fromkeys(accepted, codes.storage_error_code(exc)))
+            else:
+                group.offsets.update(accepted)
+                results.update(dict.fromkeys(accepted, codes.NONE))
+        return {tp: results[tp] for tp in offsets}
+
+    def fetch_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None
+    ) -> OffsetFetchResult:
+        """Committed offsets for ``partitions``, or every committed partition when None."""
+        error = self._validate_group_status(group_id, allow_empty_id=True)
+        if error:
+            return OffsetFetchResult(error, dict.fromkeys(partitions or []))
+        group = self._groups.get(group_id)
+        committed = group.offsets if group is not None else {}
+        if partitions is None:
+            return OffsetFetchResult(codes.NONE, dict(committed))
+        return OffsetFetchResult(codes.NONE, {tp: committed.get(tp) for tp in partitions})
+
+    # -- admin: DescribeGroups, ListGroups, DeleteGroups -------------------------------------
+
+    def describe_groups(self, group_ids: list[str]) -> list[GroupDescription]:
+        return [self._describe(group_id) for group_id in group_ids]
+
+    def _describe(self, group_id: str) -> GroupDescription:
+        error = self._validate_group_status(group_id, allow_empty_id=True)
+        if error:
+            return GroupDescription(error, group_id, "", "", "")
+        group = self._groups.get(group_id)
+        if group is None:
+            return GroupDescription(codes.NONE, group_id, GroupState.DEAD.value, "", "")
+        # Only a Stable group has metadata and assignments that belong together (Kafka's rule).
+        protocol = group.protocol_name if group.is_state(GroupState.STABLE) else None
+        members = [
+            MemberDescription(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                metadata=m.metadata_for(protocol) if protocol else b"",
+                assignment=m.assignment if protocol else b"",
+            )
+            for m in group.members.values()
+        ]
+        return GroupDescription(
+            codes.NONE,
+            group_id,
+            group.state.value,
+            group.protocol_type or "",
+            protocol or "",
+            members,
+        )
+
+    def list_groups(self) -> tuple[int, list[GroupListing]]:
+        """Every group this coordinator owns; LOAD_IN_PROGRESS flags a partial answer."""
+        error = codes.COORDINATOR_LOAD_IN_PROGRESS if self._loading else codes.NONE
+        listings = [
+            GroupListing(g.group_id, g.protocol_type or "", g.state.value)
+            for g in self._groups.values()
+        ]
+        return error, listings
+
+    def delete_groups(self, group_ids: list[str]) -> dict[str, int]:
+        return {group_id: self._delete(group_id) for group_id in group_ids}
+
+    def _delete(self, group_id: str) -> int:
+        error = self._validate_group_status(group_id, allow_empty_id=True)
+        if error:
+            return error
+        group = self._groups.get(group_id)
+        if group is None or group.is_state(GroupState.DEAD):
+            return codes.GROUP_ID_NOT_FOUND
+        if not group.is_state(GroupState.EMPTY):
+            return codes.NON_EMPTY_GROUP
+        try:
+            self._store.delete_group(group.partition, group_id, list(group.offsets))
+        except (KafkaError, OSError) as exc:
+            return codes.storage_error_code(exc)
+        self._kill_group(group, codes.COORDINATOR_NOT_AVAILABLE)
+        return codes.NONE
+
+    # -- persistence helpers ------------------------------------------------------------------
+
+    def _metadata_record(
+        self, group: ClassicGroup, assignments: dict[str, bytes]
+    ) -> GroupMetadataRecord:
+        protocol = group.protocol_name
+        members = [
+            MemberRecord(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                session_timeout_ms=m.session_timeout_ms,
+                subscription=m.metadata_for(protocol) if protocol else b"",
+                assignment=assignments.get(m.member_id, m.assignment),
+            )
+            for m in group.members.values()
+        ]
+        return GroupMetadataRecord(
+            protocol_type=group.protocol_type or "",
+            generation_id=group.generation_id,
+            protocol_name=protocol,
+            leader_id=group.leader_id,
+            state_timestamp_ms=group.state_timestamp_ms,
+            members=members,
+        )
+
+    def _persist_group_quietly(self, group: ClassicGroup) -> None:
+        """Write an emptied group's generation; nobody waits on it, so a failure is only logged."""
+        try:
+            self._store.store_group(
+                group.partition, group.group_id, self._metadata_record(group, {})
+            )
+        except (KafkaError, OSError) as exc:
+            log.warning("group %s: storing its empty state failed: %s", group.group_id, exc)
