@@ -146,7 +146,7 @@ def test_assign_legacy_offsets(magic: int, compression: str | None) -> None:
         assert header_offset == 1_000
     else:
         assert header_offset == 1_002
-        wrapper, *inner = _inner(stamped)
+        _wrapper_message, *inner = _inner(stamped)
         assert [m.offset for m in inner] == ([0, 1, 2] if magic else [1_000, 1_001, 1_002])
         if magic == 1:  # only the wrapper offset changed
             assert stamped[8:] == produced[8:]
@@ -157,7 +157,7 @@ def test_assign_legacy_offsets_over_several_entries_and_odd_inner_offsets() -> N
     stamped, last = assign_legacy_offsets(produced, 10)
     assert last == 12
     assert [r.offset for r in decode_batches(stamped)] == [10, 11, 12]
-    wrapper, *inner = _inner(stamped)
+    _wrapper_message, *inner = _inner(stamped)
     assert [m.offset for m in inner] == [0, 1]
 
 
