@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from kafkalite.errors import CorruptRecordError
+from kafkalite.records import decode_batches
 from kafkalite.records.batch_header import (
     BatchHeader,
     batch_crc_is_valid,
@@ -25,7 +26,6 @@ from kafkalite.records.batch_header import (
 )
 from kafkalite.records.compression import CODEC_NAMES
 from kafkalite_server.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
-from kafkalite_server.log.stored_records import iter_stored_records
 
 _OFFSET_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
@@ -104,7 +104,7 @@ def dump_log(path: Path | str, deep_iteration: bool = False, out: TextIO = sys.s
 
 def _print_records(batch: bytes, header: BatchHeader, out: TextIO) -> None:
     try:
-        for record in iter_stored_records(batch, header):
+        for record in decode_batches(batch, check_crcs=False):
             header_keys = ",".join(name for name, _ in record.headers)
             print(f"| offset: {record.offset} {_timestamp_label(header)}: {record.timestamp} "
                   f"keySize: {-1 if record.key is None else len(record.key)} "

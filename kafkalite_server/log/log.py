@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkalite.protocol.errors import OffsetOutOfRangeError, RecordListTooLargeError
+from kafkalite.records import decode_batches
+from kafkalite.records.batch_header import BatchHeader
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import ProducerStateManager
 from kafkalite_server.log.recovery import load_log
 from kafkalite_server.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
-from kafkalite_server.log.stored_records import first_record_at_or_after
 from kafkalite_server.log.validator import AssignedRecords, assign_offsets, validate_records
 
 
@@ -39,6 +40,15 @@ def parse_log_dir_name(name: str) -> tuple[str, int]:
     if not dash or not topic or not partition.isdigit():
         raise ValueError(f"{name!r} is not a <topic>-<partition> directory name")
     return topic, int(partition)
+
+
+def _first_record_at_or_after(batch: bytes, header: BatchHeader, timestamp: int,
+                              start_offset: int) -> tuple[int, int]:
+    """(offset, timestamp) of the batch's first record at or after both targets."""
+    for record in decode_batches(batch, check_crcs=False):
+        if record.timestamp >= timestamp and record.offset >= start_offset:
+            return record.offset, record.timestamp
+    return max(header.last_offset, start_offset), header.max_timestamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,8 +225,8 @@ class Log:
             found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
             if found is not None:
                 position, header = found
-                return first_record_at_or_after(segment.read_batch(position, header), header,
-                                                timestamp, self.log_start_offset)
+                return _first_record_at_or_after(segment.read_batch(position, header), header,
+                                                 timestamp, self.log_start_offset)
         return None
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:

@@ -63,6 +63,8 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
         segments = []
     if not segments:
         segments = [LogSegment(directory, log_start_offset, config, now_ms=now_ms)]
+    for inactive in segments[:-1]:  # a rebuilt time index gets its final entry back
+        inactive.on_become_inactive()
     log_start_offset = max(log_start_offset, segments[0].base_offset)
     log_end = segments[-1].next_offset
     epochs.truncate_from_end(log_end)

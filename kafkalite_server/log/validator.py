@@ -23,16 +23,17 @@ from kafkalite.protocol.errors import (
     MessageTooLargeError,
     UnsupportedCompressionTypeError,
 )
+from kafkalite.records import assign_legacy_offsets
 from kafkalite.records.batch_header import (
     TIMESTAMP_TYPE_BIT,
     V2_CRC_START,
     BatchHeader,
     batch_crc_is_valid,
+    iter_batch_headers,
     patch_v2_batch,
     read_batch_header,
 )
 from kafkalite_server.log.config import LogConfig
-from kafkalite_server.log.legacy import decompress_wrapper, rebuild_v0_wrapper
 
 ZSTD = 4
 _LAST_CODEC = ZSTD
@@ -89,6 +90,8 @@ def validate_records(records: bytearray | memoryview, api_version: int,
             len(headers) != 1 or headers[0].magic != 2):
         raise InvalidRecordError(f"Produce v{api_version} needs exactly one magic-2 batch, "
                                  f"got {len(headers)} entries of magic {headers[0].magic}")
+    if len({header.magic >= 2 for header in headers}) > 1:
+        raise InvalidRecordError("a produce payload may not mix v2 batches and legacy messages")
     for header in headers:
         _validate_entry(records, header, api_version, config)
     return headers
@@ -119,61 +122,48 @@ def _validate_entry(records: bytearray | memoryview, header: BatchHeader, api_ve
 def assign_offsets(records: bytearray | memoryview, headers: list[BatchHeader],
                    first_offset: int, leader_epoch: int, config: LogConfig,
                    now_ms: int) -> AssignedRecords:
-    """Stamp offsets (and for v2 the leader epoch) into ``records`` in place.
+    """Stamp offsets and the leader epoch into v2 ``records`` in place.
 
-    Only a magic-0 compressed wrapper cannot be patched in place (its inner offsets are
-    absolute and compressed); when one is present the result is a new buffer.
+    A legacy message set comes back as a new buffer: compressed magic-0 wrappers must be
+    recompressed with rewritten inner offsets (:func:`assign_legacy_offsets`).
     """
-    log_append_time = now_ms if config.log_append_time else -1
+    if headers[0].magic < 2:
+        return _assign_legacy(records, first_offset, config, now_ms)
     next_offset = first_offset
     max_timestamp = -1
     offset_of_max = first_offset
-    pieces: list[bytes | memoryview] = []
-    rebuilt = False
     for header in headers:
-        position = header.position
-        entry = memoryview(records)[position:position + header.size]
-        if header.magic == 2:
-            patch_v2_batch(records, position, next_offset, leader_epoch)
-            last = next_offset + header.last_offset - header.base_offset
-            timestamp = header.max_timestamp
-            if config.log_append_time:
-                timestamp = _stamp_v2_log_append_time(records, header, now_ms)
-        elif header.compression and header.magic == 0:
-            entry = memoryview(_rebuild_v0_wrapper(entry, header, next_offset))
-            (last,) = _INT64.unpack_from(entry)
-            timestamp = -1
-            rebuilt = True
-        else:
-            last = next_offset + _inner_count(entry, header) - 1
-            _INT64.pack_into(records, position, last)
-            timestamp = header.max_timestamp
-            if config.log_append_time and header.magic == 1:
-                timestamp = _stamp_legacy_log_append_time(records, header, now_ms)
-        pieces.append(entry)
+        patch_v2_batch(records, header.position, next_offset, leader_epoch)
+        last = next_offset + header.last_offset - header.base_offset
+        timestamp = header.max_timestamp
+        if config.log_append_time:
+            timestamp = _stamp_v2_log_append_time(records, header, now_ms)
         if timestamp > max_timestamp:
             max_timestamp, offset_of_max = timestamp, last
         next_offset = last + 1
-    data = bytearray(b"".join(pieces)) if rebuilt else records
-    return AssignedRecords(data, first_offset, next_offset - 1, max_timestamp, offset_of_max,
-                           next_offset - first_offset, log_append_time)
+    return AssignedRecords(records, first_offset, next_offset - 1, max_timestamp, offset_of_max,
+                           next_offset - first_offset,
+                           now_ms if config.log_append_time else -1)
 
 
-def _inner_count(entry: memoryview, header: BatchHeader) -> int:
-    """Offsets a legacy entry takes: 1, or the inner message count of a v1 wrapper."""
-    if not header.compression:
-        return 1
+def _assign_legacy(records: bytearray | memoryview, first_offset: int, config: LogConfig,
+                   now_ms: int) -> AssignedRecords:
     try:
-        return len(decompress_wrapper(entry, header)[1])
+        stamped, last_offset = assign_legacy_offsets(bytes(records), first_offset)
     except CorruptRecordError as exc:
         raise CorruptMessageError(str(exc)) from None
-
-
-def _rebuild_v0_wrapper(entry: memoryview, header: BatchHeader, first_offset: int) -> bytes:
-    try:
-        return rebuild_v0_wrapper(entry, header, first_offset)
-    except CorruptRecordError as exc:
-        raise CorruptMessageError(str(exc)) from None
+    data = bytearray(stamped)
+    max_timestamp = -1
+    offset_of_max = first_offset
+    for header in iter_batch_headers(data):
+        timestamp = header.max_timestamp
+        if config.log_append_time and header.magic == 1:
+            timestamp = _stamp_legacy_log_append_time(data, header, now_ms)
+        if timestamp > max_timestamp:
+            max_timestamp, offset_of_max = timestamp, header.last_offset
+    return AssignedRecords(data, first_offset, last_offset, max_timestamp, offset_of_max,
+                           last_offset - first_offset + 1,
+                           now_ms if config.log_append_time else -1)
 
 
 def _stamp_v2_log_append_time(records: bytearray | memoryview, header: BatchHeader,
