@@ -1,0 +1,143 @@
+"""The API registry: api keys, their request/response schemas, and the versions we serve."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from kafkalite.protocol.schema import Message, Versions
+from kafkalite.protocol.schemas import (
+    admin,
+    api_versions,
+    fetch,
+    groups,
+    metadata,
+    offsets,
+    produce,
+    producer_id,
+    sasl,
+)
+
+
+class ApiKey(IntEnum):
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
+    DESCRIBE_CONFIGS = 32
+    SASL_AUTHENTICATE = 36
+    CREATE_PARTITIONS = 37
+    DELETE_GROUPS = 42
+
+
+@dataclass(frozen=True)
+class Api:
+    key: ApiKey
+    request: Message
+    response: Message
+
+
+APIS: dict[ApiKey, Api] = {
+    api.key: api
+    for api in (
+        Api(ApiKey.PRODUCE, produce.PRODUCE_REQUEST, produce.PRODUCE_RESPONSE),
+        Api(ApiKey.FETCH, fetch.FETCH_REQUEST, fetch.FETCH_RESPONSE),
+        Api(ApiKey.LIST_OFFSETS, offsets.LIST_OFFSETS_REQUEST, offsets.LIST_OFFSETS_RESPONSE),
+        Api(ApiKey.METADATA, metadata.METADATA_REQUEST, metadata.METADATA_RESPONSE),
+        Api(ApiKey.OFFSET_COMMIT, offsets.OFFSET_COMMIT_REQUEST, offsets.OFFSET_COMMIT_RESPONSE),
+        Api(ApiKey.OFFSET_FETCH, offsets.OFFSET_FETCH_REQUEST, offsets.OFFSET_FETCH_RESPONSE),
+        Api(
+            ApiKey.FIND_COORDINATOR,
+            groups.FIND_COORDINATOR_REQUEST,
+            groups.FIND_COORDINATOR_RESPONSE,
+        ),
+        Api(ApiKey.JOIN_GROUP, groups.JOIN_GROUP_REQUEST, groups.JOIN_GROUP_RESPONSE),
+        Api(ApiKey.HEARTBEAT, groups.HEARTBEAT_REQUEST, groups.HEARTBEAT_RESPONSE),
+        Api(ApiKey.LEAVE_GROUP, groups.LEAVE_GROUP_REQUEST, groups.LEAVE_GROUP_RESPONSE),
+        Api(ApiKey.SYNC_GROUP, groups.SYNC_GROUP_REQUEST, groups.SYNC_GROUP_RESPONSE),
+        Api(
+            ApiKey.DESCRIBE_GROUPS,
+            groups.DESCRIBE_GROUPS_REQUEST,
+            groups.DESCRIBE_GROUPS_RESPONSE,
+        ),
+        Api(ApiKey.LIST_GROUPS, groups.LIST_GROUPS_REQUEST, groups.LIST_GROUPS_RESPONSE),
+        Api(ApiKey.SASL_HANDSHAKE, sasl.SASL_HANDSHAKE_REQUEST, sasl.SASL_HANDSHAKE_RESPONSE),
+        Api(
+            ApiKey.API_VERSIONS,
+            api_versions.API_VERSIONS_REQUEST,
+            api_versions.API_VERSIONS_RESPONSE,
+        ),
+        Api(ApiKey.CREATE_TOPICS, admin.CREATE_TOPICS_REQUEST, admin.CREATE_TOPICS_RESPONSE),
+        Api(ApiKey.DELETE_TOPICS, admin.DELETE_TOPICS_REQUEST, admin.DELETE_TOPICS_RESPONSE),
+        Api(
+            ApiKey.INIT_PRODUCER_ID,
+            producer_id.INIT_PRODUCER_ID_REQUEST,
+            producer_id.INIT_PRODUCER_ID_RESPONSE,
+        ),
+        Api(
+            ApiKey.OFFSET_FOR_LEADER_EPOCH,
+            offsets.OFFSET_FOR_LEADER_EPOCH_REQUEST,
+            offsets.OFFSET_FOR_LEADER_EPOCH_RESPONSE,
+        ),
+        Api(
+            ApiKey.DESCRIBE_CONFIGS,
+            admin.DESCRIBE_CONFIGS_REQUEST,
+            admin.DESCRIBE_CONFIGS_RESPONSE,
+        ),
+        Api(
+            ApiKey.SASL_AUTHENTICATE,
+            sasl.SASL_AUTHENTICATE_REQUEST,
+            sasl.SASL_AUTHENTICATE_RESPONSE,
+        ),
+        Api(
+            ApiKey.CREATE_PARTITIONS,
+            admin.CREATE_PARTITIONS_REQUEST,
+            admin.CREATE_PARTITIONS_RESPONSE,
+        ),
+        Api(ApiKey.DELETE_GROUPS, groups.DELETE_GROUPS_REQUEST, groups.DELETE_GROUPS_RESPONSE),
+    )
+}
+
+
+def _supported(api: Api) -> tuple[int, int]:
+    versions = Versions.parse(api.request.valid)
+    if Versions.parse(api.response.valid) != versions:
+        raise AssertionError(f"{api.key.name}: request and response version ranges differ")
+    return versions.lo, versions.hi
+
+
+SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
+    key: _supported(api) for key, api in sorted(APIS.items())
+}
+"""The versions kafkalite serves (broker) and negotiates (client), per api key."""
+
+
+def api_for(api_key: int) -> Api | None:
+    """The registered API for a raw key, or None for a key kafkalite does not serve."""
+    try:
+        return APIS[ApiKey(api_key)]
+    except ValueError:
+        return None
+
+
+def is_supported(api_key: int, api_version: int) -> bool:
+    api = api_for(api_key)
+    if api is None:
+        return False
+    lo, hi = SUPPORTED_VERSIONS[api.key]
+    return lo <= api_version <= hi

@@ -1,0 +1,1 @@
+"""Kafka API message schemas, one module per API family, written as data for the engine."""

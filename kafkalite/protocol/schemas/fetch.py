@@ -1,0 +1,55 @@
+"""Fetch (key 1), versions 4-11: RecordBatch-era, non-flexible."""
+
+from kafkalite.protocol.primitives import INT8, INT16, INT32, INT64, RECORDS, STRING
+from kafkalite.protocol.schema import Array, Field, Message, Struct
+
+FETCH_REQUEST = Message(
+    "FetchRequest", valid="4-11", flexible="none", fields=(
+        Field("replica_id", INT32, default=-1),
+        Field("max_wait_ms", INT32),
+        Field("min_bytes", INT32),
+        Field("max_bytes", INT32, "3+", default=0x7FFFFFFF),
+        Field("isolation_level", INT8, "4+"),
+        Field("session_id", INT32, "7+"),
+        Field("session_epoch", INT32, "7+", default=-1),
+        Field("topics", Array(Struct(
+            Field("topic", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition", INT32),
+                Field("current_leader_epoch", INT32, "9+", default=-1),
+                Field("fetch_offset", INT64),
+                Field("log_start_offset", INT64, "5+", default=-1),
+                Field("partition_max_bytes", INT32),
+            ))),
+        ))),
+        Field("forgotten_topics_data", Array(Struct(
+            Field("topic", STRING),
+            Field("partitions", Array(INT32)),
+        )), "7+"),
+        Field("rack_id", STRING, "11+"),
+    ),
+)
+
+FETCH_RESPONSE = Message(
+    "FetchResponse", valid="4-11", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16, "7+"),
+        Field("session_id", INT32, "7+"),
+        Field("responses", Array(Struct(
+            Field("topic", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("error_code", INT16),
+                Field("high_watermark", INT64),
+                Field("last_stable_offset", INT64, "4+", default=-1),
+                Field("log_start_offset", INT64, "5+", default=-1),
+                Field("aborted_transactions", Array(Struct(
+                    Field("producer_id", INT64),
+                    Field("first_offset", INT64),
+                )), "4+", nullable="4+"),
+                Field("preferred_read_replica", INT32, "11+", default=-1),
+                Field("records", RECORDS, nullable="0+"),
+            ))),
+        ))),
+    ),
+)

@@ -1,0 +1,172 @@
+"""Classic consumer-group APIs: FindCoordinator (10), JoinGroup (11), Heartbeat (12),
+LeaveGroup (13), SyncGroup (14), DescribeGroups (15), ListGroups (16), DeleteGroups (42)."""
+
+from kafkalite.protocol.primitives import BOOL, BYTES, INT8, INT16, INT32, STRING
+from kafkalite.protocol.schema import Array, Field, Message, Struct
+
+FIND_COORDINATOR_REQUEST = Message(
+    "FindCoordinatorRequest", valid="0-2", flexible="none", fields=(
+        Field("key", STRING),
+        Field("key_type", INT8, "1+"),
+    ),
+)
+
+FIND_COORDINATOR_RESPONSE = Message(
+    "FindCoordinatorResponse", valid="0-2", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16),
+        Field("error_message", STRING, "1+", nullable="1+"),
+        Field("node_id", INT32),
+        Field("host", STRING),
+        Field("port", INT32),
+    ),
+)
+
+JOIN_GROUP_REQUEST = Message(
+    "JoinGroupRequest", valid="0-5", flexible="none", fields=(
+        Field("group_id", STRING),
+        Field("session_timeout_ms", INT32),
+        Field("rebalance_timeout_ms", INT32, "1+", default=-1),
+        Field("member_id", STRING),
+        Field("group_instance_id", STRING, "5+", nullable="5+"),
+        Field("protocol_type", STRING),
+        Field("protocols", Array(Struct(
+            Field("name", STRING),
+            Field("metadata", BYTES),
+        ))),
+    ),
+)
+
+JOIN_GROUP_RESPONSE = Message(
+    "JoinGroupResponse", valid="0-5", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "2+"),
+        Field("error_code", INT16),
+        Field("generation_id", INT32, default=-1),
+        Field("protocol_name", STRING),
+        Field("leader", STRING),
+        Field("member_id", STRING),
+        Field("members", Array(Struct(
+            Field("member_id", STRING),
+            Field("group_instance_id", STRING, "5+", nullable="5+"),
+            Field("metadata", BYTES),
+        ))),
+    ),
+)
+
+HEARTBEAT_REQUEST = Message(
+    "HeartbeatRequest", valid="0-3", flexible="none", fields=(
+        Field("group_id", STRING),
+        Field("generation_id", INT32),
+        Field("member_id", STRING),
+        Field("group_instance_id", STRING, "3+", nullable="3+"),
+    ),
+)
+
+HEARTBEAT_RESPONSE = Message(
+    "HeartbeatResponse", valid="0-3", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16),
+    ),
+)
+
+LEAVE_GROUP_REQUEST = Message(
+    "LeaveGroupRequest", valid="0-3", flexible="none", fields=(
+        Field("group_id", STRING),
+        Field("member_id", STRING, "0-2"),
+        Field("members", Array(Struct(
+            Field("member_id", STRING),
+            Field("group_instance_id", STRING, nullable="0+"),
+        )), "3+"),
+    ),
+)
+
+LEAVE_GROUP_RESPONSE = Message(
+    "LeaveGroupResponse", valid="0-3", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16),
+        Field("members", Array(Struct(
+            Field("member_id", STRING),
+            Field("group_instance_id", STRING, nullable="0+"),
+            Field("error_code", INT16),
+        )), "3+"),
+    ),
+)
+
+SYNC_GROUP_REQUEST = Message(
+    "SyncGroupRequest", valid="0-3", flexible="none", fields=(
+        Field("group_id", STRING),
+        Field("generation_id", INT32),
+        Field("member_id", STRING),
+        Field("group_instance_id", STRING, "3+", nullable="3+"),
+        Field("assignments", Array(Struct(
+            Field("member_id", STRING),
+            Field("assignment", BYTES),
+        ))),
+    ),
+)
+
+SYNC_GROUP_RESPONSE = Message(
+    "SyncGroupResponse", valid="0-3", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16),
+        Field("assignment", BYTES),
+    ),
+)
+
+DESCRIBE_GROUPS_REQUEST = Message(
+    "DescribeGroupsRequest", valid="0-4", flexible="none", fields=(
+        Field("groups", Array(STRING)),
+        Field("include_authorized_operations", BOOL, "3+"),
+    ),
+)
+
+DESCRIBE_GROUPS_RESPONSE = Message(
+    "DescribeGroupsResponse", valid="0-4", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("groups", Array(Struct(
+            Field("error_code", INT16),
+            Field("group_id", STRING),
+            Field("group_state", STRING),
+            Field("protocol_type", STRING),
+            Field("protocol_data", STRING),
+            Field("members", Array(Struct(
+                Field("member_id", STRING),
+                Field("group_instance_id", STRING, "4+", nullable="4+"),
+                Field("client_id", STRING),
+                Field("client_host", STRING),
+                Field("member_metadata", BYTES),
+                Field("member_assignment", BYTES),
+            ))),
+            Field("authorized_operations", INT32, "3+", default=-(2**31)),
+        ))),
+    ),
+)
+
+LIST_GROUPS_REQUEST = Message("ListGroupsRequest", valid="0-2", flexible="none", fields=())
+
+LIST_GROUPS_RESPONSE = Message(
+    "ListGroupsResponse", valid="0-2", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16),
+        Field("groups", Array(Struct(
+            Field("group_id", STRING),
+            Field("protocol_type", STRING),
+        ))),
+    ),
+)
+
+DELETE_GROUPS_REQUEST = Message(
+    "DeleteGroupsRequest", valid="0-1", flexible="none", fields=(
+        Field("groups_names", Array(STRING)),
+    ),
+)
+
+DELETE_GROUPS_RESPONSE = Message(
+    "DeleteGroupsResponse", valid="0-1", flexible="none", fields=(
+        Field("throttle_time_ms", INT32),
+        Field("results", Array(Struct(
+            Field("group_id", STRING),
+            Field("error_code", INT16),
+        ))),
+    ),
+)

@@ -1,0 +1,123 @@
+"""Offset APIs: ListOffsets (2), OffsetCommit (8), OffsetFetch (9), OffsetForLeaderEpoch (23)."""
+
+from kafkalite.protocol.primitives import INT8, INT16, INT32, INT64, STRING
+from kafkalite.protocol.schema import Array, Field, Message, Struct
+
+LIST_OFFSETS_REQUEST = Message(
+    "ListOffsetsRequest", valid="1-5", flexible="none", fields=(
+        Field("replica_id", INT32, default=-1),
+        Field("isolation_level", INT8, "2+"),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("current_leader_epoch", INT32, "4+", default=-1),
+                Field("timestamp", INT64),
+            ))),
+        ))),
+    ),
+)
+
+LIST_OFFSETS_RESPONSE = Message(
+    "ListOffsetsResponse", valid="1-5", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "2+"),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("error_code", INT16),
+                Field("timestamp", INT64, default=-1),
+                Field("offset", INT64, default=-1),
+                Field("leader_epoch", INT32, "4+", default=-1),
+            ))),
+        ))),
+    ),
+)
+
+OFFSET_COMMIT_REQUEST = Message(
+    "OffsetCommitRequest", valid="2-7", flexible="none", fields=(
+        Field("group_id", STRING),
+        Field("generation_id_or_member_epoch", INT32, default=-1),
+        Field("member_id", STRING),
+        Field("group_instance_id", STRING, "7+", nullable="7+"),
+        Field("retention_time_ms", INT64, "2-4", default=-1),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("committed_offset", INT64),
+                Field("committed_leader_epoch", INT32, "6+", default=-1),
+                Field("committed_metadata", STRING, nullable="0+"),
+            ))),
+        ))),
+    ),
+)
+
+OFFSET_COMMIT_RESPONSE = Message(
+    "OffsetCommitResponse", valid="2-7", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "3+"),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("error_code", INT16),
+            ))),
+        ))),
+    ),
+)
+
+OFFSET_FETCH_REQUEST = Message(
+    "OffsetFetchRequest", valid="1-5", flexible="none", fields=(
+        Field("group_id", STRING),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partition_indexes", Array(INT32)),
+        )), nullable="2+"),
+    ),
+)
+
+OFFSET_FETCH_RESPONSE = Message(
+    "OffsetFetchResponse", valid="1-5", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "3+"),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("committed_offset", INT64, default=-1),
+                Field("committed_leader_epoch", INT32, "5+", default=-1),
+                Field("metadata", STRING, nullable="0+"),
+                Field("error_code", INT16),
+            ))),
+        ))),
+        Field("error_code", INT16, "2+"),
+    ),
+)
+
+OFFSET_FOR_LEADER_EPOCH_REQUEST = Message(
+    "OffsetForLeaderEpochRequest", valid="2-3", flexible="none", fields=(
+        Field("replica_id", INT32, "3+", default=-2),
+        Field("topics", Array(Struct(
+            Field("topic", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition", INT32),
+                Field("current_leader_epoch", INT32, "2+", default=-1),
+                Field("leader_epoch", INT32),
+            ))),
+        ))),
+    ),
+)
+
+OFFSET_FOR_LEADER_EPOCH_RESPONSE = Message(
+    "OffsetForLeaderEpochResponse", valid="2-3", flexible="none", fields=(
+        Field("throttle_time_ms", INT32, "2+"),
+        Field("topics", Array(Struct(
+            Field("topic", STRING),
+            Field("partitions", Array(Struct(
+                Field("error_code", INT16),
+                Field("partition", INT32),
+                Field("leader_epoch", INT32, "1+", default=-1),
+                Field("end_offset", INT64, default=-1),
+            ))),
+        ))),
+    ),
+)

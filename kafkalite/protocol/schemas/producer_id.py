@@ -1,0 +1,20 @@
+"""InitProducerId (key 22): the producer id and epoch for idempotent producers."""
+
+from kafkalite.protocol.primitives import INT16, INT32, INT64, STRING
+from kafkalite.protocol.schema import Field, Message
+
+INIT_PRODUCER_ID_REQUEST = Message(
+    "InitProducerIdRequest", valid="0-1", flexible="none", fields=(
+        Field("transactional_id", STRING, nullable="0+"),
+        Field("transaction_timeout_ms", INT32),
+    ),
+)
+
+INIT_PRODUCER_ID_RESPONSE = Message(
+    "InitProducerIdResponse", valid="0-1", flexible="none", fields=(
+        Field("throttle_time_ms", INT32),
+        Field("error_code", INT16),
+        Field("producer_id", INT64, default=-1),
+        Field("producer_epoch", INT16),
+    ),
+)
