@@ -12,7 +12,7 @@ import mmap
 import struct
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TextIO
 
@@ -22,7 +22,6 @@ from kafkalite.records.batch_header import (
     BatchHeader,
     batch_crc_is_valid,
     iter_batch_headers,
-    read_batch_header,
 )
 from kafkalite.records.compression import CODEC_NAMES
 from kafkalite_server.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
@@ -115,6 +114,14 @@ def _print_records(batch: bytes, header: BatchHeader, out: TextIO) -> None:
         print(f"| cannot decode records: {exc}", file=out)
 
 
+def _readable_batches(log: bytes | mmap.mmap) -> list[BatchHeader]:
+    """Headers of the log's batches up to the first unreadable one."""
+    batches: list[BatchHeader] = []
+    with suppress(CorruptRecordError):
+        batches.extend(iter_batch_headers(log))
+    return batches
+
+
 def dump_index(index_path: Path | str, out: TextIO = sys.stdout) -> bool:
     """Print an ``.index`` or ``.timeindex`` and check each entry against the ``.log``.
 
@@ -131,12 +138,11 @@ def dump_index(index_path: Path | str, out: TextIO = sys.stdout) -> bool:
     print(f"Dumping {index_path}", file=out)
     with _mapped(index_path) as raw, _mapped(log_path) as log:
         usable = len(raw) - len(raw) % entry_format.size
-        batches = None
+        batches = _readable_batches(log)
         for first, second in entry_format.iter_unpack(raw[:usable]):
             if is_time_index:
                 timestamp, offset = first, base + second
                 print(f"timestamp: {timestamp} offset: {offset}", file=out)
-                batches = batches if batches is not None else list(iter_batch_headers(log))
                 holder = next((h for h in batches if h.last_offset >= offset), None)
                 if holder is None or holder.max_timestamp != timestamp:
                     found = "none" if holder is None else str(holder.max_timestamp)
@@ -144,10 +150,7 @@ def dump_index(index_path: Path | str, out: TextIO = sys.stdout) -> bool:
             else:
                 offset, position = base + first, second
                 print(f"offset: {offset} position: {position}", file=out)
-                try:
-                    header = read_batch_header(log, position) if position < len(log) else None
-                except CorruptRecordError:
-                    header = None
+                header = next((h for h in batches if h.position == position), None)
                 if header is None or header.last_offset != offset:
                     found = "none" if header is None else str(header.last_offset)
                     mismatches.append(f"Index offset: {offset}, log offset: {found}")
