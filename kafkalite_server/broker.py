@@ -1,0 +1,166 @@
+"""One broker: its log manager, replica manager, handlers, listener and background tasks.
+
+Group APIs plug in from outside: at start the broker imports
+``kafkalite_server.group.broker_handlers`` if that module exists and calls its
+``install(broker)``, which registers handlers with ``broker.handlers.register(api_key,
+handler)``; ApiVersions then advertises them. A handler gets ``ctx.broker`` and from it
+``config``, ``controller`` (metadata image, ``create_topic``), ``replica_manager``
+(partitions, ``append``, ``leader_partition``) and ``tasks`` (``spawn`` background work).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from kafkalite.protocol import ApiKey
+from kafkalite_server.cluster.controller import Controller
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.config import BrokerConfig
+from kafkalite_server.handlers import admin, fetch, metadata, offsets, produce, producer_id
+from kafkalite_server.handlers.api_versions import handle_api_versions
+from kafkalite_server.handlers.registry import HandlerRegistry
+from kafkalite_server.log.log import wall_clock_ms
+from kafkalite_server.log.manager import LogManager
+from kafkalite_server.network.connection import serve_connection
+from kafkalite_server.replication.replica_manager import ReplicaManager
+
+log = logging.getLogger(__name__)
+
+GROUP_HANDLERS_MODULE = "kafkalite_server.group.broker_handlers"
+
+CORE_HANDLERS = {
+    ApiKey.API_VERSIONS: handle_api_versions,
+    ApiKey.METADATA: metadata.handle_metadata,
+    ApiKey.PRODUCE: produce.handle_produce,
+    ApiKey.FETCH: fetch.handle_fetch,
+    ApiKey.LIST_OFFSETS: offsets.handle_list_offsets,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: offsets.handle_offset_for_leader_epoch,
+    ApiKey.INIT_PRODUCER_ID: producer_id.handle_init_producer_id,
+    ApiKey.CREATE_TOPICS: admin.handle_create_topics,
+    ApiKey.DELETE_TOPICS: admin.handle_delete_topics,
+    ApiKey.CREATE_PARTITIONS: admin.handle_create_partitions,
+    ApiKey.DESCRIBE_CONFIGS: admin.handle_describe_configs,
+}
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, controller: Controller, *,
+                 now_ms: Callable[[], int] = wall_clock_ms) -> None:
+        self.config = config
+        self.controller = controller
+        self.now_ms = now_ms
+        self.handlers = HandlerRegistry()
+        for api_key, handler in CORE_HANDLERS.items():
+            self.handlers.register(api_key, handler)
+        self.log_manager = LogManager([Path(d) for d in config.log_dirs],
+                                      controller.default_log_config, now_ms=now_ms,
+                                      topic_config=controller.topic_config)
+        self.replica_manager = ReplicaManager(config.broker_id, self.log_manager,
+                                              controller.image, controller.topic_config)
+        self.tasks = BackgroundTasks()
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        _install_optional_handlers(self)
+
+    @property
+    def node_id(self) -> int:
+        return self.config.broker_id
+
+    @property
+    def endpoint(self) -> BrokerEndpoint:
+        return BrokerEndpoint(self.node_id, self.config.advertised_host,
+                              self.config.advertised_port or self.port)
+
+    async def start(self) -> None:
+        """Binds the listener and registers with the controller; call
+        ``controller.elect_leaders()`` once every broker of the process has started."""
+        self._server = await asyncio.start_server(
+            self._on_connection, self.config.host_name, self.config.port, reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self.controller.register_broker(self.endpoint, self.replica_manager)
+        self._start_maintenance()
+
+    def _on_connection(self, reader: asyncio.StreamReader,
+                       writer: asyncio.StreamWriter) -> None:
+        task = asyncio.get_running_loop().create_task(serve_connection(self, reader, writer))
+        self._connections.add(task)
+        task.add_done_callback(self._connections.discard)
+
+    def _start_maintenance(self) -> None:
+        config = self.config
+        manager = self.log_manager
+        self.tasks.every(config.log_retention_check_interval_ms, "retention",
+                         lambda: _sync(manager.run_retention,
+                                       self.replica_manager.high_watermark_of))
+        self.tasks.every(config.log_flush_offset_checkpoint_interval_ms, "checkpoints",
+                         lambda: _sync(self._checkpoint))
+        flush_ms = config.log_flush_interval_ms
+        self.tasks.every(min(flush_ms or 1000, 1000), "flush",
+                         lambda: asyncio.to_thread(manager.flush_dirty, self.now_ms()))
+
+    def _checkpoint(self) -> None:
+        self.log_manager.checkpoint_recovery_points()
+        self.log_manager.checkpoint_log_start_offsets()
+
+    async def stop(self) -> None:
+        """Stops listening, drops connections, then shuts the logs down cleanly."""
+        self.controller.unregister_broker(self.node_id)
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self.tasks.cancel_all()
+        if self._server is not None:
+            await self._server.wait_closed()
+        self.log_manager.shutdown()
+
+
+class BackgroundTasks:
+    """Periodic and one-off tasks of a broker, cancelled together at shutdown."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def spawn(self, coro: Awaitable[None], name: str) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def every(self, interval_ms: int, name: str,
+              action: Callable[[], Awaitable[object]]) -> asyncio.Task[None]:
+        async def repeat() -> None:
+            while True:
+                await asyncio.sleep(interval_ms / 1000)
+                try:
+                    await action()
+                except Exception:
+                    log.exception("background task %s failed", name)
+        return self.spawn(repeat(), name)
+
+    async def cancel_all(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def _sync(function: Callable[..., object], *args: object) -> None:
+    """Runs quick disk work on the loop (it touches log state the loop owns)."""
+    function(*args)
+
+
+def _install_optional_handlers(broker: Broker) -> None:
+    try:
+        module = importlib.import_module(GROUP_HANDLERS_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != GROUP_HANDLERS_MODULE:
+            raise
+        return
+    module.install(broker)

@@ -1,0 +1,113 @@
+"""``kafkalite-server``: run a broker, or dump log segments and indexes.
+
+    kafkalite-server start --data-dir DIR [--host H] [--port P] [--broker-id N]
+                           [--config FILE.properties] [--set KEY=VALUE ...]
+    kafkalite-server dump-log PATH [--deep-iteration] [--index]
+
+``--set`` overrides the file, and the flags override both. Unless ``log.dirs`` is set,
+the data dir is the log dir. Bad flags or config: one line naming the problem, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from kafkalite.errors import ConfigError, KafkaError
+from kafkalite_server.config import BrokerConfig, read_properties
+from kafkalite_server.embedded import launch_brokers, stop_brokers
+from kafkalite_server.log.dump import dump_index, dump_log
+
+USAGE_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kafkalite-server", description="A Kafka-compatible broker.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    start = commands.add_parser("start", help="run a broker until SIGTERM/SIGINT")
+    start.add_argument("--data-dir", required=True, type=Path)
+    start.add_argument("--host")
+    start.add_argument("--port", type=int)
+    start.add_argument("--broker-id", type=int)
+    start.add_argument("--config", type=Path, help="a Java .properties file of broker keys")
+    start.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="a broker config key (repeatable)")
+    dump = commands.add_parser("dump-log", help="print a segment (.log) or index file")
+    dump.add_argument("path", type=Path)
+    dump.add_argument("--deep-iteration", action="store_true",
+                      help="print every record, not only batch headers")
+    dump.add_argument("--index", action="store_true", help="the path is an index file")
+    return parser
+
+
+def broker_settings(args: argparse.Namespace) -> dict[str, str]:
+    """File, then --set, then flags; log.dirs defaults to the data dir."""
+    settings = read_properties(args.config) if args.config else {}
+    for item in args.set:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(item, "--set needs KEY=VALUE")
+        settings[key.strip()] = value.strip()
+    flags = {"host.name": args.host, "port": args.port, "broker.id": args.broker_id}
+    settings.update({key: str(value) for key, value in flags.items() if value is not None})
+    if "log.dirs" not in settings and "log.dir" not in settings:
+        settings["log.dirs"] = str(args.data_dir)
+    return settings
+
+
+async def serve(config: BrokerConfig, data_dir: Path) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    _controller, brokers = await launch_brokers([config], data_dir)
+    endpoint = brokers[0].endpoint
+    print(f"listening on {config.host_name}:{brokers[0].port} "
+          f"(advertised {endpoint.host}:{endpoint.port}, broker.id {config.broker_id})",
+          flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await stop_brokers(brokers)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "dump-log":
+        try:
+            ok = dump_index(args.path) if args.index else dump_log(args.path,
+                                                                   args.deep_iteration)
+        except OSError as exc:
+            print(f"kafkalite-server: {exc}", file=sys.stderr)
+            return 1
+        return 0 if ok else 1
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = BrokerConfig.from_properties(broker_settings(args))
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+        asyncio.run(serve(config, args.data_dir))
+    except ConfigError as exc:
+        print(f"kafkalite-server: config error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except (KafkaError, OSError) as exc:
+        print(f"kafkalite-server: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

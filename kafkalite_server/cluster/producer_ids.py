@@ -1,0 +1,36 @@
+"""Producer id allocation for idempotent producers, persisted across restarts.
+
+Ids are reserved in blocks: the file ``producer-id-block`` holds the first id of the next
+block, written (atomically) before any id of the current block is handed out, so a crash
+never reissues an id; at most one block is skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafkalite_server.cluster.image import MetadataFileError, write_atomically
+
+PRODUCER_ID_FILE = "producer-id-block"
+BLOCK_SIZE = 1000
+
+
+class ProducerIdAllocator:
+    def __init__(self, directory: Path, block_size: int = BLOCK_SIZE) -> None:
+        self.path = directory / PRODUCER_ID_FILE
+        self.block_size = block_size
+        self._next = 0
+        self._block_end = 0
+        if self.path.exists():
+            text = self.path.read_text(encoding="ascii").strip()
+            if not text.isdigit():
+                raise MetadataFileError(f"{self.path}: {text!r} is not a producer id")
+            self._next = self._block_end = int(text)
+
+    def allocate(self) -> int:
+        if self._next >= self._block_end:
+            self._block_end = self._next + self.block_size
+            write_atomically(self.path, f"{self._block_end}\n".encode("ascii"))
+        producer_id = self._next
+        self._next += 1
+        return producer_id

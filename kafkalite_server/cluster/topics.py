@@ -1,0 +1,24 @@
+"""Topic name rules (Kafka's ``Topic.validate``)."""
+
+from __future__ import annotations
+
+import re
+
+from kafkalite.protocol.errors import InvalidTopicError
+
+MAX_NAME_LENGTH = 249
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def validate_topic_name(name: str) -> None:
+    if not name:
+        raise InvalidTopicError("topic name is empty")
+    if name in (".", ".."):
+        raise InvalidTopicError(f"topic name cannot be {name!r}")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidTopicError(f"topic name is {len(name)} characters, the limit is "
+                                f"{MAX_NAME_LENGTH}")
+    if not _LEGAL.fullmatch(name):
+        raise InvalidTopicError(f"topic name {name!r} has characters outside "
+                                "ASCII letters, digits, '.', '_' and '-'")

@@ -1,0 +1,268 @@
+"""Broker configuration: Kafka's broker key names and defaults, from a .properties file.
+
+Every key is parsed and checked up front, so a typo or a bad value stops the broker with
+one message naming the key instead of surfacing later. Aliases follow Kafka's precedence:
+``log.dirs`` over ``log.dir``; ``log.retention.ms`` over ``.minutes`` over ``.hours``;
+``log.roll.ms`` over ``log.roll.hours``.
+
+Listener: ``host.name`` / ``port`` is where the broker binds (the CLI's ``--host`` /
+``--port``); ``advertised.host.name`` / ``advertised.port`` is what Metadata tells clients
+(default: the bind host, or 127.0.0.1 for a wildcard bind, and the bound port).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafkalite.errors import ConfigError
+from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
+
+_HOUR_MS = 60 * 60 * 1000
+_LONG_MAX = 2**63 - 1
+_INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """One broker's settings; attribute names are Kafka's keys with ``_`` for ``.``."""
+
+    broker_id: int = 0
+    log_dirs: tuple[str, ...] = ("/tmp/kafkalite-logs",)
+    host_name: str = "127.0.0.1"
+    port: int = 9092
+    advertised_host_name: str | None = None
+    advertised_port: int | None = None
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    auto_create_topics_enable: bool = True
+    delete_topic_enable: bool = True
+    log_segment_bytes: int = 1024 * 1024 * 1024
+    log_roll_ms: int = 168 * _HOUR_MS
+    log_retention_ms: int = 168 * _HOUR_MS
+    log_retention_bytes: int = -1
+    log_retention_check_interval_ms: int = 300_000
+    log_index_interval_bytes: int = 4096
+    log_index_size_max_bytes: int = 10 * 1024 * 1024
+    log_flush_interval_messages: int | None = None
+    log_flush_interval_ms: int | None = None
+    log_flush_offset_checkpoint_interval_ms: int = 60_000
+    log_cleanup_policy: str = "delete"
+    log_message_timestamp_type: str = "CreateTime"
+    message_max_bytes: int = 1024 * 1024 + 12
+    socket_request_max_bytes: int = 100 * 1024 * 1024
+    min_insync_replicas: int = 1
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 1
+    offsets_topic_segment_bytes: int = 100 * 1024 * 1024
+    group_initial_rebalance_delay_ms: int = 3000
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1_800_000
+    explicit: frozenset[str] = field(default=frozenset(), compare=False)
+    """Keys set by the operator (DescribeConfigs reports the others as defaults)."""
+
+    @classmethod
+    def from_properties(cls, settings: Mapping[str, str]) -> BrokerConfig:
+        """Parses Kafka-named settings; an unknown key or bad value raises ConfigError."""
+        values: dict[str, Any] = {}
+        for key, text in settings.items():
+            spec = _SPECS.get(key)
+            if spec is None:
+                raise ConfigError(key, "unknown broker config")
+            values[key] = spec.parse(key, str(text).strip())
+        chosen: dict[str, tuple[int, Any]] = {}
+        for key, value in values.items():
+            spec = _SPECS[key]
+            if spec.target not in chosen or spec.rank < chosen[spec.target][0]:
+                chosen[spec.target] = (spec.rank, value)
+        changes = {target: value for target, (_rank, value) in chosen.items()}
+        return dataclasses.replace(cls(), **changes, explicit=frozenset(settings))
+
+    @property
+    def advertised_host(self) -> str:
+        if self.advertised_host_name:
+            return self.advertised_host_name
+        return "127.0.0.1" if self.host_name in ("", "0.0.0.0", "::") else self.host_name
+
+    def log_config(self) -> LogConfig:
+        """The default topic config these broker settings imply."""
+        return LogConfig(
+            segment_bytes=self.log_segment_bytes,
+            segment_ms=self.log_roll_ms,
+            segment_index_bytes=self.log_index_size_max_bytes,
+            index_interval_bytes=self.log_index_interval_bytes,
+            retention_ms=self.log_retention_ms,
+            retention_bytes=self.log_retention_bytes,
+            cleanup_policy=self.log_cleanup_policy,
+            message_timestamp_type=self.log_message_timestamp_type,
+            max_message_bytes=self.message_max_bytes,
+            flush_messages=self.log_flush_interval_messages,
+            flush_ms=self.log_flush_interval_ms,
+            min_insync_replicas=self.min_insync_replicas,
+        )
+
+    def describe(self) -> list[tuple[str, str, bool]]:
+        """(key, value, is default) for DescribeConfigs of the broker resource."""
+        rows = []
+        for key, spec in _SPECS.items():
+            if spec.rank != 0:
+                continue
+            value = getattr(self, spec.target)
+            rows.append((key, _format(value), key not in self.explicit))
+        return rows
+
+
+def read_properties(path: str | Path) -> dict[str, str]:
+    """A Java .properties file: ``key=value`` / ``key: value`` / ``key value`` lines,
+    ``#`` and ``!`` comments, backslash line continuation."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read config file: {exc.strerror}") from None
+    return parse_properties(text.splitlines())
+
+
+def parse_properties(lines: Iterable[str]) -> dict[str, str]:
+    result: dict[str, str] = {}
+    pending = ""
+    for raw in lines:
+        line = pending + raw.strip() if pending else raw.strip()
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending = line[:-1]
+            continue
+        pending = ""
+        if not line or line[0] in "#!":
+            continue
+        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if cut < 0:
+            key, _, value = line.partition(" ")
+        else:
+            key, value = line[:cut], line[cut + 1 :]
+        result[key.strip()] = value.strip()
+    return result
+
+
+def _format(value: object) -> str:
+    if value is None:
+        return str(_LONG_MAX)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    return str(value)
+
+
+# ------------------------------------------------------------------------------ parsers
+
+Parser = Callable[[str, str], Any]
+
+
+def _integer(minimum: int, maximum: int = _LONG_MAX, scale: int = 1) -> Parser:
+    def parse(key: str, text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ConfigError(key, f"{text!r} is not an integer") from None
+        if not minimum <= value <= maximum:
+            raise ConfigError(key, f"{value} is outside [{minimum}, {maximum}]")
+        return value * scale if value >= 0 else value
+    return parse
+
+
+def _never_when_max(minimum: int) -> Parser:
+    parse_int = _integer(minimum)
+
+    def parse(key: str, text: str) -> int | None:
+        value = parse_int(key, text)
+        return None if value == _LONG_MAX else value
+    return parse
+
+
+def _boolean(key: str, text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise ConfigError(key, f"{text!r} is not true or false")
+    return text.lower() == "true"
+
+
+def _string(key: str, text: str) -> str:
+    if not text:
+        raise ConfigError(key, "must not be empty")
+    return text
+
+
+def _choice(options: tuple[str, ...]) -> Parser:
+    def parse(key: str, text: str) -> str:
+        if text not in options:
+            raise ConfigError(key, f"{text!r} is not one of {', '.join(options)}")
+        return text
+    return parse
+
+
+def _paths(key: str, text: str) -> tuple[str, ...]:
+    paths = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not paths:
+        raise ConfigError(key, "needs at least one directory")
+    return paths
+
+
+def _cleanup_policy(key: str, text: str) -> str:
+    """Parsed by the topic-level rules (same values), reported under the broker key."""
+    try:
+        return LogConfig.from_topic_configs(LogConfig(), {"cleanup.policy": text}).cleanup_policy
+    except ConfigError as exc:
+        raise ConfigError(key, str(exc).removeprefix(f"{exc.key}: ")) from None
+
+
+@dataclass(frozen=True)
+class _Spec:
+    target: str
+    parse: Parser
+    rank: int = 0
+    """0 for the primary key of a setting; aliases have higher ranks (lower wins)."""
+
+
+_SPECS: dict[str, _Spec] = {
+    "broker.id": _Spec("broker_id", _integer(0, _INT_MAX)),
+    "log.dirs": _Spec("log_dirs", _paths),
+    "log.dir": _Spec("log_dirs", _paths, 1),
+    "host.name": _Spec("host_name", _string),
+    "port": _Spec("port", _integer(0, 65535)),
+    "advertised.host.name": _Spec("advertised_host_name", _string),
+    "advertised.port": _Spec("advertised_port", _integer(1, 65535)),
+    "num.partitions": _Spec("num_partitions", _integer(1, _INT_MAX)),
+    "default.replication.factor": _Spec("default_replication_factor", _integer(1, 32767)),
+    "auto.create.topics.enable": _Spec("auto_create_topics_enable", _boolean),
+    "delete.topic.enable": _Spec("delete_topic_enable", _boolean),
+    "log.segment.bytes": _Spec("log_segment_bytes", _integer(14, _INT_MAX)),
+    "log.roll.ms": _Spec("log_roll_ms", _integer(1)),
+    "log.roll.hours": _Spec("log_roll_ms", _integer(1, scale=_HOUR_MS), 1),
+    "log.retention.ms": _Spec("log_retention_ms", _integer(-1)),
+    "log.retention.minutes": _Spec("log_retention_ms", _integer(-1, scale=60_000), 1),
+    "log.retention.hours": _Spec("log_retention_ms", _integer(-1, scale=_HOUR_MS), 2),
+    "log.retention.bytes": _Spec("log_retention_bytes", _integer(-(2**63))),
+    "log.retention.check.interval.ms": _Spec("log_retention_check_interval_ms", _integer(1)),
+    "log.index.interval.bytes": _Spec("log_index_interval_bytes", _integer(0, _INT_MAX)),
+    "log.index.size.max.bytes": _Spec("log_index_size_max_bytes", _integer(12, _INT_MAX)),
+    "log.flush.interval.messages": _Spec("log_flush_interval_messages", _never_when_max(1)),
+    "log.flush.interval.ms": _Spec("log_flush_interval_ms", _never_when_max(0)),
+    "log.flush.offset.checkpoint.interval.ms": _Spec(
+        "log_flush_offset_checkpoint_interval_ms", _integer(1, _INT_MAX)),
+    "log.cleanup.policy": _Spec("log_cleanup_policy", _cleanup_policy),
+    "log.message.timestamp.type": _Spec("log_message_timestamp_type", _choice(TIMESTAMP_TYPES)),
+    "message.max.bytes": _Spec("message_max_bytes", _integer(0, _INT_MAX)),
+    "socket.request.max.bytes": _Spec("socket_request_max_bytes", _integer(1, _INT_MAX)),
+    "min.insync.replicas": _Spec("min_insync_replicas", _integer(1, _INT_MAX)),
+    "offsets.topic.num.partitions": _Spec("offsets_topic_num_partitions", _integer(1, _INT_MAX)),
+    "offsets.topic.replication.factor": _Spec(
+        "offsets_topic_replication_factor", _integer(1, 32767)),
+    "offsets.topic.segment.bytes": _Spec("offsets_topic_segment_bytes", _integer(1, _INT_MAX)),
+    "group.initial.rebalance.delay.ms": _Spec(
+        "group_initial_rebalance_delay_ms", _integer(0, _INT_MAX)),
+    "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", _integer(0, _INT_MAX)),
+    "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", _integer(0, _INT_MAX)),
+}
+
+BROKER_CONFIG_KEYS: tuple[str, ...] = tuple(_SPECS)

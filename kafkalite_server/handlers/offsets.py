@@ -1,0 +1,80 @@
+"""ListOffsets (2) and OffsetForLeaderEpoch (23)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.protocol.errors import BrokerResponseError
+from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.replication.partition import Partition
+
+LATEST = -1
+EARLIEST = -2
+
+
+async def handle_list_offsets(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    replicas = ctx.broker.replica_manager
+    topics = []
+    for topic in body["topics"]:
+        partitions = []
+        for request in topic["partitions"]:
+            index = request["partition_index"]
+            try:
+                partition = replicas.leader_partition(topic["name"], index)
+                partition.check_leader_epoch(request["current_leader_epoch"])
+                offset, timestamp, epoch = _lookup(partition, request["timestamp"])
+            except BrokerResponseError as exc:
+                partitions.append({"partition_index": index, "error_code": exc.errno,
+                                   "timestamp": -1, "offset": -1, "leader_epoch": -1})
+                continue
+            partitions.append({"partition_index": index, "error_code": 0,
+                               "timestamp": timestamp, "offset": offset, "leader_epoch": epoch})
+        topics.append({"name": topic["name"], "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
+def _lookup(partition: Partition, timestamp: int) -> tuple[int, int, int]:
+    """(offset, timestamp, leader epoch); -1 latest is the high watermark (what a
+    read-uncommitted consumer may read up to), -2 earliest the log start offset."""
+    log = partition.log
+    if timestamp == LATEST:
+        return partition.high_watermark, -1, partition.leader_epoch
+    if timestamp == EARLIEST:
+        return log.log_start_offset, -1, _epoch_at(partition, log.log_start_offset)
+    found = log.offset_for_timestamp(timestamp)
+    if found is None or found[0] >= partition.high_watermark:
+        return -1, -1, -1
+    offset, stamp = found
+    return offset, stamp, _epoch_at(partition, offset)
+
+
+def _epoch_at(partition: Partition, offset: int) -> int:
+    """The leader epoch that wrote ``offset`` (the newest epoch starting at or before it)."""
+    epoch = -1
+    for entry_epoch, start in partition.log.leader_epoch_cache.entries:
+        if start > offset:
+            break
+        epoch = entry_epoch
+    return epoch
+
+
+async def handle_offset_for_leader_epoch(ctx: RequestContext,
+                                         body: dict[str, Any]) -> dict[str, Any]:
+    replicas = ctx.broker.replica_manager
+    topics = []
+    for topic in body["topics"]:
+        partitions = []
+        for request in topic["partitions"]:
+            index = request["partition"]
+            try:
+                partition = replicas.leader_partition(topic["topic"], index)
+                partition.check_leader_epoch(request["current_leader_epoch"])
+                epoch, end_offset = partition.log.end_offset_for_epoch(request["leader_epoch"])
+            except BrokerResponseError as exc:
+                partitions.append({"error_code": exc.errno, "partition": index,
+                                   "leader_epoch": -1, "end_offset": -1})
+                continue
+            partitions.append({"error_code": 0, "partition": index, "leader_epoch": epoch,
+                               "end_offset": end_offset})
+        topics.append({"topic": topic["topic"], "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,1 @@
+"""The broker's asyncio network layer: listener, connections, request dispatch."""

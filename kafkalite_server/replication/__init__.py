@@ -1,0 +1,1 @@
+"""Partition leadership state (leader epoch, high watermark, log end offset) and purgatory."""
