@@ -1,0 +1,1 @@
+"""The producer: partitioners, record accumulator and sender."""
