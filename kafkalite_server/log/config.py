@@ -24,7 +24,12 @@ CLEANUP_POLICIES = ("delete", "compact")
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
-    """Settings of one topic's logs; field names are Kafka's keys with ``_`` for ``.``."""
+    """Settings of one topic's logs; field names are Kafka's keys with ``_`` for ``.``.
+
+    ``preallocate`` and ``min.insync.replicas`` are accepted and described but not used by
+    the log itself: segments grow as written (no preallocation), and min ISR is the
+    replication layer's to enforce.
+    """
 
     segment_bytes: int = 1024 * 1024 * 1024
     segment_ms: int = 7 * _DAY_MS

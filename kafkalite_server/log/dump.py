@@ -31,13 +31,17 @@ _TIME_ENTRY = struct.Struct(">qi")
 
 
 @contextmanager
-def _mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+def _mapped(path: Path) -> Iterator[memoryview]:
     with open(path, "rb") as file:
         if path.stat().st_size == 0:
-            yield b""
+            yield memoryview(b"")
             return
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            yield mapped
+            view = memoryview(mapped)
+            try:
+                yield view
+            finally:
+                view.release()
 
 
 def _bool(value: bool) -> str:
@@ -48,7 +52,7 @@ def _timestamp_label(header: BatchHeader) -> str:
     return "LogAppendTime" if header.timestamp_type else "CreateTime"
 
 
-def _describe_batch(data: bytes | mmap.mmap, header: BatchHeader) -> str:
+def _describe_batch(data: memoryview, header: BatchHeader) -> str:
     valid = batch_crc_is_valid(data, header)
     common = (f"position: {header.position} {_timestamp_label(header)}: {header.max_timestamp} "
               f"size: {header.size} magic: {header.magic} "
@@ -114,7 +118,7 @@ def _print_records(batch: bytes, header: BatchHeader, out: TextIO) -> None:
         print(f"| cannot decode records: {exc}", file=out)
 
 
-def _readable_batches(log: bytes | mmap.mmap) -> list[BatchHeader]:
+def _readable_batches(log: memoryview) -> list[BatchHeader]:
     """Headers of the log's batches up to the first unreadable one."""
     batches: list[BatchHeader] = []
     with suppress(CorruptRecordError):

@@ -3,9 +3,10 @@
 Both are flat files of fixed-size big-endian entries, no header, no checksum. kafkalite
 keeps the entries in memory as two ``array`` columns (``bisect`` runs in C over them) and
 appends to the file with ``pwrite``; the file is exactly ``entries * entry_size`` bytes, so
-there is no preallocation to trim. Measured against an mmap of a preallocated file, the
-plain file wins in Python: an append is one syscall, a lookup never touches the file, and
-a 10 MiB index costs 10 MiB of memory, like the mmap it replaces.
+there is no preallocation to trim. Measured with 100k entries against a preallocated mmap
+(``struct.pack_into`` to append, a Python binary search with ``unpack_from`` to look up):
+append 0.95 us here vs 0.18 us, lookup 0.6 us vs 2.6 us. Lookups (one per fetch) matter
+more than appends (one per ``index.interval.bytes`` written), so the plain file wins.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def _segment_base_offsets(directory: Path) -> list[int]:
 
 def _repair_indexes_if_needed(segment: LogSegment, config: LogConfig) -> None:
     reason = None
-    if segment.index_was_missing:
+    if segment.indexes_were_missing:
         reason = "index file missing"
     elif segment.needs_recovery:
         reason = "unreadable batch header"

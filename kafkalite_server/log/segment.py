@@ -48,10 +48,11 @@ class LogSegment:
         self.file = os.fdopen(fd, "r+b", buffering=0)
         self.size = os.fstat(fd).st_size
         index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
-        self.index_was_missing = not index_path.exists()
+        time_index_path = directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX)
+        self.indexes_were_missing = self.size > 0 and not (index_path.exists()
+                                                           and time_index_path.exists())
         self.offset_index = OffsetIndex(index_path, base_offset, config.segment_index_bytes)
-        self.time_index = TimeIndex(directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX),
-                                    base_offset, config.segment_index_bytes)
+        self.time_index = TimeIndex(time_index_path, base_offset, config.segment_index_bytes)
         self.created_ms = now_ms
         self._bytes_since_index_entry = 0
         self.max_timestamp_so_far = -1
@@ -138,6 +139,8 @@ class LogSegment:
         self.next_offset = last_offset + 1
 
     def _add_index_entries(self, last_offset: int, position: int) -> None:
+        if self.offset_index.is_full or self.time_index.is_full:
+            return  # only in recovery under a smaller segment.index.bytes: a sparser index
         self.offset_index.append(last_offset, position)
         self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp)
         self._bytes_since_index_entry = 0
