@@ -27,7 +27,12 @@ from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import ProducerStateManager
 from kafkalite_server.log.recovery import load_log
 from kafkalite_server.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
-from kafkalite_server.log.validator import AssignedRecords, assign_offsets, validate_records
+from kafkalite_server.log.validator import (
+    AssignedRecords,
+    assign_offsets,
+    validate_records,
+    validate_replicated,
+)
 
 
 def wall_clock_ms() -> int:
@@ -151,6 +156,26 @@ class Log:
         return AppendInfo(assigned.first_offset, assigned.last_offset,
                           assigned.log_append_time_ms, assigned.record_count,
                           self.log_start_offset)
+
+    def append_as_follower(self, records: bytearray | memoryview) -> AppendInfo | None:
+        """Append batches fetched from the leader, keeping their offsets and epochs.
+
+        Offsets must continue this log (truncate first on divergence); the leader epoch
+        cache and producer state follow the batches. ``None`` for an empty fetch.
+        """
+        headers = validate_replicated(records, self.log_end_offset)
+        if not headers:
+            return None
+        offset_of_max, max_timestamp = headers[0].last_offset, -1
+        for header in headers:
+            self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+            self.producer_state.load_batch(header)
+            if header.max_timestamp > max_timestamp:
+                offset_of_max, max_timestamp = header.last_offset, header.max_timestamp
+        first, last = headers[0].base_offset, headers[-1].last_offset
+        self._write(AssignedRecords(records, first, last, max_timestamp, offset_of_max,
+                                    sum(h.record_count for h in headers), -1), self._now_ms())
+        return AppendInfo(first, last, -1, last - first + 1, self.log_start_offset)
 
     def _write(self, assigned: AssignedRecords, now: int) -> None:
         size = len(assigned.data)

@@ -65,14 +65,8 @@ class AssignedRecords:
     log_append_time_ms: int
 
 
-def validate_records(records: bytearray | memoryview, api_version: int,
-                     config: LogConfig) -> list[BatchHeader]:
-    """Check every entry of a produce payload; returns their headers in order.
-
-    Raises CorruptMessageError (bad CRC, truncated or unparsable entry),
-    InvalidRecordError (not exactly one v2 batch for Produce v3+, empty, control batch),
-    UnsupportedCompressionTypeError (zstd before Produce v7) or MessageTooLargeError.
-    """
+def _parse_entries(records: bytearray | memoryview) -> list[BatchHeader]:
+    """Headers of every entry; a truncated or unparsable one is CorruptMessageError."""
     headers = []
     position = 0
     while position < len(records):
@@ -84,6 +78,33 @@ def validate_records(records: bytearray | memoryview, api_version: int,
             raise CorruptMessageError(f"truncated record entry at byte {position}")
         headers.append(header)
         position += header.size
+    return headers
+
+
+def validate_replicated(records: bytearray | memoryview,
+                        next_offset: int) -> list[BatchHeader]:
+    """Batches fetched from a leader: complete, CRC-valid, offsets continuing the log."""
+    headers = _parse_entries(records)
+    for header in headers:
+        if not batch_crc_is_valid(records, header):
+            raise CorruptMessageError(f"CRC mismatch in the batch at offset "
+                                      f"{header.base_offset}")
+        if header.base_offset < next_offset or header.last_offset < header.base_offset:
+            raise InvalidRecordError(f"batch offsets {header.base_offset}..."
+                                     f"{header.last_offset} do not follow {next_offset - 1}")
+        next_offset = header.next_offset
+    return headers
+
+
+def validate_records(records: bytearray | memoryview, api_version: int,
+                     config: LogConfig) -> list[BatchHeader]:
+    """Check every entry of a produce payload; returns their headers in order.
+
+    Raises CorruptMessageError (bad CRC, truncated or unparsable entry),
+    InvalidRecordError (not exactly one v2 batch for Produce v3+, empty, control batch),
+    UnsupportedCompressionTypeError (zstd before Produce v7) or MessageTooLargeError.
+    """
+    headers = _parse_entries(records)
     if not headers:
         raise InvalidRecordError("the produce request holds no records")
     if api_version >= _MIN_SINGLE_BATCH_PRODUCE_VERSION and (

@@ -8,7 +8,12 @@ import pytest
 from kafka.record.memory_records import MemoryRecords
 from log_batches import decode_offsets, v2_batch
 
-from kafkalite.protocol.errors import OffsetOutOfRangeError, RecordListTooLargeError
+from kafkalite.protocol.errors import (
+    CorruptMessageError,
+    InvalidRecordError,
+    OffsetOutOfRangeError,
+    RecordListTooLargeError,
+)
 from kafkalite.records.batch_header import iter_batch_headers
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.log import Log, parse_log_dir_name
@@ -163,3 +168,24 @@ def test_directory_names_split_at_the_last_dash() -> None:
     for bad in ("nodash", "topic-", "-3", "topic-x"):
         with pytest.raises(ValueError):
             parse_log_dir_name(bad)
+
+
+def test_follower_append_keeps_the_leaders_offsets_and_epochs(tmp_path: Path) -> None:
+    leader = Log.open(tmp_path / "leader-0", LogConfig())
+    _append_many(leader, 2, epoch=1)
+    _append_many(leader, 2, epoch=4)
+    region = leader.read(0, 1 << 20)
+    assert region is not None
+    fetched = bytearray(region.read_bytes())
+    follower = Log.open(tmp_path / "follower-0", LogConfig())
+    info = follower.append_as_follower(fetched)
+    assert info is not None and (info.first_offset, info.last_offset) == (0, 11)
+    assert follower.leader_epoch_cache.entries == [(1, 0), (4, 6)]
+    copy = follower.read(0, 1 << 20)
+    assert copy is not None and copy.read_bytes() == bytes(fetched)
+    with pytest.raises(InvalidRecordError, match="do not follow"):
+        follower.append_as_follower(fetched)  # offsets already present
+    fetched[-1] ^= 1
+    with pytest.raises(CorruptMessageError):
+        Log.open(tmp_path / "other-0", LogConfig()).append_as_follower(fetched)
+    assert follower.append_as_follower(bytearray()) is None
