@@ -51,6 +51,9 @@ _V2_RECORD_OVERHEAD = 21  # length 5 + attributes 1 + timestamp delta 10 + offse
 class BatchBuilder:
     """Accumulates records into one batch of the given magic; see the module docstring."""
 
+    __slots__ = ("_count", "_max_timestamp", "_parts", "_size", "base_offset", "batch_size",
+                 "compression", "magic")
+
     def __new__(cls, magic: int = 2, *args: object, **kwargs: object) -> BatchBuilder:
         if cls is BatchBuilder:
             if magic == 2:
@@ -94,6 +97,9 @@ class BatchBuilder:
 class RecordBatchBuilder(BatchBuilder):
     """RecordBatch v2, compressed as one records section when a codec is set."""
 
+    __slots__ = ("_base_timestamp", "base_sequence", "is_transactional",
+                 "partition_leader_epoch", "producer_epoch", "producer_id")
+
     def __init__(self, magic: int = 2, compression: Codec = None,
                  batch_size: int = DEFAULT_BATCH_SIZE, *, producer_id: int = -1,
                  producer_epoch: int = -1, base_sequence: int = -1,
@@ -111,42 +117,43 @@ class RecordBatchBuilder(BatchBuilder):
     def append(self, timestamp_ms: int, key: BytesLike | None, value: BytesLike | None,
                headers: Sequence[Header] | None = None,
                varints: tuple[bytes, ...] = _VARINTS,
-               with_attributes: tuple[bytes, ...] = _ATTRIBUTES_AND_VARINTS) -> bool:
+               with_attributes: tuple[bytes, ...] = _ATTRIBUTES_AND_VARINTS,
+               table_max: int = _TABLE_MAX) -> bool:
         count = self._count
         if count:
             delta = timestamp_ms - self._base_timestamp
         else:
             self._base_timestamp = timestamp_ms
             delta = 0
-        head = (with_attributes[delta + 1] if -1 <= delta <= _TABLE_MAX
+        head = (with_attributes[delta + 1] if -1 <= delta <= table_max
                 else b"\x00" + encode_varint(delta))
-        offset_part = varints[count + 1] if count <= _TABLE_MAX else encode_varint(count)
+        offset_part = varints[count + 1] if count <= table_max else encode_varint(count)
 
         if key is None:
             key_part, key = _NULL, b""
         elif key.__class__ is bytes or isinstance(key, _BYTES_TYPES):
             size = len(key)
-            key_part = varints[size + 1] if size <= _TABLE_MAX else encode_varint(size)
+            key_part = varints[size + 1] if size <= table_max else encode_varint(size)
         else:
             raise TypeError(f"record key must be bytes-like or None, not {type(key).__name__}")
         if value is None:
             value_part, value = _NULL, b""
         elif value.__class__ is bytes or isinstance(value, _BYTES_TYPES):
             size = len(value)
-            value_part = varints[size + 1] if size <= _TABLE_MAX else encode_varint(size)
+            value_part = varints[size + 1] if size <= table_max else encode_varint(size)
         else:
             raise TypeError(f"record value must be bytes-like or None, not "
                             f"{type(value).__name__}")
         header_part = _encode_headers(headers) if headers else _NO_HEADERS
 
-        body = (len(head) + len(offset_part) + len(key_part) + len(key) + len(value_part)
-                + len(value) + len(header_part))
-        length_part = varints[body + 1] if body <= _TABLE_MAX else encode_varint(body)
-        size = self._size + len(length_part) + body
+        body = b"".join((head, offset_part, key_part, key, value_part, value, header_part))
+        body_size = len(body)
+        length_part = (varints[body_size + 1] if body_size <= table_max
+                       else encode_varint(body_size))
+        size = self._size + len(length_part) + body_size
         if size > self.batch_size and count:
             return False
-        self._parts += (length_part, head, offset_part, key_part, key, value_part, value,
-                        header_part)
+        self._parts += (length_part, body)
         self._size = size
         self._count = count + 1
         if timestamp_ms > self._max_timestamp:
@@ -189,6 +196,8 @@ class MessageSetBuilder(BatchBuilder):
     Wrapped inner offsets are relative (0..n-1) for magic 1 and absolute for magic 0;
     the wrapper carries the last inner offset and, for magic 1, the max timestamp.
     """
+
+    __slots__ = ("_relative",)
 
     def __init__(self, magic: int = 1, compression: Codec = None,
                  batch_size: int = DEFAULT_BATCH_SIZE, *, base_offset: int = 0) -> None:

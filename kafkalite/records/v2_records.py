@@ -21,8 +21,12 @@ if TYPE_CHECKING:
 
 _ONE_BYTE = tuple((raw >> 1) ^ -(raw & 1) for raw in range(0x80))
 """Zig-zag value of a one-byte varint, by byte."""
-_TWO_BYTES = tuple((raw >> 1) ^ -(raw & 1) for raw in range(0x4000))
-"""Zig-zag value of a two-byte varint, by its 14 payload bits."""
+_TWO_BYTES = (0,) * 0x80 + tuple((raw >> 1) ^ -(raw & 1) for raw in range(0x4000))
+"""Zig-zag value of a two-byte varint ``b0 b1``, at index ``b0 + (b1 << 7)``.
+
+That index is the 14 payload bits plus 0x80 (``b0`` has its continuation bit set), so
+the table starts with 0x80 unused entries and the lookup needs no masking.
+"""
 
 
 def decode_records(data: bytes, pos: int, end: int, count: int, base_offset: int,
@@ -51,8 +55,8 @@ def _decode(data: bytes, pos: int, end: int, count: int, base_offset: int,
         if b < 0x80:
             length = one[b]
             pos += 1
-        elif data[pos + 1] < 0x80:
-            length = two[(b & 0x7F) | (data[pos + 1] << 7)]
+        elif (c := data[pos + 1]) < 0x80:
+            length = two[b + (c << 7)]
             pos += 2
         else:
             length, pos = slow(data, pos)
@@ -63,8 +67,8 @@ def _decode(data: bytes, pos: int, end: int, count: int, base_offset: int,
         if b < 0x80:
             timestamp_delta = one[b]
             pos += 1
-        elif data[pos + 1] < 0x80:
-            timestamp_delta = two[(b & 0x7F) | (data[pos + 1] << 7)]
+        elif (c := data[pos + 1]) < 0x80:
+            timestamp_delta = two[b + (c << 7)]
             pos += 2
         else:
             timestamp_delta, pos = slow(data, pos)
@@ -73,8 +77,8 @@ def _decode(data: bytes, pos: int, end: int, count: int, base_offset: int,
         if b < 0x80:
             offset_delta = one[b]
             pos += 1
-        elif data[pos + 1] < 0x80:
-            offset_delta = two[(b & 0x7F) | (data[pos + 1] << 7)]
+        elif (c := data[pos + 1]) < 0x80:
+            offset_delta = two[b + (c << 7)]
             pos += 2
         else:
             offset_delta, pos = slow(data, pos)
@@ -83,8 +87,8 @@ def _decode(data: bytes, pos: int, end: int, count: int, base_offset: int,
         if b < 0x80:
             size = one[b]
             pos += 1
-        elif data[pos + 1] < 0x80:
-            size = two[(b & 0x7F) | (data[pos + 1] << 7)]
+        elif (c := data[pos + 1]) < 0x80:
+            size = two[b + (c << 7)]
             pos += 2
         else:
             size, pos = slow(data, pos)
@@ -101,8 +105,8 @@ def _decode(data: bytes, pos: int, end: int, count: int, base_offset: int,
         if b < 0x80:
             size = one[b]
             pos += 1
-        elif data[pos + 1] < 0x80:
-            size = two[(b & 0x7F) | (data[pos + 1] << 7)]
+        elif (c := data[pos + 1]) < 0x80:
+            size = two[b + (c << 7)]
             pos += 2
         else:
             size, pos = slow(data, pos)
