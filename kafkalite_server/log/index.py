@@ -116,7 +116,8 @@ class _SparseIndex:
         return self._keys[-1] if self._OFFSET_COLUMN == "keys" else self._values[-1]
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        if self._fd >= 0:
+            os.fsync(self._fd)
 
     def rename(self, path: Path) -> None:
         os.rename(self.path, path)

@@ -312,8 +312,14 @@ class LogSegment:
     # ---------------------------------------------------------------------------- lifecycle
 
     def flush(self) -> None:
-        """fsync the log and both indexes (safe from a worker thread while appends go on)."""
-        os.fsync(self.file.fileno())
+        """fsync the log and both indexes (safe from a worker thread while appends go on).
+
+        A segment closed meanwhile (deleted by retention) has nothing left to flush.
+        """
+        try:
+            os.fsync(self.file.fileno())
+        except ValueError:  # closed by the loop thread since the caller's snapshot
+            return
         self.offset_index.flush()
         self.time_index.flush()
 
