@@ -200,7 +200,14 @@ class MessageSetBuilder(BatchBuilder):
     __slots__ = ("_relative",)
 
     def __init__(self, magic: int = 1, compression: Codec = None,
-                 batch_size: int = DEFAULT_BATCH_SIZE, *, base_offset: int = 0) -> None:
+                 batch_size: int = DEFAULT_BATCH_SIZE, *, producer_id: int = -1,
+                 producer_epoch: int = -1, base_sequence: int = -1,
+                 is_transactional: bool = False, base_offset: int = 0,
+                 partition_leader_epoch: int = -1) -> None:
+        # The producer passes its state to every builder; only magic 2 can carry it.
+        if producer_id != -1 or is_transactional:
+            raise ValueError(f"idempotent and transactional batches need magic 2, "
+                             f"not magic {magic}")
         super().__init__(magic, compression, batch_size, base_offset=base_offset)
         compress(self.compression, b"", magic=magic)  # reject zstd for magic 0/1 up front
         self._relative = self.compression != NONE and magic == 1

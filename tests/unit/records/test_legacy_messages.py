@@ -120,6 +120,9 @@ def test_legacy_builder_rejects_headers_and_zstd() -> None:
         BatchBuilder(1).append(1, None, b"v", [("h", b"x")])
     with pytest.raises(Exception, match="zstd"):
         BatchBuilder(0, "zstd")
+    with pytest.raises(ValueError, match="magic 2"):
+        BatchBuilder(1, producer_id=7, producer_epoch=0, base_sequence=0)
+    assert BatchBuilder(1, producer_id=-1, partition_leader_epoch=0).append(1, None, b"v")
 
 
 def test_legacy_builder_full_semantics() -> None:

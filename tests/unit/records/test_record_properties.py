@@ -2,6 +2,7 @@
 
 import contextlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,11 +19,10 @@ timestamps = st.integers(min_value=0, max_value=2**50)
 record_lists = st.lists(st.tuples(blobs, blobs, timestamps, headers), min_size=1, max_size=20)
 
 
-@settings(max_examples=150)
-@given(records=record_lists, fmt=st.sampled_from(FORMATS),
-       base_offset=st.integers(min_value=0, max_value=2**40))
-def test_round_trip(records: list, fmt: tuple[int, str | None], base_offset: int) -> None:
-    magic, codec = fmt
+@pytest.mark.parametrize(("magic", "codec"), FORMATS)
+@settings(max_examples=30)
+@given(records=record_lists, base_offset=st.integers(min_value=0, max_value=2**40))
+def test_round_trip(magic: int, codec: str | None, records: list, base_offset: int) -> None:
     if magic < 2:
         records = [(k, v, t, []) for k, v, t, _h in records]
     data = encode_batch(records, magic=magic, compression=codec, base_offset=base_offset)
