@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from kafkalite.errors import ConfigError
@@ -22,18 +21,13 @@ class GroupCoordinatorConfig:
     offset_metadata_max_bytes: int = 4096
 
     @classmethod
-    def from_properties(cls, properties: Mapping[str, object]) -> GroupCoordinatorConfig:
-        """Pick this class's keys (``group.min.session.timeout.ms`` style) out of a broker config."""
-        values: dict[str, int] = {}
-        for field in fields(cls):
-            key = field.name.replace("_", ".")
-            if key not in properties:
-                continue
-            raw = properties[key]
-            try:
-                values[field.name] = int(str(raw))
-            except ValueError:
-                raise ConfigError(key, f"expected an integer, got {raw!r}") from None
+    def from_broker_config(cls, broker_config: object) -> GroupCoordinatorConfig:
+        """Take the keys this class shares with the broker's config (same attribute names)."""
+        values = {
+            f.name: getattr(broker_config, f.name)
+            for f in fields(cls)
+            if getattr(broker_config, f.name, None) is not None
+        }
         config = cls(**values)
         config.validate()
         return config

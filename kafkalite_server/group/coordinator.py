@@ -87,6 +87,10 @@ class GroupCoordinator:
     def partition_for(self, group_id: str) -> int:
         return offsets_partition_for(group_id, self.config.offsets_topic_num_partitions)
 
+    def partitions(self) -> frozenset[int]:
+        """The offsets partitions this coordinator owns or is loading."""
+        return frozenset(self._owned | self._loading)
+
     def group(self, group_id: str) -> ClassicGroup | None:
         return self._groups.get(group_id)
 

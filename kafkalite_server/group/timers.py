@@ -28,14 +28,19 @@ class Scheduler(Protocol):
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> TimerHandle: ...
 
 
-class LoopScheduler:
-    """:class:`Scheduler` on an asyncio event loop (the broker's)."""
+def _wall_clock_ms() -> int:
+    return int(time.time() * 1000)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+
+class LoopScheduler:
+    """:class:`Scheduler` on the running asyncio event loop (the broker's); the coordinator
+    is only ever called from that loop, so the loop is looked up when a timer is set."""
+
+    def __init__(self, now_ms: Callable[[], int] = _wall_clock_ms) -> None:
+        self._now_ms = now_ms
 
     def now_ms(self) -> int:
-        return int(time.time() * 1000)
+        return self._now_ms()
 
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> TimerHandle:
-        return self._loop.call_later(max(delay_ms, 0) / 1000.0, callback)
+        return asyncio.get_running_loop().call_later(max(delay_ms, 0) / 1000.0, callback)

@@ -1,0 +1,151 @@
+"""The group coordinator inside a running broker.
+
+It ties the sans-IO :class:`GroupCoordinator` to the broker: timers on the event loop,
+storage on ``__consumer_offsets``, and ownership that follows which offsets partitions this
+broker leads. Ownership is reconciled whenever a group request arrives, so a partition moved
+here (start-up, ``move_partition_leader``) starts loading on the first request that could
+need it, and one moved away stops being served, without hooks into the replica manager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from kafkalite.protocol.errors import TopicAlreadyExistsError
+from kafkalite_server.cluster.image import BrokerEndpoint, TopicInfo
+from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
+from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest
+from kafkalite_server.group.log_store import LOAD_CHUNK_BYTES, OffsetsLogStore, read_log_chunks
+from kafkalite_server.group.offsets_records import OffsetsReplay
+from kafkalite_server.group.results import JoinResult, SyncResult
+from kafkalite_server.group.timers import LoopScheduler
+
+if TYPE_CHECKING:
+    from kafkalite_server.broker import Broker
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class GroupCoordinatorService:
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        self.config = GroupCoordinatorConfig.from_broker_config(broker.config)
+        self.store = OffsetsLogStore(broker.replica_manager, broker.now_ms)
+        self.coordinator = GroupCoordinator(self.config, LoopScheduler(broker.now_ms), self.store)
+        self._loads: dict[int, asyncio.Task[None]] = {}
+
+    # -- ownership ----------------------------------------------------------------------------
+
+    def refresh_ownership(self) -> None:
+        """Load offsets partitions this broker newly leads; drop the ones it lost."""
+        led = {
+            index
+            for topic, index in self._broker.replica_manager.partitions
+            if topic == OFFSETS_TOPIC
+        }
+        known = self.coordinator.partitions()
+        for partition in sorted(known - led):
+            task = self._loads.pop(partition, None)
+            if task is not None:
+                task.cancel()
+            self.coordinator.unload_partition(partition)
+        for partition in sorted(led - known):
+            self.coordinator.begin_loading(partition)
+            if self.store.log_of(partition).size_in_bytes <= LOAD_CHUNK_BYTES:
+                self._load_now(partition)  # small: no point answering LOAD_IN_PROGRESS
+            else:
+                self._loads[partition] = self._broker.tasks.spawn(
+                    self._load_in_steps(partition), f"load-offsets-{partition}"
+                )
+
+    def _load_now(self, partition: int) -> None:
+        replay = OffsetsReplay()
+        try:
+            for records in read_log_chunks(self.store.log_of(partition)):
+                replay.feed(records)
+        except Exception:
+            log.exception("loading %s-%d failed", OFFSETS_TOPIC, partition)
+            self.coordinator.unload_partition(partition)
+            return
+        self.coordinator.complete_loading(partition, replay.loaded_groups())
+
+    async def _load_in_steps(self, partition: int) -> None:
+        """Replay a large partition a chunk at a time, letting other requests run between."""
+        replay = OffsetsReplay()
+        try:
+            for records in read_log_chunks(self.store.log_of(partition)):
+                replay.feed(records)
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("loading %s-%d failed", OFFSETS_TOPIC, partition)
+            self.coordinator.unload_partition(partition)
+            return
+        finally:
+            self._loads.pop(partition, None)
+        self.coordinator.complete_loading(partition, replay.loaded_groups())
+
+    # -- the offsets topic and coordinator lookup -----------------------------------------
+
+    def ensure_offsets_topic(self) -> TopicInfo:
+        """``__consumer_offsets``, created with Kafka's internal-topic settings if missing."""
+        controller = self._broker.controller
+        info = controller.image.topics.get(OFFSETS_TOPIC)
+        if info is not None:
+            return info
+        try:
+            return controller.create_topic(
+                OFFSETS_TOPIC,
+                self.config.offsets_topic_num_partitions,
+                configs={
+                    "cleanup.policy": "compact",
+                    "segment.bytes": str(self.config.offsets_topic_segment_bytes),
+                },
+            )
+        except TopicAlreadyExistsError:
+            return controller.image.topics[OFFSETS_TOPIC]
+
+    def coordinator_for(self, group_id: str) -> BrokerEndpoint | None:
+        """The broker leading the group's offsets partition, if it is up."""
+        info = self.ensure_offsets_topic()
+        partition = self.coordinator.partition_for(group_id)
+        if partition >= len(info.partitions):
+            return None
+        return self._broker.controller.image.brokers.get(info.partitions[partition].leader)
+
+    # -- parked requests as awaitables --------------------------------------------------------
+
+    async def join(self, request: JoinRequest) -> JoinResult:
+        future: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
+        self.coordinator.join_group(request, _resolver(future))
+        return await future
+
+    async def sync(
+        self, group_id: str, generation_id: int, member_id: str, assignments: dict[str, bytes]
+    ) -> SyncResult:
+        future: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
+        self.coordinator.sync_group(
+            group_id, generation_id, member_id, assignments, _resolver(future)
+        )
+        return await future
+
+    def shutdown(self) -> None:
+        for task in self._loads.values():
+            task.cancel()
+        self.coordinator.shutdown()
+
+
+def _resolver(future: asyncio.Future[T]) -> Callable[[T], None]:
+    """A callback that completes ``future`` unless its request was abandoned meanwhile."""
+
+    def resolve(result: T) -> None:
+        if not future.done():
+            future.set_result(result)
+
+    return resolve

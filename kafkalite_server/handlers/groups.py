@@ -1,0 +1,258 @@
+"""Group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+OffsetFetch, DescribeGroups, ListGroups, DeleteGroups.
+
+Each handler translates between the wire body (a dict, see kafkalite.protocol.schemas) and
+the coordinator's calls; every decision about groups is the coordinator's.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from kafkalite.protocol.errors import (
+    CoordinatorNotAvailableError,
+    InvalidRequestError,
+    UnknownTopicOrPartitionError,
+)
+from kafkalite_server.group.coordinator import JoinRequest
+from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
+from kafkalite_server.group.service import GroupCoordinatorService
+from kafkalite_server.handlers.registry import RequestContext
+
+Body = dict[str, Any]
+
+GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
+
+
+def _client_host(ctx: RequestContext) -> str:
+    """Kafka reports a member's host as Java's InetAddress.toString(): ``/127.0.0.1``."""
+    host = ctx.peer.rsplit(":", 1)[0] if ":" in ctx.peer else ctx.peer
+    return f"/{host}"
+
+
+async def handle_find_coordinator(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    key_type = body.get("key_type", GROUP_KEY_TYPE)
+    no_node: Body = {"throttle_time_ms": 0, "node_id": -1, "host": "", "port": -1}
+    if key_type == TRANSACTION_KEY_TYPE:
+        return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
+                "error_message": "transactions are not supported by this broker"}
+    if key_type != GROUP_KEY_TYPE:
+        return {**no_node, "error_code": InvalidRequestError.errno,
+                "error_message": f"unknown coordinator key type {key_type}"}
+    endpoint = service.coordinator_for(body["key"])
+    service.refresh_ownership()
+    if endpoint is None:
+        return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
+                "error_message": "the group's offsets partition has no live leader"}
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "node_id": endpoint.node_id, "host": endpoint.host, "port": endpoint.port}
+
+
+async def handle_join_group(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    version = ctx.api_version
+    request = JoinRequest(
+        group_id=body["group_id"],
+        member_id=body["member_id"],
+        client_id=ctx.header.client_id or "",
+        client_host=_client_host(ctx),
+        session_timeout_ms=body["session_timeout_ms"],
+        # v0 has no rebalance timeout: Kafka uses the session timeout for both.
+        rebalance_timeout_ms=body["rebalance_timeout_ms"] if version >= 1
+        else body["session_timeout_ms"],
+        protocol_type=body["protocol_type"],
+        protocols=[(p["name"], bytes(p["metadata"])) for p in body["protocols"]],
+        group_instance_id=body.get("group_instance_id"),
+        require_known_member_id=version >= 4,
+    )
+    result = await service.join(request)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": result.error,
+        "generation_id": result.generation_id,
+        "protocol_name": result.protocol_name or "",
+        "leader": result.leader_id,
+        "member_id": result.member_id,
+        "members": [
+            {"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+             "metadata": m.metadata}
+            for m in result.members
+        ],
+    }
+
+
+async def handle_sync_group(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    assignments = {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}
+    result = await service.sync(
+        body["group_id"], body["generation_id"], body["member_id"], assignments
+    )
+    return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment}
+
+
+async def handle_heartbeat(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    error = service.coordinator.heartbeat(
+        body["group_id"], body["generation_id"], body["member_id"]
+    )
+    return {"throttle_time_ms": 0, "error_code": error}
+
+
+async def handle_leave_group(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    if ctx.api_version >= 3:
+        leaving = [(m["member_id"], m["group_instance_id"]) for m in body["members"]]
+    else:
+        leaving = [(body["member_id"], None)]
+    result = service.coordinator.leave_group(body["group_id"], [m for m, _ in leaving])
+    if ctx.api_version < 3:
+        error = result.error or (result.member_errors[0] if result.member_errors else 0)
+        return {"throttle_time_ms": 0, "error_code": error}
+    return {
+        "throttle_time_ms": 0,
+        "error_code": result.error,
+        "members": [
+            {"member_id": member_id, "group_instance_id": instance_id, "error_code": error}
+            for (member_id, instance_id), error in zip(leaving, result.member_errors, strict=False)
+        ],
+    }
+
+
+async def handle_offset_commit(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    image = ctx.broker.controller.image
+    unknown: set[TopicPartition] = set()
+    entries: dict[TopicPartition, OffsetCommitEntry] = {}
+    for topic in body["topics"]:
+        for p in topic["partitions"]:
+            tp = TopicPartition(topic["name"], p["partition_index"])
+            if image.partition(tp.topic, tp.partition) is None:
+                unknown.add(tp)  # Kafka refuses commits for partitions it does not know
+                continue
+            entries[tp] = OffsetCommitEntry(
+                p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"]
+            )
+    results = service.coordinator.commit_offsets(
+        body["group_id"],
+        body["generation_id_or_member_epoch"],
+        body["member_id"],
+        entries,
+        group_instance_id=body.get("group_instance_id"),
+        retention_ms=body["retention_time_ms"],
+    ) if entries else {}
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {
+                "name": topic["name"],
+                "partitions": [
+                    {
+                        "partition_index": p["partition_index"],
+                        "error_code": _commit_error(
+                            TopicPartition(topic["name"], p["partition_index"]), results, unknown
+                        ),
+                    }
+                    for p in topic["partitions"]
+                ],
+            }
+            for topic in body["topics"]
+        ],
+    }
+
+
+def _commit_error(
+    tp: TopicPartition, results: dict[TopicPartition, int], unknown: set[TopicPartition]
+) -> int:
+    return UnknownTopicOrPartitionError.errno if tp in unknown else results[tp]
+
+
+async def handle_offset_fetch(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    requested = body["topics"]
+    partitions = None if requested is None else [
+        TopicPartition(t["name"], index) for t in requested for index in t["partition_indexes"]
+    ]
+    result = service.coordinator.fetch_offsets(body["group_id"], partitions)
+    by_topic: dict[str, list[Body]] = defaultdict(list)
+    for tp, committed in result.offsets.items():
+        by_topic[tp.topic].append({
+            "partition_index": tp.partition,
+            "committed_offset": committed.offset if committed else -1,
+            "committed_leader_epoch": committed.leader_epoch if committed else -1,
+            "metadata": committed.metadata if committed else "",
+            "error_code": result.error,
+        })
+    return {
+        "throttle_time_ms": 0,
+        "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+        "error_code": result.error,
+    }
+
+
+async def handle_describe_groups(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    return {
+        "throttle_time_ms": 0,
+        "groups": [
+            {
+                "error_code": d.error,
+                "group_id": d.group_id,
+                "group_state": d.state,
+                "protocol_type": d.protocol_type,
+                "protocol_data": d.protocol,
+                "members": [
+                    {
+                        "member_id": m.member_id,
+                        "group_instance_id": m.group_instance_id,
+                        "client_id": m.client_id,
+                        "client_host": m.client_host,
+                        "member_metadata": m.metadata,
+                        "member_assignment": m.assignment,
+                    }
+                    for m in d.members
+                ],
+            }
+            for d in service.coordinator.describe_groups(body["groups"])
+        ],
+    }
+
+
+async def handle_list_groups(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    error, listings = service.coordinator.list_groups()
+    return {
+        "throttle_time_ms": 0,
+        "error_code": error,
+        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in listings],
+    }
+
+
+async def handle_delete_groups(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    results = service.coordinator.delete_groups(body["groups_names"])
+    return {
+        "throttle_time_ms": 0,
+        "results": [{"group_id": g, "error_code": e} for g, e in results.items()],
+    }
