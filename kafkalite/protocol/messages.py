@@ -83,15 +83,28 @@ def encode_response(header: RequestHeader, body: Mapping[str, Any]) -> list[byte
 
 
 def decode_response(api_key: int, api_version: int, frame: Buffer) -> tuple[int, dict[str, Any]]:
-    """Decodes a response frame (without its size prefix): (correlation id, body)."""
+    """Decodes a response frame (without its size prefix): (correlation id, body).
+
+    A broker answers an ApiVersions version it does not support with a v0-format body
+    (error 35 and its own range); such replies are read as v0, as Kafka's clients do.
+    """
     api = _supported_api(api_key, api_version)
     correlation_id, pos = decode_response_header(api_key, api_version, frame)
+    try:
+        return correlation_id, _decode_body(api, api_version, frame, pos)
+    except ProtocolDecodeError:
+        if api_key != ApiKey.API_VERSIONS or api_version == 0:
+            raise
+        return correlation_id, _decode_body(api, 0, frame, pos)
+
+
+def _decode_body(api: Api, api_version: int, frame: Buffer, pos: int) -> dict[str, Any]:
     body, end = api.response.decode(frame, pos, api_version)
     if end != len(frame):
         raise ProtocolDecodeError(
             f"{api.response.name} v{api_version}: {len(frame) - end} trailing bytes"
         )
-    return correlation_id, body
+    return body
 
 
 def frame_bytes(chunks: list[bytes | object]) -> bytes:

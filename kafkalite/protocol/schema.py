@@ -263,8 +263,8 @@ def _decode_tags(
         known = decoders.get(tag)
         if known is not None:
             name, decode = known
-            try:
-                out[name], used_end = decode(buf[:end], pos)
+            try:  # a zero-copy view bounded at the tag's end keeps the value inside its size
+                out[name], used_end = decode(memoryview(buf)[:end], pos)
             except ProtocolDecodeError as exc:
                 raise ProtocolDecodeError(f"tagged field {name}: {exc}") from None
             if used_end != end:

@@ -223,3 +223,17 @@ def test_unsupported_versions_are_refused_on_both_sides() -> None:
         encode_request(ApiKey.FETCH, 3, 1, None, {})
     with pytest.raises(UnsupportedVersionError):
         decode_response(ApiKey.FETCH, 12, b"\x00\x00\x00\x01")
+
+
+@pytest.mark.parametrize("requested", range(5))
+def test_clients_read_the_unsupported_api_versions_reply_at_any_requested_version(requested: int) -> None:
+    frame = api_versions_unsupported_response(77)
+    correlation_id, body = decode_response(ApiKey.API_VERSIONS, requested, frame[4:])
+    assert correlation_id == 77
+    assert body["error_code"] == 35
+    assert body["api_keys"] == [{"api_key": 18, "min_version": 0, "max_version": 4}]
+
+
+def test_a_broken_api_versions_reply_is_still_a_decode_error() -> None:
+    with pytest.raises(ProtocolDecodeError):
+        decode_response(ApiKey.API_VERSIONS, 3, b"\x00\x00\x00\x01\x00")
