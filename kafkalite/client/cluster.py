@@ -71,7 +71,9 @@ def _parse_snapshot(body: Mapping[str, Any]) -> tuple[_Snapshot, bool]:
     for entry in _required(body, "brokers", "the response"):
         node_id = _required(entry, "node_id", "a broker")
         brokers[node_id] = BrokerMetadata(
-            node_id, _required(entry, "host", "a broker"), _required(entry, "port", "a broker"),
+            node_id,
+            _required(entry, "host", "a broker"),
+            _required(entry, "port", "a broker"),
             entry.get("rack"),
         )
     partitions: dict[str, dict[int, PartitionMetadata]] = {}
@@ -254,4 +256,3 @@ class ClusterMetadata:
             f"ClusterMetadata(version={self._version}, brokers={len(snapshot.brokers)}, "
             f"topics={len(snapshot.partitions)})"
         )
-

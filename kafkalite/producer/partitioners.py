@@ -285,8 +285,11 @@ def resolve_partitioner(value: object) -> Partitioner:
             return PARTITIONERS[value]()
         except KeyError:
             names = ", ".join(sorted(PARTITIONERS))
-            raise ConfigError("partitioner", f"unknown partitioner {value!r}; use one of {names}, "
-                              "a Partitioner subclass or a callable") from None
+            raise ConfigError(
+                "partitioner",
+                f"unknown partitioner {value!r}; use one of {names}, "
+                "a Partitioner subclass or a callable",
+            ) from None
     if callable(value):
         return CallablePartitioner(value)
     raise ConfigError(

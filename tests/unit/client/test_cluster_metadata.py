@@ -11,8 +11,12 @@ def realistic_body() -> dict:
     """What a 3-broker cluster answers to Metadata v8 for five requested topics."""
     body = metadata_body({"orders": [0, 1, 2, 0], "__consumer_offsets": 3})
     body["topics"] += [
-        {"error_code": 0, "name": "electing", "is_internal": False,
-         "partitions": [partition_entry(0, 1, [1, 2]), partition_entry(1, -1, [2, 0], error=5)]},
+        {
+            "error_code": 0,
+            "name": "electing",
+            "is_internal": False,
+            "partitions": [partition_entry(0, 1, [1, 2]), partition_entry(1, -1, [2, 0], error=5)],
+        },
         {"error_code": 3, "name": "missing", "is_internal": False, "partitions": []},
         {"error_code": 29, "name": "secret", "is_internal": False, "partitions": []},
         {"error_code": 17, "name": "bad name!", "is_internal": False, "partitions": []},
@@ -64,7 +68,8 @@ def test_partitions_leaders_and_availability(cluster: ClusterMetadata) -> None:
 
 def test_partitions_for_broker(cluster: ClusterMetadata) -> None:
     assert cluster.partitions_for_broker(1) == {
-        TopicPartition("orders", 1), TopicPartition("__consumer_offsets", 1),
+        TopicPartition("orders", 1),
+        TopicPartition("__consumer_offsets", 1),
         TopicPartition("electing", 0),
     }
     assert cluster.partitions_for_broker(9) == set()
@@ -114,10 +119,12 @@ def test_old_response_versions_without_epoch_or_offline_replicas() -> None:
 
 @pytest.mark.parametrize(
     ("breaker", "field"),
-    [(lambda b: b.pop("brokers"), "brokers"),
-     (lambda b: b["brokers"][0].pop("host"), "host"),
-     (lambda b: b["topics"][0].pop("name"), "name"),
-     (lambda b: b["topics"][0]["partitions"][0].pop("leader_id"), "leader_id")],
+    [
+        (lambda b: b.pop("brokers"), "brokers"),
+        (lambda b: b["brokers"][0].pop("host"), "host"),
+        (lambda b: b["topics"][0].pop("name"), "name"),
+        (lambda b: b["topics"][0]["partitions"][0].pop("leader_id"), "leader_id"),
+    ],
 )
 def test_a_malformed_body_is_a_typed_error_and_keeps_the_old_view(breaker, field: str) -> None:
     cluster = ClusterMetadata()
@@ -146,4 +153,3 @@ def test_listeners_see_the_new_view_and_a_failing_one_does_not_block_others() ->
     cluster.remove_listener(record)
     cluster.update_from_metadata(metadata_body({"t": 4}), now_ms=3)
     assert seen == [(1, {0, 1}), (2, {0, 1, 2})]
-

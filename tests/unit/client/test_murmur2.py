@@ -54,4 +54,6 @@ def test_murmur2_agrees_with_kafka_python(data: bytes) -> None:
 
 @given(st.binary(max_size=64), st.integers(min_value=1, max_value=5000))
 def test_keyed_partition_agrees_with_kafka_python_formula(key: bytes, partitions: int) -> None:
-    assert partition_for_key(key, partitions) == (kafka_python_murmur2(key) & 0x7FFFFFFF) % partitions
+    assert (
+        partition_for_key(key, partitions) == (kafka_python_murmur2(key) & 0x7FFFFFFF) % partitions
+    )

@@ -33,7 +33,9 @@ def send(partitioner: Partitioner, key: bytes | None, cluster: PartitionSource =
 
 @pytest.mark.parametrize("factory", [DefaultPartitioner, RandomPartitioner])
 @given(key=st.binary(max_size=40))
-def test_keyed_records_use_murmur2_over_all_partitions(factory: type[Partitioner], key: bytes) -> None:
+def test_keyed_records_use_murmur2_over_all_partitions(
+    factory: type[Partitioner], key: bytes
+) -> None:
     partitioner = factory()
     expected = partition_for_key(key, 6)
     assert send(partitioner, key) == expected
@@ -118,8 +120,15 @@ def test_unknown_topic_is_a_typed_error() -> None:
 
 
 class EvenOnly(Partitioner):
-    def partition(self, topic: str, key: Any, key_bytes: bytes | None, value: Any,
-                  value_bytes: bytes | None, cluster: PartitionSource) -> int:
+    def partition(
+        self,
+        topic: str,
+        key: Any,
+        key_bytes: bytes | None,
+        value: Any,
+        value_bytes: bytes | None,
+        cluster: PartitionSource,
+    ) -> int:
         return 2 * (len(value_bytes or b"") % 3)
 
 
@@ -128,9 +137,13 @@ def test_resolve_accepts_instances_subclasses_and_names() -> None:
     assert resolve_partitioner(instance) is instance
     assert isinstance(resolve_partitioner(EvenOnly), EvenOnly)
     assert send(resolve_partitioner(EvenOnly), None) == 2
-    expected = {"default": DefaultPartitioner, "murmur2_random": DefaultPartitioner,
-                "random": RandomPartitioner, "round_robin": RoundRobinPartitioner,
-                "uniform_sticky": UniformStickyPartitioner}
+    expected = {
+        "default": DefaultPartitioner,
+        "murmur2_random": DefaultPartitioner,
+        "random": RandomPartitioner,
+        "round_robin": RoundRobinPartitioner,
+        "uniform_sticky": UniformStickyPartitioner,
+    }
     for name, cls in expected.items():
         assert type(resolve_partitioner(name)) is cls
 
@@ -138,7 +151,9 @@ def test_resolve_accepts_instances_subclasses_and_names() -> None:
 def test_resolve_wraps_a_legacy_callable() -> None:
     calls = []
 
-    def pick_last_available(key_bytes: bytes | None, all_parts: list[int], available: list[int]) -> int:
+    def pick_last_available(
+        key_bytes: bytes | None, all_parts: list[int], available: list[int]
+    ) -> int:
         calls.append((key_bytes, all_parts, available))
         return available[-1]
 

@@ -31,9 +31,14 @@ PAIRS: list[tuple[Serializer, Deserializer]] = [
 ]
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text()
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.text()
     | st.floats(allow_nan=False, allow_infinity=False),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -65,7 +70,11 @@ def test_json_round_trip(value: Any) -> None:
     assert JsonDeserializer().deserialize("t", data) == value
 
 
-@given(json_values.filter(lambda v: v is not None) | st.binary() | st.dictionaries(st.integers(-(2**63), 2**64 - 1), st.binary()))
+@given(
+    json_values.filter(lambda v: v is not None)
+    | st.binary()
+    | st.dictionaries(st.integers(-(2**63), 2**64 - 1), st.binary())
+)
 def test_msgpack_round_trip_keeps_bytes_and_int_keys(value: Any) -> None:
     data = MsgpackSerializer().serialize("t", value)
     assert MsgpackDeserializer().deserialize("t", data) == value
@@ -106,7 +115,9 @@ def test_a_callable_returning_non_bytes_is_reported() -> None:
 
 def test_resolve_deserializer_accepts_instances_classes_and_callables() -> None:
     assert isinstance(resolve_deserializer(None, "value_deserializer"), BytesDeserializer)
-    assert isinstance(resolve_deserializer(JsonDeserializer, "value_deserializer"), JsonDeserializer)
+    assert isinstance(
+        resolve_deserializer(JsonDeserializer, "value_deserializer"), JsonDeserializer
+    )
     wrapped = resolve_deserializer(bytes.decode, "key_deserializer")
     assert isinstance(wrapped, CallableDeserializer)
     assert wrapped.deserialize("t", b"k") == "k"

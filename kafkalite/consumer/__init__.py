@@ -1,0 +1,1 @@
+"""The consumer: fetcher, group membership and partition assignors."""
