@@ -46,7 +46,8 @@ def _kafka_python_classes() -> dict[tuple[int, str], Any]:
                 and value is not ApiMessage
                 and getattr(value, "_json", None)
             ):
-                found[(value.API_KEY, value.type)] = value
+                message: Any = value
+                found[(message.API_KEY, message.type)] = message
     return found
 
 
