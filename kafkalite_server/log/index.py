@@ -156,6 +156,16 @@ class OffsetIndex(_SparseIndex):
         return self.base_offset + self._keys[slot], self._values[slot]
 
 
+    def floor_position(self, position: int) -> int:
+        """The largest indexed position at or below ``position`` (a batch start); else 0.
+
+        Positions grow with offsets, so a read can jump to the last whole batch that fits
+        its byte budget instead of walking every batch header in between.
+        """
+        slot = bisect.bisect_right(self._values, position) - 1
+        return self._values[slot] if slot >= 0 else 0
+
+
 class TimeIndex(_SparseIndex):
     """Entries of (int64 timestamp ms, int32 relative offset): "max timestamp up to here"."""
 

@@ -187,11 +187,13 @@ class LogSegment:
         if limit - start <= max_bytes:
             length = limit - start
         else:
-            end = start
-            for position, header in self.iter_batches(start):
+            budget_end = start + max_bytes  # below limit here
+            end = max(start, self.offset_index.floor_position(budget_end))
+            for position, header in self.iter_batches(end):
                 batch_end = position + header.size
-                if batch_end > limit or (batch_end - start > max_bytes
-                                         and not (min_one_batch and position == start)):
+                if batch_end > budget_end:
+                    if position == start and min_one_batch:
+                        end = batch_end
                     break
                 end = batch_end
             length = end - start

@@ -109,3 +109,16 @@ def test_reopen_restores_next_offset_and_max_timestamp(tmp_path: Path) -> None:
     assert reopened.max_timestamp_so_far == 5_000 + 60 + 1
     assert reopened.first_batch_timestamp == 5_001
     reopened.sanity_check()
+
+
+def test_read_lengths_match_a_brute_force_batch_walk(tmp_path: Path) -> None:
+    segment = LogSegment(tmp_path, BASE, LogConfig(index_interval_bytes=150))
+    positions = _fill(segment, 25)
+    ends = [*positions[1:], segment.size]
+    for first_batch in range(0, 25, 3):
+        start = positions[first_batch]
+        for max_bytes in (1, 100, 113, 226, 500, 1_000, 2_000, 10_000):
+            fitting = [end for end in ends[first_batch:] if end - start <= max_bytes]
+            expected = (fitting[-1] if fitting else ends[first_batch]) - start
+            region = segment.read(BASE + 2 * first_batch, max_bytes)
+            assert region is not None and (region.position, len(region)) == (start, expected)
