@@ -336,12 +336,9 @@ class Log:
                 excess -= segment.size
                 return True
             deleted += self._delete_oldest_while(over_size, high_watermark)
-        deleted += self._delete_oldest_while(
-            lambda segment: self._next_base(segment) <= self.log_start_offset, high_watermark)
+        deleted += self._delete_oldest_while(  # the next segment starts at or below it
+            lambda _oldest: self._bases[1] <= self.log_start_offset, high_watermark)
         return deleted
-
-    def _next_base(self, segment: LogSegment) -> int:
-        return self._bases[self._bases.index(segment.base_offset) + 1]
 
     def _delete_oldest_while(self, qualifies: Callable[[LogSegment], bool],
                              high_watermark: int) -> int:
