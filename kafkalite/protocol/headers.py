@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from kafkalite.errors import ProtocolDecodeError
 from kafkalite.protocol.api import ApiKey, api_for, is_supported
 from kafkalite.protocol.primitives import STRING, Buffer
-from kafkalite.protocol.varint import decode_uvarint
+from kafkalite.protocol.schema import decode_tag_buffer
 
 _FIXED = struct.Struct(">hhi")
 _CORRELATION = struct.Struct(">i")
@@ -73,22 +73,10 @@ def decode_request_header(frame: Buffer) -> tuple[RequestHeader, int]:
     try:
         client_id, pos = _decode_client_id(frame, _FIXED.size)
         if request_header_version(api_key, api_version) == 2:
-            pos = skip_tags(frame, pos)
+            pos = decode_tag_buffer(frame, pos, {}, {})
     except ProtocolDecodeError as exc:
         raise ProtocolDecodeError(f"request header (api key {api_key}): {exc}") from None
     return RequestHeader(api_key, api_version, correlation_id, client_id), pos
-
-
-def skip_tags(buf: Buffer, pos: int) -> int:
-    """Skips a tag buffer (headers define no tagged fields we use)."""
-    count, pos = decode_uvarint(buf, pos)
-    for _ in range(count):
-        _tag, pos = decode_uvarint(buf, pos)
-        size, pos = decode_uvarint(buf, pos)
-        pos += size
-        if pos > len(buf):
-            raise ProtocolDecodeError("tagged field overruns the header")
-    return pos
 
 
 def encode_response_header(api_key: int, api_version: int, correlation_id: int) -> bytes:
@@ -106,5 +94,5 @@ def decode_response_header(api_key: int, api_version: int, frame: Buffer) -> tup
         raise ProtocolDecodeError(f"response header truncated: {len(frame)} bytes") from None
     pos = 4
     if response_header_version(api_key, api_version) == 1:
-        pos = skip_tags(frame, pos)
+        pos = decode_tag_buffer(frame, pos, {}, {})
     return correlation_id, pos

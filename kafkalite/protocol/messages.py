@@ -123,11 +123,9 @@ def api_versions_unsupported_response(correlation_id: int) -> bytes:
         "error_code": UnsupportedVersionError.errno,
         "api_keys": [{"api_key": ApiKey.API_VERSIONS, "min_version": lo, "max_version": hi}],
     }
-    payload = _CORRELATION_ONLY.pack(correlation_id) + API_VERSIONS_RESPONSE.encode(body, 0)
+    header = encode_response_header(ApiKey.API_VERSIONS, 0, correlation_id)
+    payload = header + API_VERSIONS_RESPONSE.encode(body, 0)
     return _SIZE.pack(len(payload)) + payload
-
-
-_CORRELATION_ONLY = struct.Struct(">i")
 
 
 def _chunk_size(chunk: Any) -> int:

@@ -225,7 +225,7 @@ def _compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> 
                 out[name], pos = decode(buf, pos)
             if flexible:
                 name = "tagged fields"
-                pos = _decode_tags(buf, pos, tagged_decoders, out)
+                pos = decode_tag_buffer(buf, pos, tagged_decoders, out)
         except FieldDecodeError as exc:
             raise FieldDecodeError(name + _dotted(exc.path), exc.reason) from None
         except ProtocolDecodeError as exc:
@@ -249,10 +249,12 @@ def _compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> 
     return _Compiled(decode_struct, encode_struct)
 
 
-def _decode_tags(
+def decode_tag_buffer(
     buf: Buffer, pos: int, decoders: dict[int, tuple[str, Decoder]], out: dict[str, Any]
 ) -> int:
-    """Reads a tag buffer into ``out``; unknown tags are skipped, as the protocol requires."""
+    """Reads a tag buffer into ``out``; unknown tags are skipped, as the protocol requires.
+
+    With no ``decoders`` it just skips the buffer (request/response headers)."""
     count, pos = decode_uvarint(buf, pos)
     for _ in range(count):
         tag, pos = decode_uvarint(buf, pos)
