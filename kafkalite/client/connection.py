@@ -1,0 +1,389 @@
+"""One TCP connection to one broker: framing, correlation ids and version negotiation.
+
+A :class:`BrokerConnection` owns a non-blocking socket and is driven by the client's I/O
+thread (:mod:`kafkalite.client.client`): every method runs on that thread, so there are no
+locks here. Requests are pipelined; responses come back in request order (the protocol
+guarantees it) and are matched strictly by correlation id, any mismatch meaning the stream is
+broken. The first request is ApiVersions; requests queued before it is answered wait, and then
+each API is spoken at the highest version both sides support.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno as errno_codes
+import logging
+import selectors
+import socket
+import struct
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from kafkalite.client.future import Future
+from kafkalite.errors import (
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    ProtocolDecodeError,
+)
+from kafkalite.protocol import (
+    SUPPORTED_VERSIONS,
+    ApiKey,
+    FrameDecoder,
+    decode_response,
+    encode_request,
+)
+from kafkalite.protocol.errors import UnsupportedVersionError, error_for_code
+
+log = logging.getLogger(__name__)
+
+Response = dict[str, Any]
+_RECV_BYTES = 256 * 1024
+_MAX_CORRELATION_ID = 2**31 - 1
+_SOFTWARE_NAME = "kafkalite"
+_SOFTWARE_VERSION = "0.1.0"
+_CORRELATION_ID = struct.Struct(">i")
+_UNSUPPORTED_VERSION_CODE = struct.pack(">h", UnsupportedVersionError.errno)
+
+
+class IncompatibleBrokerVersionError(KafkaError):
+    """The broker supports no version of an API that this client also supports."""
+
+
+class ConnectionState(enum.Enum):
+    DISCONNECTED = "disconnected"
+    CONNECTING = "connecting"
+    NEGOTIATING = "negotiating"
+    READY = "ready"
+
+
+class _InFlight(NamedTuple):
+    correlation_id: int
+    api_key: int
+    api_version: int
+    future: Future[Response]
+    deadline: float
+
+
+class _Queued(NamedTuple):
+    api_key: int
+    body: Mapping[str, Any]
+    future: Future[Response]
+    expect_response: bool
+
+
+def pick_version(api_key: int, broker_range: tuple[int, int] | None) -> int:
+    """The highest version in our range and the broker's; a typed error if they are disjoint."""
+    ours = SUPPORTED_VERSIONS.get(ApiKey(api_key))
+    if ours is None or broker_range is None:
+        raise IncompatibleBrokerVersionError(f"the broker does not support api key {api_key}")
+    low, high = max(ours[0], broker_range[0]), min(ours[1], broker_range[1])
+    if low > high:
+        raise IncompatibleBrokerVersionError(
+            f"api key {api_key}: we speak versions {ours[0]}-{ours[1]}, the broker "
+            f"{broker_range[0]}-{broker_range[1]}"
+        )
+    return high
+
+
+class BrokerConnection:
+    """A pipelined connection to ``host:port``; see the module docstring."""
+
+    def __init__(
+        self,
+        node_id: int,
+        host: str,
+        port: int,
+        *,
+        client_id: str | None,
+        request_timeout_ms: int,
+        selector: selectors.BaseSelector,
+        max_frame_bytes: int = 100 * 1024 * 1024,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.client_id = client_id
+        self.request_timeout = request_timeout_ms / 1000
+        self.state = ConnectionState.DISCONNECTED
+        self.broker_versions: dict[int, tuple[int, int]] = {}
+        self._versions: dict[int, int] = {}
+        self._clock = clock
+        self._max_frame_bytes = max_frame_bytes
+        self._sock: socket.socket | None = None
+        self._selector = selector
+        self._events = 0
+        self._decoder = FrameDecoder(max_frame_bytes)
+        self._out = bytearray()
+        self._written = 0
+        self._queued_bytes = 0
+        self._on_written: deque[tuple[int, Future[Response]]] = deque()
+        self._in_flight: deque[_InFlight] = deque()
+        self._waiting: list[_Queued] = []
+        self._correlation_id = 0
+        self._connect_deadline = 0.0
+        self.on_state_change: Callable[[BrokerConnection], None] | None = None
+
+    def __repr__(self) -> str:
+        return f"<BrokerConnection node={self.node_id} {self.host}:{self.port} {self.state.value}>"
+
+    # -- socket lifecycle ------------------------------------------------------------------
+
+    def connect(self) -> None:
+        """Start a non-blocking connect; progress arrives through :meth:`handle_write`."""
+        if self.state is not ConnectionState.DISCONNECTED:
+            return
+        try:
+            infos = socket.getaddrinfo(self.host, self.port, 0, socket.SOCK_STREAM)
+        except OSError as exc:
+            self._fail_everything(KafkaConnectionError(f"cannot resolve {self.host}: {exc}"))
+            return
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock = sock
+        self._connect_deadline = self._clock() + self.request_timeout
+        self._set_state(ConnectionState.CONNECTING)
+        self._events = selectors.EVENT_READ | selectors.EVENT_WRITE
+        self._selector.register(sock, self._events, self)
+        code = sock.connect_ex(address)
+        if code not in (0, errno_codes.EINPROGRESS, errno_codes.EWOULDBLOCK):
+            self.close(KafkaConnectionError(f"connect to {self.host}:{self.port}: "
+                                            f"{errno_codes.errorcode.get(code, code)}"))
+
+    def _update_interest(self) -> None:
+        """Ask the selector for writability only while there is something to write."""
+        if self._sock is None:
+            return
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self._out else 0)
+        if events != self._events:
+            self._events = events
+            self._selector.modify(self._sock, events, self)
+
+    def is_ready(self) -> bool:
+        return self.state is ConnectionState.READY
+
+    @property
+    def in_flight_count(self) -> int:
+        return len(self._in_flight)
+
+    def close(self, error: BaseException | None = None) -> None:
+        """Close the socket and fail every pending request with ``error``."""
+        if self._sock is not None:
+            self._selector.unregister(self._sock)
+            self._sock.close()
+            self._sock = None
+        self._out.clear()
+        self._decoder = FrameDecoder(self._max_frame_bytes)
+        self._versions.clear()
+        was = self.state
+        if was is not ConnectionState.DISCONNECTED:
+            log.debug("closing %r: %s", self, error)
+        self.state = ConnectionState.DISCONNECTED
+        self._fail_everything(error or KafkaConnectionError(f"connection to node {self.node_id} "
+                                                            "closed"))
+        if was is not ConnectionState.DISCONNECTED and self.on_state_change is not None:
+            self.on_state_change(self)
+
+    def _fail_everything(self, error: BaseException) -> None:
+        pending = [entry.future for entry in self._in_flight]
+        pending += [entry.future for entry in self._waiting]
+        pending += [future for _, future in self._on_written]
+        self._in_flight.clear()
+        self._waiting.clear()
+        self._on_written.clear()
+        for future in pending:
+            if not future.is_done():
+                future.failure(error)
+
+    def _set_state(self, state: ConnectionState) -> None:
+        self.state = state
+        if self.on_state_change is not None:
+            self.on_state_change(self)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def api_version(self, api_key: int) -> int:
+        """The negotiated version of ``api_key`` (only valid once READY)."""
+        version = self._versions.get(api_key)
+        if version is None:
+            version = pick_version(api_key, self.broker_versions.get(api_key))
+            self._versions[api_key] = version
+        return version
+
+    def send(
+        self, api_key: int, body: Mapping[str, Any], *, expect_response: bool = True
+    ) -> Future[Response]:
+        """Queue a request. Without a response (Produce acks=0) the future completes with an
+        empty dict once the bytes are handed to the kernel."""
+        future: Future[Response] = Future()
+        if self.state is ConnectionState.READY:
+            self._send_now(api_key, body, future, expect_response)
+        elif self.state is ConnectionState.DISCONNECTED:
+            future.failure(KafkaConnectionError(f"node {self.node_id} is not connected"))
+        else:
+            self._waiting.append(_Queued(api_key, body, future, expect_response))
+        return future
+
+    def _send_now(self, api_key: int, body: Mapping[str, Any], future: Future[Response],
+                  expect_response: bool, version: int | None = None) -> None:
+        try:
+            if version is None:
+                version = self.api_version(api_key)
+            correlation_id = self._next_correlation_id()
+            frame = encode_request(api_key, version, correlation_id, self.client_id, body)
+        except Exception as exc:  # a bad body fails its own request, not the connection
+            future.failure(exc)
+            return
+        self._out += frame
+        self._queued_bytes += len(frame)
+        if expect_response:
+            self._in_flight.append(_InFlight(correlation_id, api_key, version, future,
+                                             self._clock() + self.request_timeout))
+        else:
+            self._on_written.append((self._queued_bytes, future))
+        self._flush()
+
+    def _next_correlation_id(self) -> int:
+        self._correlation_id = (self._correlation_id + 1) & _MAX_CORRELATION_ID
+        return self._correlation_id
+
+    # -- I/O events ------------------------------------------------------------------------
+
+    def handle_write(self) -> None:
+        if self.state is ConnectionState.CONNECTING:
+            assert self._sock is not None
+            code = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code:
+                self.close(KafkaConnectionError(
+                    f"connect to {self.host}:{self.port}: {errno_codes.errorcode.get(code, code)}"))
+                return
+            self._update_interest()
+            self._start_negotiation(max(SUPPORTED_VERSIONS[ApiKey.API_VERSIONS]))
+            return
+        self._flush()
+
+    def _flush(self) -> None:
+        sock = self._sock
+        if sock is None or not self._out or self.state is ConnectionState.CONNECTING:
+            return
+        try:
+            sent = sock.send(self._out)
+        except (BlockingIOError, InterruptedError):
+            self._update_interest()
+            return
+        except OSError as exc:
+            self.close(KafkaConnectionError(f"send to node {self.node_id}: {exc}"))
+            return
+        del self._out[:sent]
+        self._written += sent
+        while self._on_written and self._on_written[0][0] <= self._written:
+            self._on_written.popleft()[1].success({})
+        self._update_interest()
+
+    def handle_read(self) -> None:
+        sock = self._sock
+        while sock is not None and self._sock is sock:
+            try:
+                data = sock.recv(_RECV_BYTES)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                self.close(KafkaConnectionError(f"receive from node {self.node_id}: {exc}"))
+                return
+            if not data:
+                self.close(KafkaConnectionError(f"node {self.node_id} closed the connection"))
+                return
+            try:
+                frames = self._decoder.feed(data)
+            except ProtocolDecodeError as exc:
+                self.close(KafkaConnectionError(f"node {self.node_id}: {exc}"))
+                return
+            for frame in frames:
+                if self._sock is not sock:
+                    return
+                self._handle_frame(frame)
+            if len(data) < _RECV_BYTES:
+                return
+
+    def _handle_frame(self, frame: bytearray) -> None:
+        if not self._in_flight:
+            self.close(KafkaConnectionError(f"node {self.node_id} sent an unrequested response"))
+            return
+        entry = self._in_flight.popleft()
+        try:
+            correlation_id, body = self._decode(entry, frame)
+        except ProtocolDecodeError as exc:
+            self.close(KafkaConnectionError(f"node {self.node_id}: undecodable response: {exc}"))
+            return
+        if correlation_id != entry.correlation_id:
+            self.close(KafkaConnectionError(
+                f"node {self.node_id}: correlation id {correlation_id} does not match the "
+                f"expected {entry.correlation_id}"))
+            return
+        entry.future.success(body)
+
+    def _decode(self, entry: _InFlight, frame: bytearray) -> tuple[int, Response]:
+        try:
+            return decode_response(entry.api_key, entry.api_version, frame)
+        except ProtocolDecodeError:
+            if entry.api_key != ApiKey.API_VERSIONS or entry.api_version == 0:
+                raise
+        # A broker that does not know our ApiVersions version answers in v0 format; some
+        # (librdkafka's mock cluster) in a format of their own: then only the error code
+        # counts, and UNSUPPORTED_VERSION makes us retry with v0.
+        try:
+            return decode_response(ApiKey.API_VERSIONS, 0, frame)
+        except ProtocolDecodeError:
+            if frame[4:6] != _UNSUPPORTED_VERSION_CODE:
+                raise
+            return _CORRELATION_ID.unpack_from(frame)[0], {
+                "error_code": UnsupportedVersionError.errno, "api_keys": []}
+
+    def check_timeouts(self) -> float | None:
+        """Close the connection if a request or the connect is overdue; the next deadline."""
+        now = self._clock()
+        if self.state is ConnectionState.CONNECTING:
+            if now >= self._connect_deadline:
+                self.close(KafkaTimeoutError(f"connect to {self.host}:{self.port} timed out"))
+                return None
+            return self._connect_deadline
+        if not self._in_flight:
+            return None
+        deadline = min(entry.deadline for entry in self._in_flight)
+        if now >= deadline:
+            self.close(KafkaTimeoutError(
+                f"node {self.node_id}: no response within {self.request_timeout:g} s"))
+            return None
+        return deadline
+
+    # -- ApiVersions negotiation -------------------------------------------------------------
+
+    def _start_negotiation(self, version: int) -> None:
+        self.state = ConnectionState.NEGOTIATING
+        future: Future[Response] = Future()
+        body = {"client_software_name": _SOFTWARE_NAME,
+                "client_software_version": _SOFTWARE_VERSION}
+        self._send_now(ApiKey.API_VERSIONS, body, future, True, version=version)
+        future.add_callback(self._on_api_versions, version)
+
+    def _on_api_versions(self, version: int, body: Response) -> None:
+        ranges = {entry["api_key"]: (entry["min_version"], entry["max_version"])
+                  for entry in body["api_keys"]}
+        error = body["error_code"]
+        if error == UnsupportedVersionError.errno and version > 0:
+            broker_max = ranges.get(ApiKey.API_VERSIONS, (0, 0))[1]
+            self._start_negotiation(min(broker_max, version - 1))
+            return
+        if error:
+            self.close(error_for_code(error)(f"ApiVersions v{version} from node {self.node_id}"))
+            return
+        self.broker_versions = ranges
+        self._set_state(ConnectionState.READY)
+        waiting, self._waiting = self._waiting, []
+        for queued in waiting:
+            self._send_now(queued.api_key, queued.body, queued.future, queued.expect_response)

@@ -1,0 +1,266 @@
+"""The record accumulator: per-partition batches between ``send()`` and the sender.
+
+User threads append records; each partition has a queue of batches whose last one is open.
+A batch becomes sendable when it is full (``batch_size``), when it is ``linger_ms`` old, or
+while a flush or close is in progress. The sender (on the I/O thread) asks which leaders have
+sendable data (:meth:`RecordAccumulator.ready`) and drains up to ``max_request_size`` per
+leader (:meth:`RecordAccumulator.drain`), which is what makes one Produce request per broker.
+
+``buffer_memory`` bounds the bytes held by unfinished batches; an append that needs a new
+batch when the budget is spent blocks up to ``max_block_ms`` (backpressure), then fails with
+:class:`~kafkalite.errors.KafkaTimeoutError`. No sockets here: the clock is injectable and the
+unit tests drive it by hand.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple, Protocol
+
+from kafkalite.errors import KafkaError, KafkaTimeoutError
+from kafkalite.producer.batch import FutureRecordMetadata, ProducerBatch
+from kafkalite.records import BatchBuilder
+from kafkalite.structs import Header, TopicPartition
+
+
+class LeaderSource(Protocol):
+    """What the accumulator needs from the cluster metadata."""
+
+    def leader_for(self, tp: TopicPartition) -> int | None: ...
+
+
+class AppendResult(NamedTuple):
+    future: FutureRecordMetadata | None
+    """None only when ``abort_on_new_batch`` stopped the append."""
+    batch_is_full: bool
+    new_batch_created: bool
+
+
+class ReadyCheck(NamedTuple):
+    ready_nodes: set[int]
+    next_check: float | None
+    """Monotonic time when another batch turns sendable (linger or backoff end)."""
+    unknown_leaders: bool
+
+
+_ABORTED = AppendResult(None, False, False)
+
+
+class RecordAccumulator:
+    """See the module docstring. Thread-safe: one lock guards the queues."""
+
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        linger_ms: int,
+        compression_type: str | None,
+        buffer_memory: int,
+        max_block_ms: int,
+        delivery_timeout_ms: int,
+        retry_backoff_ms: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.batch_size = batch_size
+        self.linger = linger_ms / 1000
+        self.compression_type = compression_type
+        self.max_block = max_block_ms / 1000
+        self.delivery_timeout = delivery_timeout_ms / 1000
+        self.retry_backoff = retry_backoff_ms / 1000
+        self.magic = 2
+        """Record format for new batches; the sender lowers it for brokers older than 0.11."""
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._memory_freed = threading.Condition(self._lock)
+        self._free_memory = buffer_memory
+        self._batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._incomplete: set[ProducerBatch] = set()
+        self._muted: set[TopicPartition] = set()
+        self._flushes = 0
+        self._closed = False
+
+    # -- user threads ----------------------------------------------------------------------
+
+    def append(
+        self,
+        tp: TopicPartition,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[Header] | None,
+        *,
+        abort_on_new_batch: bool = False,
+    ) -> AppendResult:
+        """Add one record to ``tp``'s open batch, opening a new batch when needed.
+
+        With ``abort_on_new_batch`` the record is not added when it would need a new batch,
+        so the caller can let a sticky partitioner move on first (Java's abortOnNewBatch).
+        """
+        with self._lock:
+            if self._closed:
+                raise KafkaError("the producer is closed")
+            queue = self._batches.get(tp)
+            if queue is None:
+                queue = self._batches[tp] = deque()
+            elif queue:
+                last = queue[-1]
+                if not last.is_full:
+                    future = last.try_append(timestamp_ms, key, value, headers)
+                    if future is not None:
+                        return AppendResult(future, last.is_full or len(queue) > 1, False)
+            if abort_on_new_batch:
+                return _ABORTED
+            batch = self._new_batch(tp, key, value)
+            future = batch.try_append(timestamp_ms, key, value, headers)
+            assert future is not None  # the first record always fits
+            queue.append(batch)
+            return AppendResult(future, len(queue) > 1, True)
+
+    def _new_batch(self, tp: TopicPartition, key: bytes | None,
+                   value: bytes | None) -> ProducerBatch:
+        """A new open batch with its memory reserved; waits (lock released) for memory."""
+        needed = max(self.batch_size, (len(key) if key else 0) + (len(value) if value else 0))
+        if needed > self._free_memory:
+            deadline = self._clock() + self.max_block
+            while needed > self._free_memory and not self._closed:
+                remaining = deadline - self._clock()
+                if remaining <= 0 or not self._memory_freed.wait(remaining):
+                    if needed <= self._free_memory:
+                        break
+                    raise KafkaTimeoutError(
+                        f"buffer_memory exhausted: no room for a {needed}-byte batch within "
+                        f"max_block_ms ({self.max_block * 1000:g} ms)")
+        self._free_memory -= needed
+        builder = BatchBuilder(self.magic, self.compression_type, self.batch_size)
+        batch = ProducerBatch(tp, builder, self._clock(), needed)
+        self._incomplete.add(batch)
+        return batch
+
+    def begin_flush(self) -> list[ProducerBatch]:
+        """Make every batch sendable now; returns the batches the flush waits for."""
+        with self._lock:
+            self._flushes += 1
+            return list(self._incomplete)
+
+    def end_flush(self) -> None:
+        with self._lock:
+            self._flushes -= 1
+
+    def has_undrained(self) -> bool:
+        with self._lock:
+            return any(self._batches.values())
+
+    # -- I/O thread ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Refuse new records; what is queued still drains (everything counts as ready)."""
+        with self._lock:
+            self._closed = True
+            self._memory_freed.notify_all()
+
+    def ready(self, cluster: LeaderSource) -> ReadyCheck:
+        now = self._clock()
+        nodes: set[int] = set()
+        next_check: float | None = None
+        unknown = False
+        with self._lock:
+            flushing = self._flushes > 0 or self._closed
+            for tp, queue in self._batches.items():
+                if not queue or tp in self._muted:
+                    continue
+                leader = cluster.leader_for(tp)
+                if leader is None:
+                    unknown = True
+                    continue
+                if leader in nodes:
+                    continue
+                batch = queue[0]
+                if batch.attempts and now < batch.retry_at:
+                    wake = batch.retry_at
+                elif flushing or batch.is_full or len(queue) > 1:
+                    nodes.add(leader)
+                    continue
+                else:
+                    wake = batch.created + self.linger
+                    if now >= wake:
+                        nodes.add(leader)
+                        continue
+                next_check = wake if next_check is None else min(next_check, wake)
+        return ReadyCheck(nodes, next_check, unknown)
+
+    def drain(self, cluster: LeaderSource, nodes: Iterable[int],
+              max_request_size: int) -> dict[int, list[ProducerBatch]]:
+        """Take at most one batch per partition (the oldest) for each node, until a request
+        would exceed ``max_request_size``; batches are not built here (see the sender)."""
+        now = self._clock()
+        wanted = set(nodes)
+        drained: dict[int, list[ProducerBatch]] = {}
+        sizes: dict[int, int] = {}
+        with self._lock:
+            for tp, queue in self._batches.items():
+                if not queue or tp in self._muted:
+                    continue
+                leader = cluster.leader_for(tp)
+                if leader not in wanted:
+                    continue
+                assert leader is not None
+                batch = queue[0]
+                if batch.attempts and now < batch.retry_at:
+                    continue
+                size = sizes.get(leader, 0)
+                if size and size + batch.estimated_size > max_request_size:
+                    continue
+                queue.popleft()
+                batch.is_full = True
+                sizes[leader] = size + batch.estimated_size
+                drained.setdefault(leader, []).append(batch)
+        return drained
+
+    def mute(self, tp: TopicPartition) -> None:
+        """Hold back ``tp`` while one of its batches is in flight (ordering guarantee)."""
+        self._muted.add(tp)
+
+    def unmute(self, tp: TopicPartition) -> None:
+        self._muted.discard(tp)
+
+    def reenqueue(self, batch: ProducerBatch) -> None:
+        """Put a failed batch back at the head of its partition, to retry after a backoff."""
+        with self._lock:
+            batch.attempts += 1
+            batch.retry_at = self._clock() + self.retry_backoff
+            self._batches.setdefault(batch.tp, deque()).appendleft(batch)
+
+    def delivery_deadline(self, batch: ProducerBatch) -> float:
+        return batch.created + self.delivery_timeout
+
+    def expire(self) -> list[ProducerBatch]:
+        """Remove and return queued batches older than ``delivery_timeout_ms``."""
+        now = self._clock()
+        expired = []
+        with self._lock:
+            for queue in self._batches.values():
+                while queue and now >= queue[0].created + self.delivery_timeout:
+                    expired.append(queue.popleft())
+        return expired
+
+    def deallocate(self, batch: ProducerBatch) -> None:
+        """A batch is finished (acknowledged or failed): release its memory."""
+        with self._lock:
+            if batch in self._incomplete:
+                self._incomplete.discard(batch)
+                self._free_memory += batch.reserved_bytes
+                self._memory_freed.notify_all()
+
+    def abort_all(self) -> list[ProducerBatch]:
+        """Remove and return every queued batch (forced close)."""
+        with self._lock:
+            batches = [b for queue in self._batches.values() for b in queue]
+            self._batches.clear()
+            return batches
+
+    @property
+    def incomplete_count(self) -> int:
+        return len(self._incomplete)

@@ -1,0 +1,258 @@
+"""The Producer: kafka-python's API, the Java producer's behaviour and defaults.
+
+``send()`` serializes, picks a partition, appends to the accumulator and returns a future at
+once; one background I/O thread batches, compresses, sends and retries. See
+:mod:`kafkalite.producer.accumulator` and :mod:`kafkalite.producer.sender` for how.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from kafkalite.client.client import CLIENT_DEFAULTS, KafkaClient
+from kafkalite.client.connection import BrokerConnection
+from kafkalite.errors import KafkaError, KafkaTimeoutError
+from kafkalite.producer.accumulator import RecordAccumulator
+from kafkalite.producer.batch import FutureRecordMetadata, failed_record_future
+from kafkalite.producer.config import validate_producer_config
+from kafkalite.producer.partitioners import Partitioner, resolve_partitioner
+from kafkalite.producer.sender import Sender, record_magic_for
+from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import (
+    InvalidTopicError,
+    MessageTooLargeError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
+from kafkalite.records import estimate_record_size
+from kafkalite.serde import BytesSerializer, resolve_serializer
+from kafkalite.structs import Header, TopicPartition
+
+log = logging.getLogger(__name__)
+
+_SIZE_CHECK_MARGIN = 1024
+"""Records whose key+value stay this far below max_request_size skip the exact size check."""
+
+
+class MessageSizeTooLargeError(MessageTooLargeError):
+    """A record too large for ``max_request_size`` (or ``buffer_memory``): rejected by the
+    producer before it reaches a batch. A subclass of the broker's MESSAGE_TOO_LARGE error, so
+    one ``except`` catches both."""
+
+
+class Producer:
+    """Publishes records to Kafka topics; thread-safe, share one per process.
+
+    >>> with Producer(bootstrap_servers="localhost:9092") as producer:
+    ...     producer.send("events", b"payload", key=b"user-1").get(timeout=10)
+
+    ``config`` takes kafka-python's snake_case names of the Java settings (``acks``,
+    ``batch_size``, ``linger_ms``, ``compression_type``, ...); unknown names raise
+    :class:`~kafkalite.errors.ConfigError`.
+    """
+
+    def __init__(self, bootstrap_servers: str | Sequence[str] = "localhost:9092",
+                 **config: Any) -> None:
+        self.config = validate_producer_config({"bootstrap_servers": bootstrap_servers, **config})
+        self._key_serializer = resolve_serializer(self.config["key_serializer"], "key_serializer")
+        self._value_serializer = resolve_serializer(self.config["value_serializer"],
+                                                    "value_serializer")
+        self._raw_keys = isinstance(self._key_serializer, BytesSerializer)
+        self._raw_values = isinstance(self._value_serializer, BytesSerializer)
+        self._partitioner: Partitioner = resolve_partitioner(self.config["partitioner"])
+        self._partitioner.configure(self.config)
+        self._sticky = type(self._partitioner).on_new_batch is not Partitioner.on_new_batch
+        self._max_request_size: int = self.config["max_request_size"]
+        self._max_block = self.config["max_block_ms"] / 1000
+        self._client = KafkaClient(**{k: v for k, v in self.config.items()
+                                      if k in CLIENT_DEFAULTS})
+        self._cluster = self._client.cluster
+        self._accumulator = RecordAccumulator(
+            batch_size=self.config["batch_size"],
+            linger_ms=self.config["linger_ms"],
+            compression_type=self.config["compression_type"],
+            buffer_memory=self.config["buffer_memory"],
+            max_block_ms=self.config["max_block_ms"],
+            delivery_timeout_ms=self.config["delivery_timeout_ms"],
+            retry_backoff_ms=self.config["retry_backoff_ms"],
+        )
+        self._sender = Sender(self._client, self._accumulator, self.config)
+        self._client.ready_listeners.append(self._on_connection_ready)
+        self._client.add_poll_hook(self._sender.run_once)
+        self._closed = False
+        self._client.start()
+
+    def _on_connection_ready(self, conn: BrokerConnection) -> None:
+        """New batches use the record format the oldest connected broker can take."""
+        try:
+            magic = record_magic_for(conn.api_version(ApiKey.PRODUCE))
+        except KafkaError:
+            return
+        self._accumulator.magic = min(self._accumulator.magic, magic)
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Sequence[Header] | None = None,
+    ) -> FutureRecordMetadata:
+        """Queue one record; the future's ``get()`` returns its :class:`RecordMetadata`.
+
+        Blocks only while the topic's metadata is unknown or ``buffer_memory`` is full (each
+        up to ``max_block_ms``). Serializer, partition and size errors raise or fail the
+        future with a typed error naming the problem.
+        """
+        if self._closed:
+            raise KafkaError("send() on a closed producer")
+        key_bytes = key if self._raw_keys and (key is None or key.__class__ is bytes) \
+            else self._key_serializer.serialize(topic, key)
+        value_bytes = value if self._raw_values and (value is None or value.__class__ is bytes) \
+            else self._value_serializer.serialize(topic, value)
+        if headers is not None:
+            headers = _checked_headers(headers)
+
+        cluster = self._cluster
+        partitions = cluster.partitions_for_topic(topic)
+        if partitions is None:
+            partitions = self._wait_on_metadata(topic)
+        chosen = partition is None
+        if chosen:
+            partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
+                                                    cluster)
+        if partition not in partitions:
+            raise UnknownTopicOrPartitionError(
+                f"partition {partition} of topic {topic!r}: the topic has partitions "
+                f"0..{len(partitions) - 1}")
+        tp = TopicPartition(topic, partition)
+
+        size = (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
+        if size + _SIZE_CHECK_MARGIN > self._max_request_size or headers:
+            error = self._size_error(key_bytes, value_bytes, headers)
+            if error is not None:
+                return failed_record_future(tp, error)
+        timestamp = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
+
+        accumulator = self._accumulator
+        result = accumulator.append(tp, timestamp, key_bytes, value_bytes, headers,
+                                    abort_on_new_batch=chosen and self._sticky)
+        if result.future is None:  # the sticky partition's batch is full: move on first
+            self._partitioner.on_new_batch(topic, cluster, tp.partition)
+            partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
+                                                    cluster)
+            tp = TopicPartition(topic, partition)
+            result = accumulator.append(tp, timestamp, key_bytes, value_bytes, headers)
+        if result.batch_is_full or result.new_batch_created:
+            self._client.wakeup()
+        assert result.future is not None
+        return result.future
+
+    def _size_error(self, key: bytes | None, value: bytes | None,
+                    headers: Sequence[Header] | None) -> KafkaError | None:
+        size = estimate_record_size(key, value, headers, magic=self._accumulator.magic)
+        if size > self._max_request_size:
+            return MessageSizeTooLargeError(
+                f"the record is {size} bytes serialized, above max_request_size "
+                f"({self._max_request_size})")
+        if size > self.config["buffer_memory"]:
+            return MessageSizeTooLargeError(
+                f"the record is {size} bytes serialized, above buffer_memory "
+                f"({self.config['buffer_memory']})")
+        return None
+
+    def _wait_on_metadata(self, topic: str) -> frozenset[int]:
+        """Fetch metadata for a topic seen for the first time, up to ``max_block_ms``."""
+        metadata = self._client.metadata
+        deadline = time.monotonic() + self._max_block
+        metadata.add_topics([topic])
+        while True:
+            partitions = self._cluster.partitions_for_topic(topic)
+            if partitions:
+                return partitions
+            if topic in self._cluster.unauthorized_topics():
+                raise TopicAuthorizationFailedError(f"topic {topic!r}")
+            if topic in self._cluster.invalid_topics():
+                raise InvalidTopicError(f"topic {topic!r}")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise KafkaTimeoutError(
+                    f"no metadata for topic {topic!r} within max_block_ms "
+                    f"({self.config['max_block_ms']} ms)")
+            version = metadata.request_update()
+            try:
+                metadata.await_update(version, remaining)
+            except KafkaTimeoutError:
+                continue
+
+    def partitions_for(self, topic: str) -> set[int]:
+        """The topic's partition ids (fetching metadata if needed, up to ``max_block_ms``)."""
+        partitions = self._cluster.partitions_for_topic(topic)
+        return set(partitions if partitions else self._wait_on_metadata(topic))
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now and wait until each record is acknowledged or failed.
+
+        Raises :class:`KafkaTimeoutError` if that takes longer than ``timeout`` seconds.
+        """
+        batches = self._accumulator.begin_flush()
+        self._client.wakeup()
+        try:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            for batch in batches:
+                remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
+                if not batch.future.wait(remaining):
+                    raise KafkaTimeoutError(f"flush did not finish within {timeout} s")
+        finally:
+            self._accumulator.end_flush()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Deliver what is queued (up to ``timeout`` s), then fail the rest and stop."""
+        if self._closed:
+            return
+        self._closed = True
+        self._accumulator.close()
+        try:
+            self.flush(timeout)
+        except KafkaTimeoutError:
+            log.warning("producer closed with %d batches undelivered",
+                        self._accumulator.incomplete_count)
+        error = KafkaError("the producer was closed before the record was delivered")
+        self._client.call_soon(lambda: self._sender.abort(error))
+        self._client.close()
+        self._partitioner.close()
+
+    def metrics(self) -> dict[str, Any]:
+        """Counters since start: requests, batches, records, bytes, retries, errors, expired."""
+        return {
+            **self._sender.metrics.as_dict(),
+            "incomplete_batches": self._accumulator.incomplete_count,
+            "metadata_version": self._cluster.version,
+        }
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _checked_headers(headers: Sequence[Header]) -> list[Header]:
+    checked = []
+    for item in headers:
+        try:
+            name, value = item
+        except (TypeError, ValueError):
+            raise TypeError(f"headers must be (str, bytes | None) pairs, got {item!r}") from None
+        if not isinstance(name, str) or not (value is None or isinstance(value, bytes)):
+            raise TypeError(f"headers must be (str, bytes | None) pairs, got {item!r}")
+        checked.append((name, value))
+    return checked

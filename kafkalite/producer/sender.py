@@ -1,0 +1,266 @@
+"""The sender: turns sendable batches into one Produce request per broker and handles replies.
+
+It runs as a poll hook on the client's I/O thread. Each round it expires batches past
+``delivery_timeout_ms``, asks the accumulator which leaders have sendable data, drains up to
+``max_request_size`` per leader, builds (and compresses) the batches and sends them.
+
+Errors: a retriable error (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, a lost
+connection, ...) puts the batch back at the head of its partition to retry after
+``retry_backoff_ms``, re-routed to whatever leader the metadata names by then; errors that
+invalidate metadata also trigger an immediate refresh. A batch fails with the broker's typed
+error when the error is not retriable, ``retries`` are used up, or retrying would pass its
+delivery deadline: so a record is never silently lost and never retried forever.
+
+Ordering: with idempotence (or ``max_in_flight_requests_per_connection=1``) a partition has at
+most one batch in flight, and retried batches keep their sequence numbers, so records stay in
+order and a retry after a lost reply is deduplicated by the broker.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kafkalite.client.client import KafkaClient
+from kafkalite.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
+from kafkalite.producer.accumulator import RecordAccumulator
+from kafkalite.producer.batch import BatchResult, ProducerBatch
+from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import (
+    DuplicateSequenceNumberError,
+    NetworkError,
+    UnsupportedVersionError,
+    error_for_code,
+)
+from kafkalite.structs import TopicPartition
+
+log = logging.getLogger(__name__)
+
+_MAX_SEQUENCE = 2**31 - 1
+_NO_TRANSACTION_TIMEOUT = 2**31 - 1
+
+
+def record_magic_for(produce_version: int) -> int:
+    """Produce v3+ carries RecordBatch v2; v2 message format 1; v0-1 message format 0."""
+    return 2 if produce_version >= 3 else 1 if produce_version == 2 else 0
+
+
+class SenderMetrics:
+    """Counters the producer's ``metrics()`` reports."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.batches = 0
+        self.records = 0
+        self.bytes = 0
+        self.retries = 0
+        self.errors = 0
+        self.expired = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+class Sender:
+    """See the module docstring; every method runs on the I/O thread."""
+
+    def __init__(self, client: KafkaClient, accumulator: RecordAccumulator,
+                 config: Mapping[str, Any], clock: Callable[[], float] = time.monotonic) -> None:
+        self._client = client
+        self._accumulator = accumulator
+        self._acks: int = config["acks"]
+        self._retries: int = config["retries"]
+        self._timeout_ms: int = config["request_timeout_ms"]
+        self._max_request_size: int = config["max_request_size"]
+        self._retry_backoff = config["retry_backoff_ms"] / 1000
+        self._idempotent: bool = config["enable_idempotence"]
+        self._guarantee_order = (self._idempotent
+                                 or config["max_in_flight_requests_per_connection"] == 1)
+        self._clock = clock
+        self.metrics = SenderMetrics()
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self._next_sequence: dict[TopicPartition, int] = {}
+        self._init_in_flight = False
+        self._init_retry_at = 0.0
+        self._fatal_error: BaseException | None = None
+        self.force_close = False
+
+    @property
+    def cluster(self) -> Any:
+        return self._client.cluster
+
+    def run_once(self) -> float | None:
+        """One round; returns the monotonic time the sender next needs to run, if any."""
+        now = self._clock()
+        for batch in self._accumulator.expire():
+            self.metrics.expired += 1
+            self._fail(batch, KafkaTimeoutError(
+                f"{batch!r} expired: not delivered within delivery_timeout_ms"))
+        if self._fatal_error is not None:
+            for batch in self._accumulator.abort_all():
+                self._fail(batch, self._fatal_error)
+            return None
+        if self._idempotent and self.producer_id < 0:
+            return self._init_producer_id(now)
+        check = self._accumulator.ready(self.cluster)
+        if check.unknown_leaders:
+            self.cluster.request_update()
+        wake = check.next_check
+        nodes = set()
+        for node in check.ready_nodes:
+            if self._client.ready(node):
+                nodes.add(node)
+            else:  # connecting, in backoff or at max in flight: a socket event or this wakes us
+                retry_at = now + self._retry_backoff
+                wake = retry_at if wake is None else min(wake, retry_at)
+        if not nodes:
+            return wake
+        drained = self._accumulator.drain(self.cluster, nodes, self._max_request_size)
+        for node, batches in drained.items():
+            self._send_produce(node, batches)
+        return now if drained else wake  # more may be sendable: look again right away
+
+    # -- idempotence -----------------------------------------------------------------------
+
+    def _init_producer_id(self, now: float) -> float | None:
+        if self._init_in_flight:
+            return None
+        if now < self._init_retry_at:
+            return self._init_retry_at
+        node = self._client.least_loaded_node()
+        if node is None or not self._client.ready(node):
+            return now + self._retry_backoff
+        self._init_in_flight = True
+        body = {"transactional_id": None, "transaction_timeout_ms": _NO_TRANSACTION_TIMEOUT}
+        future = self._client.send(node, ApiKey.INIT_PRODUCER_ID, body)
+        future.add_callback(self._on_producer_id)
+        future.add_errback(self._on_producer_id_failure)
+        return None
+
+    def _on_producer_id(self, body: dict[str, Any]) -> None:
+        self._init_in_flight = False
+        error = body["error_code"]
+        if error:
+            self._on_producer_id_failure(error_for_code(error)("InitProducerId"))
+            return
+        self.producer_id = body["producer_id"]
+        self.producer_epoch = body["producer_epoch"]
+        self._next_sequence.clear()
+
+    def _on_producer_id_failure(self, error: BaseException) -> None:
+        self._init_in_flight = False
+        if getattr(error, "retriable", False):
+            self._init_retry_at = self._clock() + self._retry_backoff
+            return
+        log.error("idempotent producer cannot get a producer id: %s", error)
+        self._fatal_error = error
+
+    # -- produce ---------------------------------------------------------------------------
+
+    def _send_produce(self, node: int, batches: list[ProducerBatch]) -> None:
+        version = self._client.api_version(node, ApiKey.PRODUCE)
+        magic = record_magic_for(version)
+        self._accumulator.magic = min(self._accumulator.magic, magic)
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        sending: dict[TopicPartition, ProducerBatch] = {}
+        for batch in batches:
+            if batch.builder.magic > magic:
+                self._fail(batch, UnsupportedVersionError(
+                    f"node {node} speaks Produce v{version}, too old for record format "
+                    f"v{batch.builder.magic}"))
+                continue
+            if self._idempotent and not batch.is_closed:
+                sequence = self._next_sequence.get(batch.tp, 0)
+                batch.set_producer_state(self.producer_id, self.producer_epoch, sequence)
+                self._next_sequence[batch.tp] = (sequence + batch.record_count) & _MAX_SEQUENCE
+            records = batch.close()
+            if self._guarantee_order:
+                self._accumulator.mute(batch.tp)
+            sending[batch.tp] = batch
+            by_topic.setdefault(batch.tp.topic, []).append(
+                {"index": batch.tp.partition, "records": records})
+            self.metrics.bytes += len(records)
+            self.metrics.records += batch.record_count
+        if not sending:
+            return
+        self.metrics.requests += 1
+        self.metrics.batches += len(sending)
+        body = {
+            "transactional_id": None,
+            "acks": self._acks,
+            "timeout_ms": self._timeout_ms,
+            "topic_data": [{"name": topic, "partition_data": parts}
+                           for topic, parts in by_topic.items()],
+        }
+        future = self._client.send(node, ApiKey.PRODUCE, body, expect_response=self._acks != 0)
+        future.add_callback(self._on_produce_response, node, sending)
+        future.add_errback(self._on_produce_failure, node, sending)
+
+    def _on_produce_response(self, node: int, sending: dict[TopicPartition, ProducerBatch],
+                             body: dict[str, Any]) -> None:
+        if self._acks == 0:
+            for batch in sending.values():
+                self._complete(batch, BatchResult(-1))
+            return
+        for topic in body["responses"]:
+            for part in topic["partition_responses"]:
+                tp = TopicPartition(topic["name"], part["index"])
+                if tp not in sending:
+                    continue
+                batch = sending.pop(tp)
+                error = part["error_code"]
+                if error == 0:
+                    self._complete(batch, BatchResult(part["base_offset"],
+                                                      part["log_append_time_ms"],
+                                                      part["log_start_offset"]))
+                elif error == DuplicateSequenceNumberError.errno:
+                    self._complete(batch, BatchResult(-1))  # already written: a success
+                else:
+                    message = part.get("error_message")
+                    self._retry_or_fail(batch, error_for_code(error)(
+                        f"produce to {topic['name']}-{part['index']} on node {node}"
+                        + (f": {message}" if message else "")))
+        for batch in sending.values():  # a partition the broker did not answer for
+            self._retry_or_fail(batch, NetworkError(f"node {node} did not answer for {batch!r}"))
+
+    def _on_produce_failure(self, node: int, sending: dict[TopicPartition, ProducerBatch],
+                            error: BaseException) -> None:
+        if not isinstance(error, KafkaError):
+            error = KafkaConnectionError(f"produce to node {node}: {error!r}")
+        for batch in sending.values():
+            self._retry_or_fail(batch, error)
+
+    def _retry_or_fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        self._accumulator.unmute(batch.tp)
+        if getattr(error, "invalid_metadata", False):
+            self.cluster.request_update()
+        deadline = self._accumulator.delivery_deadline(batch)
+        if (getattr(error, "retriable", False) and not self.force_close
+                and batch.attempts < self._retries
+                and self._clock() + self._retry_backoff < deadline):
+            log.debug("retrying %r after %s", batch, error)
+            self.metrics.retries += 1
+            self._accumulator.reenqueue(batch)
+            return
+        self.metrics.errors += 1
+        self._fail(batch, error)
+
+    def _complete(self, batch: ProducerBatch, result: BatchResult) -> None:
+        self._accumulator.unmute(batch.tp)
+        self._accumulator.deallocate(batch)
+        batch.future.success(result)
+
+    def _fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        self._accumulator.unmute(batch.tp)
+        self._accumulator.deallocate(batch)
+        if not batch.future.is_done():
+            batch.future.failure(error)
+
+    def abort(self, error: BaseException) -> None:
+        """Fail every batch still queued (forced close); in-flight ones fail with the client."""
+        self.force_close = True
+        for batch in self._accumulator.abort_all():
+            self._fail(batch, error)

@@ -1,0 +1,191 @@
+"""RecordAccumulator: batching by size and linger, draining per leader, retries, memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkalite.errors import KafkaTimeoutError
+from kafkalite.producer.accumulator import RecordAccumulator
+from kafkalite.records import decode_batches
+from kafkalite.structs import TopicPartition
+
+TP0 = TopicPartition("t", 0)
+TP1 = TopicPartition("t", 1)
+TP2 = TopicPartition("t", 2)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance_ms(self, ms: float) -> None:
+        self.now += ms / 1000
+
+
+class Leaders:
+    def __init__(self, leaders: dict[TopicPartition, int | None]) -> None:
+        self.leaders = leaders
+
+    def leader_for(self, tp: TopicPartition) -> int | None:
+        return self.leaders.get(tp)
+
+
+def make(clock: FakeClock, **overrides: object) -> RecordAccumulator:
+    settings: dict = {
+        "batch_size": 1024, "linger_ms": 10, "compression_type": None,
+        "buffer_memory": 1 << 20, "max_block_ms": 0, "delivery_timeout_ms": 1000,
+        "retry_backoff_ms": 100, **overrides,
+    }
+    return RecordAccumulator(clock=clock, **settings)
+
+
+def fill(acc: RecordAccumulator, tp: TopicPartition, count: int, size: int = 100) -> list:
+    return [acc.append(tp, 1, None, bytes(size), None) for _ in range(count)]
+
+
+def test_records_join_the_open_batch_until_it_is_full() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    results = fill(acc, TP0, 12)
+    assert results[0].new_batch_created
+    assert not any(r.new_batch_created for r in results[1:8])
+    first_new = next(i for i, r in enumerate(results) if i and r.new_batch_created)
+    # ~108 bytes per record, 61-byte header: 8 records fit in 1024 bytes, the 9th opens a batch
+    assert first_new == 8
+    assert results[first_new].batch_is_full
+
+
+def test_a_batch_is_ready_only_after_linger_unless_full() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    leaders = Leaders({TP0: 1})
+    fill(acc, TP0, 1)
+    check = acc.ready(leaders)
+    assert check.ready_nodes == set()
+    assert check.next_check == pytest.approx(clock.now + 0.010)
+    clock.advance_ms(10)
+    assert acc.ready(leaders).ready_nodes == {1}
+
+
+def test_full_batch_is_ready_at_once() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    fill(acc, TP0, 9)
+    assert acc.ready(Leaders({TP0: 1})).ready_nodes == {1}
+
+
+def test_flush_makes_everything_ready() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    fill(acc, TP0, 1)
+    acc.begin_flush()
+    assert acc.ready(Leaders({TP0: 7})).ready_nodes == {7}
+    acc.end_flush()
+    assert acc.ready(Leaders({TP0: 7})).ready_nodes == set()
+
+
+def test_unknown_leader_is_reported() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    fill(acc, TP0, 1)
+    clock.advance_ms(20)
+    check = acc.ready(Leaders({}))
+    assert check.unknown_leaders and check.ready_nodes == set()
+
+
+def test_drain_takes_one_batch_per_partition_grouped_by_leader() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    for tp in (TP0, TP1, TP2):
+        fill(acc, tp, 12)  # two batches each
+    leaders = Leaders({TP0: 1, TP1: 1, TP2: 2})
+    drained = acc.drain(leaders, {1, 2}, max_request_size=1 << 20)
+    assert sorted((n, b.tp.partition) for n, bs in drained.items() for b in bs) == [
+        (1, 0), (1, 1), (2, 2)]
+    assert all(b.record_count == 8 for bs in drained.values() for b in bs)
+    again = acc.drain(leaders, {1}, max_request_size=1 << 20)
+    assert [b.record_count for b in again[1]] == [4, 4]
+
+
+def test_drain_respects_max_request_size_but_always_sends_one_batch() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    fill(acc, TP0, 8)
+    fill(acc, TP1, 8)
+    drained = acc.drain(Leaders({TP0: 1, TP1: 1}), {1}, max_request_size=900)
+    assert len(drained[1]) == 1
+
+
+def test_built_batch_holds_the_records() -> None:
+    clock = FakeClock()
+    acc = make(clock, compression_type="gzip")
+    for i in range(3):
+        acc.append(TP0, 5 + i, b"k%d" % i, b"v%d" % i, [("h", b"x")])
+    (batch,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    records = list(decode_batches(batch.close()))
+    assert [(r.key, r.value, r.timestamp, r.headers) for r in records] == [
+        (b"k%d" % i, b"v%d" % i, 5 + i, (("h", b"x"),)) for i in range(3)]
+
+
+def test_reenqueued_batch_goes_first_and_waits_for_backoff() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    leaders = Leaders({TP0: 1})
+    fill(acc, TP0, 12)
+    (first,) = acc.drain(leaders, {1}, 1 << 20)[1]
+    acc.reenqueue(first)
+    check = acc.ready(leaders)
+    assert check.ready_nodes == set()
+    assert check.next_check == pytest.approx(clock.now + 0.1)
+    clock.advance_ms(100)
+    (again,) = acc.drain(leaders, {1}, 1 << 20)[1]
+    assert again is first and again.attempts == 1
+
+
+def test_muted_partition_is_held_back() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    fill(acc, TP0, 12)
+    acc.mute(TP0)
+    assert acc.drain(Leaders({TP0: 1}), {1}, 1 << 20) == {}
+    acc.unmute(TP0)
+    assert len(acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]) == 1
+
+
+def test_batches_expire_after_delivery_timeout() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    fill(acc, TP0, 1)
+    assert acc.expire() == []
+    clock.advance_ms(1000)
+    (expired,) = acc.expire()
+    assert expired.tp == TP0
+
+
+def test_abort_on_new_batch_leaves_the_record_out() -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    result = acc.append(TP0, 1, None, b"x", None, abort_on_new_batch=True)
+    assert result.future is None
+    assert not acc.has_undrained()
+
+
+def test_buffer_memory_blocks_then_times_out() -> None:
+    clock = FakeClock()
+    acc = make(clock, buffer_memory=2048, batch_size=1024)
+    fill(acc, TP0, 1)
+    fill(acc, TP1, 1)
+    with pytest.raises(KafkaTimeoutError, match="buffer_memory"):
+        fill(acc, TP2, 1)
+
+
+def test_memory_is_returned_when_a_batch_finishes() -> None:
+    clock = FakeClock()
+    acc = make(clock, buffer_memory=1024, batch_size=1024)
+    fill(acc, TP0, 1)
+    (batch,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    acc.deallocate(batch)
+    assert fill(acc, TP1, 1)[0].new_batch_created
