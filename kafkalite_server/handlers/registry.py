@@ -39,25 +39,22 @@ class CloseConnection(Exception):
 class HandlerRegistry:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
+        self._versions: dict[int, tuple[int, int]] = {}
 
     def register(self, api_key: ApiKey, handler: Handler) -> None:
         if api_key not in SUPPORTED_VERSIONS:
             raise ValueError(f"{api_key!r} has no protocol schema to serve")
         self._handlers[int(api_key)] = handler
+        self._versions[int(api_key)] = SUPPORTED_VERSIONS[api_key]
 
     def get(self, api_key: int) -> Handler | None:
         return self._handlers.get(api_key)
 
     def serves(self, api_key: int, api_version: int) -> bool:
-        if api_key not in self._handlers:
-            return False
-        lo, hi = SUPPORTED_VERSIONS[ApiKey(api_key)]
-        return lo <= api_version <= hi
+        versions = self._versions.get(api_key)
+        return versions is not None and versions[0] <= api_version <= versions[1]
 
     def advertised(self) -> list[dict[str, int]]:
         """The ApiVersions ``api_keys`` entries, sorted by key."""
-        return [
-            {"api_key": key, "min_version": SUPPORTED_VERSIONS[ApiKey(key)][0],
-             "max_version": SUPPORTED_VERSIONS[ApiKey(key)][1]}
-            for key in sorted(self._handlers)
-        ]
+        return [{"api_key": key, "min_version": lo, "max_version": hi}
+                for key, (lo, hi) in sorted(self._versions.items())]

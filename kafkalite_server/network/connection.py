@@ -2,7 +2,8 @@
 
 Handling one request at a time (awaiting delayed ones) is how Kafka mutes a channel: the
 responses leave in request order however long each takes. Record chunks (file regions)
-go out with ``loop.sendfile`` (zero copy), everything else with ``transport.write``.
+above ``SENDFILE_MIN_BYTES`` go out with ``loop.sendfile`` (zero copy); everything else
+is joined into one ``transport.write``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _READ_SIZE = 256 * 1024
+SENDFILE_MIN_BYTES = 64 * 1024
+"""Smaller record regions are read with one ``pread`` and sent with the response bytes:
+below this size the syscalls and bookkeeping of ``loop.sendfile`` cost more than the copy."""
 
 
 async def serve_connection(broker: Broker, reader: asyncio.StreamReader,
@@ -50,13 +54,22 @@ async def serve_connection(broker: Broker, reader: asyncio.StreamReader,
 
 
 async def write_chunks(writer: asyncio.StreamWriter, chunks: list[Any]) -> None:
+    """Bytes and small regions leave in one write; large regions go zero-copy."""
     transport = writer.transport
+    pending: list[bytes | bytearray | memoryview] = []
     for chunk in chunks:
         if isinstance(chunk, bytes | bytearray | memoryview):
-            transport.write(chunk)
-            continue
-        await writer.drain()
-        await _send_region(transport, chunk)
+            pending.append(chunk)
+        elif len(chunk) <= SENDFILE_MIN_BYTES:
+            pending.append(chunk.read_bytes())
+        else:
+            if pending:
+                transport.write(b"".join(pending))
+                pending = []
+            await writer.drain()
+            await _send_region(transport, chunk)
+    if pending:
+        transport.write(b"".join(pending))
     await writer.drain()
 
 

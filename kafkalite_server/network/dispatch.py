@@ -10,7 +10,7 @@ connection closes too.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kafkalite.errors import ProtocolDecodeError
 from kafkalite.protocol import (
@@ -75,7 +75,7 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str) -> list[Any] | N
 
 
 def _refuse(peer: str, header: RequestHeader | None, reason: str,
-            level: int = logging.WARNING) -> Any:
+            level: int = logging.WARNING) -> NoReturn:
     if header is None:
         log.log(level, "closing connection from %s: %s", peer, reason)
     else:
