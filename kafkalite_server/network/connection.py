@@ -49,6 +49,8 @@ async def serve_connection(broker: Broker, reader: asyncio.StreamReader,
         return
     except (ConnectionError, asyncio.IncompleteReadError):
         return
+    except Exception:
+        log.exception("closing connection from %s after an unexpected error", peer)
     finally:
         writer.close()
 
