@@ -1,0 +1,124 @@
+"""Producer against a 3-broker EmbeddedCluster: leader moves while producing lose nothing."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+import confluent_kafka
+import pytest
+
+from kafkalite import Producer
+from kafkalite.errors import KafkaTimeoutError
+from kafkalite.producer import MessageSizeTooLargeError
+from kafkalite_server import EmbeddedCluster
+
+PARTITIONS = 3
+
+
+def consume_all(bootstrap: str, topic: str, expected: int) -> dict[int, list[bytes]]:
+    """Every value per partition, read by assignment with librdkafka (an independent reader)."""
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": bootstrap, "group.id": "verify", "enable.auto.commit": False,
+        "enable.partition.eof": True, "log_level": 3,
+    })
+    consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    values: dict[int, list[bytes]] = defaultdict(list)
+    eof: set[int] = set()
+    try:
+        while len(eof) < PARTITIONS or sum(map(len, values.values())) < expected:
+            message = consumer.poll(10)
+            assert message is not None, "the consumer stalled"
+            if message.error():
+                if message.error().code() == confluent_kafka.KafkaError._PARTITION_EOF:
+                    eof.add(message.partition())
+                    continue
+                raise AssertionError(message.error())
+            values[message.partition()].append(message.value())
+    finally:
+        consumer.close()
+    return values
+
+
+@pytest.mark.parametrize(("idempotent", "max_in_flight", "ordered"), [
+    (True, 5, True),  # idempotence: one batch in flight per partition, sequence numbers
+    (False, 1, True),
+    (False, 5, False),  # pipelined retries may reorder, as in the Java producer
+])
+def test_leader_moves_while_producing_lose_and_duplicate_nothing(
+    cluster_factory: Callable[..., EmbeddedCluster], idempotent: bool, max_in_flight: int,
+    ordered: bool,
+) -> None:
+    cluster = cluster_factory(num_brokers=3, num_partitions=str(PARTITIONS))
+    topic = "moving"
+    total = 3000
+    producer = Producer(
+        cluster.bootstrap_servers,
+        metadata_max_age_ms=3_600_000,  # only error-triggered refreshes can explain recovery
+        linger_ms=2,
+        retry_backoff_ms=20,
+        acks="all" if idempotent else 1,
+        enable_idempotence=idempotent,
+        max_in_flight_requests_per_connection=max_in_flight,
+    )
+    futures = []
+    with producer:
+        for i in range(total):
+            if i in (1000, 2000):
+                producer.flush(30)
+                shift = i // 1000
+                for partition in range(PARTITIONS):
+                    cluster.move_partition_leader(topic, partition, (partition + shift) % 3)
+            futures.append(producer.send(topic, b"%06d" % i, key=b"%d" % (i % 50)))
+        producer.flush(60)
+        results = [f.get(0) for f in futures]
+        assert producer.metrics()["retries"] >= 1
+
+    values = consume_all(cluster.bootstrap_servers, topic, total)
+    every = sorted(v for vs in values.values() for v in vs)
+    assert every == [b"%06d" % i for i in range(total)]
+    for partition, partition_values in values.items():
+        if ordered:
+            assert partition_values == sorted(partition_values), f"partition {partition}"
+        offsets = sorted(r.offset for r in results if r.partition == partition)
+        assert offsets == list(range(len(partition_values)))
+
+
+def test_record_above_max_request_size_fails_alone(
+    cluster_factory: Callable[..., EmbeddedCluster]
+) -> None:
+    cluster = cluster_factory(num_brokers=1)
+    with Producer(cluster.bootstrap_servers, max_request_size=10_000) as producer:
+        small = producer.send("sizes", b"a")
+        big = producer.send("sizes", bytes(20_000))
+        small_after = producer.send("sizes", b"b")
+        producer.flush(10)
+        with pytest.raises(MessageSizeTooLargeError, match="max_request_size"):
+            big.get(0)
+        assert small.get(0).offset == 0
+        assert small_after.get(0).offset == 1
+
+
+def test_record_larger_than_batch_size_travels_alone(
+    cluster_factory: Callable[..., EmbeddedCluster]
+) -> None:
+    cluster = cluster_factory(num_brokers=1)
+    with Producer(cluster.bootstrap_servers, batch_size=1000) as producer:
+        futures = [producer.send("big", bytes(5000)), producer.send("big", b"x")]
+        assert [f.get(10).offset for f in futures] == [0, 1]
+
+
+def test_unreachable_cluster_times_out_with_a_typed_error() -> None:
+    with Producer("127.0.0.1:1", max_block_ms=300) as producer, \
+            pytest.raises(KafkaTimeoutError, match="max_block_ms"):
+        producer.send("t", b"x")
+
+
+def test_callbacks_and_partitions_for(cluster_factory: Callable[..., EmbeddedCluster]) -> None:
+    cluster = cluster_factory(num_brokers=1, num_partitions="4")
+    seen = []
+    with Producer(cluster.bootstrap_servers, value_serializer=str.encode) as producer:
+        assert producer.partitions_for("cb") == {0, 1, 2, 3}
+        producer.send("cb", "hello", partition=2).add_callback(seen.append)
+        producer.flush(10)
+    assert [(m.topic, m.partition, m.offset) for m in seen] == [("cb", 2, 0)]
