@@ -205,3 +205,26 @@ def test_offset_for_leader_epoch(client, make_batch):
         "partitions"]
     assert (known["error_code"], known["leader_epoch"], known["end_offset"]) == (0, 0, 2)
     assert unknown["error_code"] == 3
+
+
+def test_background_retention_deletes_old_segments(cluster_factory, wire, make_batch):
+    cluster = cluster_factory(log_retention_check_interval_ms="20")
+    client = wire(cluster.bootstrap_servers)
+    topics = [{"name": "short", "num_partitions": 1, "replication_factor": 1,
+               "assignments": [], "configs": [{"name": "segment.bytes", "value": "200"},
+                                              {"name": "retention.ms", "value": "1"}]}]
+    client.call(ApiKey.CREATE_TOPICS, 4, {"topics": topics, "timeout_ms": 5000,
+                                          "validate_only": False})
+    for value in (b"a", b"b", b"c", b"d"):
+        assert produce(client, make_batch([value * 60]), topic="short")["error_code"] == 0
+    body = {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": "short", "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
+                                          "timestamp": -2}]}]}
+    deadline = time.monotonic() + 20
+    while client.call(ApiKey.LIST_OFFSETS, 5, body)["topics"][0]["partitions"][0][
+            "offset"] == 0:
+        assert time.monotonic() < deadline, "retention never ran"
+        time.sleep(0.02)
+    result = fetch(client, [("short", 0, 0)], max_wait_ms=0)[("short", 0)]
+    assert result["error_code"] == 1
+    assert result["log_start_offset"] > 0
