@@ -1,0 +1,239 @@
+"""The main job: start a kafkalite cluster in this process and run the toolkit end to end.
+
+``python -m kafkalite.demo`` (or ``tox -e demo``) starts a 3-broker :class:`EmbeddedCluster`,
+produces a clickstream keyed by user through a custom partitioner, consumes it back with a
+consumer group, runs the Spark job when PySpark is installed, and prints a short report with
+timings. Each step says what it did; a step whose part of the toolkit is not installed says so
+and the demo goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkalite import Producer
+from kafkalite.producer.partitioners import Partitioner, murmur2
+from kafkalite.serde import MsgpackSerializer
+
+TOPIC = "clickstream"
+PARTITIONS = 8
+PAGES = ("/", "/search", "/product", "/cart", "/checkout", "/help")
+ACTIONS = ("view", "click", "scroll", "purchase")
+
+
+class RegionPartitioner(Partitioner):
+    """Keeps each region's users on their own half of the partitions.
+
+    Keys look like ``"eu:user-42"``; EU users land on the lower half, everyone else on the
+    upper half, and within a half the user id is hashed with murmur2 so one user's events stay
+    in order on one partition. It shows what a user-defined partitioner looks like.
+    """
+
+    def partition(self, topic: str, key: Any, key_bytes: bytes | None, value: Any,
+                  value_bytes: bytes | None, cluster: Any) -> int:
+        partitions = sorted(cluster.partitions_for_topic(topic))
+        half = len(partitions) // 2 or 1
+        region, _, user = (key or "").partition(":")
+        base = 0 if region == "eu" else len(partitions) - half
+        return partitions[base + (murmur2(user.encode()) & 0x7FFFFFFF) % half]
+
+
+@dataclass
+class Report:
+    """What each step did and how long it took, printed at the end."""
+
+    lines: list[tuple[str, float, str]] = field(default_factory=list)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[list[str]]:
+        notes: list[str] = []
+        print(f"==> {name}", flush=True)
+        started = time.perf_counter()
+        yield notes
+        elapsed = time.perf_counter() - started
+        for note in notes:
+            print(f"    {note}", flush=True)
+        self.lines.append((name, elapsed, "; ".join(notes)))
+
+    def print(self) -> None:
+        print("\nkafkalite demo report")
+        print("-" * 72)
+        for name, elapsed, summary in self.lines:
+            print(f"{name:<34} {elapsed:8.2f} s  {summary}")
+
+
+class Progress:
+    """A progress bar on stderr; rich's when it is installed, a plain counter otherwise."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.done = label, total, 0
+        self._last_print = 0.0
+        try:
+            from rich.progress import Progress as RichProgress
+        except ImportError:
+            self._rich = None
+        else:
+            self._rich = RichProgress(transient=True)
+            self._rich.start()
+            self._task = self._rich.add_task(label, total=total)
+
+    def advance(self, count: int) -> None:
+        self.done += count
+        if self._rich is not None:
+            self._rich.update(self._task, completed=self.done)
+            return
+        now = time.monotonic()
+        if now - self._last_print > 1 or self.done >= self.total:
+            self._last_print = now
+            print(f"    {self.label}: {self.done:,}/{self.total:,}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._rich is not None:
+            self._rich.stop()
+
+
+def clickstream(events: int, users: int, seed: int = 7) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Deterministic fake traffic: (key, event) pairs, key = ``region:user``."""
+    rng = random.Random(seed)
+    start_ms = 1_700_000_000_000
+    for i in range(events):
+        user = rng.randrange(users)
+        region = "eu" if user % 3 == 0 else "us"
+        yield f"{region}:user-{user}", {
+            "user": f"user-{user}",
+            "page": rng.choice(PAGES),
+            "action": rng.choice(ACTIONS),
+            "ts": start_ms + i,
+        }
+
+
+def produce(bootstrap: str, events: int, users: int, notes: list[str]) -> Counter[int]:
+    per_partition: Counter[int] = Counter()
+    failures: list[BaseException] = []
+    progress = Progress("producing", events)
+    started = time.perf_counter()
+    with Producer(bootstrap_servers=bootstrap, partitioner=RegionPartitioner(),
+                  key_serializer=str.encode, value_serializer=MsgpackSerializer(),
+                  compression_type="lz4", linger_ms=5, acks=1) as producer:
+        acked = 0
+        for sent, (key, event) in enumerate(clickstream(events, users), 1):
+            future = producer.send(TOPIC, event, key=key)
+            future.add_callback(lambda metadata: per_partition.update((metadata.partition,)))
+            future.add_errback(failures.append)
+            if sent % 20_000 == 0:
+                done = per_partition.total()
+                progress.advance(done - acked)
+                acked = done
+        producer.flush()
+        progress.advance(per_partition.total() - acked)
+    progress.close()
+    elapsed = time.perf_counter() - started
+    if failures:
+        raise RuntimeError(f"{len(failures)} sends failed, first: {failures[0]!r}")
+    notes.append(f"{events:,} msgpack events, lz4, RegionPartitioner: "
+                 f"{events / elapsed:,.0f} records/s, every send acknowledged")
+    notes.append("per partition: " + ", ".join(f"p{p}={n:,}" for p, n in sorted(per_partition.items())))
+    return per_partition
+
+
+def consume_with_group(bootstrap: str, events: int, members: int, notes: list[str]) -> None:
+    try:
+        from kafkalite import Consumer  # type: ignore[attr-defined]
+    except ImportError:
+        notes.append("skipped: kafkalite.Consumer is not part of this build yet")
+        return
+    counts: Counter[str] = Counter()
+    assignments: dict[str, list[int]] = {}
+    lock = threading.Lock()
+    progress = Progress("consuming", events)
+    deadline = time.monotonic() + 120
+
+    def member(name: str) -> None:
+        with Consumer(TOPIC, bootstrap_servers=bootstrap, group_id="demo-readers",
+                      auto_offset_reset="earliest", client_id=name) as consumer:
+            idle_since = time.monotonic()
+            while time.monotonic() < deadline:
+                batch = consumer.poll(timeout_ms=500)
+                got = sum(len(records) for records in batch.values())
+                with lock:
+                    counts[name] += got
+                    assignments[name] = sorted(tp.partition for tp in consumer.assignment())
+                    total = sum(counts.values())
+                progress.advance(got)
+                if got:
+                    idle_since = time.monotonic()
+                elif total >= events or time.monotonic() - idle_since > 10:
+                    break
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=member, args=(f"reader-{i}",)) for i in range(members)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    progress.close()
+    elapsed = time.perf_counter() - started
+    total = sum(counts.values())
+    notes.append(f"{members} group members read {total:,} of {events:,} records "
+                 f"({total / elapsed:,.0f} records/s)")
+    notes.append("assignment: " + "; ".join(f"{m}={p}" for m, p in sorted(assignments.items())))
+
+
+def run_spark(bootstrap: str, notes: list[str]) -> None:
+    try:
+        from kafkalite.spark import demo_job  # type: ignore[attr-defined]
+    except ImportError as exc:
+        notes.append(f"skipped: Spark integration unavailable ({exc})")
+        return
+    result: dict[str, Any] = demo_job(bootstrap, TOPIC)
+    for key, value in result.items():
+        notes.append(f"{key}: {value}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kafkalite.demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=1_000_000, help="clickstream events to produce")
+    parser.add_argument("--users", type=int, default=50_000, help="distinct users")
+    parser.add_argument("--members", type=int, default=3, help="consumer group members")
+    parser.add_argument("--no-spark", action="store_true", help="skip the Spark step")
+    args = parser.parse_args(argv)
+
+    from kafkalite_server import EmbeddedCluster
+
+    report = Report()
+    steps: list[tuple[str, Callable[[list[str]], object]]] = []
+    with report.step("start a 3-broker embedded cluster") as notes:
+        cluster = EmbeddedCluster(num_brokers=3, config={
+            "num.partitions": str(PARTITIONS), "group.initial.rebalance.delay.ms": "0"})
+        cluster.start()
+        notes.append(f"bootstrap servers {cluster.bootstrap_servers}")
+    try:
+        bootstrap = cluster.bootstrap_servers
+        steps.append(("produce the clickstream", lambda n: produce(bootstrap, args.events, args.users, n)))
+        steps.append(("consume it with a consumer group",
+                      lambda n: consume_with_group(bootstrap, args.events, args.members, n)))
+        if not args.no_spark:
+            steps.append(("Spark: read, aggregate, group consumers", lambda n: run_spark(bootstrap, n)))
+        for name, action in steps:
+            with report.step(name) as notes:
+                action(notes)
+    finally:
+        with report.step("stop the cluster") as notes:
+            cluster.stop()
+            notes.append("clean shutdown")
+    report.print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
