@@ -12,6 +12,7 @@ their default), so handlers never branch on the version to read a field.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -40,15 +41,16 @@ class Versions(NamedTuple):
     def __contains__(self, version: object) -> bool:
         return isinstance(version, int) and self.lo <= version <= self.hi
 
-    @classmethod
-    def parse(cls, spec: str) -> Versions:
-        """``"3+"``, ``"2-5"``, ``"4"`` or ``"none"``."""
+    @staticmethod
+    @functools.cache
+    def parse(spec: str) -> Versions:
+        """``"3+"``, ``"2-5"``, ``"4"`` or ``"none"``; cached, as headers ask on every request."""
         if spec == "none":
-            return cls(1, 0)
+            return Versions(1, 0)
         if spec.endswith("+"):
-            return cls(int(spec[:-1]), 0x7FFF)
+            return Versions(int(spec[:-1]), 0x7FFF)
         lo, _, hi = spec.partition("-")
-        return cls(int(lo), int(hi or lo))
+        return Versions(int(lo), int(hi or lo))
 
 
 _NO_DEFAULT: Any = object()
