@@ -35,8 +35,9 @@ class LeaderSource(Protocol):
 class AppendResult(NamedTuple):
     future: FutureRecordMetadata | None
     """None only when ``abort_on_new_batch`` stopped the append."""
-    batch_is_full: bool
     new_batch_created: bool
+    """The sender should look again: a linger clock started, and any earlier batch of the
+    partition is full (a batch only closes when the next record does not fit)."""
 
 
 class ReadyCheck(NamedTuple):
@@ -46,7 +47,7 @@ class ReadyCheck(NamedTuple):
     unknown_leaders: bool
 
 
-_ABORTED = AppendResult(None, False, False)
+_ABORTED = AppendResult(None, False)
 
 
 class RecordAccumulator:
@@ -106,18 +107,16 @@ class RecordAccumulator:
             if queue is None:
                 queue = self._batches[tp] = deque()
             elif queue:
-                last = queue[-1]
-                if not last.is_full:
-                    future = last.try_append(timestamp_ms, key, value, headers)
-                    if future is not None:
-                        return AppendResult(future, last.is_full or len(queue) > 1, False)
+                future = queue[-1].try_append(timestamp_ms, key, value, headers)
+                if future is not None:
+                    return AppendResult(future, False)
             if abort_on_new_batch:
                 return _ABORTED
             batch = self._new_batch(tp, key, value)
             future = batch.try_append(timestamp_ms, key, value, headers)
             assert future is not None  # the first record always fits
             queue.append(batch)
-            return AppendResult(future, len(queue) > 1, True)
+            return AppendResult(future, True)
 
     def _new_batch(self, tp: TopicPartition, key: bytes | None,
                    value: bytes | None) -> ProducerBatch:

@@ -124,6 +124,8 @@ class ProducerBatch:
     def try_append(self, timestamp_ms: int, key: bytes | None, value: bytes | None,
                    headers: Sequence[Header] | None) -> FutureRecordMetadata | None:
         """Add a record; None (and the batch marked full) when it does not fit."""
+        if self.is_full:
+            return None
         builder = self.builder
         count = builder.record_count
         if not builder.append(timestamp_ms, key, value, headers):

@@ -150,7 +150,7 @@ class Producer:
                                                     cluster)
             tp = TopicPartition(topic, partition)
             result = accumulator.append(tp, timestamp, key_bytes, value_bytes, headers)
-        if result.batch_is_full or result.new_batch_created:
+        if result.new_batch_created:
             self._client.wakeup()
         assert result.future is not None
         return result.future

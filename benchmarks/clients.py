@@ -1,0 +1,166 @@
+"""Client throughput: kafkalite's Producer against kafka-python's and confluent-kafka's.
+
+Produces N records (100-byte values, no key) with lz4, linger 5 ms, acks=1 and 16 KB batches
+with each client in turn, in the same run, against the same broker: a kafkalite-server in a
+subprocess (``--target server``, the default) and/or librdkafka's in-process mock cluster
+(``--target mock``). Each client gets a fresh topic. The clock runs from the first ``send`` to
+the end of ``flush``; one line per client: records/s and the ratio to kafkalite.
+
+    python -m benchmarks.clients [--records N] [--target server|mock|both] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+VALUE = b"v" * 100
+SETTINGS = {"compression": "lz4", "linger_ms": 5, "acks": 1, "batch_size": 16384}
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+ProducerRun = Callable[[str, str, int], float]
+"""(bootstrap servers, topic, record count) -> seconds from first send to flushed."""
+
+
+def run_kafkalite(bootstrap: str, topic: str, count: int) -> float:
+    from kafkalite import Producer
+
+    with Producer(bootstrap, compression_type=SETTINGS["compression"],
+                  linger_ms=SETTINGS["linger_ms"], acks=SETTINGS["acks"],
+                  batch_size=SETTINGS["batch_size"]) as producer:
+        producer.send(topic, VALUE).get(30)  # metadata and connections before the clock
+        send = producer.send
+        start = time.perf_counter()
+        for _ in range(count):
+            send(topic, VALUE)
+        producer.flush()
+        return time.perf_counter() - start
+
+
+def run_kafka_python(bootstrap: str, topic: str, count: int) -> float:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap,
+                             compression_type=SETTINGS["compression"],
+                             linger_ms=SETTINGS["linger_ms"], acks=SETTINGS["acks"],
+                             batch_size=SETTINGS["batch_size"])
+    try:
+        producer.send(topic, VALUE).get(30)
+        send = producer.send
+        start = time.perf_counter()
+        for _ in range(count):
+            send(topic, VALUE)
+        producer.flush()
+        return time.perf_counter() - start
+    finally:
+        producer.close()
+
+
+def run_confluent(bootstrap: str, topic: str, count: int) -> float:
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer({
+        "bootstrap.servers": bootstrap, "compression.type": SETTINGS["compression"],
+        "linger.ms": SETTINGS["linger_ms"], "acks": SETTINGS["acks"],
+        "batch.size": SETTINGS["batch_size"], "queue.buffering.max.messages": 1_000_000,
+        "log_level": 3,
+    })
+    producer.produce(topic, VALUE)
+    producer.flush(30)
+    produce, poll = producer.produce, producer.poll
+    start = time.perf_counter()
+    for i in range(count):
+        try:
+            produce(topic, VALUE)
+        except BufferError:
+            poll(0.01)
+            produce(topic, VALUE)
+        if not i & 1023:
+            poll(0)
+    producer.flush()
+    return time.perf_counter() - start
+
+
+CLIENTS: dict[str, ProducerRun] = {
+    "kafkalite": run_kafkalite,
+    "kafka-python": run_kafka_python,
+    "confluent-kafka": run_confluent,
+}
+
+
+@contextlib.contextmanager
+def kafkalite_server() -> Iterator[str]:
+    """A kafkalite-server subprocess on a free port; yields its bootstrap address."""
+    with tempfile.TemporaryDirectory() as data_dir:
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kafkalite_server", "start", "--data-dir", data_dir,
+             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env=env)
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                if line.startswith("listening on "):
+                    yield line.split()[2]
+                    break
+            else:
+                raise RuntimeError("kafkalite-server did not start")
+        finally:
+            process.terminate()
+            process.wait(30)
+
+
+@contextlib.contextmanager
+def mock_cluster() -> Iterator[str]:
+    """librdkafka's mock cluster (one broker), alive while the handle is."""
+    import confluent_kafka
+
+    handle = confluent_kafka.Producer({"test.mock.num.brokers": 1, "log_level": 3})
+    brokers = handle.list_topics(timeout=10).brokers.values()
+    yield ",".join(f"{b.host}:{b.port}" for b in brokers)
+
+
+def bench(target: str, count: int, repeat: int) -> None:
+    broker = kafkalite_server() if target == "server" else mock_cluster()
+    with broker as bootstrap:
+        best: dict[str, float] = {}
+        failures: dict[str, str] = {}
+        for round_ in range(repeat):
+            for name, run in CLIENTS.items():
+                if name in failures:
+                    continue
+                try:
+                    seconds = run(bootstrap, f"bench-{name}-{round_}", count)
+                except Exception as exc:  # a peer client that cannot talk to this target
+                    failures[name] = f"{type(exc).__name__}: {exc}"
+                    continue
+                best[name] = min(best.get(name, seconds), seconds)
+        ours = count / best["kafkalite"]
+        print(f"target={target} records={count} value=100B lz4 linger_ms=5 acks=1 "
+              f"best of {repeat}")
+        for name, seconds in best.items():
+            rate = count / seconds
+            print(f"  {name:16s} {rate:12,.0f} records/s   kafkalite/{name} = {ours / rate:5.2f}")
+        for name, failure in failures.items():
+            print(f"  {name:16s} failed: {failure}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--target", choices=("server", "mock", "both"), default="server")
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    for target in ("server", "mock") if args.target == "both" else (args.target,):
+        bench(target, args.records, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
