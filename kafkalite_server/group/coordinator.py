@@ -79,13 +79,26 @@ class GroupCoordinator:
         self._store = store
         self._new_member_id = member_id_factory
         self._groups: dict[str, ClassicGroup] = {}
+        self.offsets_partition_count = config.offsets_topic_num_partitions
         self._owned: set[int] = set()
         self._loading: set[int] = set()
 
     # -- partition ownership ------------------------------------------------------------------
 
     def partition_for(self, group_id: str) -> int:
-        return offsets_partition_for(group_id, self.config.offsets_topic_num_partitions)
+        return offsets_partition_for(group_id, self.offsets_partition_count)
+
+    def adopt_offsets_partition_count(self, count: int) -> None:
+        """Place groups by the offsets topic's real partition count, as Kafka does when the
+        topic already exists with another count than configured. Only before any partition
+        is owned: moving groups between partitions would lose them."""
+        if count == self.offsets_partition_count:
+            return
+        if self._owned or self._loading:
+            raise RuntimeError(
+                "the offsets partition count cannot change while partitions are owned"
+            )
+        self.offsets_partition_count = count
 
     def partitions(self) -> frozenset[int]:
         """The offsets partitions this coordinator owns or is loading."""
@@ -390,7 +403,8 @@ class GroupCoordinator:
             )
         except (KafkaError, OSError) as exc:
             log.warning("group %s: storing the assignment failed: %s", group.group_id, exc)
-            self._reset_and_propagate_assignment_error(group, codes.storage_error_code(exc))
+            error = codes.storage_error_code(exc, group_metadata=True)
+            self._reset_and_propagate_assignment_error(group, error)
             self._maybe_prepare_rebalance(group)
             return
         for member_id, assignment in full.items():

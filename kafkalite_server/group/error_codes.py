@@ -36,10 +36,22 @@ _STORAGE_ERRORS: dict[type[errors.BrokerResponseError], int] = {
 }
 
 
-def storage_error_code(exc: BaseException) -> int:
+#: Where writing group metadata (SyncGroup) differs: an oversized group is a server-side
+#: problem the member cannot fix, and a timeout just means "rejoin".
+_GROUP_STORAGE_ERRORS: dict[type[errors.BrokerResponseError], int] = {
+    **_STORAGE_ERRORS,
+    errors.RequestTimedOutError: REBALANCE_IN_PROGRESS,
+    errors.MessageTooLargeError: UNKNOWN_SERVER_ERROR,
+    errors.RecordListTooLargeError: UNKNOWN_SERVER_ERROR,
+    errors.InvalidFetchSizeError: UNKNOWN_SERVER_ERROR,
+}
+
+
+def storage_error_code(exc: BaseException, *, group_metadata: bool = False) -> int:
     """The code to answer with when persisting to ``__consumer_offsets`` raised ``exc``."""
     if isinstance(exc, errors.BrokerResponseError):
-        return _STORAGE_ERRORS.get(type(exc), UNKNOWN_SERVER_ERROR)
+        table = _GROUP_STORAGE_ERRORS if group_metadata else _STORAGE_ERRORS
+        return table.get(type(exc), UNKNOWN_SERVER_ERROR)
     if isinstance(exc, OSError):
         return NOT_COORDINATOR  # a failing log dir: Kafka answers as for KAFKA_STORAGE_ERROR
     return UNKNOWN_SERVER_ERROR

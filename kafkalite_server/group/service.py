@@ -43,6 +43,11 @@ class GroupCoordinatorService:
 
     def refresh_ownership(self) -> None:
         """Load offsets partitions this broker newly leads; drop the ones it lost."""
+        info = self._broker.controller.image.topics.get(OFFSETS_TOPIC)
+        if info is None:
+            return
+        if not self.coordinator.partitions():
+            self.coordinator.adopt_offsets_partition_count(len(info.partitions))
         led = {
             index
             for topic, index in self._broker.replica_manager.partitions
@@ -114,9 +119,10 @@ class GroupCoordinatorService:
     def coordinator_for(self, group_id: str) -> BrokerEndpoint | None:
         """The broker leading the group's offsets partition, if it is up."""
         info = self.ensure_offsets_topic()
+        self.refresh_ownership()
         partition = self.coordinator.partition_for(group_id)
         if partition >= len(info.partitions):
-            return None
+            return None  # the topic shrank under a running coordinator: not servable
         return self._broker.controller.image.brokers.get(info.partitions[partition].leader)
 
     # -- parked requests as awaitables --------------------------------------------------------

@@ -44,7 +44,6 @@ async def handle_find_coordinator(
         return {**no_node, "error_code": InvalidRequestError.errno,
                 "error_message": f"unknown coordinator key type {key_type}"}
     endpoint = service.coordinator_for(body["key"])
-    service.refresh_ownership()
     if endpoint is None:
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": "the group's offsets partition has no live leader"}

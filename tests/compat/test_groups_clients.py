@@ -85,7 +85,6 @@ class RdKafkaMember:
 class KafkaPythonMember:
     def __init__(self, bootstrap: str, group: str, topic: str, **config: object) -> None:
         self.consumer = KafkaConsumer(
-            topic,
             bootstrap_servers=bootstrap,
             group_id=group,
             auto_offset_reset="earliest",
@@ -93,6 +92,10 @@ class KafkaPythonMember:
             heartbeat_interval_ms=500,
             **config,
         )
+        # Metadata first: kafka-python 3.0.12 joining before it knows the topic assigns
+        # nothing, rejoins at once, and now and then never processes that second SyncGroup.
+        self.consumer.topics()
+        self.consumer.subscribe([topic])
         self.received: list[Received] = []
 
     def poll(self) -> None:

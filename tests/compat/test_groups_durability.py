@@ -36,8 +36,7 @@ def create_topic_and_produce(bootstrap: str, per_partition: int, partitions: int
 
 
 def group_consumer(bootstrap: str, group: str) -> KafkaConsumer:
-    return KafkaConsumer(
-        TOPIC,
+    consumer = KafkaConsumer(
         bootstrap_servers=bootstrap,
         group_id=group,
         auto_offset_reset="earliest",
@@ -45,6 +44,11 @@ def group_consumer(bootstrap: str, group: str) -> KafkaConsumer:
         session_timeout_ms=6000,
         heartbeat_interval_ms=500,
     )
+    # Metadata first: kafka-python 3.0.12 joining before it knows the topic assigns nothing,
+    # rejoins at once, and now and then never processes that second SyncGroup response.
+    consumer.topics()
+    consumer.subscribe([TOPIC])
+    return consumer
 
 
 def consume(consumer: KafkaConsumer, count: int, timeout: float = 30.0) -> list[bytes]:
@@ -261,6 +265,21 @@ def test_find_coordinator_for_transactions_is_refused(
     client = wire(cluster.bootstrap_servers)
     response = client.call(ApiKey.FIND_COORDINATOR, 1, {"key": "txn", "key_type": 1})
     assert response["error_code"] == 15  # COORDINATOR_NOT_AVAILABLE
+
+
+def test_offsets_topic_created_by_metadata_still_serves_groups(
+    cluster: EmbeddedCluster, wire: Callable[[str], Any]
+) -> None:
+    """A Metadata request may auto-create the offsets topic with the default partition count;
+    the coordinator then places groups by that real count, as Kafka does."""
+    bootstrap = cluster.bootstrap_servers
+    client = wire(bootstrap)
     metadata = client.call(ApiKey.METADATA, 8, {"topics": [{"name": OFFSETS_TOPIC}]})
     [offsets_topic] = metadata["topics"]
     assert offsets_topic["is_internal"] is True
+    create_topic_and_produce(bootstrap, per_partition=2)
+    consumer = group_consumer(bootstrap, "after-auto-create")
+    consume(consumer, 4)
+    consumer.commit()
+    consumer.close()
+    assert committed_offsets(bootstrap, "after-auto-create") == {0: (2, ""), 1: (2, "")}

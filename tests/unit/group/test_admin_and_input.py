@@ -1,7 +1,9 @@
 """Describe/List/Delete, partition loading, and bad input that must leave the group usable."""
 
-from kafkalite.protocol.errors import KafkaStorageError
-from kafkalite_server.group import GroupCoordinator, GroupState
+import pytest
+
+from kafkalite.protocol.errors import KafkaStorageError, MessageTooLargeError
+from kafkalite_server.group import GroupCoordinator, GroupCoordinatorConfig, GroupState
 from kafkalite_server.group import error_codes as codes
 from kafkalite_server.group.offsets import OffsetAndMetadata
 from kafkalite_server.group.store import GroupMetadataRecord, LoadedGroup
@@ -199,3 +201,28 @@ def test_failed_assignment_write_sends_members_back_to_rejoin(
     assert coordinator.describe_groups([GROUP])[0].state == "PreparingRebalance"
     rejoins = [join(coordinator, x[0].member_id) for x in (a, b)]
     assert {r[0].generation_id for r in rejoins} == {2}
+
+
+def test_groups_are_placed_by_the_offsets_topics_real_partition_count(
+    scheduler: FakeScheduler, store: MemoryStore
+) -> None:
+    coordinator = GroupCoordinator(GroupCoordinatorConfig(), scheduler, store)
+    coordinator.adopt_offsets_partition_count(1)
+    assert coordinator.partition_for("console-consumer-12345") == 0
+    coordinator.begin_loading(0)
+    with pytest.raises(RuntimeError, match="partition count"):
+        coordinator.adopt_offsets_partition_count(50)
+
+
+def test_oversized_group_metadata_is_a_server_error_and_members_rejoin(
+    coordinator: GroupCoordinator, scheduler: FakeScheduler, store: MemoryStore
+) -> None:
+    answers = join(coordinator)
+    scheduler.advance(0)
+    store.fail_with = MessageTooLargeError("group metadata over max.message.bytes")
+    [synced] = sync(coordinator, answers[0].member_id, 1, {})
+    assert synced.error == codes.UNKNOWN_SERVER_ERROR
+    store.fail_with = None
+    rejoin = join(coordinator, answers[0].member_id)
+    scheduler.advance(0)
+    assert sync(coordinator, answers[0].member_id, rejoin[0].generation_id, {})[0].error == 0
