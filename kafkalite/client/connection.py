@@ -314,7 +314,7 @@ class BrokerConnection:
         if not self._in_flight:
             self.close(KafkaConnectionError(f"node {self.node_id} sent an unrequested response"))
             return
-        entry = self._in_flight.popleft()
+        entry = self._in_flight[0]
         try:
             correlation_id, body = self._decode(entry, frame)
         except ProtocolDecodeError as exc:
@@ -325,6 +325,7 @@ class BrokerConnection:
                 f"node {self.node_id}: correlation id {correlation_id} does not match the "
                 f"expected {entry.correlation_id}"))
             return
+        self._in_flight.popleft()
         entry.future.success(body)
 
     def _decode(self, entry: _InFlight, frame: bytearray) -> tuple[int, Response]:

@@ -1,0 +1,151 @@
+"""KafkaClient / BrokerConnection against scripted brokers: negotiation, strict response
+matching, request timeouts, close."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from kafkalite.client.client import KafkaClient
+from kafkalite.client.connection import IncompatibleBrokerVersionError, pick_version
+from kafkalite.errors import ConfigError, KafkaConnectionError, KafkaError, KafkaTimeoutError
+from kafkalite.protocol import (
+    SUPPORTED_VERSIONS,
+    ApiKey,
+    RequestHeader,
+    decode_request_header,
+    encode_response,
+    frame_bytes,
+)
+
+Script = Callable[[RequestHeader], bytes | None]
+"""Given a non-ApiVersions request header: the reply frame, or None for no reply."""
+
+
+def api_versions_reply(header: RequestHeader) -> bytes:
+    body = {"error_code": 0, "api_keys": [
+        {"api_key": k, "min_version": lo, "max_version": hi}
+        for k, (lo, hi) in SUPPORTED_VERSIONS.items()]}
+    return frame_bytes(encode_response(header, body))
+
+
+def metadata_reply(header: RequestHeader) -> bytes:
+    return frame_bytes(encode_response(header, {"brokers": [], "topics": []}))
+
+
+@pytest.fixture
+def scripted_broker() -> Iterator[Callable[[Script], str]]:
+    listeners: list[socket.socket] = []
+
+    def start(script: Script) -> str:
+        listener = socket.create_server(("127.0.0.1", 0))
+        listeners.append(listener)
+
+        def accept() -> None:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+        def serve(conn: socket.socket) -> None:
+            with conn, contextlib.suppress(OSError):
+                buffer = b""
+                while True:
+                    while len(buffer) < 4 or len(buffer) < 4 + struct.unpack(">i", buffer[:4])[0]:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            return
+                        buffer += chunk
+                    size = struct.unpack(">i", buffer[:4])[0]
+                    frame, buffer = buffer[4:4 + size], buffer[4 + size:]
+                    header, _ = decode_request_header(frame)
+                    reply = (api_versions_reply(header) if header.api_key == ApiKey.API_VERSIONS
+                             else script(header))
+                    if reply is not None:
+                        conn.sendall(reply)
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"127.0.0.1:{listener.getsockname()[1]}"
+
+    yield start
+    for listener in listeners:
+        listener.close()
+
+
+def test_negotiates_the_highest_common_version(scripted_broker: Callable[[Script], str]) -> None:
+    versions: list[int] = []
+
+    def script(header: RequestHeader) -> bytes:
+        versions.append(header.api_version)
+        return metadata_reply(header)
+
+    client = KafkaClient(bootstrap_servers=scripted_broker(script))
+    try:
+        body = client.send(-1, ApiKey.METADATA, {"topics": []}).get(5)
+        assert body["brokers"] == []
+        assert set(versions) == {SUPPORTED_VERSIONS[ApiKey.METADATA][1]}
+    finally:
+        client.close()
+
+
+def test_a_wrong_correlation_id_breaks_the_connection(
+    scripted_broker: Callable[[Script], str]
+) -> None:
+    def script(header: RequestHeader) -> bytes:
+        return metadata_reply(dataclasses.replace(header, correlation_id=header.correlation_id + 7))
+
+    client = KafkaClient(bootstrap_servers=scripted_broker(script))
+    try:
+        with pytest.raises(KafkaConnectionError, match="correlation id"):
+            client.send(-1, ApiKey.METADATA, {"topics": []}).get(5)
+    finally:
+        client.close()
+
+
+def test_a_request_without_reply_times_out(scripted_broker: Callable[[Script], str]) -> None:
+    client = KafkaClient(bootstrap_servers=scripted_broker(lambda header: None),
+                         request_timeout_ms=200)
+    try:
+        with pytest.raises(KafkaTimeoutError, match="no response"):
+            client.send(-1, ApiKey.METADATA, {"topics": []}).get(5)
+    finally:
+        client.close()
+
+
+def test_close_fails_pending_requests(scripted_broker: Callable[[Script], str]) -> None:
+    client = KafkaClient(bootstrap_servers=scripted_broker(lambda header: None))
+    future = client.send(-1, ApiKey.METADATA, {"topics": []})
+    client.close()
+    with pytest.raises(KafkaError, match="closed"):
+        future.get(5)
+
+
+def test_unreachable_broker_fails_the_request() -> None:
+    client = KafkaClient(bootstrap_servers="127.0.0.1:1")
+    try:
+        with pytest.raises(KafkaConnectionError):
+            client.send(-1, ApiKey.METADATA, {"topics": []}).get(5)
+    finally:
+        client.close()
+
+
+def test_disjoint_version_ranges_are_a_typed_error() -> None:
+    assert pick_version(ApiKey.PRODUCE, (0, 12)) == SUPPORTED_VERSIONS[ApiKey.PRODUCE][1]
+    with pytest.raises(IncompatibleBrokerVersionError, match="api key 1"):
+        pick_version(ApiKey.FETCH, (0, 3))
+    with pytest.raises(IncompatibleBrokerVersionError):
+        pick_version(ApiKey.FETCH, None)
+
+
+def test_unknown_client_config_is_named() -> None:
+    with pytest.raises(ConfigError) as info:
+        KafkaClient(bootstrap_servers="a:1", linger_ms=5)
+    assert info.value.key == "linger_ms"
