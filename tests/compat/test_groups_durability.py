@@ -283,3 +283,68 @@ def test_offsets_topic_created_by_metadata_still_serves_groups(
     consumer.commit()
     consumer.close()
     assert committed_offsets(bootstrap, "after-auto-create") == {0: (2, ""), 1: (2, "")}
+
+
+def test_large_offsets_partition_loads_in_steps_after_a_move(
+    cluster_factory: Callable[..., EmbeddedCluster], wire: Callable[[str], Any]
+) -> None:
+    """A partition over one load chunk replays in the background: the first request for its
+    groups gets COORDINATOR_LOAD_IN_PROGRESS, later ones the replayed offsets."""
+    cluster = cluster_factory(num_brokers=2)
+    create_topic_and_produce(cluster.bootstrap_servers, per_partition=1, partitions=4)
+    group = "bulky"
+    old = _coordinator_client(cluster, wire, group)
+    note = "n" * 4000
+    for offset in range(100):  # ~1.6 MB of commits, last value wins
+        response = old.call(
+            ApiKey.OFFSET_COMMIT,
+            2,
+            {
+                "group_id": group,
+                "generation_id_or_member_epoch": -1,
+                "member_id": "",
+                "retention_time_ms": -1,
+                "topics": [
+                    {
+                        "name": TOPIC,
+                        "partitions": [
+                            {
+                                "partition_index": p,
+                                "committed_offset": offset,
+                                "committed_metadata": note,
+                            }
+                            for p in range(4)
+                        ],
+                    }
+                ],
+            },
+        )
+        assert {p["error_code"] for p in response["topics"][0]["partitions"]} == {0}
+
+    assert cluster.controller is not None
+    partition = offsets_partition_for(group, 4)
+    info = cluster.controller.image.partition(OFFSETS_TOPIC, partition)
+    assert info is not None
+    target = cluster.brokers[1 - info.leader].endpoint
+    assert target.node_id == 1 - info.leader
+    cluster.move_partition_leader(OFFSETS_TOPIC, partition, target.node_id)
+
+    new = wire(f"{target.host}:{target.port}")  # no lookup first: that would start the load
+    fetch = {"group_id": group, "topics": None}
+    first = new.call(ApiKey.OFFSET_FETCH, 5, fetch)
+    assert first["error_code"] == 14  # COORDINATOR_LOAD_IN_PROGRESS
+    deadline = time.monotonic() + 30
+    while (loaded := new.call(ApiKey.OFFSET_FETCH, 5, fetch))["error_code"] == 14:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert loaded["error_code"] == 0
+    [topic] = loaded["topics"]
+    assert {(p["committed_offset"], p["metadata"]) for p in topic["partitions"]} == {(99, note)}
+    assert len(topic["partitions"]) == 4
+
+
+def _coordinator_client(cluster: EmbeddedCluster, wire: Callable[[str], Any], group: str) -> Any:
+    lookup = wire(cluster.bootstrap_servers)
+    found = lookup.call(ApiKey.FIND_COORDINATOR, 1, {"key": group, "key_type": 0})
+    assert found["error_code"] == 0
+    return wire(f"{found['host']}:{found['port']}")
