@@ -58,7 +58,7 @@ class MetadataRefresher:
         """Start tracking ``topics``; a refresh is requested if any of them is new."""
         new = set(topics) - self._topics
         if new:
-            self._topics |= new
+            self._topics = self._topics | new  # a new set: the I/O thread may be iterating
             self.request_update()
 
     def set_topics(self, topics: Iterable[str]) -> None:

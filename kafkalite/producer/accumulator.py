@@ -97,8 +97,9 @@ class RecordAccumulator:
     ) -> AppendResult:
         """Add one record to ``tp``'s open batch, opening a new batch when needed.
 
-        With ``abort_on_new_batch`` the record is not added when it would need a new batch,
-        so the caller can let a sticky partitioner move on first (Java's abortOnNewBatch).
+        With ``abort_on_new_batch`` the record is not added when ``tp``'s open batch is full,
+        so the caller can let a sticky partitioner move on first (Java's abortOnNewBatch;
+        unlike Java, a partition without an open batch simply gets one).
         """
         with self._lock:
             if self._closed:
@@ -110,8 +111,8 @@ class RecordAccumulator:
                 future = queue[-1].try_append(timestamp_ms, key, value, headers)
                 if future is not None:
                     return AppendResult(future, False)
-            if abort_on_new_batch:
-                return _ABORTED
+                if abort_on_new_batch:  # the open batch is full
+                    return _ABORTED
             batch = self._new_batch(tp, key, value)
             future = batch.try_append(timestamp_ms, key, value, headers)
             assert future is not None  # the first record always fits

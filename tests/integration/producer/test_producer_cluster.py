@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import confluent_kafka
 import pytest
@@ -122,3 +124,30 @@ def test_callbacks_and_partitions_for(cluster_factory: Callable[..., EmbeddedClu
         producer.send("cb", "hello", partition=2).add_callback(seen.append)
         producer.flush(10)
     assert [(m.topic, m.partition, m.offset) for m in seen] == [("cb", 2, 0)]
+
+
+def test_sticky_partitioner_moves_on_when_its_batch_is_full(
+    cluster_factory: Callable[..., EmbeddedCluster]
+) -> None:
+    from kafkalite.producer import DefaultPartitioner
+
+    class CountingSticky(DefaultPartitioner):
+        def __init__(self) -> None:
+            super().__init__()
+            self.moves: list[int] = []
+
+        def on_new_batch(self, topic: str, cluster: Any, prev_partition: int) -> None:
+            self.moves.append(prev_partition)
+            super().on_new_batch(topic, cluster, prev_partition)
+
+    cluster = cluster_factory(num_brokers=1, num_partitions="4")
+    partitioner = CountingSticky()
+    with Producer(cluster.bootstrap_servers, partitioner=partitioner, batch_size=1000,
+                  linger_ms=1000) as producer:
+        futures = [producer.send("sticky", bytes(100)) for _ in range(40)]
+        producer.flush(10)
+        partitions = [f.get(0).partition for f in futures]
+    runs = [(p, len(list(group))) for p, group in itertools.groupby(partitions)]
+    assert len(partitioner.moves) == len(runs) - 1 >= 3
+    assert partitioner.moves == [p for p, _ in runs[:-1]]  # each move leaves a full batch
+    assert {length for _, length in runs[:-1]} == {8}  # 8 records of 100 B fill 1000 B

@@ -164,12 +164,16 @@ def test_batches_expire_after_delivery_timeout() -> None:
     assert expired.tp == TP0
 
 
-def test_abort_on_new_batch_leaves_the_record_out() -> None:
+def test_abort_on_new_batch_leaves_the_record_out_when_the_batch_is_full() -> None:
     clock = FakeClock()
     acc = make(clock)
-    result = acc.append(TP0, 1, None, b"x", None, abort_on_new_batch=True)
+    first = acc.append(TP0, 1, None, bytes(100), None, abort_on_new_batch=True)
+    assert first.future is not None and first.new_batch_created
+    fill(acc, TP0, 7)
+    result = acc.append(TP0, 1, None, bytes(100), None, abort_on_new_batch=True)
     assert result.future is None
-    assert not acc.has_undrained()
+    (batch,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    assert batch.record_count == 8 and not acc.has_undrained()
 
 
 def test_buffer_memory_blocks_then_times_out() -> None:
