@@ -1,9 +1,8 @@
 """One broker: its log manager, replica manager, handlers, listener and background tasks.
 
-Group APIs plug in from outside: at start the broker imports
-``kafkalite_server.group.broker_handlers`` if that module exists and calls its
-``install(broker)``, which registers handlers with ``broker.handlers.register(api_key,
-handler)``; ApiVersions then advertises them. A handler gets ``ctx.broker`` and from it
+The group coordinator registers its handlers the same way core handlers are registered
+(``broker.handlers.register(api_key, handler)``), and ApiVersions advertises exactly what is
+registered. A handler gets ``ctx.broker`` and from it
 ``config``, ``controller`` (metadata image, ``create_topic``), ``replica_manager``
 (partitions, ``append``, ``leader_partition``) and ``tasks`` (``spawn`` background work).
 """
@@ -11,7 +10,6 @@ handler)``; ApiVersions then advertises them. A handler gets ``ctx.broker`` and 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ from kafkalite.protocol import ApiKey
 from kafkalite_server.cluster.controller import Controller
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.config import BrokerConfig
+from kafkalite_server.group.broker_handlers import install as install_group_coordinator
 from kafkalite_server.handlers import admin, fetch, metadata, offsets, produce, producer_id
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
@@ -29,8 +28,6 @@ from kafkalite_server.network.connection import serve_connection
 from kafkalite_server.replication.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
-
-GROUP_HANDLERS_MODULE = "kafkalite_server.group.broker_handlers"
 
 CORE_HANDLERS = {
     ApiKey.API_VERSIONS: handle_api_versions,
@@ -65,7 +62,7 @@ class Broker:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
-        _install_optional_handlers(self)
+        self.group_coordinator = install_group_coordinator(self)
 
     @property
     def node_id(self) -> int:
@@ -115,6 +112,7 @@ class Broker:
         for task in list(self._connections):
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
+        self.group_coordinator.shutdown()
         await self.tasks.cancel_all()
         if self._server is not None:
             await self._server.wait_closed()
@@ -154,13 +152,3 @@ class BackgroundTasks:
 async def _sync(function: Callable[..., object], *args: object) -> None:
     """Runs quick disk work on the loop (it touches log state the loop owns)."""
     function(*args)
-
-
-def _install_optional_handlers(broker: Broker) -> None:
-    try:
-        module = importlib.import_module(GROUP_HANDLERS_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != GROUP_HANDLERS_MODULE:
-            raise
-        return
-    module.install(broker)

@@ -15,6 +15,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite_server.cluster.image import MetadataImage, TopicInfo
 from kafkalite_server.cluster.topics import INTERNAL_TOPICS
+from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.handlers.registry import RequestContext
 
 
@@ -33,7 +34,8 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
             info = image.topics.get(name)
             if info is None and auto_create:
                 try:
-                    info = controller.create_topic(name)
+                    info = (ctx.broker.group_coordinator.ensure_offsets_topic()
+                            if name == OFFSETS_TOPIC else controller.create_topic(name))
                 except BrokerResponseError as exc:
                     topics.append(_topic_error(name, exc.errno))
                     continue

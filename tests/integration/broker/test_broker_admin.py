@@ -141,3 +141,16 @@ def test_describe_configs_topic_and_broker(cluster, wire):
     assert [(c["name"], c["value"]) for c in broker["configs"]] == [("num.partitions", "1")]
     v0 = client.call(ApiKey.DESCRIBE_CONFIGS, 0, body)["results"][0]["configs"]
     assert {c["name"]: c["is_default"] for c in v0}["retention.ms"] is False
+
+
+def test_metadata_auto_creates_the_offsets_topic_with_its_own_settings(cluster_factory, wire):
+    cluster = cluster_factory(offsets_topic_num_partitions="7")
+    client = wire(cluster.bootstrap_servers)
+    made = metadata(client, ["__consumer_offsets"], auto_create=True)["__consumer_offsets"]
+    assert made["error_code"] == 0 and made["is_internal"] is True
+    assert len(made["partitions"]) == 7
+    body = {"resources": [{"resource_type": 2, "resource_name": "__consumer_offsets",
+                           "configuration_keys": ["cleanup.policy"]}],
+            "include_synonyms": False, "include_documentation": False}
+    (result,) = client.call(ApiKey.DESCRIBE_CONFIGS, 3, body)["results"]
+    assert [(c["name"], c["value"]) for c in result["configs"]] == [("cleanup.policy", "compact")]
