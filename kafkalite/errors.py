@@ -46,6 +46,10 @@ class KafkaTimeoutError(KafkaError):
     retriable = True
 
 
+class IncompatibleBrokerVersionError(KafkaError):
+    """The broker supports no version of an API that this client also supports."""
+
+
 class KafkaConnectionError(KafkaError):
     """A broker could not be reached or the connection broke."""
 
@@ -55,3 +59,9 @@ class KafkaConnectionError(KafkaError):
 
 # Re-export the broker error classes last: kafkalite.protocol.errors imports KafkaError from here.
 from kafkalite.protocol.errors import *  # noqa
+
+
+class MessageSizeTooLargeError(MessageTooLargeError):  # noqa: F405 (from the re-export above)
+    """A record too large for ``max_request_size`` (or ``buffer_memory``): rejected by the
+    producer before it reaches a batch. A subclass of the broker's MESSAGE_TOO_LARGE error, so
+    one ``except`` catches both."""

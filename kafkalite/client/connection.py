@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 from kafkalite.client.future import Future
 from kafkalite.errors import (
+    IncompatibleBrokerVersionError,
     KafkaConnectionError,
-    KafkaError,
     KafkaTimeoutError,
     ProtocolDecodeError,
 )
@@ -46,10 +46,6 @@ _SOFTWARE_NAME = "kafkalite"
 _SOFTWARE_VERSION = "0.1.0"
 _CORRELATION_ID = struct.Struct(">i")
 _UNSUPPORTED_VERSION_CODE = struct.pack(">h", UnsupportedVersionError.errno)
-
-
-class IncompatibleBrokerVersionError(KafkaError):
-    """The broker supports no version of an API that this client also supports."""
 
 
 class ConnectionState(enum.Enum):

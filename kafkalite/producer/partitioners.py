@@ -173,11 +173,8 @@ class DefaultPartitioner(Partitioner):
         self._sticky.move_on(topic, cluster, prev_partition)
 
 
-class UniformStickyPartitioner(Partitioner):
+class UniformStickyPartitioner(DefaultPartitioner):
     """Sticky for every record, keys ignored (Java's ``partitioner.ignore.keys=true``)."""
-
-    def __init__(self, rng: random.Random | None = None) -> None:
-        self._sticky = _StickyChoice(rng or random.Random())
 
     def partition(
         self,
@@ -189,9 +186,6 @@ class UniformStickyPartitioner(Partitioner):
         cluster: PartitionSource,
     ) -> int:
         return self._sticky.get(topic, cluster)
-
-    def on_new_batch(self, topic: str, cluster: PartitionSource, prev_partition: int) -> None:
-        self._sticky.move_on(topic, cluster, prev_partition)
 
 
 class RandomPartitioner(Partitioner):

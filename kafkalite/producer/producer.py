@@ -15,7 +15,7 @@ from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, KafkaClient
 from kafkalite.client.connection import BrokerConnection
-from kafkalite.errors import KafkaError, KafkaTimeoutError
+from kafkalite.errors import KafkaError, KafkaTimeoutError, MessageSizeTooLargeError
 from kafkalite.producer.accumulator import RecordAccumulator
 from kafkalite.producer.batch import FutureRecordMetadata, failed_record_future
 from kafkalite.producer.config import validate_producer_config
@@ -24,7 +24,6 @@ from kafkalite.producer.sender import Sender, record_magic_for
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
     InvalidTopicError,
-    MessageTooLargeError,
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
@@ -36,12 +35,6 @@ log = logging.getLogger(__name__)
 
 _SIZE_CHECK_MARGIN = 1024
 """Records whose key+value stay this far below max_request_size skip the exact size check."""
-
-
-class MessageSizeTooLargeError(MessageTooLargeError):
-    """A record too large for ``max_request_size`` (or ``buffer_memory``): rejected by the
-    producer before it reaches a batch. A subclass of the broker's MESSAGE_TOO_LARGE error, so
-    one ``except`` catches both."""
 
 
 class Producer:

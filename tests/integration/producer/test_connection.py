@@ -13,8 +13,14 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from kafkalite.client.client import KafkaClient
-from kafkalite.client.connection import IncompatibleBrokerVersionError, pick_version
-from kafkalite.errors import ConfigError, KafkaConnectionError, KafkaError, KafkaTimeoutError
+from kafkalite.client.connection import pick_version
+from kafkalite.errors import (
+    ConfigError,
+    IncompatibleBrokerVersionError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+)
 from kafkalite.protocol import (
     SUPPORTED_VERSIONS,
     ApiKey,
