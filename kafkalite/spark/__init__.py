@@ -1,0 +1,26 @@
+"""PySpark integration: the ``kafkalite`` data source and consumer-group members in executors.
+
+>>> import kafkalite.spark
+>>> kafkalite.spark.register(spark)
+>>> df = (spark.read.format("kafkalite")
+...       .option("kafka.bootstrap.servers", "localhost:9092")
+...       .option("subscribe", "events").load())
+
+Needs ``pip install kafkalite[spark]`` (pyspark >= 4.0 with pyarrow); see docs/spark.md.
+"""
+
+from kafkalite.spark.datasource import KafkaliteDataSource, register
+from kafkalite.spark.demo import demo_job
+from kafkalite.spark.group_consumers import MemberStats, run_group_consumers
+from kafkalite.spark.kafka_access import DataLossError
+from kafkalite.spark.session import local_session
+
+__all__ = [
+    "DataLossError",
+    "KafkaliteDataSource",
+    "MemberStats",
+    "demo_job",
+    "local_session",
+    "register",
+    "run_group_consumers",
+]

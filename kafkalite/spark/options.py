@@ -1,0 +1,262 @@
+"""The data source's options: Spark's Kafka source names, parsed and checked once, on the driver.
+
+Spark hands options over as a case-insensitive map of strings (keys arrive lower-cased), so
+every known option is matched in lower case and every value is parsed here, with errors that
+name the option. ``kafka.``-prefixed options are the kafkalite client's own settings, spelled
+the Java way (``kafka.fetch.max.bytes`` -> ``fetch_max_bytes``); the client validates them, so
+a misspelt one fails as early as a misspelt source option.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kafkalite.errors import ConfigError
+from kafkalite.spark.offsets import OffsetSpec, parse_offset_spec, parse_partition_list
+from kafkalite.structs import TopicPartition
+
+KAFKA_PREFIX = "kafka."
+SPARK_INJECTED = frozenset({"path", "checkpointlocation"})
+"""Options Spark itself may add to a source's or sink's option map."""
+
+READ_OPTIONS = frozenset({
+    "subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets",
+    "startingtimestamp", "endingtimestamp", "maxoffsetspertrigger", "minpartitions",
+    "failondataloss", "includeheaders", "valueformat", "valueschema",
+    "kafkaconsumer.polltimeoutms",
+})
+WRITE_OPTIONS = frozenset({"topic", "includeheaders", "valueformat", "valueschema"})
+
+SOURCE_OWNED_CLIENT_KEYS = frozenset({
+    "group_id", "enable_auto_commit", "auto_offset_reset", "key_deserializer",
+    "value_deserializer", "key_serializer", "value_serializer",
+})
+"""Client settings the source decides itself (it reads exact ranges without a group, and
+always moves raw bytes), so setting them is an error rather than silently ignored."""
+
+ValueFormat = Literal["binary", "msgpack"]
+
+
+@dataclass(frozen=True)
+class TopicSelection:
+    """Exactly one of Spark's three ways to name what to read."""
+
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    partitions: tuple[TopicPartition, ...] = ()
+
+    def describe(self) -> str:
+        if self.pattern is not None:
+            return f"subscribePattern {self.pattern!r}"
+        if self.partitions:
+            return f"assign {[f'{tp.topic}-{tp.partition}' for tp in self.partitions]}"
+        return f"subscribe {list(self.topics)}"
+
+
+@dataclass(frozen=True)
+class ValueEncoding:
+    """How the ``value`` column maps to record bytes: raw, or a msgpack-encoded struct."""
+
+    format: ValueFormat = "binary"
+    schema_ddl: str | None = None
+
+    def column_ddl(self) -> str:
+        return "binary" if self.format == "binary" else f"struct<{self.schema_ddl}>"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Everything a reader needs; a frozen dataclass of plain values, so it pickles to executors."""
+
+    client_config: Mapping[str, Any]
+    selection: TopicSelection
+    starting: OffsetSpec
+    ending: OffsetSpec
+    starting_timestamp: int | None = None
+    ending_timestamp: int | None = None
+    max_offsets_per_trigger: int | None = None
+    min_partitions: int | None = None
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    value: ValueEncoding = field(default_factory=ValueEncoding)
+    poll_timeout_ms: int = 120_000
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    client_config: Mapping[str, Any]
+    topic: str | None = None
+    include_headers: bool = False
+    value: ValueEncoding = field(default_factory=ValueEncoding)
+
+
+def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
+    """Check and parse a read's options; raises ConfigError naming the first bad option."""
+    opts = _lower_keys(options)
+    _reject_unknown(opts, READ_OPTIONS, "read")
+    if not streaming:
+        for name in ("maxoffsetspertrigger",):
+            if name in opts:
+                raise ConfigError("maxOffsetsPerTrigger",
+                                  "applies to streaming queries only, not to batch reads")
+    elif "endingoffsets" in opts or "endingtimestamp" in opts:
+        raise ConfigError("endingOffsets", "applies to batch reads only, not to streaming")
+    starting_default = "earliest" if not streaming else "latest"
+    starting = parse_offset_spec(opts.get("startingoffsets", starting_default), "startingOffsets")
+    ending = parse_offset_spec(opts.get("endingoffsets", "latest"), "endingOffsets")
+    if not streaming and starting == "latest":
+        raise ConfigError("startingOffsets", "'latest' is not allowed in a batch read")
+    if ending == "earliest":
+        raise ConfigError("endingOffsets", "'earliest' is not allowed")
+    if isinstance(ending, dict) and -2 in ending.values():
+        raise ConfigError("endingOffsets", "-2 (earliest) is not allowed as an ending offset")
+    return ReadOptions(
+        client_config=_client_config(opts, for_write=False),
+        selection=_selection(opts),
+        starting=starting,
+        ending=ending,
+        starting_timestamp=_optional_int(opts, "startingtimestamp", "startingTimestamp", 0),
+        ending_timestamp=_optional_int(opts, "endingtimestamp", "endingTimestamp", 0),
+        max_offsets_per_trigger=_optional_int(opts, "maxoffsetspertrigger",
+                                              "maxOffsetsPerTrigger", 1),
+        min_partitions=_optional_int(opts, "minpartitions", "minPartitions", 1),
+        fail_on_data_loss=_bool(opts, "failondataloss", "failOnDataLoss", True),
+        include_headers=_bool(opts, "includeheaders", "includeHeaders", False),
+        value=_value_encoding(opts),
+        poll_timeout_ms=_optional_int(opts, "kafkaconsumer.polltimeoutms",
+                                      "kafkaConsumer.pollTimeoutMs", 1) or 120_000,
+    )
+
+
+def parse_schema_options(options: Mapping[str, str]) -> tuple[ValueEncoding, bool]:
+    """Only what shapes the columns: the value encoding and whether headers are included."""
+    opts = _lower_keys(options)
+    return _value_encoding(opts), _bool(opts, "includeheaders", "includeHeaders", False)
+
+
+def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
+    opts = _lower_keys(options)
+    _reject_unknown(opts, WRITE_OPTIONS, "write")
+    topic = opts.get("topic")
+    if topic is not None and not topic.strip():
+        raise ConfigError("topic", "must not be empty")
+    return WriteOptions(
+        client_config=_client_config(opts, for_write=True),
+        topic=topic,
+        include_headers=_bool(opts, "includeheaders", "includeHeaders", False),
+        value=_value_encoding(opts),
+    )
+
+
+def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
+    return {key.lower(): value for key, value in dict(options).items()}
+
+
+def _reject_unknown(opts: Mapping[str, str], known: frozenset[str], action: str) -> None:
+    for key in opts:
+        if key.startswith(KAFKA_PREFIX) or key in known or key in SPARK_INJECTED:
+            continue
+        raise ConfigError(key, f"unknown option for a kafkalite {action}; known options: "
+                          f"kafka.*, {', '.join(sorted(known))}")
+
+
+def _client_config(opts: Mapping[str, str], *, for_write: bool) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    for key, raw in opts.items():
+        if not key.startswith(KAFKA_PREFIX):
+            continue
+        name = key[len(KAFKA_PREFIX):].replace(".", "_")
+        if name in SOURCE_OWNED_CLIENT_KEYS:
+            raise ConfigError(key, "is set by the kafkalite source itself and cannot be "
+                              "overridden")
+        config[name] = _typed(raw)
+    if "bootstrap_servers" not in config:
+        raise ConfigError("kafka.bootstrap.servers", "is required")
+    config["bootstrap_servers"] = str(config["bootstrap_servers"])
+    if "client_id" in config:
+        config["client_id"] = str(config["client_id"])
+    _check_client_config(config, for_write)
+    return config
+
+
+def _check_client_config(config: Mapping[str, Any], for_write: bool) -> None:
+    """Fail on the driver, before any task starts, when a client setting is wrong."""
+    from kafkalite.consumer.config import validate_consumer_config
+    from kafkalite.producer.config import validate_producer_config
+
+    try:
+        (validate_producer_config if for_write else validate_consumer_config)(config)
+    except ConfigError as exc:
+        raise ConfigError(f"kafka.{exc.key.replace('_', '.')}", str(exc)) from None
+
+
+_INT = re.compile(r"-?\d+")
+
+
+def _typed(raw: str) -> Any:
+    """Spark passes every option as a string; the client wants ints and bools as such."""
+    text = raw.strip()
+    if _INT.fullmatch(text):
+        return int(text)
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return raw
+
+
+def _selection(opts: Mapping[str, str]) -> TopicSelection:
+    given = [name for name in ("subscribe", "subscribepattern", "assign") if name in opts]
+    if len(given) != 1:
+        raise ConfigError("subscribe", "give exactly one of 'subscribe', 'subscribePattern' "
+                          f"or 'assign' (got {len(given)})")
+    if "subscribe" in opts:
+        topics = tuple(t.strip() for t in opts["subscribe"].split(",") if t.strip())
+        if not topics:
+            raise ConfigError("subscribe", "names no topic")
+        return TopicSelection(topics=topics)
+    if "subscribepattern" in opts:
+        pattern = opts["subscribepattern"]
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError("subscribePattern", f"not a valid regex: {exc}") from None
+        return TopicSelection(pattern=pattern)
+    return TopicSelection(partitions=parse_partition_list(opts["assign"], "assign"))
+
+
+def _optional_int(opts: Mapping[str, str], key: str, name: str, minimum: int) -> int | None:
+    if key not in opts:
+        return None
+    try:
+        value = int(opts[key])
+    except ValueError:
+        raise ConfigError(name, f"must be an integer, not {opts[key]!r}") from None
+    if value < minimum:
+        raise ConfigError(name, f"must be at least {minimum}, not {value}")
+    return value
+
+
+def _bool(opts: Mapping[str, str], key: str, name: str, default: bool) -> bool:
+    if key not in opts:
+        return default
+    text = opts[key].strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(name, f"must be 'true' or 'false', not {opts[key]!r}")
+    return text == "true"
+
+
+def _value_encoding(opts: Mapping[str, str]) -> ValueEncoding:
+    fmt = opts.get("valueformat", "binary").strip().lower()
+    schema = opts.get("valueschema")
+    if fmt == "binary":
+        if schema is not None:
+            raise ConfigError("valueSchema", "only applies with valueFormat=msgpack")
+        return ValueEncoding()
+    if fmt != "msgpack":
+        raise ConfigError("valueFormat", f"must be 'binary' or 'msgpack', not {fmt!r}")
+    if not schema or not schema.strip():
+        raise ConfigError("valueSchema", "is required with valueFormat=msgpack (a DDL field "
+                          "list such as 'user string, clicks int')")
+    return ValueEncoding("msgpack", schema.strip())

@@ -1,0 +1,173 @@
+"""Batch and streaming readers of the ``kafkalite`` source.
+
+Planning (which offsets) happens on the driver with an :class:`OffsetResolver`; each Spark
+task reads one :class:`OffsetRange` with :func:`read_range`. Streaming offsets are the JSON
+maps Spark stores in the query's checkpoint, so a restarted query resumes exactly where the
+last committed micro-batch ended: no record lost, none read twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from kafkalite.errors import KafkaError
+from kafkalite.spark.kafka_access import OffsetResolver, read_range, report_data_loss
+from kafkalite.spark.offsets import PartitionOffsets, offsets_from_json, offsets_to_json
+from kafkalite.spark.options import ReadOptions
+from kafkalite.spark.planning import OffsetRange, cap_offsets, ranges_between, split_ranges
+
+try:  # pyspark >= 4.2: the engine passes read limits and supports Trigger.AvailableNow
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable,
+        ReadLimit,
+        ReadMaxRows,
+        SupportsTriggerAvailableNow,
+    )
+except ImportError:  # pragma: no cover - pyspark 4.0 / 4.1
+    ReadLimit = ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc]
+    SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
+
+
+class RangePartition(InputPartition):
+    """One Spark task's share of the read: a single offset range."""
+
+    def __init__(self, offset_range: OffsetRange) -> None:
+        super().__init__(offset_range)
+        self.range = offset_range
+
+
+def _plan(ranges: list[OffsetRange], options: ReadOptions) -> list[RangePartition]:
+    return [RangePartition(r) for r in split_ranges(ranges, options.min_partitions)]
+
+
+def _read(options: ReadOptions, schema: StructType,
+          partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    assert isinstance(partition, RangePartition)
+    yield from read_range(options, partition.range, to_arrow_schema(schema, timezone="UTC"))
+
+
+class BatchReader(DataSourceReader):
+    """``spark.read``: the offsets between startingOffsets and endingOffsets, fixed at planning."""
+
+    def __init__(self, options: ReadOptions, schema: StructType) -> None:
+        self.options = options
+        self.schema = schema
+
+    def partitions(self) -> Sequence[InputPartition]:
+        options = self.options
+        with OffsetResolver(options) as resolver:
+            partitions = resolver.partitions()
+            start = resolver.resolve(options.starting, partitions, "startingOffsets",
+                                     options.starting_timestamp)
+            end = resolver.resolve(options.ending, partitions, "endingOffsets",
+                                   options.ending_timestamp)
+        backwards = sorted(tp for tp in partitions if end[tp] < start[tp])
+        if backwards:
+            tp = backwards[0]
+            raise KafkaError(f"{tp.topic}-{tp.partition}: starting offset {start[tp]} is after "
+                             f"ending offset {end[tp]}")
+        return _plan(ranges_between(start, end), options)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        return _read(self.options, self.schema, partition)
+
+
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc,valid-type]
+    """``spark.readStream``: micro-batches between offsets kept in Spark's checkpoint.
+
+    ``maxOffsetsPerTrigger`` reaches the engine as its default read limit (pyspark >= 4.2),
+    so triggers that ignore limits (the engine may pass ReadAllAvailable) do; on older
+    pyspark, ``latestOffset()`` gets no start and caps from the previous batch's end.
+    """
+
+    def __init__(self, options: ReadOptions, schema: StructType) -> None:
+        self.options = options
+        self.schema = schema
+        self._resolver: OffsetResolver | None = None
+        self._available_now_target: PartitionOffsets | None = None
+        self._last_end: PartitionOffsets | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Tasks get the options and schema, never the driver's live consumer."""
+        return {**self.__dict__, "_resolver": None}
+
+    @property
+    def resolver(self) -> OffsetResolver:
+        if self._resolver is None:
+            self._resolver = OffsetResolver(self.options)
+        return self._resolver
+
+    def initialOffset(self) -> dict[str, Any]:
+        options, resolver = self.options, self.resolver
+        start = resolver.resolve(options.starting, resolver.partitions(), "startingOffsets",
+                                 options.starting_timestamp)
+        return offsets_to_json(start)
+
+    def getDefaultReadLimit(self) -> Any:
+        limit = self.options.max_offsets_per_trigger
+        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Fix the end of an AvailableNow run: the latest offsets as of now."""
+        self._available_now_target = self.resolver.latest(self.resolver.partitions())
+
+    def latestOffset(self, start: dict[str, Any] | None = None,
+                     limit: Any = None) -> dict[str, Any]:
+        if start is not None:
+            start_offsets = offsets_from_json(start)
+        elif self._last_end is not None:
+            start_offsets = self._last_end
+        else:
+            start_offsets = {}
+        latest = self._available_now_target
+        if latest is None:
+            latest = self.resolver.latest(self.resolver.partitions())
+        start_offsets = self._checked_for_loss(start_offsets, latest)
+        if limit is None:
+            max_records = self.options.max_offsets_per_trigger if start_offsets else None
+        else:
+            max_records = limit.max_rows if ReadMaxRows and isinstance(limit, ReadMaxRows) \
+                else None
+        end = cap_offsets(start_offsets, latest, max_records)
+        self._last_end = end
+        return offsets_to_json(end)
+
+    def _checked_for_loss(self, start: PartitionOffsets,
+                          latest: PartitionOffsets) -> PartitionOffsets:
+        """``start`` after reporting partitions that vanished or whose offsets went backwards.
+
+        A partition that went backwards (a recreated topic) continues from its new latest
+        offset when failOnDataLoss=false.
+        """
+        fail = self.options.fail_on_data_loss
+        for tp in sorted(set(start) - set(latest)):
+            report_data_loss(fail, f"{tp.topic}-{tp.partition} is no longer there (topic "
+                             f"deleted?) after offset {start[tp]}")
+        checked = dict(start)
+        for tp, offset in latest.items():
+            if tp in start and offset < start[tp]:
+                report_data_loss(fail, f"{tp.topic}-{tp.partition}: the latest offset went "
+                                 f"back from {start[tp]} to {offset} (topic recreated?)")
+                checked[tp] = offset
+        return checked
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        return _plan(ranges_between(offsets_from_json(start), offsets_from_json(end)),
+                     self.options)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        return _read(self.options, self.schema, partition)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Nothing to do: the offsets live in Spark's checkpoint, not in a consumer group."""
+
+    def stop(self) -> None:
+        if self._resolver is not None:
+            self._resolver.close()
+            self._resolver = None

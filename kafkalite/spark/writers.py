@@ -1,0 +1,148 @@
+"""Batch and streaming writers: each Spark task produces its rows with a kafkalite Producer.
+
+Columns as in Spark's Kafka sink: ``value`` (required; binary or string, or a struct that is
+encoded with msgpack), and optional ``key`` (binary or string), ``topic`` (string, when the
+``topic`` option is not set), ``partition`` (int) and ``headers``
+(``array<struct<key: string, value: binary>>``). A task returns only after every record is
+acknowledged, so a committed Spark job means every row is in Kafka (at least once: a retried
+task may produce its rows again, exactly as with Spark's own Kafka sink).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    StringType,
+    StructType,
+)
+
+from kafkalite.errors import ConfigError, KafkaError
+from kafkalite.serde import pack_msgpack
+from kafkalite.spark.options import WriteOptions
+
+try:  # pyspark >= 4.1 hands streaming writers Arrow batches too
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
+except ImportError:  # pragma: no cover - pyspark 4.0: streaming writers get Rows
+    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase
+
+_BYTES_OR_TEXT = (BinaryType, StringType)
+_HEADERS = ArrayType(StructType().add("key", StringType()).add("value", BinaryType()))
+
+
+@dataclass
+class ProducedRecords(WriterCommitMessage):
+    """What one task wrote: the number of records the broker acknowledged."""
+
+    records: int
+
+
+def check_write_schema(schema: StructType, options: WriteOptions) -> None:
+    """Refuse, on the driver, a DataFrame the sink cannot write; the error names the column."""
+    columns = {f.name: f.dataType for f in schema.fields}
+    if "value" not in columns:
+        raise ConfigError("value", "a kafkalite write needs a 'value' column")
+    _require("value", columns["value"], (*_BYTES_OR_TEXT, StructType))
+    if options.topic is None and "topic" not in columns:
+        raise ConfigError("topic", "set the 'topic' option or add a 'topic' column")
+    expected: dict[str, tuple[type[DataType], ...]] = {
+        "key": _BYTES_OR_TEXT, "topic": (StringType,), "partition": (IntegerType,)}
+    for name, types in expected.items():
+        if name in columns:
+            _require(name, columns[name], types)
+    if "headers" in columns and columns["headers"] != _HEADERS:
+        raise ConfigError("headers", f"must be {_HEADERS.simpleString()}, "
+                          f"not {columns['headers'].simpleString()}")
+
+
+def _require(name: str, actual: DataType, types: tuple[type[DataType], ...]) -> None:
+    if not isinstance(actual, types):
+        allowed = " or ".join(t.typeName() for t in types)
+        raise ConfigError(name, f"column must be {allowed}, not {actual.simpleString()}")
+
+
+def produce_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> int:
+    """Send every row, flush, and raise the first delivery error; returns the record count."""
+    from kafkalite.producer import Producer
+
+    failures: list[BaseException] = []
+    sent = 0
+    with Producer(**options.client_config) as producer:
+        for batch in batches:
+            for row in batch.to_pylist():
+                topic = options.topic or row.get("topic")
+                if not topic:
+                    raise KafkaError(f"row {sent}: null topic and no 'topic' option")
+                future = producer.send(topic, _as_bytes(row["value"]),
+                                       key=_as_bytes(row.get("key")),
+                                       partition=row.get("partition"),
+                                       headers=_headers(row.get("headers")))
+                future.add_errback(failures.append)
+                sent += 1
+        producer.flush()
+    if failures:
+        raise KafkaError(f"{len(failures)} of {sent} records were not delivered; "
+                         f"first error: {failures[0]!r}")
+    return sent
+
+
+def _as_bytes(value: Any) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    return pack_msgpack(value)
+
+
+def _headers(headers: list[dict[str, Any]] | None) -> list[tuple[str, bytes | None]] | None:
+    return None if headers is None else [(h["key"], h["value"]) for h in headers]
+
+
+def _as_arrow(rows: Iterator[Any]) -> Iterator[pa.RecordBatch]:
+    """Rows (pyspark 4.0 streaming writers) into one Arrow batch, to share one send loop."""
+    dicts = [row.asDict(recursive=True) for row in rows]
+    if dicts:
+        yield pa.RecordBatch.from_pylist(dicts)
+
+
+class BatchWriter(DataSourceArrowWriter):
+    def __init__(self, options: WriteOptions) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> ProducedRecords:
+        return ProducedRecords(produce_batches(self.options, iterator))
+
+
+class StreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
+    """Each micro-batch's tasks produce their rows; nothing to do at commit (at least once)."""
+
+    def __init__(self, options: WriteOptions) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[Any]) -> ProducedRecords:
+        first = next(iterator, None)
+        if first is None:
+            return ProducedRecords(0)
+        batches = _chain(first, iterator)
+        if not isinstance(first, pa.RecordBatch):
+            batches = _as_arrow(batches)
+        return ProducedRecords(produce_batches(self.options, batches))
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Records are acknowledged before a task ends; the commit adds nothing."""
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Kafka has no rollback outside transactions: delivered records stay."""
+
+
+def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest

@@ -1,0 +1,185 @@
+"""Option parsing, JSON offsets, range planning and Arrow conversion: no Spark job needed."""
+
+from __future__ import annotations
+
+import msgpack
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafkalite.errors import ConfigError
+from kafkalite.spark.offsets import offsets_from_json, offsets_to_json, parse_offset_spec
+from kafkalite.spark.options import (
+    TopicSelection,
+    ValueEncoding,
+    parse_read_options,
+    parse_write_options,
+)
+from kafkalite.spark.planning import OffsetRange, cap_offsets, ranges_between, split_ranges
+from kafkalite.spark.schema import ArrowBatchBuilder, ValueDecodeError
+from kafkalite.structs import ConsumerRecord, TopicPartition
+
+BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "a,b"}
+
+
+def tp(topic: str, partition: int) -> TopicPartition:
+    return TopicPartition(topic, partition)
+
+
+# ---------------------------------------------------------------- options
+
+
+def test_read_options_parse_spark_names_case_insensitively() -> None:
+    options = parse_read_options({**BASE, "STARTINGOFFSETS": '{"a": {"0": 5, "1": -2}}',
+                                  "kafka.fetch.max.bytes": "1048576", "minPartitions": "4",
+                                  "includeHeaders": "true", "failOnDataLoss": "false"},
+                                 streaming=False)
+    assert options.selection == TopicSelection(topics=("a", "b"))
+    assert options.starting == {tp("a", 0): 5, tp("a", 1): -2}
+    assert options.ending == "latest"
+    assert options.client_config == {"bootstrap_servers": "127.0.0.1:9092",
+                                      "fetch_max_bytes": 1048576}
+    assert (options.min_partitions, options.include_headers, options.fail_on_data_loss) == \
+        (4, True, False)
+
+
+def test_streaming_defaults_to_latest_and_batch_to_earliest() -> None:
+    assert parse_read_options(BASE, streaming=True).starting == "latest"
+    assert parse_read_options(BASE, streaming=False).starting == "earliest"
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ({**BASE, "startingOffset": "earliest"}, "startingoffset"),
+    ({**BASE, "kafka.group.id": "g"}, "kafka.group.id"),
+    ({"subscribe": "a"}, "kafka.bootstrap.servers"),
+    ({**BASE, "assign": '{"a": [0]}'}, "subscribe"),
+    ({**BASE, "minPartitions": "0"}, "minPartitions"),
+    ({**BASE, "maxOffsetsPerTrigger": "10"}, "maxOffsetsPerTrigger"),
+    ({**BASE, "startingOffsets": "latest"}, "startingOffsets"),
+    ({**BASE, "endingOffsets": '{"a": {"0": -2}}'}, "endingOffsets"),
+    ({**BASE, "startingOffsets": '{"a": {"x": 1}}'}, "startingOffsets"),
+    ({**BASE, "startingOffsets": "{not json"}, "startingOffsets"),
+    ({**BASE, "valueFormat": "msgpack"}, "valueSchema"),
+    ({**BASE, "valueFormat": "avro", "valueSchema": "a int"}, "valueFormat"),
+    ({**BASE, "includeHeaders": "yes"}, "includeHeaders"),
+    ({"kafka.bootstrap.servers": "h:1", "subscribePattern": "("}, "subscribePattern"),
+    ({"kafka.bootstrap.servers": "h:1", "assign": '{"a": ["0"]}'}, "assign"),
+])
+def test_bad_batch_read_options_name_the_option(options: dict[str, str], named: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_read_options(options, streaming=False)
+    assert info.value.key == named
+
+
+def test_streaming_rejects_ending_offsets() -> None:
+    with pytest.raises(ConfigError, match="endingOffsets"):
+        parse_read_options({**BASE, "endingOffsets": "latest"}, streaming=True)
+
+
+def test_write_options_check_producer_settings_on_the_driver() -> None:
+    options = parse_write_options({"kafka.bootstrap.servers": "h:1", "topic": "t",
+                                   "kafka.linger.ms": "20", "kafka.acks": "1"})
+    assert options.client_config == {"bootstrap_servers": "h:1", "linger_ms": 20, "acks": 1}
+    with pytest.raises(ConfigError) as info:
+        parse_write_options({"kafka.bootstrap.servers": "h:1", "kafka.lingerms": "5"})
+    assert info.value.key == "kafka.lingerms"
+    with pytest.raises(ConfigError) as info:
+        parse_write_options({"kafka.bootstrap.servers": "h:1", "subscribe": "t"})
+    assert info.value.key == "subscribe"
+
+
+# ---------------------------------------------------------------- offsets
+
+
+def test_offset_spec_words_and_json() -> None:
+    assert parse_offset_spec(" Earliest ", "o") == "earliest"
+    assert parse_offset_spec('{"t": {"1": -1, "0": 7}}', "o") == {tp("t", 1): -1, tp("t", 0): 7}
+    with pytest.raises(ConfigError, match="-3"):
+        parse_offset_spec('{"t": {"0": -3}}', "o")
+
+
+@given(st.dictionaries(st.tuples(st.sampled_from(["a", "b.c", "d-e"]), st.integers(0, 50)),
+                       st.integers(0, 2**62)))
+def test_checkpoint_json_round_trips(raw: dict[tuple[str, int], int]) -> None:
+    offsets = {TopicPartition(*key): value for key, value in raw.items()}
+    assert offsets_from_json(offsets_to_json(offsets)) == offsets
+
+
+# ---------------------------------------------------------------- planning
+
+
+def test_ranges_between_skips_empty_and_reads_new_partitions_from_zero() -> None:
+    start = {tp("t", 0): 10, tp("t", 1): 5}
+    end = {tp("t", 0): 10, tp("t", 1): 9, tp("t", 2): 3}
+    assert ranges_between(start, end) == [OffsetRange("t", 1, 5, 9), OffsetRange("t", 2, 0, 3)]
+
+
+@given(st.lists(st.integers(0, 1000), min_size=1, max_size=8), st.integers(1, 40))
+def test_split_covers_every_offset_once_in_at_least_min_pieces(sizes: list[int],
+                                                              min_partitions: int) -> None:
+    ranges = [OffsetRange("t", p, 100, 100 + size) for p, size in enumerate(sizes) if size]
+    pieces = split_ranges(ranges, min_partitions)
+    covered = sorted((r.partition, o) for r in pieces for o in range(r.start, r.end))
+    assert covered == sorted((r.partition, o) for r in ranges for o in range(r.start, r.end))
+    assert all(r.size > 0 for r in pieces)
+    total = sum(sizes)
+    assert len(pieces) >= min(min_partitions, total)
+
+
+@given(st.dictionaries(st.integers(0, 7), st.tuples(st.integers(0, 100), st.integers(0, 500)),
+                       min_size=1), st.integers(1, 600))
+def test_cap_reads_exactly_the_limit_or_everything(parts: dict[int, tuple[int, int]],
+                                                   limit: int) -> None:
+    start = {tp("t", p): s for p, (s, _) in parts.items()}
+    latest = {tp("t", p): s + lag for p, (s, lag) in parts.items()}
+    end = cap_offsets(start, latest, limit)
+    assert all(start[k] <= end[k] <= latest[k] for k in latest)
+    backlog = sum(lag for _, lag in parts.values())
+    assert sum(end[k] - start[k] for k in end) == min(limit, backlog)
+
+
+def test_cap_shares_by_backlog() -> None:
+    start = {tp("t", 0): 0, tp("t", 1): 0}
+    assert cap_offsets(start, {tp("t", 0): 300, tp("t", 1): 100}, 100) == \
+        {tp("t", 0): 75, tp("t", 1): 25}
+
+
+# ---------------------------------------------------------------- arrow batches
+
+SCHEMA = pa.schema([
+    ("key", pa.binary()), ("value", pa.struct([("user", pa.string()), ("n", pa.int32())])),
+    ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
+    ("timestamp", pa.timestamp("us", tz="UTC")), ("timestampType", pa.int32()),
+    ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
+])
+
+
+def record(offset: int, value: bytes | None, headers: tuple = ()) -> ConsumerRecord:
+    return ConsumerRecord("t", 3, offset, 1_700_000_000_123, 0, b"k", value, headers)
+
+
+def test_arrow_batch_decodes_msgpack_values_and_headers() -> None:
+    builder = ArrowBatchBuilder(SCHEMA, ValueEncoding("msgpack", "user string, n int"))
+    batch = builder.build([record(5, msgpack.packb({"user": "ann", "n": 2}), (("h", b"1"),)),
+                           record(6, None)])
+    assert batch.schema.equals(SCHEMA)
+    rows = batch.to_pylist()
+    assert rows[0]["value"] == {"user": "ann", "n": 2}
+    assert rows[0]["headers"] == [{"key": "h", "value": b"1"}]
+    assert rows[1]["value"] is None
+    assert rows[0]["timestamp"].timestamp() == 1_700_000_000.123
+    assert (rows[1]["partition"], rows[1]["offset"]) == (3, 6)
+
+
+@pytest.mark.parametrize("value", [b"\xc1", msgpack.packb([1, 2]), msgpack.packb({"n": "x"})])
+def test_undecodable_msgpack_value_names_where(value: bytes) -> None:
+    builder = ArrowBatchBuilder(SCHEMA, ValueEncoding("msgpack", "user string, n int"))
+    with pytest.raises(ValueDecodeError, match="t-3 offset"):
+        builder.build([record(9, value)])
+
+
+def test_read_options_check_consumer_settings_on_the_driver() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_read_options({**BASE, "kafka.fetch.max.bytez": "1"}, streaming=False)
+    assert info.value.key == "kafka.fetch.max.bytez"
