@@ -1,0 +1,406 @@
+"""The Consumer: kafka-python's API, the Java consumer's behaviour and defaults.
+
+``poll()`` does the work on the caller's thread: it keeps the group membership current
+(:mod:`kafkalite.consumer.group`), resolves positions (committed offsets, then
+``auto_offset_reset``), returns buffered records (:mod:`kafkalite.consumer.fetcher`) and
+sends the next fetches before returning. One background I/O thread does the network and the
+heartbeats. A Consumer is not thread-safe: use it from one thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from kafkalite.client.client import CLIENT_DEFAULTS, KafkaClient
+from kafkalite.consumer.config import validate_consumer_config
+from kafkalite.consumer.fetcher import Fetcher
+from kafkalite.consumer.group import CommitCallback, ConsumerCoordinator
+from kafkalite.consumer.list_offsets import (
+    EARLIEST,
+    LATEST,
+    STRATEGY_TIMESTAMPS,
+    OffsetAndTimestamp,
+    await_leaders,
+    list_offsets,
+)
+from kafkalite.consumer.listener import ConsumerRebalanceListener
+from kafkalite.consumer.subscription_state import (
+    IllegalStateError,
+    SubscriptionState,
+    SubscriptionType,
+)
+from kafkalite.errors import ConfigError, KafkaError, KafkaTimeoutError
+from kafkalite.structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
+
+
+class NoOffsetForPartitionError(KafkaError):
+    """A partition has no committed offset and ``auto_offset_reset`` is ``'none'``."""
+
+
+def normalize_offsets(
+    offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    """Commit offsets as given by users (ints or OffsetAndMetadata) in one checked shape."""
+    if not isinstance(offsets, Mapping):
+        raise TypeError(f"offsets must be a mapping of TopicPartition to offset, not "
+                        f"{type(offsets).__name__}")
+    result = {}
+    for tp, value in offsets.items():
+        if not isinstance(tp, TopicPartition):
+            raise TypeError(f"offset keys must be TopicPartitions, got {tp!r}")
+        meta = OffsetAndMetadata(value) if isinstance(value, int) and \
+            not isinstance(value, bool) else value
+        if not isinstance(meta, OffsetAndMetadata) or isinstance(meta.offset, bool) or \
+                not isinstance(meta.offset, int):
+            raise TypeError(f"the offset for {tp} must be an int or OffsetAndMetadata, "
+                            f"not {value!r}")
+        if meta.offset < 0:
+            raise ValueError(f"the offset for {tp} must be >= 0, not {meta.offset}")
+        if not isinstance(meta.metadata, str):
+            raise TypeError(f"the metadata for {tp} must be a str, not {meta.metadata!r}")
+        result[tp] = meta
+    return result
+
+
+class Consumer:
+    """Reads records from Kafka topics, alone (``assign``) or in a consumer group.
+
+    >>> with Consumer("events", bootstrap_servers="localhost:9092", group_id="app",
+    ...               auto_offset_reset="earliest") as consumer:
+    ...     for record in consumer:
+    ...         print(record.offset, record.value)
+
+    ``config`` takes kafka-python's snake_case names of the Java settings (``group_id``,
+    ``enable_auto_commit``, ``auto_offset_reset``, ``max_poll_records``, ...); unknown names
+    raise :class:`~kafkalite.errors.ConfigError`. ``consumer_timeout_ms`` ends iteration after
+    that long without records (default: iterate forever).
+    """
+
+    def __init__(self, *topics: str, bootstrap_servers: str | Sequence[str] = "localhost:9092",
+                 consumer_timeout_ms: float | None = None, **config: Any) -> None:
+        self.config = validate_consumer_config({"bootstrap_servers": bootstrap_servers,
+                                                **config})
+        if consumer_timeout_ms is not None and (
+                not isinstance(consumer_timeout_ms, int | float) or consumer_timeout_ms < 0):
+            raise ConfigError("consumer_timeout_ms", "must be a non-negative number or None")
+        self._iteration_timeout = None if consumer_timeout_ms is None \
+            else consumer_timeout_ms / 1000
+        self._client = KafkaClient(**{k: v for k, v in self.config.items()
+                                      if k in CLIENT_DEFAULTS})
+        self._subscriptions = SubscriptionState(self.config["auto_offset_reset"])
+        self._fetcher = Fetcher(self._client, self._subscriptions, self.config)
+        self._coordinator: ConsumerCoordinator | None = None
+        if self.config["group_id"] is not None:
+            self._coordinator = ConsumerCoordinator(self._client, self._subscriptions,
+                                                    self.config, self._fetcher.wakeup)
+        self._request_timeout = self.config["request_timeout_ms"] / 1000
+        self._api_timeout = self.config["default_api_timeout_ms"] / 1000
+        self._iterator: Iterator[ConsumerRecord] | None = None
+        self._closed = False
+        self._client.start()
+        if topics:
+            self.subscribe(topics)
+
+    # -- subscription ----------------------------------------------------------------------
+
+    def subscribe(self, topics: Iterable[str] = (), pattern: str | re.Pattern[str] | None = None,
+                  listener: ConsumerRebalanceListener | None = None) -> None:
+        """Join the group for ``topics`` (or every topic matching ``pattern``).
+
+        The group assigns the partitions during ``poll()``; ``listener`` hears about each
+        rebalance. Calling it again replaces the subscription.
+        """
+        self._check_open()
+        if self._coordinator is None:
+            raise ConfigError("group_id", "subscribe() needs a group_id; use assign() to read "
+                              "without a group")
+        if isinstance(topics, str):
+            topics = [topics]
+        if listener is not None and not (callable(getattr(listener, "on_partitions_revoked",
+                                                          None))
+                                         and callable(getattr(listener, "on_partitions_assigned",
+                                                              None))):
+            raise TypeError("listener must be a ConsumerRebalanceListener")
+        topics = list(topics)
+        if (pattern is None) == (not topics):
+            raise ValueError("give either topics or a pattern to subscribe()")
+        if pattern is not None:
+            self._subscriptions.subscribe_pattern(pattern, listener)
+            self._client.metadata.all_topics = True
+        else:
+            self._subscriptions.subscribe(topics, listener)
+            self._client.metadata.set_topics(self._subscriptions.topics)
+
+    def unsubscribe(self) -> None:
+        """Leave the group (committing first with auto commit) and drop every partition."""
+        self._check_open()
+        if self._coordinator is not None and self._subscriptions.is_auto_assigned:
+            self._coordinator.leave_group(time.monotonic() + self._request_timeout)
+        self._subscriptions.unsubscribe()
+        self._client.metadata.all_topics = False
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Read exactly these partitions, without group management."""
+        self._check_open()
+        if self._subscriptions.is_auto_assigned:
+            raise IllegalStateError("assign() after subscribe(); call unsubscribe() first")
+        self._subscriptions.assign_from_user(partitions)
+        self._client.metadata.add_topics(self._subscriptions.topics)
+
+    def assignment(self) -> set[TopicPartition]:
+        return self._subscriptions.assigned_partitions()
+
+    def subscription(self) -> set[str]:
+        return set(self._subscriptions.topics) if self._subscriptions.is_auto_assigned \
+            else set()
+
+    @property
+    def generation_id(self) -> int:
+        """The group generation this member belongs to; -1 outside a group."""
+        return -1 if self._coordinator is None else self._coordinator.generation_id
+
+    @property
+    def member_id(self) -> str:
+        return "" if self._coordinator is None else self._coordinator.member_id
+
+    # -- polling -----------------------------------------------------------------------------
+
+    def poll(self, timeout_ms: float = 0, max_records: int | None = None,
+             ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Records by partition, waiting up to ``timeout_ms`` for some; ``{}`` if none came.
+
+        Also where rebalances, listener callbacks, async commit callbacks and auto commits
+        happen: call it at least every ``max_poll_interval_ms`` or the group moves on.
+        """
+        self._check_open()
+        if self._subscriptions.type is SubscriptionType.NONE:
+            raise IllegalStateError("poll() needs subscribe() or assign() first")
+        if max_records is None:
+            max_records = self.config["max_poll_records"]
+        elif isinstance(max_records, bool) or not isinstance(max_records, int) or \
+                max_records < 1:
+            raise ValueError(f"max_records must be a positive integer, not {max_records!r}")
+        deadline = time.monotonic() + max(timeout_ms, 0) / 1000
+        fetcher = self._fetcher
+        while True:
+            if self._coordinator is not None:
+                self._coordinator.poll(deadline)
+            self._update_positions()
+            records = fetcher.fetched_records(max_records)
+            fetcher.send_fetches()  # before returning: the broker works while the app does
+            if records:
+                return records
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return {}
+            if not fetcher.has_buffered_data():
+                fetcher.wait_for_data(min(remaining, 1.0))
+
+    def __iter__(self) -> Consumer:
+        return self
+
+    def __next__(self) -> ConsumerRecord:
+        deadline = None if self._iteration_timeout is None \
+            else time.monotonic() + self._iteration_timeout
+        while True:
+            if self._iterator is not None:
+                record = next(self._iterator, None)
+                if record is not None:
+                    return record
+                self._iterator = None
+            if self._closed:
+                raise StopIteration
+            remaining = 1.0 if deadline is None else deadline - time.monotonic()
+            if remaining <= 0:
+                raise StopIteration
+            batch = self.poll(timeout_ms=min(remaining, 1.0) * 1000)
+            if batch:
+                self._iterator = iter([r for records in batch.values() for r in records])
+
+    def _update_positions(self) -> None:
+        """Give every assigned partition a position: committed offset, else the reset."""
+        subscriptions = self._subscriptions
+        missing = subscriptions.missing_positions()
+        if missing:
+            committed: Mapping[TopicPartition, OffsetAndMetadata] = {}
+            if self._coordinator is not None:
+                committed = self._coordinator.fetch_committed(
+                    missing, time.monotonic() + self._api_timeout)
+            for tp in missing:
+                if tp in committed:
+                    subscriptions.seek(tp, committed[tp].offset)
+                else:
+                    subscriptions.request_reset(tp)
+        resets = subscriptions.awaiting_reset()
+        if not resets:
+            return
+        undefined = sorted(tp for tp, strategy in resets.items() if strategy == "none")
+        if undefined:
+            raise NoOffsetForPartitionError(
+                f"no committed offset for {undefined} and auto_offset_reset is 'none'")
+        found = list_offsets(self._client,
+                             {tp: STRATEGY_TIMESTAMPS[s] for tp, s in resets.items()},
+                             isolation_level=self.config["isolation_level"],
+                             timeout=self._api_timeout)
+        for tp, result in found.items():
+            if subscriptions.is_assigned(tp) and subscriptions.state(tp).reset_strategy:
+                subscriptions.seek(tp, 0 if result is None else result.offset)
+
+    # -- positions -----------------------------------------------------------------------------
+
+    def position(self, tp: TopicPartition) -> int:
+        """The offset of the next record ``poll()`` returns for ``tp`` (looked up if unknown)."""
+        self._check_open()
+        if self._subscriptions.position(tp) is None:
+            self._update_positions()
+        position = self._subscriptions.position(tp)
+        assert position is not None
+        return position
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        self._check_open()
+        self._subscriptions.seek(tp, offset)
+
+    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        """Read from the first offset (of every assigned partition when none is given)."""
+        for tp in partitions or self.assignment():
+            self._subscriptions.request_reset(tp, "earliest")
+
+    def seek_to_end(self, *partitions: TopicPartition) -> None:
+        for tp in partitions or self.assignment():
+            self._subscriptions.request_reset(tp, "latest")
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        """Stop fetching these partitions (their group membership stays) until resumed."""
+        for tp in partitions:
+            self._subscriptions.pause(tp)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        for tp in partitions:
+            self._subscriptions.resume(tp)
+
+    def paused(self) -> set[TopicPartition]:
+        return self._subscriptions.paused()
+
+    # -- commits -------------------------------------------------------------------------------
+
+    def _require_group(self, what: str) -> ConsumerCoordinator:
+        self._check_open()
+        if self._coordinator is None:
+            raise ConfigError("group_id", f"{what} needs a group_id")
+        return self._coordinator
+
+    def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
+               ) -> None:
+        """Commit ``offsets`` (default: the positions of everything ``poll`` returned) and wait.
+
+        Raises :class:`~kafkalite.consumer.group.CommitFailedError` when the group has moved
+        on without this member.
+        """
+        coordinator = self._require_group("commit()")
+        checked = None if offsets is None else normalize_offsets(offsets)
+        coordinator.commit_sync(checked, time.monotonic() + self._api_timeout)
+
+    def commit_async(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
+                     callback: CommitCallback | None = None) -> None:
+        """Commit without waiting; ``callback(offsets, error_or_None)`` runs in a later poll."""
+        coordinator = self._require_group("commit_async()")
+        checked = None if offsets is None else normalize_offsets(offsets)
+        coordinator.commit_async(checked, callback)
+
+    def committed(self, tp: TopicPartition, metadata: bool = False,
+                  ) -> int | OffsetAndMetadata | None:
+        """The group's committed offset for ``tp`` (None without one); with ``metadata=True``
+        the whole :class:`OffsetAndMetadata`."""
+        coordinator = self._require_group("committed()")
+        found = coordinator.fetch_committed([tp], time.monotonic() + self._api_timeout).get(tp)
+        if found is None or metadata:
+            return found
+        return found.offset
+
+    # -- cluster queries ---------------------------------------------------------------------
+
+    def _offsets_at(self, partitions: Iterable[TopicPartition], timestamp: int,
+                    ) -> dict[TopicPartition, int]:
+        found = list_offsets(self._client, dict.fromkeys(partitions, timestamp),
+                             isolation_level=self.config["isolation_level"],
+                             timeout=self._api_timeout)
+        return {tp: -1 if result is None else result.offset for tp, result in found.items()}
+
+    def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        self._check_open()
+        return self._offsets_at(partitions, EARLIEST)
+
+    def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The offset after the last record (the last stable one under read_committed)."""
+        self._check_open()
+        return self._offsets_at(partitions, LATEST)
+
+    def offsets_for_times(self, timestamps: Mapping[TopicPartition, int],
+                          ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """The first offset at or after each timestamp (ms); None when none is that recent."""
+        self._check_open()
+        for tp, ts in timestamps.items():
+            if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+                raise ValueError(f"the timestamp for {tp} must be a non-negative int, not {ts!r}")
+        return list_offsets(self._client, dict(timestamps),
+                            isolation_level=self.config["isolation_level"],
+                            timeout=self._api_timeout)
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        """The topic's partition ids, None if the topic does not exist."""
+        self._check_open()
+        cluster = self._client.cluster
+        try:
+            await_leaders(self._client, {TopicPartition(topic, 0)},
+                          time.monotonic() + self._request_timeout)
+        except KafkaError:
+            if cluster.partitions_for_topic(topic) is None:
+                return None
+        partitions = cluster.partitions_for_topic(topic)
+        return None if partitions is None else set(partitions)
+
+    def topics(self) -> set[str]:
+        """Every topic in the cluster (internal ones excluded when exclude_internal_topics)."""
+        self._check_open()
+        metadata = self._client.metadata
+        previous = metadata.all_topics
+        metadata.all_topics = True
+        try:
+            metadata.await_update(metadata.request_update(), self._api_timeout)
+        finally:
+            metadata.all_topics = previous
+        return self._client.cluster.topics(
+            exclude_internal=self.config["exclude_internal_topics"])
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateError("the consumer is closed")
+
+    def close(self, autocommit: bool = True, timeout: float | None = None) -> None:
+        """Commit (with auto commit), leave the group and close connections."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._coordinator is not None:
+                deadline = time.monotonic() + (self._request_timeout if timeout is None
+                                               else timeout)
+                with contextlib.suppress(KafkaTimeoutError):
+                    self._coordinator.close(deadline, commit=autocommit)
+        finally:
+            self._client.close()
+
+    def __enter__(self) -> Consumer:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

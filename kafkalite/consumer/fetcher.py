@@ -1,0 +1,325 @@
+"""Fetching: one Fetch request per leader, responses turned into ConsumerRecords on demand.
+
+The application's thread sends fetches (:meth:`Fetcher.send_fetches`) for every fetchable
+partition that has nothing buffered, at most one request in flight per broker; the I/O thread
+only queues each response's partitions. ``poll()`` then decodes buffered partitions lazily
+(:meth:`Fetcher.fetched_records`) and sends the next round *before* returning, so the broker
+works on the next fetch while the application processes the current records.
+
+Data fetched for a position that has since moved (seek, rebalance, pause) is dropped, never
+returned: a completed fetch is only used while the partition's position still equals the
+offset it was fetched from.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import threading
+from collections import defaultdict, deque
+from collections.abc import Iterable
+from typing import Any
+
+from kafkalite.client.client import KafkaClient
+from kafkalite.consumer.subscription_state import SubscriptionState
+from kafkalite.errors import KafkaError
+from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import (
+    OffsetOutOfRangeError,
+    TopicAuthorizationFailedError,
+    error_for_code,
+)
+from kafkalite.records import RecordBatchView, iter_batches
+from kafkalite.serde import BytesDeserializer, Deserializer
+from kafkalite.structs import ConsumerRecord, TopicPartition
+
+log = logging.getLogger(__name__)
+
+_CONTROL_KEY = struct.Struct(">hh")
+_ABORT_MARKER = 0
+_new_record = tuple.__new__
+
+
+class CompletedFetch:
+    """One partition's part of a Fetch response, queued by the I/O thread."""
+
+    __slots__ = ("assignment_version", "data", "fetch_offset", "tp")
+
+    def __init__(self, tp: TopicPartition, fetch_offset: int, data: dict[str, Any],
+                 assignment_version: int) -> None:
+        self.tp = tp
+        self.fetch_offset = fetch_offset
+        self.data = data
+        self.assignment_version = assignment_version
+
+
+class PartitionRecords:
+    """Decoded records of one completed fetch, handed out ``max_records`` at a time."""
+
+    __slots__ = ("index", "next_offset", "position", "records", "tp")
+
+    def __init__(self, tp: TopicPartition, records: list[ConsumerRecord], position: int,
+                 next_offset: int) -> None:
+        self.tp = tp
+        self.records = records
+        self.index = 0
+        self.position = position
+        """The partition position these records continue from; a different one means the
+        application moved it (seek) and the records are stale."""
+        self.next_offset = next_offset
+        """Where the position goes once every record is returned: past trailing control
+        batches and compacted gaps, so they are not fetched again."""
+
+    def take(self, count: int) -> list[ConsumerRecord]:
+        """The next ``count`` records; :attr:`position` moves past them (and past the end)."""
+        start = self.index
+        self.index = min(start + count, len(self.records))
+        taken = self.records[start:self.index]
+        if taken:
+            self.position = taken[-1].offset + 1
+        if self.index >= len(self.records):
+            self.position = max(self.position, self.next_offset)
+        return taken
+
+    @property
+    def exhausted(self) -> bool:
+        return self.index >= len(self.records)
+
+
+class Fetcher:
+    """See the module docstring."""
+
+    def __init__(self, client: KafkaClient, subscriptions: SubscriptionState,
+                 config: dict[str, Any]) -> None:
+        self._client = client
+        self._subscriptions = subscriptions
+        self._max_wait_ms: int = config["fetch_max_wait_ms"]
+        self._min_bytes: int = config["fetch_min_bytes"]
+        self._max_bytes: int = config["fetch_max_bytes"]
+        self._partition_max_bytes: int = config["max_partition_fetch_bytes"]
+        self._isolation_level: int = config["isolation_level"]
+        self._check_crcs: bool = config["check_crcs"]
+        self._key_deserializer: Deserializer = config["key_deserializer"]
+        self._value_deserializer: Deserializer = config["value_deserializer"]
+        self._completed: deque[CompletedFetch] = deque()
+        self._in_flight: set[int] = set()
+        self._current: PartitionRecords | None = None
+        self._event = threading.Condition()
+
+    # -- sending (application thread) ------------------------------------------------------
+
+    def send_fetches(self) -> int:
+        """Send a Fetch to each leader of fetchable, unbuffered partitions; how many sent."""
+        subscriptions = self._subscriptions
+        cluster = self._client.cluster
+        with self._event:
+            buffered = {completed.tp for completed in self._completed}
+            in_flight = set(self._in_flight)
+        if self._current is not None and not self._current.exhausted:
+            buffered.add(self._current.tp)
+        by_node: dict[int, list[tuple[TopicPartition, int]]] = defaultdict(list)
+        for tp in subscriptions.fetchable_partitions():
+            if tp in buffered:
+                continue
+            leader = cluster.leader_for(tp)
+            if leader is None:
+                self._client.metadata.request_update()
+                continue
+            if leader not in in_flight:
+                position = subscriptions.state(tp).position
+                assert position is not None
+                by_node[leader].append((tp, position))
+        version = subscriptions.assignment_version
+        for node, partitions in by_node.items():
+            with self._event:
+                self._in_flight.add(node)
+            future = self._client.send(node, ApiKey.FETCH, self._request(partitions))
+            future.add_callback(self._on_response, node, dict(partitions), version)
+            future.add_errback(self._on_failure, node)
+        return len(by_node)
+
+    def _request(self, partitions: list[tuple[TopicPartition, int]]) -> dict[str, Any]:
+        by_topic: dict[str, list[dict[str, int]]] = defaultdict(list)
+        for tp, offset in partitions:
+            by_topic[tp.topic].append({
+                "partition": tp.partition, "current_leader_epoch": -1, "fetch_offset": offset,
+                "log_start_offset": -1, "partition_max_bytes": self._partition_max_bytes})
+        return {
+            "replica_id": -1, "max_wait_ms": self._max_wait_ms, "min_bytes": self._min_bytes,
+            "max_bytes": self._max_bytes, "isolation_level": self._isolation_level,
+            "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+            "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
+        }
+
+    # -- I/O thread --------------------------------------------------------------------------
+
+    def _on_response(self, node: int, offsets: dict[TopicPartition, int], version: int,
+                     body: dict[str, Any]) -> None:
+        completed = []
+        for topic in body["responses"]:
+            name = topic["topic"]
+            for part in topic["partitions"]:
+                tp = TopicPartition(name, part["partition_index"])
+                offset = offsets.get(tp)
+                if offset is not None:
+                    completed.append(CompletedFetch(tp, offset, part, version))
+        top_error = body.get("error_code", 0)
+        if top_error:
+            log.warning("Fetch from node %s failed: %s", node, error_for_code(top_error).__name__)
+        with self._event:
+            self._in_flight.discard(node)
+            self._completed.extend(completed)
+            self._event.notify_all()
+
+    def _on_failure(self, node: int, error: BaseException) -> None:
+        log.debug("Fetch to node %s failed: %r", node, error)
+        if isinstance(error, KafkaError) and error.invalid_metadata:
+            self._client.metadata.request_update()
+        with self._event:
+            self._in_flight.discard(node)
+            self._event.notify_all()
+
+    # -- waiting (any thread) ------------------------------------------------------------------
+
+    def wait_for_data(self, timeout: float) -> None:
+        """Block until a fetch completes, :meth:`wakeup` is called, or ``timeout`` passes."""
+        with self._event:
+            if not self._completed:
+                self._event.wait(timeout)
+
+    def wakeup(self) -> None:
+        with self._event:
+            self._event.notify_all()
+
+    def has_buffered_data(self) -> bool:
+        with self._event:
+            if self._completed:
+                return True
+        return self._current is not None and not self._current.exhausted
+
+    # -- draining (application thread) ---------------------------------------------------------
+
+    def fetched_records(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Up to ``max_records`` records from the buffered fetches, positions advanced."""
+        drained: dict[TopicPartition, list[ConsumerRecord]] = {}
+        remaining = max_records
+        subscriptions = self._subscriptions
+        while remaining > 0:
+            current = self._current
+            if current is None or current.exhausted:
+                with self._event:
+                    completed = self._completed.popleft() if self._completed else None
+                if completed is None:
+                    break
+                self._current = self._initialize(completed)
+                continue
+            state = subscriptions.state(current.tp) \
+                if subscriptions.is_fetchable(current.tp) else None
+            if state is None or state.position != current.position:
+                self._current = None  # paused, revoked or moved by seek since the fetch
+                continue
+            records = current.take(remaining)
+            if records:
+                drained.setdefault(current.tp, []).extend(records)
+                remaining -= len(records)
+            state.position = current.position
+        return drained
+
+    def _initialize(self, completed: CompletedFetch) -> PartitionRecords | None:
+        """Check a completed fetch is still wanted, handle its error, decode its records."""
+        tp = completed.tp
+        subscriptions = self._subscriptions
+        if (completed.assignment_version != subscriptions.assignment_version
+                or not subscriptions.is_fetchable(tp)):
+            return None
+        state = subscriptions.state(tp)
+        if state.position != completed.fetch_offset:
+            return None
+        data = completed.data
+        code = data["error_code"]
+        if code:
+            self._handle_error(tp, code, completed.fetch_offset)
+            return None
+        state.high_watermark = data["high_watermark"]
+        state.last_stable_offset = data["last_stable_offset"]
+        state.log_start_offset = data["log_start_offset"]
+        raw = data["records"]
+        if not raw:
+            return None
+        aborted = None
+        if self._isolation_level and data["aborted_transactions"]:
+            aborted = sorted(data["aborted_transactions"], key=lambda a: a["first_offset"])
+        records, next_offset = self._decode(tp, iter_batches(raw), completed.fetch_offset,
+                                            aborted)
+        if not records:  # only control batches or aborted data: step over them
+            state.position = next_offset
+            return None
+        return PartitionRecords(tp, records, completed.fetch_offset, next_offset)
+
+    def _handle_error(self, tp: TopicPartition, code: int, fetch_offset: int) -> None:
+        error = error_for_code(code)
+        if error is OffsetOutOfRangeError:
+            if self._subscriptions.default_reset_strategy == "none":
+                raise OffsetOutOfRangeError(f"{tp} at offset {fetch_offset}, and "
+                                            "auto_offset_reset is 'none'")
+            log.info("offset %d out of range for %s; resetting", fetch_offset, tp)
+            self._subscriptions.request_reset(tp)
+        elif error.invalid_metadata or code == 78:  # 78: OFFSET_NOT_AVAILABLE
+            self._client.metadata.request_update()
+        elif error is TopicAuthorizationFailedError or not error.retriable:
+            raise error(f"fetching {tp} at offset {fetch_offset}")
+        else:
+            log.warning("fetching %s: %s; retrying", tp, error.__name__)
+
+    def _decode(self, tp: TopicPartition, batches: Iterable[RecordBatchView], position: int,
+                aborted: list[dict[str, int]] | None) -> tuple[list[ConsumerRecord], int]:
+        """Records at or after ``position``, control batches and aborted data skipped."""
+        topic, partition = tp
+        key_deserializer = self._key_deserializer
+        value_deserializer = self._value_deserializer
+        raw_keys = isinstance(key_deserializer, BytesDeserializer)
+        raw_values = isinstance(value_deserializer, BytesDeserializer)
+        out: list[ConsumerRecord] = []
+        append = out.append
+        next_offset = position
+        aborted_producers: set[int] = set()
+        for batch in batches:
+            next_offset = batch.next_offset
+            if next_offset <= position:
+                continue
+            if aborted is not None:
+                while aborted and aborted[0]["first_offset"] <= batch.last_offset:
+                    aborted_producers.add(aborted.pop(0)["producer_id"])
+                if batch.is_control:
+                    if batch.producer_id in aborted_producers and _is_abort_marker(batch):
+                        aborted_producers.discard(batch.producer_id)
+                    continue
+                if batch.is_transactional and batch.producer_id in aborted_producers:
+                    continue
+            if batch.is_control:
+                continue
+            if self._check_crcs:
+                batch.ensure_valid()
+            timestamp_type = batch.timestamp_type
+            leader_epoch = batch.partition_leader_epoch if batch.magic == 2 else -1
+            for record in batch.records(check_crcs=self._check_crcs):
+                offset = record.offset
+                if offset < position:
+                    continue
+                key = record.key
+                value = record.value
+                append(_new_record(ConsumerRecord, (
+                    topic, partition, offset, record.timestamp, timestamp_type,
+                    key if raw_keys else key_deserializer.deserialize(topic, key),
+                    value if raw_values else value_deserializer.deserialize(topic, value),
+                    record.headers, leader_epoch,
+                    -1 if key is None else len(key), -1 if value is None else len(value), -1)))
+        return out, max(next_offset, position)
+
+
+def _is_abort_marker(batch: RecordBatchView) -> bool:
+    records = batch.records()
+    if not records or records[0].key is None or len(records[0].key) < 4:
+        return False
+    _version, kind = _CONTROL_KEY.unpack_from(records[0].key)
+    return bool(kind == _ABORT_MARKER)
