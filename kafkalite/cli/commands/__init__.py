@@ -1,0 +1,1 @@
+"""One module per top-level command; each has ``register(commands, parents)``."""

@@ -1,0 +1,156 @@
+"""``kafkalite groups list|describe|reset-offsets``, like kafka-consumer-groups."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from typing import Any
+
+from kafkalite.cli.group_view import PartitionRow, describe_group
+from kafkalite.cli.options import CliError, UsageError, add_command
+from kafkalite.cli.output import print_json, print_table
+from kafkalite.cli.session import admin_client, client_config, cluster_metadata, require_topic
+from kafkalite.structs import TopicPartition
+
+LIST_EPILOG = """examples:
+  kafkalite groups list"""
+
+DESCRIBE_EPILOG = """examples:
+  kafkalite groups describe billing
+  kafkalite groups describe billing --json
+  kafkalite groups describe billing --plot billing.png     # needs matplotlib"""
+
+RESET_EPILOG = """examples:
+  kafkalite groups reset-offsets billing --topic events --to-earliest           # dry run
+  kafkalite groups reset-offsets billing --topic events --to-latest --execute
+  kafkalite groups reset-offsets billing --topic events --to-offset 100 --execute
+  kafkalite groups reset-offsets billing --topic events --to-datetime 2025-01-31T12:00:00
+
+Without --execute nothing changes: the plan is printed. The group must have no active
+members (stop its consumers first), as with kafka-consumer-groups. --to-offset is clamped
+to the partition's earliest and latest offsets."""
+
+
+def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    groups = commands.add_parser("groups", help="list, describe and reset consumer groups",
+                                 description="List, describe and reset consumer groups.")
+    actions = groups.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                    parser_class=type(groups))
+    add_command(actions, "list", run_list, help="print consumer group ids",
+                epilog=LIST_EPILOG, parents=parents)
+
+    describe = add_command(actions, "describe", run_describe,
+                           help="members, assignment, committed offsets and lag of a group",
+                           epilog=DESCRIBE_EPILOG, parents=parents)
+    describe.add_argument("group")
+    describe.add_argument("--json", action="store_true", help="one JSON document")
+    describe.add_argument("--plot", metavar="FILE.png",
+                          help="also draw the assignment and lag per partition (matplotlib)")
+
+    reset = add_command(actions, "reset-offsets", run_reset,
+                        help="move a group's committed offsets (dry run unless --execute)",
+                        epilog=RESET_EPILOG, parents=parents)
+    reset.add_argument("group")
+    reset.add_argument("-t", "--topic", action="append", required=True, dest="topics",
+                       metavar="TOPIC", help="reset every partition of this topic (repeatable)")
+    target = reset.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to-earliest", action="store_true")
+    target.add_argument("--to-latest", action="store_true")
+    target.add_argument("--to-offset", type=int, metavar="N")
+    target.add_argument("--to-datetime", type=_datetime_ms, metavar="ISO-8601",
+                        help="e.g. 2025-01-31T12:00:00 (local time) or ...+00:00")
+    reset.add_argument("--execute", action="store_true", help="commit the new offsets")
+
+
+def _datetime_ms(text: str) -> int:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 date-time") from None
+    return int(moment.timestamp() * 1000)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with admin_client(args) as admin:
+        for group in sorted(list_group_ids(admin)):
+            print(group)
+    return 0
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    with admin_client(args) as admin:
+        view = describe_group(admin, args.group)
+    if args.plot:
+        from kafkalite.cli.plot import plot_group
+
+        plot_group(view, args.plot)
+    if args.json:
+        print_json(view.as_dict())
+        return 0
+    print(f"Consumer group '{view.group}' is {view.state} "
+          f"({len(view.members)} members{', ' + view.protocol if view.protocol else ''}).")
+    print()
+    print_table(["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+                 "CONSUMER-ID", "HOST", "CLIENT-ID"],
+                [_row(view.group, row) for row in view.partitions])
+    return 0
+
+
+def _row(group: str, row: PartitionRow) -> list[Any]:
+    member = row.member
+    return [group, row.topic, row.partition, row.committed, row.end_offset, row.lag,
+            member.member_id if member else None, member.host if member else None,
+            member.client_id if member else None]
+
+
+def run_reset(args: argparse.Namespace) -> int:
+    from kafkalite.consumer import Consumer
+
+    cluster = cluster_metadata(args, args.topics)
+    partitions = [TopicPartition(topic, p) for topic in sorted(set(args.topics))
+                  for p in sorted(require_topic(cluster, topic))]
+    with admin_client(args) as admin:
+        view = describe_group(admin, args.group)
+    if view.members:
+        raise CliError(f"group {args.group!r} has {len(view.members)} active members "
+                       f"(state {view.state}); stop them before resetting offsets")
+    reader = Consumer(**client_config(args), enable_auto_commit=False)
+    try:
+        plan = _new_offsets(args, reader, partitions)
+    finally:
+        reader.close()
+    if args.execute:
+        committer = Consumer(**client_config(args), group_id=args.group,
+                             enable_auto_commit=False)
+        try:
+            committer.assign(partitions)
+            committer.commit(plan)
+        finally:
+            committer.close(autocommit=False)
+    print_table(["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"],
+                [[args.group, tp.topic, tp.partition, plan[tp]] for tp in partitions])
+    if not args.execute:
+        print("\n(dry run: add --execute to commit these offsets)")
+    return 0
+
+
+def _new_offsets(args: argparse.Namespace, reader: Any, partitions: list[TopicPartition]
+                 ) -> dict[TopicPartition, int]:
+    if args.to_datetime is not None:
+        found = reader.offsets_for_times(dict.fromkeys(partitions, args.to_datetime))
+        missing = [tp for tp, hit in found.items() if hit is None]
+        ends = reader.end_offsets(missing) if missing else {}
+        return {tp: ends[tp] if found[tp] is None else found[tp].offset for tp in partitions}
+    earliest = reader.beginning_offsets(partitions)
+    latest = reader.end_offsets(partitions)
+    if args.to_earliest:
+        return earliest
+    if args.to_latest:
+        return latest
+    if args.to_offset < 0:
+        raise UsageError(f"--to-offset must not be negative, not {args.to_offset}")
+    return {tp: min(max(args.to_offset, earliest[tp]), latest[tp]) for tp in partitions}
+
+
+def list_group_ids(admin: Any) -> list[str]:
+    return [group.group_id for group in admin.list_groups()]

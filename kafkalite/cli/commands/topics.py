@@ -1,0 +1,128 @@
+"""``kafkalite topics list|create|delete|describe``, like kafka-topics."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kafkalite.cli.commands.metadata import describe_cluster
+from kafkalite.cli.options import add_command, key_value, positive_int
+from kafkalite.cli.output import print_json
+from kafkalite.cli.session import admin_client, cluster_metadata
+
+LIST_EPILOG = """examples:
+  kafkalite topics list
+  kafkalite topics list --include-internal"""
+
+CREATE_EPILOG = """examples:
+  kafkalite topics create events --partitions 3
+  kafkalite topics create compacted --config cleanup.policy=compact --config retention.ms=-1
+  kafkalite topics create a b c --partitions 6 --if-not-exists"""
+
+DELETE_EPILOG = """examples:
+  kafkalite topics delete events
+  kafkalite topics delete a b c"""
+
+DESCRIBE_EPILOG = """examples:
+  kafkalite topics describe events
+  kafkalite topics describe            # every topic
+  kafkalite topics describe events --json"""
+
+
+def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    topics = commands.add_parser("topics", help="list, create, delete and describe topics",
+                                 description="List, create, delete and describe topics.")
+    actions = topics.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                    parser_class=type(topics))
+    listing = add_command(actions, "list", run_list, help="print topic names",
+                          epilog=LIST_EPILOG, parents=parents)
+    listing.add_argument("--include-internal", action="store_true",
+                         help="also list internal topics such as __consumer_offsets")
+
+    create = add_command(actions, "create", run_create, help="create topics",
+                         epilog=CREATE_EPILOG, parents=parents)
+    create.add_argument("topics", nargs="+", metavar="TOPIC")
+    create.add_argument("--partitions", type=positive_int,
+                        help="number of partitions (default: the broker's num.partitions)")
+    create.add_argument("--replication-factor", type=positive_int,
+                        help="replicas per partition (default: the broker's "
+                             "default.replication.factor)")
+    create.add_argument("--config", type=key_value, action="append", default=[],
+                        metavar="KEY=VALUE", help="a topic config (repeatable)")
+    create.add_argument("--if-not-exists", action="store_true",
+                        help="succeed if a topic already exists")
+
+    delete = add_command(actions, "delete", run_delete, help="delete topics",
+                         epilog=DELETE_EPILOG, parents=parents)
+    delete.add_argument("topics", nargs="+", metavar="TOPIC")
+
+    describe = add_command(actions, "describe", run_describe,
+                           help="show partitions, leaders, replicas and configs",
+                           epilog=DESCRIBE_EPILOG, parents=parents)
+    describe.add_argument("topics", nargs="*", metavar="TOPIC")
+    describe.add_argument("--json", action="store_true", help="one JSON document")
+
+
+def run_list(args: argparse.Namespace) -> int:
+    cluster = cluster_metadata(args)
+    for name in sorted(cluster.topics(exclude_internal=not args.include_internal)):
+        print(name)
+    return 0
+
+
+def run_create(args: argparse.Namespace) -> int:
+    from kafkalite.admin import NewTopic
+    from kafkalite.protocol.errors import TopicAlreadyExistsError
+
+    new_topics = [NewTopic(name, args.partitions or -1, args.replication_factor or -1,
+                           dict(args.config)) for name in args.topics]
+    with admin_client(args) as admin:
+        for topic in new_topics:
+            try:
+                admin.create_topics([topic])
+            except TopicAlreadyExistsError:
+                if not args.if_not_exists:
+                    raise
+                continue
+            print(f"Created topic {topic.name}.")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    with admin_client(args) as admin:
+        admin.delete_topics(args.topics)
+    for name in args.topics:
+        print(f"Deleted topic {name}.")
+    return 0
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    cluster = cluster_metadata(args, args.topics or None)
+    data = describe_cluster(cluster, args.topics or None)
+    topics = [t for t in data["topics"] if args.topics or not t["internal"]]
+    with admin_client(args) as admin:
+        for topic in topics:
+            topic["configs"] = topic_configs(admin, topic["name"])
+    if args.json:
+        print_json(topics)
+        return 0
+    for topic in topics:
+        partitions = topic["partitions"]
+        replication = len(partitions[0]["replicas"]) if partitions else 0
+        configs = ",".join(f"{k}={v}" for k, v in sorted(topic["configs"].items()))
+        print(f"Topic: {topic['name']}\tPartitionCount: {len(partitions)}\t"
+              f"ReplicationFactor: {replication}\tConfigs: {configs}")
+        for p in partitions:
+            print(f"\tTopic: {topic['name']}\tPartition: {p['partition']}\t"
+                  f"Leader: {p['leader']}\tReplicas: {_ids(p['replicas'])}\t"
+                  f"Isr: {_ids(p['isr'])}")
+    return 0
+
+
+def topic_configs(admin: Any, topic: str) -> dict[str, str]:
+    """The topic's settings that differ from the broker defaults (kafka-topics shows those)."""
+    return admin.describe_topic_overrides(topic)
+
+
+def _ids(ids: list[int]) -> str:
+    return ",".join(map(str, ids))

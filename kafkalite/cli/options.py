@@ -1,0 +1,107 @@
+"""Argument plumbing shared by every command: the parser class, common options, value types.
+
+Every leaf command gets the same ``--bootstrap-servers``, ``--connect-timeout-ms`` and
+``--verbose`` options (after the command name, as Kafka's tools take them), and a usage
+error is one line, not argparse's usage dump.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+USAGE_ERROR = 2
+DEFAULT_BOOTSTRAP = "localhost:9092"
+BOOTSTRAP_ENV = "KAFKALITE_BOOTSTRAP_SERVERS"
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class CliError(Exception):
+    """A failure the user can act on: printed as one line, exit status 1."""
+
+
+class UsageError(CliError):
+    """Arguments that do not fit together: printed as one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the problem (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def connection_options() -> argparse.ArgumentParser:
+    """The options every command that talks to a broker shares (an argparse parent)."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("connection")
+    group.add_argument(
+        "-b", "--bootstrap-servers", metavar="HOST:PORT[,...]",
+        default=os.environ.get(BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP),
+        help=f"brokers to start from (default: ${BOOTSTRAP_ENV} or {DEFAULT_BOOTSTRAP})")
+    group.add_argument(
+        "--connect-timeout-ms", type=positive_int, default=5000, metavar="MS",
+        help="give up when no broker answers within this time (default: 5000)")
+    group.add_argument("-v", "--verbose", action="store_true",
+                       help="log the client's activity to stderr")
+    return common
+
+
+def add_command(commands: Any, name: str, handler: Handler, *, help: str, epilog: str,
+                parents: list[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """A leaf command whose ``--help`` ends with examples, dispatching to ``handler``."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=help[:1].upper() + help[1:] + ".", epilog=epilog,
+        parents=parents, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative integer")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def key_value(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` (the value may contain ``=`` and may be empty)."""
+    key, eq, value = text.partition("=")
+    if not eq or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
+
+
+def acks(text: str) -> int:
+    """``all``, ``-1``, ``0`` or ``1``, as the producer's ``acks`` setting takes them."""
+    values = {"all": -1, "-1": -1, "0": 0, "1": 1}
+    if text not in values:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of all, -1, 0, 1")
+    return values[text]
+
+
+COMPRESSION_CHOICES = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def compression(text: str) -> str | None:
+    if text not in COMPRESSION_CHOICES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not one of {', '.join(COMPRESSION_CHOICES)}")
+    return None if text == "none" else text

@@ -1,0 +1,119 @@
+"""The CLI's plumbing against a broker process: metadata, produce, errors, usage, perf."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from cli_runner import Cli
+
+from kafkalite.cli import build_parser
+
+TRACEBACK = "Traceback"
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def assert_one_line_failure(result: object, fragment: str) -> None:
+    assert result.returncode != 0  # type: ignore[attr-defined]
+    stderr: str = result.stderr  # type: ignore[attr-defined]
+    assert TRACEBACK not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("kafkalite: ") and fragment in lines[0], stderr
+
+
+def test_every_command_has_help_with_examples() -> None:
+    parser = build_parser()
+    leaves = [("produce",), ("consume",), ("metadata",), ("topics", "list"),
+              ("topics", "create"), ("topics", "delete"), ("topics", "describe"),
+              ("groups", "list"), ("groups", "describe"), ("groups", "reset-offsets"),
+              ("perf", "produce"), ("perf", "consume")]
+    for path in leaves:
+        sub = parser
+        for name in path:
+            actions = [a for a in sub._actions if a.__class__.__name__ == "_SubParsersAction"]
+            sub = actions[0].choices[name]  # type: ignore[attr-defined]
+        help_text = sub.format_help()
+        assert "examples:" in help_text, path
+        assert "--bootstrap-servers" in help_text, path
+
+
+def test_metadata_lists_broker_and_topics(cli: Cli, topic: str) -> None:
+    cli.ok("produce", topic, input="one\n")
+    data = json.loads(cli.ok("metadata", "--json"))
+    assert [b["port"] for b in data["brokers"]] == [int(cli.bootstrap_servers.split(":")[1])]
+    assert data["brokers"][0]["controller"] is True
+    described = next(t for t in data["topics"] if t["name"] == topic)
+    assert described["partitions"] == [
+        {"partition": 0, "leader": 0, "leader_epoch": described["partitions"][0]["leader_epoch"],
+         "replicas": [0], "isr": [0]}]
+    assert described["internal"] is False
+    text = cli.ok("metadata", "--topic", topic)
+    assert f"topic '{topic}' with 1 partitions" in text
+    assert "partition 0, leader 0, replicas: 0, isrs: 0" in text
+
+
+def test_unreachable_broker_is_one_line(cli: Cli) -> None:
+    address = f"127.0.0.1:{closed_port()}"
+    for command in (["metadata"], ["topics", "list"], ["produce", "t"],
+                    ["consume", "t", "--timeout-ms", "100"], ["perf", "produce", "t",
+                                                              "--records", "1"]):
+        result = cli(*command, "--connect-timeout-ms", "500", bootstrap=address, input="x\n")
+        assert_one_line_failure(result, f"no broker reachable at {address}")
+
+
+def test_unknown_topic_is_one_line(cli: Cli) -> None:
+    for command in (["consume", "no-such-topic", "--timeout-ms", "100"],
+                    ["perf", "consume", "no-such-topic", "--records", "1"],
+                    ["metadata", "--topic", "no-such-topic"]):
+        assert_one_line_failure(cli(*command), "unknown topic 'no-such-topic'")
+
+
+def test_bad_arguments_are_one_line_usage_errors(cli: Cli) -> None:
+    for command, fragment in [
+        (["consume", "t", "--offset", "soon"], "'soon' is not a number"),
+        (["consume", "t", "--format", "%q"], "unknown placeholder %q"),
+        (["consume", "t", "--group", "g", "--offset", "5"], "--offset cannot be combined"),
+        (["produce", "t", "--acks", "2"], "'2' is not one of all"),
+        (["produce", "t", "--header", "novalue"], "'novalue' is not KEY=VALUE"),
+        (["topics", "create", "t", "--partitions", "0"], "'0' is not a positive integer"),
+        (["groups", "reset-offsets", "g", "--topic", "t", "--to-datetime", "yesterday"],
+         "'yesterday' is not an ISO 8601 date-time"),
+        (["groups", "reset-offsets", "g", "--topic", "t"], "one of the arguments --to-"),
+    ]:
+        result = cli(*command)
+        assert result.returncode == 2, (command, result.stderr)
+        assert TRACEBACK not in result.stderr
+        assert fragment in result.stderr, (command, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_produce_to_a_missing_partition_fails(cli: Cli, topic: str) -> None:
+    cli.ok("produce", topic, input="x\n")
+    result = cli("produce", topic, "--partition", "5", input="x\n")
+    assert_one_line_failure(result, f"topic '{topic}' has no partition 5 (it has 1)")
+
+
+def test_produce_line_without_separator_fails(cli: Cli, topic: str) -> None:
+    result = cli("produce", topic, "--key-separator", ":", input="k:v\nno separator\n")
+    assert_one_line_failure(result, "line 2 has no key separator ':'")
+
+
+def test_perf_produce_reports_json(cli: Cli, topic: str) -> None:
+    result = json.loads(cli.ok("perf", "produce", topic, "--records", "2000",
+                               "--record-size", "64", "--acks", "1", "--compression", "lz4",
+                               "--batch-size", "4096", "--linger-ms", "2", "--json"))
+    assert result["topic"] == topic
+    assert result["records"] == 2000 and result["errors"] == 0
+    assert result["bytes"] == 2000 * 64
+    latency = result["latency_ms"]
+    assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"] <= latency["max"]
+    assert result["records_per_second"] > 0
+    offsets = json.loads(cli.ok("metadata", "--json", "--topic", topic))
+    assert offsets["topics"][0]["name"] == topic
