@@ -22,13 +22,13 @@ KAFKA_PREFIX = "kafka."
 SPARK_INJECTED = frozenset({"path", "checkpointlocation"})
 """Options Spark itself may add to a source's or sink's option map."""
 
-READ_OPTIONS = frozenset({
-    "subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets",
-    "startingtimestamp", "endingtimestamp", "maxoffsetspertrigger", "minpartitions",
-    "failondataloss", "includeheaders", "valueformat", "valueschema",
-    "kafkaconsumer.polltimeoutms",
-})
-WRITE_OPTIONS = frozenset({"topic", "includeheaders", "valueformat", "valueschema"})
+READ_OPTIONS = (
+    "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets",
+    "startingTimestamp", "endingTimestamp", "maxOffsetsPerTrigger", "minPartitions",
+    "failOnDataLoss", "includeHeaders", "valueFormat", "valueSchema",
+    "kafkaConsumer.pollTimeoutMs",
+)
+WRITE_OPTIONS = ("topic", "includeHeaders", "valueFormat", "valueSchema")
 
 SOURCE_OWNED_CLIENT_KEYS = frozenset({
     "group_id", "enable_auto_commit", "auto_offset_reset", "key_deserializer",
@@ -155,12 +155,13 @@ def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
     return {key.lower(): value for key, value in dict(options).items()}
 
 
-def _reject_unknown(opts: Mapping[str, str], known: frozenset[str], action: str) -> None:
+def _reject_unknown(opts: Mapping[str, str], known: tuple[str, ...], action: str) -> None:
+    lowered = {name.lower() for name in known}
     for key in opts:
-        if key.startswith(KAFKA_PREFIX) or key in known or key in SPARK_INJECTED:
+        if key.startswith(KAFKA_PREFIX) or key in lowered or key in SPARK_INJECTED:
             continue
-        raise ConfigError(key, f"unknown option for a kafkalite {action}; known options: "
-                          f"kafka.*, {', '.join(sorted(known))}")
+        raise ConfigError(key, f"unknown option for a kafkalite {action} (Spark passes option "
+                          f"names in lower case); known options: kafka.*, {', '.join(known)}")
 
 
 def _client_config(opts: Mapping[str, str], *, for_write: bool) -> dict[str, Any]:

@@ -20,6 +20,13 @@ import kafkalite.spark
 from kafkalite import Producer
 from kafkalite_server import EmbeddedCluster
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pandas 3 is newer than pyspark's tested range; the source itself does not use pandas.
+    config.addinivalue_line(
+        "filterwarnings", "ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+
 BROKER_CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
     "offsets.topic.num.partitions": "4",
