@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kafkalite.admin import AdminClient
+from kafkalite.cli.options import CliError
+
 
 @dataclass(frozen=True)
 class MemberView:
@@ -73,5 +76,15 @@ def build_view(group: str, state: str, protocol: str, members: list[MemberView],
     return GroupView(group, state, protocol, members, rows)
 
 
-def describe_group(admin: Any, group: str) -> GroupView:
-    raise NotImplementedError
+def describe_group(admin: AdminClient, group: str) -> GroupView:
+    """The group's members and per-partition offsets, as the AdminClient reports them."""
+    description = admin.describe_groups([group])[group]
+    if description.state == "Dead":
+        raise CliError(f"consumer group {group!r} does not exist")
+    members = [MemberView(m.member_id, m.client_id, m.client_host,
+                          tuple((tp.topic, tp.partition) for tp in m.assignment))
+               for m in description.members]
+    offsets: dict[tuple[str, int], tuple[int | None, int | None]] = {
+        (tp.topic, tp.partition): (committed, end)
+        for tp, (committed, end, _lag) in admin.consumer_group_lag(group).items()}
+    return build_view(group, description.state, description.protocol, members, offsets)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kafkalite.admin import AdminClient
 from kafkalite.cli.options import CliError
 from kafkalite.client.client import KafkaClient
 from kafkalite.client.cluster import ClusterMetadata
@@ -84,10 +85,8 @@ def require_topic(cluster: ClusterMetadata, topic: str) -> frozenset[int]:
 
 
 @contextmanager
-def admin_client(args: argparse.Namespace) -> Iterator[Any]:
+def admin_client(args: argparse.Namespace) -> Iterator[AdminClient]:
     """An AdminClient for one command, once a broker has answered (else a quick CliError)."""
-    from kafkalite.admin import AdminClient
-
     cluster_metadata(args, [])
     admin = AdminClient(**client_config(args))
     try:

@@ -62,8 +62,8 @@ def test_metadata_lists_broker_and_topics(cli: Cli, topic: str) -> None:
 def test_unreachable_broker_is_one_line(cli: Cli) -> None:
     address = f"127.0.0.1:{closed_port()}"
     for command in (["metadata"], ["topics", "list"], ["produce", "t"],
-                    ["consume", "t", "--timeout-ms", "100"], ["perf", "produce", "t",
-                                                              "--records", "1"]):
+                    ["consume", "t", "--timeout-ms", "100"], ["groups", "list"],
+                    ["topics", "create", "t"], ["perf", "produce", "t", "--records", "1"]):
         result = cli(*command, "--connect-timeout-ms", "500", bootstrap=address, input="x\n")
         assert_one_line_failure(result, f"no broker reachable at {address}")
 

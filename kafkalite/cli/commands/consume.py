@@ -22,6 +22,7 @@ from kafkalite.cli.record_format import (
     render_json,
 )
 from kafkalite.cli.session import client_config, cluster_metadata
+from kafkalite.consumer import Consumer
 from kafkalite.structs import TopicPartition
 
 EPILOG = f"""examples:
@@ -31,7 +32,7 @@ EPILOG = f"""examples:
   kafkalite consume events --offset beginning --timeout-ms 2000 --json
   kafkalite consume events --from-beginning --format '%p:%o %k=%v\\n'
 
---format placeholders (kcat style):
+--format placeholders (kcat style, but %v is the value and %s its size):
 {format_help()}
 
 Without --group the consumer reads every partition (or --partition) from the end, or from
@@ -76,8 +77,6 @@ def _offset(text: str) -> int | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafkalite.consumer import Consumer
-
     if args.group and args.offset is not None:
         raise UsageError("--offset cannot be combined with --group (a group starts at its "
                          "committed offsets; use `kafkalite groups reset-offsets`)")

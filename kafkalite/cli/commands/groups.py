@@ -10,6 +10,7 @@ from kafkalite.cli.group_view import PartitionRow, describe_group
 from kafkalite.cli.options import CliError, UsageError, add_command
 from kafkalite.cli.output import print_json, print_table
 from kafkalite.cli.session import admin_client, client_config, cluster_metadata, require_topic
+from kafkalite.consumer import Consumer
 from kafkalite.structs import TopicPartition
 
 LIST_EPILOG = """examples:
@@ -104,8 +105,6 @@ def _row(group: str, row: PartitionRow) -> list[Any]:
 
 
 def run_reset(args: argparse.Namespace) -> int:
-    from kafkalite.consumer import Consumer
-
     cluster = cluster_metadata(args, args.topics)
     partitions = [TopicPartition(topic, p) for topic in sorted(set(args.topics))
                   for p in sorted(require_topic(cluster, topic))]

@@ -23,6 +23,7 @@ from kafkalite.cli.options import (
 from kafkalite.cli.perf_stats import PerfResult, Throttle
 from kafkalite.cli.progress import Progress
 from kafkalite.cli.session import client_config, cluster_metadata
+from kafkalite.consumer import Consumer
 from kafkalite.producer import Producer
 from kafkalite.structs import TopicPartition
 
@@ -108,8 +109,6 @@ def _record_latency(latencies: list[float], sent_at: float, _metadata: Any) -> N
 
 
 def run_consume(args: argparse.Namespace) -> int:
-    from kafkalite.consumer import Consumer
-
     cluster = cluster_metadata(args, [args.topic])
     partitions = [TopicPartition(args.topic, p)
                   for p in sorted(cluster.partitions_for_topic(args.topic) or ())]

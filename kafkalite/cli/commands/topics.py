@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kafkalite.admin import AdminClient, ConfigResource, NewTopic
 from kafkalite.cli.commands.metadata import describe_cluster
 from kafkalite.cli.options import add_command, key_value, positive_int
 from kafkalite.cli.output import print_json
 from kafkalite.cli.session import admin_client, cluster_metadata
+from kafkalite.errors import TopicAlreadyExistsError
 
 LIST_EPILOG = """examples:
   kafkalite topics list
@@ -71,9 +73,6 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    from kafkalite.admin import NewTopic
-    from kafkalite.protocol.errors import TopicAlreadyExistsError
-
     new_topics = [NewTopic(name, args.partitions or -1, args.replication_factor or -1,
                            dict(args.config)) for name in args.topics]
     with admin_client(args) as admin:
@@ -119,9 +118,9 @@ def run_describe(args: argparse.Namespace) -> int:
     return 0
 
 
-def topic_configs(admin: Any, topic: str) -> dict[str, str]:
-    """The topic's settings that differ from the broker defaults (kafka-topics shows those)."""
-    return admin.describe_topic_overrides(topic)
+def topic_configs(admin: AdminClient, topic: str) -> dict[str, str | None]:
+    resource = ConfigResource("topic", topic)
+    return admin.describe_configs([resource])[resource]
 
 
 def _ids(ids: list[int]) -> str:

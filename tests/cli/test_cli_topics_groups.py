@@ -1,0 +1,145 @@
+"""``kafkalite topics`` and ``kafkalite groups`` on a broker process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cli_runner import REPO_ROOT, Cli
+from test_cli_basics import assert_one_line_failure
+
+
+def test_topics_create_describe_list_delete(cli: Cli, topic: str) -> None:
+    out = cli.ok("topics", "create", topic, "--partitions", "3", "--replication-factor", "1",
+                 "--config", "retention.ms=3600000", "--config", "cleanup.policy=delete")
+    assert out.strip() == f"Created topic {topic}."
+    assert topic in cli.ok("topics", "list").split()
+    assert "__consumer_offsets" not in cli.ok("topics", "list").split()
+
+    described = json.loads(cli.ok("topics", "describe", topic, "--json"))
+    assert [t["name"] for t in described] == [topic]
+    assert [p["partition"] for p in described[0]["partitions"]] == [0, 1, 2]
+    assert described[0]["configs"]["retention.ms"] == "3600000"
+    text = cli.ok("topics", "describe", topic)
+    assert f"Topic: {topic}\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: " in text
+    assert "retention.ms=3600000" in text
+    assert f"\tTopic: {topic}\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0" in text
+
+    again = cli("topics", "create", topic)
+    assert_one_line_failure(again, "TopicAlreadyExistsError")
+    assert cli.ok("topics", "create", topic, "--if-not-exists") == ""
+
+    assert cli.ok("topics", "delete", topic).strip() == f"Deleted topic {topic}."
+    assert topic not in cli.ok("topics", "list").split()
+    assert_one_line_failure(cli("topics", "describe", topic), f"unknown topic '{topic}'")
+
+
+def test_topics_create_rejects_a_bad_config(cli: Cli, topic: str) -> None:
+    result = cli("topics", "create", topic, "--config", "retention.ms=soon")
+    assert_one_line_failure(result, "retention.ms")
+
+
+def commit_some(cli: Cli, topic: str, group: str, produced: int, consumed: int) -> None:
+    cli.ok("topics", "create", topic, "--partitions", "2")
+    cli.ok("produce", topic, "--partition", "0", input="".join(f"a{n}\n" for n in range(produced)))
+    cli.ok("produce", topic, "--partition", "1", input="b\n")
+    cli.ok("consume", topic, "--group", group, "--partition", "0", "--from-beginning",
+           "--max-messages", str(consumed))
+
+
+def test_groups_describe_shows_committed_offsets_and_lag(cli: Cli, topic: str,
+                                                         tmp_path: Path) -> None:
+    group = f"{topic}-group"
+    commit_some(cli, topic, group, produced=5, consumed=2)
+    assert group in cli.ok("groups", "list").split()
+
+    view = json.loads(cli.ok("groups", "describe", group, "--json"))
+    assert view["state"] == "Empty" and view["members"] == []
+    assert view["partitions"] == [{"topic": topic, "partition": 0, "committed": 2,
+                                   "end_offset": 5, "lag": 3, "member_id": None}]
+    assert view["total_lag"] == 3
+    text = cli.ok("groups", "describe", group)
+    header, row = text.strip().splitlines()[-2:]
+    assert header.split() == ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET",
+                              "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"]
+    assert row.split() == [group, topic, "0", "2", "5", "3", "-", "-", "-"]
+
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "group.png"
+    cli.ok("groups", "describe", group, "--plot", str(png))
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_groups_describe_unknown_group(cli: Cli) -> None:
+    assert_one_line_failure(cli("groups", "describe", "no-such-group"),
+                            "consumer group 'no-such-group' does not exist")
+
+
+def test_reset_offsets_dry_run_then_execute(cli: Cli, topic: str) -> None:
+    group = f"{topic}-group"
+    commit_some(cli, topic, group, produced=5, consumed=4)
+
+    def committed() -> dict[int, int | None]:
+        view = json.loads(cli.ok("groups", "describe", group, "--json"))
+        return {row["partition"]: row["committed"] for row in view["partitions"]}
+
+    plan = cli.ok("groups", "reset-offsets", group, "--topic", topic, "--to-earliest")
+    assert [line.split() for line in plan.splitlines()[1:3]] == [
+        [group, topic, "0", "0"], [group, topic, "1", "0"]]
+    assert "dry run" in plan
+    assert committed() == {0: 4}
+
+    cli.ok("groups", "reset-offsets", group, "--topic", topic, "--to-offset", "1", "--execute")
+    assert committed() == {0: 1, 1: 1}
+    cli.ok("groups", "reset-offsets", group, "--topic", topic, "--to-offset", "99", "--execute")
+    assert committed() == {0: 5, 1: 1}  # clamped to each partition's end
+    cli.ok("groups", "reset-offsets", group, "--topic", topic, "--to-latest", "--execute")
+    assert committed() == {0: 5, 1: 1}
+    cli.ok("groups", "reset-offsets", group, "--topic", topic, "--to-datetime",
+           "2000-01-01T00:00:00+00:00", "--execute")
+    assert committed() == {0: 0, 1: 0}
+    cli.ok("groups", "reset-offsets", group, "--topic", topic, "--to-datetime",
+           "2999-01-01T00:00:00+00:00", "--execute")
+    assert committed() == {0: 5, 1: 1}  # no record that recent: the end
+    rest = cli.ok("consume", topic, "--group", group, "--timeout-ms", "1500")
+    assert rest == ""
+
+
+def test_active_group_is_described_with_its_member_and_refuses_a_reset(cli: Cli,
+                                                                      topic: str) -> None:
+    group = f"{topic}-group"
+    cli.ok("topics", "create", topic, "--partitions", "2")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT),
+           "KAFKALITE_BOOTSTRAP_SERVERS": cli.bootstrap_servers}
+    member = subprocess.Popen([sys.executable, "-m", "kafkalite.cli", "consume", topic,
+                               "--group", group], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        view = wait_for_members(cli, group)
+        (only,) = view["members"]
+        assert sorted(map(tuple, only["partitions"])) == [(topic, 0), (topic, 1)]
+        assert only["client_id"] == "kafkalite-cli"
+        assert view["state"] == "Stable"
+        result = cli("groups", "reset-offsets", group, "--topic", topic, "--to-earliest",
+                     "--execute")
+        assert_one_line_failure(result, "has 1 active members")
+    finally:
+        member.terminate()
+        member.wait(30)
+
+
+def wait_for_members(cli: Cli, group: str, timeout: float = 30) -> dict[str, object]:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = cli("groups", "describe", group, "--json")
+        if result.returncode == 0:
+            view: dict[str, object] = json.loads(result.stdout)
+            if view["members"] and view["state"] == "Stable":
+                return view
+        assert time.monotonic() < deadline, f"no stable member in {group}: {result}"
+        time.sleep(0.2)
