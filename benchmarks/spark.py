@@ -1,0 +1,106 @@
+"""Spark read throughput: the ``kafkalite`` data source on local[2] against one plain Consumer.
+
+Fills an 8-partition topic with N records (100-byte values, 8-byte keys, lz4) on a
+kafkalite-server subprocess, then reads all of it, in the same run, with:
+
+- ``consumer``: one kafkalite Consumer in this process, ``assign`` + ``seek_to_beginning``,
+  polling until every record is in (values touched, nothing else done);
+- ``spark``: ``spark.read.format("kafkalite")`` on ``local[2]`` (one task per partition),
+  aggregating ``sum(length(value))`` so every value crosses into Spark.
+
+The clock excludes Spark's start-up (a small warm-up query runs first) and producing.
+
+    python -m benchmarks.spark [--records N] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from benchmarks.clients import kafkalite_server
+
+PARTITIONS = 8
+VALUE = b"v" * 100
+
+
+def fill(bootstrap: str, topic: str, count: int) -> None:
+    from kafkalite import Producer
+    from kafkalite.admin import AdminClient, NewTopic
+
+    with AdminClient(bootstrap_servers=bootstrap) as admin:
+        admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
+    with Producer(bootstrap, compression_type="lz4", linger_ms=5, acks=1) as producer:
+        send = producer.send
+        for i in range(count):
+            send(topic, VALUE, key=i.to_bytes(8, "big"), partition=i % PARTITIONS)
+        producer.flush()
+
+
+def read_with_consumer(bootstrap: str, topic: str, count: int) -> float:
+    from kafkalite import TopicPartition
+    from kafkalite.consumer import Consumer
+
+    partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+    with Consumer(bootstrap_servers=bootstrap, max_poll_records=10_000) as consumer:
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        start = time.perf_counter()
+        seen = value_bytes = 0
+        while seen < count:
+            for records in consumer.poll(timeout_ms=1000).values():
+                seen += len(records)
+                value_bytes += sum(len(r.value) for r in records)
+        elapsed = time.perf_counter() - start
+    assert value_bytes == count * len(VALUE)
+    return elapsed
+
+
+def read_with_spark(spark: object, bootstrap: str, topic: str, count: int) -> float:
+    from pyspark.sql import functions as F
+
+    df = (spark.read.format("kafkalite")  # type: ignore[attr-defined]
+          .option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic).load())
+    start = time.perf_counter()
+    row = df.agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()[0]
+    elapsed = time.perf_counter() - start
+    assert (row["n"], row["bytes"]) == (count, count * len(VALUE))
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=1, help="alternate runs; best kept")
+    args = parser.parse_args()
+
+    from kafkalite.spark import local_session
+
+    with kafkalite_server() as bootstrap:
+        topic = "spark-bench"
+        started = time.perf_counter()
+        fill(bootstrap, topic, args.records)
+        print(f"produced {args.records:,} records in {time.perf_counter() - started:.1f} s")
+        spark = local_session("kafkalite-benchmark", "local[2]",
+                              {"spark.ui.showConsoleProgress": "false"})
+        spark.sparkContext.setLogLevel("ERROR")
+        try:
+            fill(bootstrap, "spark-bench-warmup", 1000)
+            read_with_spark(spark, bootstrap, "spark-bench-warmup", 1000)
+            best = {"consumer": float("inf"), "spark": float("inf")}
+            for _ in range(args.repeat):
+                best["consumer"] = min(best["consumer"],
+                                       read_with_consumer(bootstrap, topic, args.records))
+                best["spark"] = min(best["spark"],
+                                    read_with_spark(spark, bootstrap, topic, args.records))
+        finally:
+            spark.stop()
+    base = args.records / best["consumer"]
+    for name, seconds in best.items():
+        rate = args.records / seconds
+        print(f"{name:<9} {args.records:,} records in {seconds:6.2f} s  {rate:>12,.0f} rec/s  "
+              f"{rate / base:5.2f}x the plain consumer")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""Consumer-group members running as Spark tasks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from kafkalite import TopicPartition
+from kafkalite.consumer import Consumer
+from kafkalite.spark import run_group_consumers
+
+Produce = Callable[[str, list[dict[str, Any]]], None]
+
+
+def test_four_members_on_eight_partitions_commit_everything(
+        spark: SparkSession, bootstrap: str, new_topic: Callable[[int], str],
+        produce: Produce) -> None:
+    topic = new_topic(8)
+    produce(topic, [{"value": f"v{i}".encode(), "partition": i % 8} for i in range(800)])
+
+    # process_batch=len: executors cannot import this test module, builtins they can.
+    stats = run_group_consumers(spark, [topic], "spark-group-test", 4, len, bootstrap,
+                                idle_timeout_ms=3000, session_timeout_ms=6000)
+
+    assert [s.member for s in stats] == [0, 1, 2, 3]
+    assert sum(s.records for s in stats) >= 800
+    owned = {p for s in stats for p in s.partitions}
+    assert owned == {f"{topic}-{p}" for p in range(8)}
+    assert all(s.generations for s in stats if s.records)
+    partitions = [TopicPartition(topic, p) for p in range(8)]
+    with Consumer(bootstrap_servers=bootstrap, group_id="spark-group-test",
+                  enable_auto_commit=False) as checker:
+        committed = {tp: checker.committed(tp) for tp in partitions}
+        assert committed == checker.end_offsets(partitions)
+        assert set(committed.values()) == {100}
+
