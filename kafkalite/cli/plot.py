@@ -30,16 +30,23 @@ def plot_group(view: GroupView, path: str) -> None:
     labels = [f"{row.topic}-{row.partition}" for row in view.partitions]
     lags = [row.lag or 0 for row in view.partitions]
 
-    figure, axes = plt.subplots(figsize=(max(6.0, 0.5 * len(labels) + 2), 4.5))
+    figure, (axes, strip) = plt.subplots(
+        2, 1, sharex=True, gridspec_kw={"height_ratios": [6, 1]},
+        figsize=(max(6.0, 0.5 * len(labels) + 2), 5.0))
     bars = axes.bar(labels, lags, color=[colours[o] for o in owners])
     for bar, row in zip(bars, view.partitions, strict=True):
         axes.annotate("-" if row.lag is None else str(row.lag),
                       (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                       ha="center", va="bottom", fontsize=8)
+    axes.set_ylim(0, max(max(lags) * 1.15, 1))
     axes.set_title(f"consumer group {view.group!r}: {view.state}, total lag {view.total_lag}")
-    axes.set_xlabel("partition")
     axes.set_ylabel("lag (records)")
-    axes.tick_params(axis="x", labelrotation=45)
+    strip.bar(labels, [1] * len(labels), width=1.0, color=[colours[o] for o in owners],
+              edgecolor="white")
+    strip.set_yticks([])
+    strip.set_ylabel("owner", rotation=0, ha="right", va="center")
+    strip.set_xlabel("partition")
+    strip.tick_params(axis="x", labelrotation=45)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()]
     axes.legend(handles, [_short(o) for o in colours], title="owner", fontsize=8)
     figure.tight_layout()

@@ -115,5 +115,18 @@ def test_perf_produce_reports_json(cli: Cli, topic: str) -> None:
     latency = result["latency_ms"]
     assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"] <= latency["max"]
     assert result["records_per_second"] > 0
-    offsets = json.loads(cli.ok("metadata", "--json", "--topic", topic))
-    assert offsets["topics"][0]["name"] == topic
+    text = cli.ok("perf", "produce", topic, "--records", "100", "--throughput", "1000")
+    assert text.startswith("100 records, ") and "ms 99th" in text
+
+    consumed = json.loads(cli.ok("perf", "consume", topic, "--records", "2000", "--json"))
+    assert consumed["records"] == 2000 and consumed["bytes"] == 2000 * 64
+    assert consumed["latency_ms"]["max"] >= consumed["latency_ms"]["p50"] > 0
+    grouped = json.loads(cli.ok("perf", "consume", topic, "--records", "500",
+                                "--group", f"{topic}-perf", "--json"))
+    assert grouped["records"] == 500
+
+
+def test_perf_consume_fails_when_records_run_out(cli: Cli, topic: str) -> None:
+    cli.ok("produce", topic, input="only\n")
+    result = cli("perf", "consume", topic, "--records", "5", "--timeout-ms", "1000")
+    assert_one_line_failure(result, "only 1 of 5 records arrived")
