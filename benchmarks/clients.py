@@ -6,7 +6,12 @@ subprocess (``--target server``, the default) and/or librdkafka's in-process moc
 (``--target mock``). Each client gets a fresh topic. The clock runs from the first ``send`` to
 the end of ``flush``; one line per client: records/s and the ratio to kafkalite.
 
+The consumer half (``--side consumer``) has each client read the same pre-filled topic
+(N records in one partition) from offset 0 by assignment, no group: the fetch and
+record-decoding path.
+
     python -m benchmarks.clients [--records N] [--target server|mock|both] [--repeat R]
+                                 [--side producer|consumer|both]
 """
 
 from __future__ import annotations
@@ -152,14 +157,122 @@ def bench(target: str, count: int, repeat: int) -> None:
             print(f"  {name:16s} failed: {failure}")
 
 
+# -- consumers --------------------------------------------------------------------------------
+
+ConsumerRun = Callable[[str, str, int], float]
+"""(bootstrap servers, topic, record count) -> seconds from the first poll to the last record."""
+
+
+def fill(bootstrap: str, topic: str, count: int) -> None:
+    """Write ``count`` records to partition 0 of ``topic`` (librdkafka: the fastest writer)."""
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer({
+        "bootstrap.servers": bootstrap, "compression.type": SETTINGS["compression"],
+        "linger.ms": SETTINGS["linger_ms"], "queue.buffering.max.messages": 1_000_000,
+        "log_level": 3})
+    for _ in range(count):
+        producer.produce(topic, VALUE, partition=0)
+    if producer.flush(60):
+        raise RuntimeError("could not fill the benchmark topic")
+
+
+def consume_kafkalite(bootstrap: str, topic: str, count: int) -> float:
+    from kafkalite import Consumer, TopicPartition
+
+    with Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic, 0)])
+        seen = 0
+        start = time.perf_counter()
+        while seen < count:
+            for records in consumer.poll(timeout_ms=1000).values():
+                seen += len(records)
+        return time.perf_counter() - start
+
+
+def consume_kafka_python(bootstrap: str, topic: str, count: int) -> float:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                             enable_auto_commit=False)
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        seen = 0
+        start = time.perf_counter()
+        while seen < count:
+            for records in consumer.poll(timeout_ms=1000).values():
+                seen += len(records)
+        return time.perf_counter() - start
+    finally:
+        consumer.close()
+
+
+def consume_confluent(bootstrap: str, topic: str, count: int) -> float:
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": bootstrap, "group.id": f"bench-{topic}",
+        "enable.auto.commit": False, "log_level": 3})
+    try:
+        consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+        seen = 0
+        start = time.perf_counter()
+        while seen < count:
+            for message in consumer.consume(num_messages=500, timeout=1.0):
+                if not message.error():
+                    seen += 1
+        return time.perf_counter() - start
+    finally:
+        consumer.close()
+
+
+CONSUMERS: dict[str, ConsumerRun] = {
+    "kafkalite": consume_kafkalite,
+    "kafka-python": consume_kafka_python,
+    "confluent-kafka": consume_confluent,
+}
+
+
+def bench_consumers(target: str, count: int, repeat: int) -> None:
+    """Every client reads the same pre-filled topic from offset 0, rounds interleaved."""
+    broker = kafkalite_server() if target == "server" else mock_cluster()
+    with broker as bootstrap:
+        topic = "bench-consume"
+        fill(bootstrap, topic, count)
+        best: dict[str, float] = {}
+        failures: dict[str, str] = {}
+        for _ in range(repeat):
+            for name, run in CONSUMERS.items():
+                if name in failures:
+                    continue
+                try:
+                    seconds = run(bootstrap, topic, count)
+                except Exception as exc:  # a peer client that cannot talk to this target
+                    failures[name] = f"{type(exc).__name__}: {exc}"
+                    continue
+                best[name] = min(best.get(name, seconds), seconds)
+        ours = count / best["kafkalite"]
+        print(f"consume: target={target} records={count} value=100B lz4 one partition "
+              f"best of {repeat}")
+        for name, seconds in best.items():
+            rate = count / seconds
+            print(f"  {name:16s} {rate:12,.0f} records/s   kafkalite/{name} = {ours / rate:5.2f}")
+        for name, failure in failures.items():
+            print(f"  {name:16s} failed: {failure}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--target", choices=("server", "mock", "both"), default="server")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--side", choices=("producer", "consumer", "both"), default="both")
     args = parser.parse_args()
     for target in ("server", "mock") if args.target == "both" else (args.target,):
-        bench(target, args.records, args.repeat)
+        if args.side != "consumer":
+            bench(target, args.records, args.repeat)
+        if args.side != "producer":
+            bench_consumers(target, args.records, args.repeat)
 
 
 if __name__ == "__main__":
