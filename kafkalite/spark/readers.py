@@ -25,12 +25,11 @@ from kafkalite.spark.planning import OffsetRange, cap_offsets, ranges_between, s
 try:  # pyspark >= 4.2: the engine passes read limits and supports Trigger.AvailableNow
     from pyspark.sql.streaming.datasource import (
         ReadAllAvailable,
-        ReadLimit,
         ReadMaxRows,
         SupportsTriggerAvailableNow,
     )
 except ImportError:  # pragma: no cover - pyspark 4.0 / 4.1
-    ReadLimit = ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc]
+    ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc]
     SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
 
 
@@ -78,7 +77,7 @@ class BatchReader(DataSourceReader):
         return _read(self.options, self.schema, partition)
 
 
-class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc,valid-type]
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``spark.readStream``: micro-batches between offsets kept in Spark's checkpoint.
 
     ``maxOffsetsPerTrigger`` reaches the engine as its default read limit (pyspark >= 4.2),
@@ -129,11 +128,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type
         if latest is None:
             latest = self.resolver.latest(self.resolver.partitions())
         start_offsets = self._checked_for_loss(start_offsets, latest)
-        if limit is None:
+        if limit is None:  # pyspark < 4.2: no read limit from the engine
             max_records = self.options.max_offsets_per_trigger if start_offsets else None
-        else:
-            max_records = limit.max_rows if ReadMaxRows and isinstance(limit, ReadMaxRows) \
-                else None
+        else:  # ReadMaxRows carries a limit; ReadAllAvailable (and others) do not
+            max_records = getattr(limit, "max_rows", None)
         end = cap_offsets(start_offsets, latest, max_records)
         self._last_end = end
         return offsets_to_json(end)

@@ -32,7 +32,9 @@ from kafkalite.spark.options import WriteOptions
 try:  # pyspark >= 4.1 hands streaming writers Arrow batches too
     from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
 except ImportError:  # pragma: no cover - pyspark 4.0: streaming writers get Rows
-    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase
+    from pyspark.sql.datasource import (  # type: ignore[assignment]
+        DataSourceStreamWriter as _StreamWriterBase,
+    )
 
 _BYTES_OR_TEXT = (BinaryType, StringType)
 _HEADERS = ArrayType(StructType().add("key", StringType()).add("value", BinaryType()))
@@ -121,7 +123,7 @@ class BatchWriter(DataSourceArrowWriter):
         return ProducedRecords(produce_batches(self.options, iterator))
 
 
-class StreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
+class StreamWriter(_StreamWriterBase):
     """Each micro-batch's tasks produce their rows; nothing to do at commit (at least once)."""
 
     def __init__(self, options: WriteOptions) -> None:

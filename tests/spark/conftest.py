@@ -48,7 +48,9 @@ def bootstrap(broker: EmbeddedCluster) -> str:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    session = kafkalite.spark.local_session("kafkalite-spark-tests", "local[2]", {
+    # local[2, 2]: two task slots, and a failed task is retried once (as on a real cluster),
+    # which the executor-death test of the group members relies on.
+    session = kafkalite.spark.local_session("kafkalite-spark-tests", "local[2, 2]", {
         "spark.sql.shuffle.partitions": "2",
         "spark.python.worker.reuse": "true",
     })

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -36,3 +38,32 @@ def test_four_members_on_eight_partitions_commit_everything(
         assert committed == checker.end_offsets(partitions)
         assert set(committed.values()) == {100}
 
+
+
+def test_a_dead_member_is_replaced_and_nothing_is_left_uncommitted(
+        spark: SparkSession, bootstrap: str, new_topic: Callable[[int], str],
+        produce: Produce, tmp_path: Path) -> None:
+    topic = new_topic(8)
+    produce(topic, [{"value": b"x", "partition": i % 8} for i in range(400)])
+
+    # The first batch any member gets kills that member's Python worker before it commits
+    # (a marker file makes it happen exactly once): Spark retries the task, the group
+    # rebalances once the dead session expires, and the uncommitted records are read again.
+    marker = str(tmp_path / "died")
+
+    def die_once(records: list[Any]) -> None:
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return
+        os._exit(3)
+
+    stats = run_group_consumers(spark, topic, "spark-group-death", 2, die_once,
+                                bootstrap, idle_timeout_ms=9000, session_timeout_ms=6000)
+
+    assert sorted(s.attempt for s in stats) == [0, 1]
+    assert sum(s.records for s in stats) >= 400
+    partitions = [TopicPartition(topic, p) for p in range(8)]
+    with Consumer(bootstrap_servers=bootstrap, group_id="spark-group-death",
+                  enable_auto_commit=False) as checker:
+        assert {tp: checker.committed(tp) for tp in partitions} == {tp: 50 for tp in partitions}
