@@ -1,4 +1,4 @@
-"""Every ```python block of every docs page runs against a real broker, so the docs cannot rot.
+"""Every ```python block of the README and of every docs page runs against a real broker.
 
 The blocks of one page run in order in one namespace (a later block may use what an earlier
 one defined), against a fresh EmbeddedCluster whose address replaces ``localhost:9092``
@@ -18,7 +18,8 @@ import pytest
 
 from kafkalite_server import EmbeddedCluster
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 SKIP_MARKER = "<!-- skip-example -->"
 DEFAULT_ADDRESS = "localhost:9092"
 _FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -49,7 +50,7 @@ def with_address(source: str, address: str) -> str:
     return _PLACEHOLDER.sub(f"bootstrap_servers={address!r}", source)
 
 
-PAGES = sorted(DOCS.glob("**/*.md"))
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("**/*.md"))]
 PAGES_WITH_EXAMPLES = [page for page in PAGES if extract_examples(page)]
 
 
@@ -66,7 +67,7 @@ def test_extraction_honours_the_skip_marker(tmp_path: Path) -> None:
     assert [e.line for e in examples] == [4, 13]
 
 
-@pytest.mark.parametrize("page", PAGES_WITH_EXAMPLES, ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", PAGES_WITH_EXAMPLES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_page_examples_run(page: Path, cluster_factory: Callable[..., EmbeddedCluster],
                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = cluster_factory()
