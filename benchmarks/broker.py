@@ -1,0 +1,226 @@
+"""Broker throughput: kafkalite-server under confluent-kafka load, next to the machine's
+raw limits measured in the same run.
+
+Limits: page-cache write speed (16 KB blocks to a temp file, no fsync) and loopback
+``sendfile`` speed (a file sent over a local TCP connection to a reader that discards).
+Cases: produce and fetch of 100-byte and 10 KB records (incompressible values, lz4,
+acks=1) by librdkafka against a ``python -m kafkalite_server start`` subprocess. One line
+per case: MB/s of record values, the ratio to its limit (produce to the page-cache write
+limit, fetch to the sendfile limit) and the broker's CPU use (share of one core): well
+below 100% means the load generator, not the broker, set the pace.
+
+    python -m benchmarks.broker [--megabytes 256] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MB = 1 << 20
+BLOCK = 16 * 1024
+RECORD_SIZES = (100, 10 * 1024)
+PRODUCER_SETTINGS = {"compression.type": "lz4", "acks": 1, "linger.ms": 5}
+
+
+# ------------------------------------------------------------------ raw limits
+
+
+def page_cache_write_limit(directory: Path, total: int) -> float:
+    """MB/s writing 16 KB blocks to a fresh file, no fsync (the kernel's copy only)."""
+    block = os.urandom(BLOCK)
+    path = directory / "page-cache-probe"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        start = time.perf_counter()
+        for _ in range(total // BLOCK):
+            os.write(fd, block)
+        elapsed = time.perf_counter() - start
+    finally:
+        os.close(fd)
+    return total / MB / elapsed
+
+
+def loopback_sendfile_limit(directory: Path, total: int) -> float:
+    """MB/s of ``os.sendfile`` from a cached file to a local TCP reader that discards."""
+    path = directory / "sendfile-probe"
+    path.write_bytes(os.urandom(BLOCK) * (total // BLOCK))
+    listener = socket.create_server(("127.0.0.1", 0))
+    sender = socket.create_connection(listener.getsockname())
+    receiver, _ = listener.accept()
+    listener.close()
+
+    def drain() -> None:
+        buffer = bytearray(1 << 20)
+        while receiver.recv_into(buffer):
+            pass
+    reader = threading.Thread(target=drain)
+    reader.start()
+    with path.open("rb") as file:
+        start = time.perf_counter()
+        offset = 0
+        while offset < total:
+            offset += os.sendfile(sender.fileno(), file.fileno(), offset, total - offset)
+        sender.shutdown(socket.SHUT_WR)
+        reader.join()
+        elapsed = time.perf_counter() - start
+    sender.close()
+    receiver.close()
+    path.unlink()
+    return total / MB / elapsed
+
+
+# ------------------------------------------------------------------ the broker
+
+
+@contextlib.contextmanager
+def broker_subprocess(data_dir: Path, profile: Path | None = None
+                      ) -> Iterator[tuple[str, int]]:
+    """(bootstrap servers, pid) of a kafkalite-server on a free port; output is drained.
+    With ``profile``, the broker runs under pyinstrument, which writes its report there
+    when the broker stops."""
+    profiler = [] if profile is None else ["-m", "pyinstrument", "-o", str(profile)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen([sys.executable, *profiler, "-m", "kafkalite_server", "start",
+                                "--port",
+                                "0", "--data-dir", str(data_dir)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               env=env)
+    assert process.stdout is not None
+    try:
+        for line in process.stdout:
+            if line.startswith("listening on "):
+                bootstrap = line.split()[2]
+                break
+        else:
+            raise RuntimeError("kafkalite-server did not start")
+        threading.Thread(target=process.stdout.read, daemon=True).start()
+        yield bootstrap, process.pid
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def values_of(size: int, count: int) -> list[bytes]:
+    """Distinct incompressible values (lz4 cannot shrink them, so MB/s is bytes on disk)."""
+    pool = os.urandom(size + 4096)
+    return [pool[i % 4096:i % 4096 + size] for i in range(min(count, 4096))]
+
+
+def produce(bootstrap: str, topic: str, size: int, count: int) -> float:
+    """MB/s of values from the first produce to the end of flush."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+    producer.produce(topic, b"warm-up", partition=0)
+    producer.flush(30)
+    values = values_of(size, count)
+    start = time.perf_counter()
+    for i in range(count):
+        while True:
+            try:
+                producer.produce(topic, values[i % len(values)], partition=0)
+                break
+            except BufferError:
+                producer.poll(0.005)
+    remaining = producer.flush(120)
+    elapsed = time.perf_counter() - start
+    if remaining:
+        raise RuntimeError(f"{remaining} records not delivered")
+    return size * count / MB / elapsed
+
+
+def fetch(bootstrap: str, topic: str, size: int, count: int) -> float:
+    """MB/s of values read by assignment from offset 1 (after the warm-up record)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "benchmark",
+                         "enable.auto.commit": False, "fetch.wait.max.ms": 10,
+                         "fetch.queue.backoff.ms": 1})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    while consumer.poll(10) is None:  # connections and the warm-up record
+        pass
+    received = 0
+    start = time.perf_counter()
+    while received < count:
+        for message in consumer.consume(min(count - received, 10000), 0.5):
+            if message.error() is None:
+                received += 1
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    return size * count / MB / elapsed
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def broker_cpu(pid: int, busy: list[float]) -> Iterator[None]:
+    """Appends the broker's CPU use over the block, as a share of one core."""
+    cpu, wall = cpu_seconds(pid), time.perf_counter()
+    yield
+    busy.append((cpu_seconds(pid) - cpu) / (time.perf_counter() - wall))
+
+
+def report(case: str, rate: float, limit_name: str, limit: float, busy: float) -> None:
+    print(f"{case:<16} {rate:8.1f} MB/s   {limit_name} {limit:8.1f} MB/s   "
+          f"ratio {rate / limit:6.1%}   broker CPU {busy:4.0%}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--megabytes", type=int, default=256,
+                        help="value bytes per case (default 256)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs per case; the best one is printed (default 1)")
+    parser.add_argument("--profile", type=Path,
+                        help="run the broker under pyinstrument, report to this file")
+    args = parser.parse_args(argv)
+    total = args.megabytes * MB
+
+    with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
+        work = Path(tmp)
+        write_limit = max(page_cache_write_limit(work, total) for _ in range(args.repeat))
+        sendfile_limit = max(loopback_sendfile_limit(work, total) for _ in range(args.repeat))
+        (work / "page-cache-probe").unlink()
+        print(f"{'page-cache write':<22} {write_limit:8.1f} MB/s")
+        print(f"{'loopback sendfile':<22} {sendfile_limit:8.1f} MB/s", flush=True)
+        with broker_subprocess(work / "data", args.profile) as (bootstrap, pid):
+            print(f"broker pid {pid} at {bootstrap}", flush=True)
+            for size in RECORD_SIZES:
+                count = total // size
+                label = f"{size} B" if size < 1024 else f"{size // 1024} KB"
+                produced, fetched, produce_cpu, fetch_cpu = [], [], [], []
+                for run in range(args.repeat):
+                    topic = f"bench-{size}-{run}"
+                    with broker_cpu(pid, produce_cpu):
+                        produced.append(produce(bootstrap, topic, size, count))
+                    with broker_cpu(pid, fetch_cpu):
+                        fetched.append(fetch(bootstrap, topic, size, count))
+                best = produced.index(max(produced))
+                report(f"produce {label}", produced[best], "page-cache write", write_limit,
+                       produce_cpu[best])
+                best = fetched.index(max(fetched))
+                report(f"fetch {label}", fetched[best], "loopback sendfile", sendfile_limit,
+                       fetch_cpu[best])
+
+
+if __name__ == "__main__":
+    main()
