@@ -13,16 +13,23 @@ Listener: ``host.name`` / ``port`` is where the broker binds (the CLI's ``--host
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafkalite.errors import ConfigError
+from kafkalite_server.config_values import (
+    Parser,
+    boolean,
+    choice,
+    format_value,
+    integer,
+    never_when_max,
+)
 from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
 
 _HOUR_MS = 60 * 60 * 1000
-_LONG_MAX = 2**63 - 1
 _INT_MAX = 2**31 - 1
 
 
@@ -111,7 +118,7 @@ class BrokerConfig:
             if spec.rank != 0:
                 continue
             value = getattr(self, spec.target)
-            rows.append((key, _format(value), key not in self.explicit))
+            rows.append((key, format_value(value), key not in self.explicit))
         return rows
 
 
@@ -145,60 +152,12 @@ def parse_properties(lines: Iterable[str]) -> dict[str, str]:
     return result
 
 
-def _format(value: object) -> str:
-    if value is None:
-        return str(_LONG_MAX)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, tuple):
-        return ",".join(value)
-    return str(value)
-
-
 # ------------------------------------------------------------------------------ parsers
-
-Parser = Callable[[str, str], Any]
-
-
-def _integer(minimum: int, maximum: int = _LONG_MAX, scale: int = 1) -> Parser:
-    def parse(key: str, text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise ConfigError(key, f"{text!r} is not an integer") from None
-        if not minimum <= value <= maximum:
-            raise ConfigError(key, f"{value} is outside [{minimum}, {maximum}]")
-        return value * scale if value >= 0 else value
-    return parse
-
-
-def _never_when_max(minimum: int) -> Parser:
-    parse_int = _integer(minimum)
-
-    def parse(key: str, text: str) -> int | None:
-        value = parse_int(key, text)
-        return None if value == _LONG_MAX else value
-    return parse
-
-
-def _boolean(key: str, text: str) -> bool:
-    if text.lower() not in ("true", "false"):
-        raise ConfigError(key, f"{text!r} is not true or false")
-    return text.lower() == "true"
-
 
 def _string(key: str, text: str) -> str:
     if not text:
         raise ConfigError(key, "must not be empty")
     return text
-
-
-def _choice(options: tuple[str, ...]) -> Parser:
-    def parse(key: str, text: str) -> str:
-        if text not in options:
-            raise ConfigError(key, f"{text!r} is not one of {', '.join(options)}")
-        return text
-    return parse
 
 
 def _paths(key: str, text: str) -> tuple[str, ...]:
@@ -225,44 +184,44 @@ class _Spec:
 
 
 _SPECS: dict[str, _Spec] = {
-    "broker.id": _Spec("broker_id", _integer(0, _INT_MAX)),
+    "broker.id": _Spec("broker_id", integer(0, _INT_MAX)),
     "log.dirs": _Spec("log_dirs", _paths),
     "log.dir": _Spec("log_dirs", _paths, 1),
     "host.name": _Spec("host_name", _string),
-    "port": _Spec("port", _integer(0, 65535)),
+    "port": _Spec("port", integer(0, 65535)),
     "advertised.host.name": _Spec("advertised_host_name", _string),
-    "advertised.port": _Spec("advertised_port", _integer(1, 65535)),
-    "num.partitions": _Spec("num_partitions", _integer(1, _INT_MAX)),
-    "default.replication.factor": _Spec("default_replication_factor", _integer(1, 32767)),
-    "auto.create.topics.enable": _Spec("auto_create_topics_enable", _boolean),
-    "delete.topic.enable": _Spec("delete_topic_enable", _boolean),
-    "log.segment.bytes": _Spec("log_segment_bytes", _integer(14, _INT_MAX)),
-    "log.roll.ms": _Spec("log_roll_ms", _integer(1)),
-    "log.roll.hours": _Spec("log_roll_ms", _integer(1, scale=_HOUR_MS), 1),
-    "log.retention.ms": _Spec("log_retention_ms", _integer(-1)),
-    "log.retention.minutes": _Spec("log_retention_ms", _integer(-1, scale=60_000), 1),
-    "log.retention.hours": _Spec("log_retention_ms", _integer(-1, scale=_HOUR_MS), 2),
-    "log.retention.bytes": _Spec("log_retention_bytes", _integer(-(2**63))),
-    "log.retention.check.interval.ms": _Spec("log_retention_check_interval_ms", _integer(1)),
-    "log.index.interval.bytes": _Spec("log_index_interval_bytes", _integer(0, _INT_MAX)),
-    "log.index.size.max.bytes": _Spec("log_index_size_max_bytes", _integer(12, _INT_MAX)),
-    "log.flush.interval.messages": _Spec("log_flush_interval_messages", _never_when_max(1)),
-    "log.flush.interval.ms": _Spec("log_flush_interval_ms", _never_when_max(0)),
+    "advertised.port": _Spec("advertised_port", integer(1, 65535)),
+    "num.partitions": _Spec("num_partitions", integer(1, _INT_MAX)),
+    "default.replication.factor": _Spec("default_replication_factor", integer(1, 32767)),
+    "auto.create.topics.enable": _Spec("auto_create_topics_enable", boolean),
+    "delete.topic.enable": _Spec("delete_topic_enable", boolean),
+    "log.segment.bytes": _Spec("log_segment_bytes", integer(14, _INT_MAX)),
+    "log.roll.ms": _Spec("log_roll_ms", integer(1)),
+    "log.roll.hours": _Spec("log_roll_ms", integer(1, scale=_HOUR_MS), 1),
+    "log.retention.ms": _Spec("log_retention_ms", integer(-1)),
+    "log.retention.minutes": _Spec("log_retention_ms", integer(-1, scale=60_000), 1),
+    "log.retention.hours": _Spec("log_retention_ms", integer(-1, scale=_HOUR_MS), 2),
+    "log.retention.bytes": _Spec("log_retention_bytes", integer(-(2**63))),
+    "log.retention.check.interval.ms": _Spec("log_retention_check_interval_ms", integer(1)),
+    "log.index.interval.bytes": _Spec("log_index_interval_bytes", integer(0, _INT_MAX)),
+    "log.index.size.max.bytes": _Spec("log_index_size_max_bytes", integer(12, _INT_MAX)),
+    "log.flush.interval.messages": _Spec("log_flush_interval_messages", never_when_max(1)),
+    "log.flush.interval.ms": _Spec("log_flush_interval_ms", never_when_max(0)),
     "log.flush.offset.checkpoint.interval.ms": _Spec(
-        "log_flush_offset_checkpoint_interval_ms", _integer(1, _INT_MAX)),
+        "log_flush_offset_checkpoint_interval_ms", integer(1, _INT_MAX)),
     "log.cleanup.policy": _Spec("log_cleanup_policy", _cleanup_policy),
-    "log.message.timestamp.type": _Spec("log_message_timestamp_type", _choice(TIMESTAMP_TYPES)),
-    "message.max.bytes": _Spec("message_max_bytes", _integer(0, _INT_MAX)),
-    "socket.request.max.bytes": _Spec("socket_request_max_bytes", _integer(1, _INT_MAX)),
-    "min.insync.replicas": _Spec("min_insync_replicas", _integer(1, _INT_MAX)),
-    "offsets.topic.num.partitions": _Spec("offsets_topic_num_partitions", _integer(1, _INT_MAX)),
+    "log.message.timestamp.type": _Spec("log_message_timestamp_type", choice(TIMESTAMP_TYPES)),
+    "message.max.bytes": _Spec("message_max_bytes", integer(0, _INT_MAX)),
+    "socket.request.max.bytes": _Spec("socket_request_max_bytes", integer(1, _INT_MAX)),
+    "min.insync.replicas": _Spec("min_insync_replicas", integer(1, _INT_MAX)),
+    "offsets.topic.num.partitions": _Spec("offsets_topic_num_partitions", integer(1, _INT_MAX)),
     "offsets.topic.replication.factor": _Spec(
-        "offsets_topic_replication_factor", _integer(1, 32767)),
-    "offsets.topic.segment.bytes": _Spec("offsets_topic_segment_bytes", _integer(1, _INT_MAX)),
+        "offsets_topic_replication_factor", integer(1, 32767)),
+    "offsets.topic.segment.bytes": _Spec("offsets_topic_segment_bytes", integer(1, _INT_MAX)),
     "group.initial.rebalance.delay.ms": _Spec(
-        "group_initial_rebalance_delay_ms", _integer(0, _INT_MAX)),
-    "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", _integer(0, _INT_MAX)),
-    "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", _integer(0, _INT_MAX)),
+        "group_initial_rebalance_delay_ms", integer(0, _INT_MAX)),
+    "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, _INT_MAX)),
+    "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, _INT_MAX)),
 }
 
 BROKER_CONFIG_KEYS: tuple[str, ...] = tuple(_SPECS)

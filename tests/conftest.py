@@ -18,6 +18,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -79,12 +80,15 @@ class BrokerProcess:
         return f"127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 30.0) -> BrokerProcess:
+        """Start and wait for ``listening on``. The broker's log goes to :attr:`log_path`, not
+        a pipe: a long or noisy test would fill an unread pipe and block the broker."""
         args = [sys.executable, "-m", "kafkalite_server", "start", "--data-dir",
                 str(self.data_dir), "--port", str(self.port), *TEST_SET_ARGS, *self.extra_args]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True, env=env)
+        with self.log_path.open("a") as log_file:
+            self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log_file,
+                                            text=True, env=env)
         deadline = time.monotonic() + timeout
         assert self.process.stdout is not None
         while time.monotonic() < deadline:
@@ -95,10 +99,24 @@ class BrokerProcess:
             if line.startswith("listening on "):
                 address = line.split()[2]
                 self.port = int(address.rsplit(":", 1)[1])
+                threading.Thread(target=self._drain_stdout, args=(self.process.stdout,),
+                                 daemon=True).start()
                 return self
         self.process.kill()
-        _out, err = self.process.communicate()
-        raise RuntimeError(f"broker did not start: {''.join(self.output)}{err}")
+        self.process.communicate()
+        raise RuntimeError(f"broker did not start: {''.join(self.output)}{self.log_text()}")
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir.with_name(self.data_dir.name + "-broker.log")
+
+    def log_text(self) -> str:
+        """Everything the broker logged (stderr) across its starts."""
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def _drain_stdout(self, stdout: Any) -> None:
+        for line in stdout:
+            self.output.append(line)
 
     def terminate(self, timeout: float = 30.0) -> int:
         """SIGTERM (clean shutdown); returns the exit code."""

@@ -13,9 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkalite.errors import ConfigError
+from kafkalite_server.config_values import (
+    boolean,
+    choice,
+    format_value,
+    integer,
+    never_when_max,
+)
 
 _DAY_MS = 24 * 60 * 60 * 1000
-_LONG_MAX = 2**63 - 1
 """Kafka's "never" for flush.messages / flush.ms; kafkalite stores it as ``None``."""
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
@@ -76,50 +82,12 @@ class LogConfig:
         rows = []
         for key in TOPIC_CONFIG_KEYS:
             value = getattr(self, _field(key))
-            rows.append((key, _format(value), value == getattr(reference, _field(key))))
+            rows.append((key, format_value(value), value == getattr(reference, _field(key))))
         return rows
 
 
 def _field(key: str) -> str:
     return key.replace(".", "_")
-
-
-def _format(value: object) -> str:
-    if value is None:
-        return str(_LONG_MAX)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _integer(minimum: int, maximum: int = _LONG_MAX) -> Callable[[str, str], int]:
-    def parse(key: str, text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise ConfigError(key, f"{text!r} is not an integer") from None
-        if not minimum <= value <= maximum:
-            raise ConfigError(key, f"{value} is outside [{minimum}, {maximum}]")
-        return value
-    return parse
-
-
-def _never_when_max(minimum: int) -> Callable[[str, str], int | None]:
-    """flush.* settings: Long.MAX_VALUE (Kafka's default) means never."""
-    parse_int = _integer(minimum)
-
-    def parse(key: str, text: str) -> int | None:
-        value = parse_int(key, text)
-        return None if value == _LONG_MAX else value
-    return parse
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[str, str], str]:
-    def parse(key: str, text: str) -> str:
-        if text not in options:
-            raise ConfigError(key, f"{text!r} is not one of {', '.join(options)}")
-        return text
-    return parse
 
 
 def _cleanup_policy(key: str, text: str) -> str:
@@ -129,29 +97,22 @@ def _cleanup_policy(key: str, text: str) -> str:
     return ",".join(policy for policy in ("compact", "delete") if policy in parts)
 
 
-def _boolean(key: str, text: str) -> bool:
-    lowered = text.lower()
-    if lowered not in ("true", "false"):
-        raise ConfigError(key, f"{text!r} is not true or false")
-    return lowered == "true"
-
-
 _INT32_MAX = 2**31 - 1
 _SPECS: dict[str, Callable[[str, str], Any]] = {
-    "segment.bytes": _integer(14, _INT32_MAX),
-    "segment.ms": _integer(1),
-    "segment.index.bytes": _integer(12, _INT32_MAX),
-    "index.interval.bytes": _integer(0, _INT32_MAX),
-    "retention.ms": _integer(-1),
-    "retention.bytes": _integer(-(2**63)),
+    "segment.bytes": integer(14, _INT32_MAX),
+    "segment.ms": integer(1),
+    "segment.index.bytes": integer(12, _INT32_MAX),
+    "index.interval.bytes": integer(0, _INT32_MAX),
+    "retention.ms": integer(-1),
+    "retention.bytes": integer(-(2**63)),
     "cleanup.policy": _cleanup_policy,
-    "message.timestamp.type": _choice(TIMESTAMP_TYPES),
-    "max.message.bytes": _integer(0, _INT32_MAX),
-    "flush.messages": _never_when_max(1),
-    "flush.ms": _never_when_max(0),
-    "file.delete.delay.ms": _integer(0),
-    "min.insync.replicas": _integer(1, _INT32_MAX),
-    "preallocate": _boolean,
+    "message.timestamp.type": choice(TIMESTAMP_TYPES),
+    "max.message.bytes": integer(0, _INT32_MAX),
+    "flush.messages": never_when_max(1),
+    "flush.ms": never_when_max(0),
+    "file.delete.delay.ms": integer(0),
+    "min.insync.replicas": integer(1, _INT32_MAX),
+    "preallocate": boolean,
 }
 
 TOPIC_CONFIG_KEYS: tuple[str, ...] = tuple(_SPECS)
