@@ -10,9 +10,10 @@ before its opening fence.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -73,7 +74,20 @@ def test_page_examples_run(page: Path, cluster_factory: Callable[..., EmbeddedCl
     cluster = cluster_factory()
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
-    for example in extract_examples(page):
-        code = compile(with_address(example.source, cluster.bootstrap_servers),
-                       f"{example.page}:{example.line}", "exec")
-        exec(code, namespace)
+    spark_before = _active_spark_session()
+    try:
+        for example in extract_examples(page):
+            code = compile(with_address(example.source, cluster.bootstrap_servers),
+                           f"{example.page}:{example.line}", "exec")
+            exec(code, namespace)
+    finally:
+        # A page that started Spark stops it, so later Spark tests get their own settings
+        # (getOrCreate would otherwise hand them this page's session).
+        spark_after = _active_spark_session()
+        if spark_after is not None and spark_after is not spark_before:
+            spark_after.stop()
+
+
+def _active_spark_session() -> Any:
+    sql = sys.modules.get("pyspark.sql")
+    return None if sql is None else sql.SparkSession.getActiveSession()
