@@ -132,29 +132,42 @@ def mock_cluster() -> Iterator[str]:
     yield ",".join(f"{b.host}:{b.port}" for b in brokers)
 
 
+def race(runs: dict[str, Callable[[int], float]], count: int, repeat: int,
+         header: str) -> None:
+    """Run every client ``repeat`` rounds, interleaved, keep each one's best time, and print
+    records/s with the ratio of kafkalite to each peer. ``runs`` maps a client name to a
+    function of the round number returning seconds; a peer that cannot talk to the target is
+    reported as failed, not fatal."""
+    best: dict[str, float] = {}
+    failures: dict[str, str] = {}
+    for round_ in range(repeat):
+        for name, run in runs.items():
+            if name in failures:
+                continue
+            try:
+                seconds = run(round_)
+            except Exception as exc:  # a peer client that cannot talk to this target
+                failures[name] = f"{type(exc).__name__}: {exc}"
+                continue
+            best[name] = min(best.get(name, seconds), seconds)
+    ours = count / best["kafkalite"]
+    print(f"{header} best of {repeat}")
+    for name, seconds in best.items():
+        rate = count / seconds
+        print(f"  {name:16s} {rate:12,.0f} records/s   kafkalite/{name} = {ours / rate:5.2f}")
+    for name, failure in failures.items():
+        print(f"  {name:16s} failed: {failure}")
+
+
 def bench(target: str, count: int, repeat: int) -> None:
     broker = kafkalite_server() if target == "server" else mock_cluster()
     with broker as bootstrap:
-        best: dict[str, float] = {}
-        failures: dict[str, str] = {}
-        for round_ in range(repeat):
-            for name, run in CLIENTS.items():
-                if name in failures:
-                    continue
-                try:
-                    seconds = run(bootstrap, f"bench-{name}-{round_}", count)
-                except Exception as exc:  # a peer client that cannot talk to this target
-                    failures[name] = f"{type(exc).__name__}: {exc}"
-                    continue
-                best[name] = min(best.get(name, seconds), seconds)
-        ours = count / best["kafkalite"]
-        print(f"target={target} records={count} value=100B lz4 linger_ms=5 acks=1 "
-              f"best of {repeat}")
-        for name, seconds in best.items():
-            rate = count / seconds
-            print(f"  {name:16s} {rate:12,.0f} records/s   kafkalite/{name} = {ours / rate:5.2f}")
-        for name, failure in failures.items():
-            print(f"  {name:16s} failed: {failure}")
+        runs: dict[str, Callable[[int], float]] = {
+            name: lambda round_, run=run, name=name: run(bootstrap, f"bench-{name}-{round_}",
+                                                         count)
+            for name, run in CLIENTS.items()}
+        race(runs, count, repeat,
+             f"target={target} records={count} value=100B lz4 linger_ms=5 acks=1")
 
 
 # -- consumers --------------------------------------------------------------------------------
@@ -239,26 +252,11 @@ def bench_consumers(target: str, count: int, repeat: int) -> None:
     with broker as bootstrap:
         topic = "bench-consume"
         fill(bootstrap, topic, count)
-        best: dict[str, float] = {}
-        failures: dict[str, str] = {}
-        for _ in range(repeat):
-            for name, run in CONSUMERS.items():
-                if name in failures:
-                    continue
-                try:
-                    seconds = run(bootstrap, topic, count)
-                except Exception as exc:  # a peer client that cannot talk to this target
-                    failures[name] = f"{type(exc).__name__}: {exc}"
-                    continue
-                best[name] = min(best.get(name, seconds), seconds)
-        ours = count / best["kafkalite"]
-        print(f"consume: target={target} records={count} value=100B lz4 one partition "
-              f"best of {repeat}")
-        for name, seconds in best.items():
-            rate = count / seconds
-            print(f"  {name:16s} {rate:12,.0f} records/s   kafkalite/{name} = {ours / rate:5.2f}")
-        for name, failure in failures.items():
-            print(f"  {name:16s} failed: {failure}")
+        runs: dict[str, Callable[[int], float]] = {
+            name: lambda _round, run=run: run(bootstrap, topic, count)
+            for name, run in CONSUMERS.items()}
+        race(runs, count, repeat,
+             f"consume: target={target} records={count} value=100B lz4 one partition")
 
 
 def main() -> None:
