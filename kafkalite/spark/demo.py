@@ -26,7 +26,9 @@ def demo_job(bootstrap_servers: str, topic: str, spark: SparkSession | None = No
     Uses ``spark`` when given, otherwise a local[2] session that is stopped at the end.
     """
     session = spark or local_session("kafkalite-demo", config={
-        "spark.sql.shuffle.partitions": "4"})
+        "spark.sql.shuffle.partitions": "4", "spark.ui.showConsoleProgress": "false"})
+    if spark is None:
+        session.sparkContext.setLogLevel("ERROR")  # the demo prints its own report
     try:
         return _run(session, bootstrap_servers, topic, group_members)
     finally:
