@@ -9,6 +9,7 @@ import textwrap
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import pytest
@@ -110,11 +111,19 @@ class KafkaPythonMember:
 
 
 def poll_until(members: list[Member], done: Callable[[], bool], timeout: float = 45.0) -> None:
+    """Poll every member concurrently, one thread each, round after round, until ``done``.
+
+    A member's poll may block while the coordinator holds its JoinGroup until the others
+    rejoin (as Kafka does); polling the members one after another from one thread would then
+    stall the others until a request timeout. Rounds keep each consumer on one thread at a
+    time, and ``done`` runs between rounds.
+    """
     deadline = time.monotonic() + timeout
-    while not done():
-        assert time.monotonic() < deadline, [sorted(m.partitions()) for m in members]
-        for member in members:
-            member.poll()
+    with ThreadPoolExecutor(max_workers=len(members)) as pool:
+        while not done():
+            assert time.monotonic() < deadline, [sorted(m.partitions()) for m in members]
+            for future in [pool.submit(member.poll) for member in members]:
+                future.result()
 
 
 def balanced(members: list[Member], partitions: int) -> Callable[[], bool]:
