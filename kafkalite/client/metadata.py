@@ -49,6 +49,9 @@ class MetadataRefresher:
         self._in_flight = False
         self._last_attempt = -float("inf")
         self._updated = threading.Condition()
+        self._asked = 0  # tickets handed out by request_update
+        self._covers = 0  # the newest ticket the request in flight was built for
+        self._answered = 0  # the newest ticket a received answer covers
 
     @property
     def topics(self) -> frozenset[str]:
@@ -67,16 +70,23 @@ class MetadataRefresher:
         self.request_update()
 
     def request_update(self) -> int:
-        """Ask for a refresh soon (from any thread); returns the version to wait past."""
-        version = self.cluster.request_update()
+        """Ask for a refresh soon (from any thread); returns a ticket for :meth:`await_update`.
+
+        The ticket is answered only by a Metadata request built after this call: one already
+        in flight may be for other topics, or predate ``all_topics`` being set.
+        """
+        with self._updated:
+            self._asked += 1
+            ticket = self._asked
+        self.cluster.request_update()
         self._client.start()
         self._client.wakeup()
-        return version
+        return ticket
 
-    def await_update(self, version: int, timeout: float | None) -> None:
-        """Block until the cluster version passes ``version``; KafkaTimeoutError otherwise."""
+    def await_update(self, ticket: int, timeout: float | None) -> None:
+        """Block until a refresh answers ``ticket``; KafkaTimeoutError otherwise."""
         with self._updated:
-            if not self._updated.wait_for(lambda: self.cluster.version > version, timeout):
+            if not self._updated.wait_for(lambda: self._answered >= ticket, timeout):
                 raise KafkaTimeoutError(f"no metadata update within {timeout} s")
 
     # -- I/O thread ----------------------------------------------------------------------
@@ -97,6 +107,7 @@ class MetadataRefresher:
             return now + self.retry_backoff  # a connection is on its way; its state wakes us
         self._in_flight = True
         self._last_attempt = now
+        self._covers = self._asked  # read before the body is built from topics/all_topics
         version = self._client.api_version(node, ApiKey.METADATA)
         future = self._client.send(node, ApiKey.METADATA, self._request_body(version))
         future.add_callback(self._on_response)
@@ -120,8 +131,13 @@ class MetadataRefresher:
             return
         if not self.cluster.brokers():
             self.cluster.request_update()  # a cluster without brokers is not an answer
+            return
         with self._updated:
+            self._answered = max(self._answered, self._covers)
+            asked_meanwhile = self._asked > self._answered
             self._updated.notify_all()
+        if asked_meanwhile:
+            self.cluster.request_update()  # the update above cleared the request flag
 
     def _on_failure(self, node: int, error: BaseException) -> None:
         self._in_flight = False
