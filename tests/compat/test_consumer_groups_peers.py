@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import confluent_kafka
 import pytest
@@ -79,15 +79,6 @@ def test_mixed_group_with_librdkafka_members(bootstrap: str) -> None:
             member.close()
         for peer in theirs:
             peer.close()
-
-
-@pytest.fixture(scope="module")
-def mock_cluster() -> Iterator[str]:
-    """Bootstrap servers of librdkafka's 3-broker mock cluster; the handle keeps it alive."""
-    handle = confluent_kafka.Producer({"test.mock.num.brokers": 3, "log_level": 3})
-    brokers = handle.list_topics(timeout=10).brokers.values()
-    yield ",".join(f"{b.host}:{b.port}" for b in brokers)
-    handle.flush(1)
 
 
 def produce_to_mock(bootstrap: str, prefix: str) -> set[tuple[int, bytes]]:

@@ -12,7 +12,7 @@ the aborted transactions whose offset range overlaps the fetched range.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,16 +144,14 @@ class AbortedIndex:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[tuple[str, Log]]:
+def cluster(mock_cluster_factory: Callable[[int], str]) -> Iterator[tuple[str, Log]]:
     """A 1-broker mock cluster holding interleaved committed, aborted and plain writes.
 
     Producer A's aborted transaction spans both partitions and has a plain record and a
     committed transaction of producer B inside its range; both partitions end with a
     commit marker (a trailing control batch).
     """
-    handle = confluent_kafka.Producer({"test.mock.num.brokers": 1, "log_level": 3})
-    brokers = handle.list_topics(timeout=10).brokers.values()
-    bootstrap = ",".join(f"{b.host}:{b.port}" for b in brokers)
+    bootstrap = mock_cluster_factory(1)
     log = Log()
     a = Writer(bootstrap, log, "txn-a")
     b = Writer(bootstrap, log, "txn-b")
@@ -183,7 +181,6 @@ def cluster() -> Iterator[tuple[str, Log]]:
     probe.close()
     del a, b, plain  # gone before the cluster, so they do not log reconnect failures
     yield bootstrap, log
-    handle.flush(1)
 
 
 def read_ours(bootstrap: str, isolation_level: str, end: dict[int, int],

@@ -3,8 +3,6 @@ every codec, read back with confluent-kafka consumers by assignment."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import confluent_kafka
 import pytest
 
@@ -13,15 +11,6 @@ from kafkalite import Producer
 pytestmark = pytest.mark.compat
 
 PARTITIONS = 4
-
-
-@pytest.fixture(scope="module")
-def mock_cluster() -> Iterator[str]:
-    """Bootstrap servers of a 3-broker mock cluster; the handle keeps it alive."""
-    handle = confluent_kafka.Producer({"test.mock.num.brokers": 3, "log_level": 3})
-    brokers = handle.list_topics(timeout=10).brokers.values()
-    yield ",".join(f"{b.host}:{b.port}" for b in brokers)
-    handle.flush(1)
 
 
 def read_back(bootstrap: str, topic: str, expected: int) -> list[confluent_kafka.Message]:
