@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 VALUE = b"v" * 100
 SETTINGS = {"compression": "lz4", "linger_ms": 5, "acks": 1, "batch_size": 16384}
@@ -190,17 +191,23 @@ def fill(bootstrap: str, topic: str, count: int) -> None:
         raise RuntimeError("could not fill the benchmark topic")
 
 
+def time_polls(consumer: Any, count: int) -> float:
+    """Seconds to poll ``count`` records: the same loop for kafkalite and kafka-python, whose
+    ``poll`` has the same shape."""
+    seen = 0
+    start = time.perf_counter()
+    while seen < count:
+        for records in consumer.poll(timeout_ms=1000).values():
+            seen += len(records)
+    return time.perf_counter() - start
+
+
 def consume_kafkalite(bootstrap: str, topic: str, count: int) -> float:
     from kafkalite import Consumer, TopicPartition
 
     with Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition(topic, 0)])
-        seen = 0
-        start = time.perf_counter()
-        while seen < count:
-            for records in consumer.poll(timeout_ms=1000).values():
-                seen += len(records)
-        return time.perf_counter() - start
+        return time_polls(consumer, count)
 
 
 def consume_kafka_python(bootstrap: str, topic: str, count: int) -> float:
@@ -210,12 +217,7 @@ def consume_kafka_python(bootstrap: str, topic: str, count: int) -> float:
                              enable_auto_commit=False)
     try:
         consumer.assign([TopicPartition(topic, 0)])
-        seen = 0
-        start = time.perf_counter()
-        while seen < count:
-            for records in consumer.poll(timeout_ms=1000).values():
-                seen += len(records)
-        return time.perf_counter() - start
+        return time_polls(consumer, count)
     finally:
         consumer.close()
 
