@@ -21,11 +21,40 @@ class ProtocolDecodeError(KafkaError):
 
 
 class CorruptRecordError(KafkaError):
-    """A record batch or legacy message that fails its CRC or structure checks."""
+    """A record batch or legacy message that fails its CRC or structure checks.
 
-    def __init__(self, message: str, offset: int | None = None) -> None:
-        super().__init__(message if offset is None else f"{message} (at offset {offset})")
+    The consumer raises it naming the partition (``topic``, ``partition``) and the
+    ``offset`` of the bad batch, after returning every record before it; seeking past
+    that offset continues.
+    """
+
+    def __init__(self, message: str, offset: int | None = None, *, topic: str | None = None,
+                 partition: int | None = None) -> None:
+        where = "" if offset is None else f" (at offset {offset})"
+        if topic is not None:
+            where = f" ({topic}-{partition} at offset {offset})"
+        super().__init__(f"{message}{where}")
+        self.detail = message
         self.offset = offset
+        self.topic = topic
+        self.partition = partition
+
+    def at(self, topic: str, partition: int, offset: int) -> CorruptRecordError:
+        """The same error (same type) placed in a partition, at a batch's offset."""
+        return type(self)(self.detail, offset, topic=topic, partition=partition)
+
+
+class DecompressedSizeError(CorruptRecordError):
+    """A compressed batch whose records decompress to more bytes than the reader allows."""
+
+    def __init__(self, limit: int, offset: int | None = None, *, topic: str | None = None,
+                 partition: int | None = None) -> None:
+        super().__init__(f"records decompress to more than {limit} bytes", offset,
+                         topic=topic, partition=partition)
+        self.limit = limit
+
+    def at(self, topic: str, partition: int, offset: int) -> CorruptRecordError:
+        return DecompressedSizeError(self.limit, offset, topic=topic, partition=partition)
 
 
 class UnsupportedCodecError(KafkaError):
