@@ -122,8 +122,9 @@ def iter_decompress(codec: Codec, data: bytes | bytearray | memoryview, *, max_b
                     magic: int = 2, chunk_size: int = DECOMPRESS_CHUNK) -> Iterator[bytes]:
     """Yield the decompressed bytes piece by piece, never more than ``max_bytes`` in all.
 
-    gzip, lz4 and zstd are stream-decoded ``chunk_size`` bytes at a time; snappy blocks
-    carry their decompressed size up front, so each is checked before it is decoded.
+    gzip and lz4 are stream-decoded ``chunk_size`` bytes at a time; zstd a few input
+    bytes at a time (its binding cannot cap one call's output); snappy blocks carry their
+    decompressed size up front, so each is checked before it is decoded.
     Past the bound, :class:`DecompressedSizeError` names it; bad data raises
     :class:`CorruptRecordError`.
     """
