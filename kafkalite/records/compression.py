@@ -106,7 +106,7 @@ def decompress(codec: Codec, data: bytes | bytearray | memoryview, *, magic: int
 
 
 _UNBOUNDED = 1 << 62
-DECOMPRESS_CHUNK = 64 * 1024
+DECOMPRESS_CHUNK = 256 * 1024
 """Largest piece :func:`iter_decompress` asks a stream decoder for at a time."""
 _ZSTD_MAX_WINDOW = 1 << 24
 """The largest zstd window (back-reference distance) a frame may ask for: zstd allocates
@@ -114,6 +114,10 @@ the declared window up front, so it is capped too. Streaming compressors use at 
 8 MiB up to level 19; one-shot frames (librdkafka, the Java client) shrink it to the
 content size."""
 
+_INPUT_STEP = 64 * 1024
+"""Compressed bytes fed to a gzip or lz4 decoder at a time: the bindings copy whatever
+input a bounded call leaves unconsumed, so feeding a whole batch at once would copy it
+again on every chunk."""
 _ZSTD_INPUT_STEP = 128
 """Compressed bytes per zstd step; at most 32 blocks of 128 KiB (4 MiB) can come of them."""
 
@@ -203,33 +207,36 @@ def _snappy_block(block: bytes, max_bytes: int) -> bytes:
 
 def _gunzip(data: bytes | bytearray | memoryview, chunk_size: int, _max_bytes: int,
             _magic: int) -> Iterator[bytes]:
-    remaining = bytes(data)
+    remaining = memoryview(bytes(data))
     while remaining:  # a gzip stream may hold several members
         unpacker = zlib.decompressobj(_GZIP_WBITS)
-        pending = remaining
+        offset = 0
         while not unpacker.eof:
-            piece = unpacker.decompress(pending, chunk_size)
-            pending = unpacker.unconsumed_tail
-            if not piece and not pending:
+            if unpacker.unconsumed_tail:
+                yield unpacker.decompress(unpacker.unconsumed_tail, chunk_size)
+            elif offset < len(remaining):
+                yield unpacker.decompress(remaining[offset:offset + _INPUT_STEP], chunk_size)
+                offset += _INPUT_STEP
+            else:
                 raise CorruptRecordError("gzip data is truncated")
-            yield piece
-        remaining = unpacker.unused_data
+        remaining = memoryview(unpacker.unused_data + remaining[offset:])
 
 
 def _unlz4(data: bytes | bytearray | memoryview, chunk_size: int, _max_bytes: int,
            magic: int) -> Iterator[bytes]:
-    remaining = repair_header_checksum(bytes(data)) if magic == 0 else bytes(data)
+    remaining = memoryview(repair_header_checksum(bytes(data)) if magic == 0 else bytes(data))
     while remaining:  # frames may follow each other
         unpacker = lz4.frame.LZ4FrameDecompressor()
-        piece = unpacker.decompress(remaining, chunk_size)
-        while True:
-            yield piece
-            if unpacker.eof or unpacker.needs_input:
-                break
-            piece = unpacker.decompress(b"", chunk_size)
-        if not unpacker.eof:
-            raise CorruptRecordError("lz4 data is truncated")
-        remaining = unpacker.unused_data
+        offset = 0
+        while not unpacker.eof:
+            if not unpacker.needs_input:
+                yield unpacker.decompress(b"", chunk_size)
+            elif offset < len(remaining):
+                yield unpacker.decompress(remaining[offset:offset + _INPUT_STEP], chunk_size)
+                offset += _INPUT_STEP
+            else:
+                raise CorruptRecordError("lz4 data is truncated")
+        remaining = memoryview((unpacker.unused_data or b"") + remaining[offset:])
 
 
 def _unzstd(data: bytes | bytearray | memoryview, _chunk_size: int, _max_bytes: int,

@@ -112,6 +112,10 @@ def _walk(data: bytes | bytearray | memoryview, pos: int, end: int, count: int,
         elif (c := data[pos + 1]) < 0x80:
             length = two[b + (c << 7)]
             pos += 2
+        elif (d := data[pos + 2]) < 0x80:  # 8 KiB .. 1 MiB: large values
+            raw = (b & 0x7F) | (c & 0x7F) << 7 | d << 14
+            length = (raw >> 1) ^ -(raw & 1)
+            pos += 3
         else:
             length, pos = slow(data, pos)
         record_end = pos + length
@@ -165,6 +169,10 @@ def _walk(data: bytes | bytearray | memoryview, pos: int, end: int, count: int,
         elif (c := data[pos + 1]) < 0x80:
             size = two[b + (c << 7)]
             pos += 2
+        elif (d := data[pos + 2]) < 0x80:
+            raw = (b & 0x7F) | (c & 0x7F) << 7 | d << 14
+            size = (raw >> 1) ^ -(raw & 1)
+            pos += 3
         else:
             size, pos = slow(data, pos)
         if size >= 0:
