@@ -97,3 +97,43 @@ class PartitionMetadata(NamedTuple):
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+
+class TopicPartitionReplica(NamedTuple):
+    """One replica of one partition: the unit ``describe_log_dirs`` and reassignments use."""
+
+    topic: str
+    partition: int
+    broker_id: int
+
+
+class ConsumerGroupMetadata(NamedTuple):
+    """A consumer's place in its group, as ``Consumer.group_metadata()`` reports it.
+
+    ``state`` is ``'<unjoined>'``, ``'<rebalancing>'`` or ``'<stable>'`` (kafka-python's
+    spelling); ``group_id`` is None for a consumer outside any group.
+    """
+
+    group_id: str | None
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+    state: str = "<unjoined>"
+
+
+class MemberState:
+    """kafka-python's names for :attr:`ConsumerGroupMetadata.state`."""
+
+    UNJOINED = "<unjoined>"
+    REBALANCING = "<rebalancing>"
+    STABLE = "<stable>"
+
+
+def __getattr__(name: str) -> Any:
+    """``OffsetAndTimestamp`` is defined with the offset lookups that return it; resolved on
+    first use so this module, low in the layers, imports nothing above it."""
+    if name == "OffsetAndTimestamp":
+        from kafkalite.consumer.list_offsets import OffsetAndTimestamp
+
+        return OffsetAndTimestamp
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
