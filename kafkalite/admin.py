@@ -8,6 +8,8 @@ questions go to the group's coordinator.
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,19 +17,137 @@ from types import TracebackType
 from typing import Any
 
 from kafkalite.client.client import KafkaClient
+from kafkalite.client.metrics import client_metrics
 from kafkalite.consumer.group import (
     PROTOCOL_TYPE,
     assignment_from_wire,
     fetch_committed_offsets,
     find_coordinator,
 )
-from kafkalite.consumer.list_offsets import LATEST, list_offsets
-from kafkalite.errors import KafkaError, ProtocolDecodeError
+from kafkalite.consumer.list_offsets import LATEST, OffsetAndTimestamp, list_offsets
+from kafkalite.errors import KafkaError, KafkaTimeoutError, NoError, ProtocolDecodeError
 from kafkalite.protocol import ApiKey
-from kafkalite.protocol.errors import NotControllerError, error_for_code
+from kafkalite.protocol.errors import NotControllerError, UnsupportedVersionError, error_for_code
 from kafkalite.structs import OffsetAndMetadata, PartitionMetadata, TopicPartition
 
-_RESOURCE_TYPES = {"topic": 2, "broker": 4}
+
+class ConfigResourceType(enum.IntEnum):
+    """What a config belongs to; the values are Kafka's wire codes."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
+class ResourceType(enum.IntEnum):
+    """What an ACL protects (Kafka's wire codes)."""
+
+    UNKNOWN = 0
+    ANY = 1
+    TOPIC = 2
+    GROUP = 3
+    CLUSTER = 4
+    TRANSACTIONAL_ID = 5
+    DELEGATION_TOKEN = 6
+    USER = 7
+
+
+class ACLOperation(enum.IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    ALL = 2
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+    CLUSTER_ACTION = 9
+    DESCRIBE_CONFIGS = 10
+    ALTER_CONFIGS = 11
+    IDEMPOTENT_WRITE = 12
+    CREATE_TOKENS = 13
+    DESCRIBE_TOKENS = 14
+
+
+class ACLPermissionType(enum.IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    DENY = 2
+    ALLOW = 3
+
+
+class ACLResourcePatternType(enum.IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    MATCH = 2
+    LITERAL = 3
+    PREFIXED = 4
+
+
+class AlterConfigOp(enum.IntEnum):
+    """An incremental config change's operation (IncrementalAlterConfigs)."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+class OffsetSpec(enum.IntEnum):
+    """Which offset ``list_partition_offsets`` looks up: Kafka's special timestamps."""
+
+    LATEST = -1
+    EARLIEST = -2
+    MAX_TIMESTAMP = -3
+
+
+@dataclass(frozen=True)
+class ResourcePatternFilter:
+    """Which resources an ACL filter matches."""
+
+    resource_type: ResourceType
+    resource_name: str | None
+    pattern_type: ACLResourcePatternType = ACLResourcePatternType.LITERAL
+
+
+@dataclass(frozen=True)
+class ResourcePattern(ResourcePatternFilter):
+    """One resource (or name prefix) an ACL protects."""
+
+
+@dataclass(frozen=True)
+class ACLFilter:
+    """Which ACLs ``describe_acls`` / ``delete_acls`` match (None matches anything)."""
+
+    principal: str | None
+    host: str | None
+    operation: ACLOperation
+    permission_type: ACLPermissionType
+    resource_pattern: ResourcePatternFilter
+
+
+@dataclass(frozen=True)
+class ACL(ACLFilter):
+    """One access rule: ``principal`` from ``host`` may (or may not) do ``operation``."""
+
+
+def _resource_type(value: str | int) -> ConfigResourceType:
+    if isinstance(value, str):
+        try:
+            return ConfigResourceType[value.upper()]
+        except KeyError:
+            pass
+    else:
+        try:
+            return ConfigResourceType(value)
+        except ValueError:
+            pass
+    names = ", ".join(t.name for t in ConfigResourceType if t.value)
+    raise ValueError(f"resource_type must be one of {names} (any case), not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -51,15 +171,17 @@ class NewPartitions:
 
 @dataclass(frozen=True)
 class ConfigResource:
-    """What ``describe_configs`` looks at: ``("topic", name)`` or ``("broker", "0")``."""
+    """What ``describe_configs`` looks at: ``ConfigResource("topic", name)``,
+    ``ConfigResource('TOPIC', name)`` or ``ConfigResource(ConfigResourceType.BROKER, "0")``
+    (kafka-python's spellings). ``configs`` carries values to set, for kafka-python code
+    that builds resources for ``alter_configs``; it does not take part in equality."""
 
-    resource_type: str
+    resource_type: ConfigResourceType
     name: str
+    configs: Mapping[str, str | None] | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        if self.resource_type not in _RESOURCE_TYPES:
-            raise ValueError(f"resource_type must be 'topic' or 'broker', "
-                             f"not {self.resource_type!r}")
+        object.__setattr__(self, "resource_type", _resource_type(self.resource_type))
 
 
 @dataclass(frozen=True)
@@ -91,6 +213,47 @@ class GroupDescription:
 class GroupListing:
     group_id: str
     protocol_type: str
+
+
+UNSENT_ADMIN_APIS: Mapping[str, str] = {
+    "alter_configs": "AlterConfigs (33) / IncrementalAlterConfigs (44)",
+    "reset_configs": "IncrementalAlterConfigs (44)",
+    "create_acls": "CreateAcls (30)",
+    "delete_acls": "DeleteAcls (31)",
+    "describe_acls": "DescribeAcls (29)",
+    "delete_records": "DeleteRecords (21)",
+    "delete_group_offsets": "OffsetDelete (47)",
+    "remove_group_members": "LeaveGroup (13) with member identities",
+    "describe_log_dirs": "DescribeLogDirs (35)",
+    "alter_replica_log_dirs": "AlterReplicaLogDirs (34)",
+    "elect_leaders": "ElectLeaders (43)",
+    "alter_partition_reassignments": "AlterPartitionReassignments (45)",
+    "list_partition_reassignments": "ListPartitionReassignments (46)",
+    "describe_features": "DescribeFeatures via ApiVersions (18) v3",
+    "update_features": "UpdateFeatures (57)",
+    "describe_metadata_quorum": "DescribeQuorum (55)",
+    "describe_producers": "DescribeProducers (61)",
+    "describe_topic_partitions": "DescribeTopicPartitions (75)",
+    "describe_transactions": "DescribeTransactions (65)",
+    "list_transactions": "ListTransactions (66)",
+    "find_hanging_transactions": "DescribeProducers (61) / ListTransactions (66)",
+    "abort_transaction": "WriteTxnMarkers (27)",
+    "describe_user_scram_credentials": "DescribeUserScramCredentials (50)",
+    "alter_user_scram_credentials": "AlterUserScramCredentials (51)",
+    "list_config_resources": "ListConfigResources (74)",
+}
+"""kafka-python admin methods whose Kafka request kafkalite's client does not send yet: each
+raises UnsupportedVersionError naming the API, never a silent no-op."""
+
+
+def _unsent(method: str, api: str) -> Any:
+    def call(self: AdminClient, *args: Any, **kwargs: Any) -> Any:
+        raise UnsupportedVersionError(f"AdminClient.{method}(): kafkalite does not send "
+                                      f"{api} requests yet")
+
+    call.__name__ = call.__qualname__ = method
+    call.__doc__ = f"Not supported yet: needs {api}; raises UnsupportedVersionError."
+    return call
 
 
 def _raise_for(code: int, context: str, message: str | None = None) -> None:
@@ -203,7 +366,7 @@ class AdminClient:
     def describe_configs(self, resources: Iterable[ConfigResource],
                          ) -> dict[ConfigResource, dict[str, str | None]]:
         wanted = list(resources)
-        body = {"resources": [{"resource_type": _RESOURCE_TYPES[r.resource_type],
+        body = {"resources": [{"resource_type": int(r.resource_type),
                                "resource_name": r.name, "configuration_keys": None}
                               for r in wanted],
                 "include_synonyms": False, "include_documentation": False}
@@ -211,7 +374,7 @@ class AdminClient:
         out = {}
         for resource, result in zip(wanted, results, strict=True):
             _raise_for(result["error_code"],
-                       f"describing {resource.resource_type} {resource.name!r}",
+                       f"describing {resource.resource_type.name.lower()} {resource.name!r}",
                        result.get("error_message"))
             out[resource] = {c["name"]: c["value"] for c in result["configs"]}
         return out
@@ -269,6 +432,126 @@ class AdminClient:
             lag[tp] = (meta.offset, end, max(end - meta.offset, 0))
         return lag
 
+    def delete_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None = None,
+                      ) -> list[tuple[str, type[KafkaError]]]:
+        """Delete empty groups and their offsets; ``[(group_id, error class)]`` with
+        ``NoError`` for each group deleted (kafka-python's shape)."""
+        results = []
+        for group_id in group_ids:
+            node = group_coordinator_id if group_coordinator_id is not None else \
+                find_coordinator(self._client, group_id, self._deadline())
+            body = self._call(node, ApiKey.DELETE_GROUPS, {"groups_names": [group_id]})
+            (result,) = body["results"]
+            code = result["error_code"]
+            results.append((group_id, NoError if code == 0 else error_for_code(code)))
+        return results
+
+    def list_group_offsets(self, group_specs: Mapping[str, Iterable[TopicPartition] | None]
+                           | Iterable[str]) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
+        """Committed offsets of several groups: ``{group_id: {tp: OffsetAndMetadata}}``;
+        ``group_specs`` maps each group to its partitions (None: all) or lists group ids."""
+        specs = group_specs if isinstance(group_specs, Mapping) else \
+            dict.fromkeys(group_specs)
+        return {group: self.list_consumer_group_offsets(group, partitions)
+                for group, partitions in specs.items()}
+
+    def alter_group_offsets(self, group_id: str,
+                            offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+                            group_coordinator_id: int | None = None,
+                            ) -> dict[TopicPartition, type[KafkaError]]:
+        """Commit ``offsets`` for a group that has no active members; ``{tp: error class}``
+        with ``NoError`` for each partition committed (kafka-python's shape)."""
+        checked = {tp: value if isinstance(value, OffsetAndMetadata) else
+                   OffsetAndMetadata(value) for tp, value in offsets.items()}
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for tp, meta in sorted(checked.items()):
+            by_topic.setdefault(tp.topic, []).append({
+                "partition_index": tp.partition, "committed_offset": meta.offset,
+                "committed_leader_epoch": meta.leader_epoch,
+                "committed_metadata": meta.metadata or ""})
+        node = group_coordinator_id if group_coordinator_id is not None else \
+            find_coordinator(self._client, group_id, self._deadline())
+        body = self._call(node, ApiKey.OFFSET_COMMIT, {
+            "group_id": group_id, "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "retention_time_ms": -1,
+            "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]})
+        result = {}
+        for topic in body["topics"]:
+            for part in topic["partitions"]:
+                code = part["error_code"]
+                result[TopicPartition(topic["name"], part["partition_index"])] = \
+                    NoError if code == 0 else error_for_code(code)
+        return result
+
+    def reset_group_offsets(self, group_id: str,
+                            offset_specs: Mapping[TopicPartition, OffsetSpec | int],
+                            group_coordinator_id: int | None = None,
+                            ) -> dict[TopicPartition, dict[str, Any]]:
+        """Move a group's offsets to EARLIEST / LATEST / a timestamp (ms) per partition;
+        ``{tp: {"error": error class, "offset": committed offset}}``."""
+        found = self.list_partition_offsets(offset_specs)
+        targets = {}
+        for tp in offset_specs:
+            result = found.get(tp)
+            if result is None:  # no record that recent: the end, as Kafka's tool does
+                result = self.list_partition_offsets({tp: OffsetSpec.LATEST})[tp]
+            targets[tp] = result.offset
+        errors = self.alter_group_offsets(group_id, targets, group_coordinator_id)
+        return {tp: {"error": errors.get(tp, NoError), "offset": offset}
+                for tp, offset in targets.items()}
+
+    # -- partitions and cluster ------------------------------------------------------------------
+
+    def list_partition_offsets(self, topic_partition_specs: Mapping[TopicPartition,
+                                                                    OffsetSpec | int],
+                               isolation_level: int = 0, timeout_ms: int | None = None,
+                               ) -> dict[TopicPartition, OffsetAndTimestamp]:
+        """The offset for each partition's spec (``OffsetSpec.EARLIEST`` / ``LATEST`` or a
+        timestamp in ms); a timestamp past the last record is left out."""
+        timeout = self._timeout if timeout_ms is None else timeout_ms / 1000
+        found = list_offsets(self._client, {tp: int(spec) for tp, spec
+                                            in topic_partition_specs.items()},
+                             isolation_level=int(isolation_level), timeout=timeout)
+        return {tp: result for tp, result in found.items() if result is not None}
+
+    def describe_cluster(self) -> dict[str, Any]:
+        """``{"cluster_id", "controller_id", "brokers": [{"node_id", "host", "port",
+        "rack"}]}`` from the cluster metadata."""
+        self._refresh_metadata()
+        cluster = self._client.cluster
+        return {"cluster_id": cluster.cluster_id, "controller_id": cluster.controller_id,
+                "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port,
+                             "rack": b.rack} for b in sorted(cluster.brokers())]}
+
+    def wait_for_topics(self, topic_names: Iterable[str], timeout_ms: int = 10000) -> None:
+        """Block until every topic has a leader for each partition (after create_topics)."""
+        names = list(topic_names)
+        deadline = time.monotonic() + timeout_ms / 1000
+        self._client.metadata.add_topics(names)
+        cluster = self._client.cluster
+        while True:
+            partitions = {name: cluster.partitions_for_topic(name) for name in names}
+            if all(parts and all(cluster.leader_for(TopicPartition(name, p)) is not None
+                                 for p in parts) for name, parts in partitions.items()):
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise KafkaTimeoutError(f"topics {sorted(names)} not ready within "
+                                        f"{timeout_ms} ms")
+            with contextlib.suppress(KafkaTimeoutError):
+                metadata = self._client.metadata
+                metadata.await_update(metadata.request_update(), min(remaining, 1.0))
+
+    def bootstrap_connected(self) -> bool:
+        return bool(self._client.cluster.brokers())
+
+    def metrics(self, raw: bool = False) -> dict[str, Any]:
+        """kafka-python's nested shape: ``{"admin-client-metrics": {name: value}}``."""
+        if not self._client.config["metrics_enabled"]:
+            return {}
+        values = client_metrics(self._client)
+        return values if raw else {"admin-client-metrics": values}
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -289,3 +572,11 @@ def _member_assignment(protocol_type: str, data: bytes) -> list[TopicPartition]:
         return sorted(assignment_from_wire(data).partitions)
     except (ProtocolDecodeError, KafkaError):
         return []
+
+
+for _method, _api in UNSENT_ADMIN_APIS.items():
+    setattr(AdminClient, _method, _unsent(_method, _api))
+del _method, _api
+
+KafkaAdminClient = AdminClient
+"""kafka-python's name for :class:`AdminClient`: the same class."""
