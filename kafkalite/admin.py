@@ -150,15 +150,36 @@ def _resource_type(value: str | int) -> ConfigResourceType:
     raise ValueError(f"resource_type must be one of {names} (any case), not {value!r}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class NewTopic:
-    """A topic to create; -1 partitions / replication factor mean the broker's defaults."""
+    """A topic to create; -1 partitions / replication factor mean the broker's defaults.
+
+    Takes kafka-python's arguments in its order (``name, num_partitions, replication_factor,
+    replica_assignments, topic_configs``); ``config=`` is the same as ``topic_configs=``.
+    """
 
     name: str
-    num_partitions: int = -1
-    replication_factor: int = -1
-    config: Mapping[str, str] = field(default_factory=dict)
-    replica_assignments: Mapping[int, Sequence[int]] = field(default_factory=dict)
+    num_partitions: int
+    replication_factor: int
+    replica_assignments: Mapping[int, Sequence[int]]
+    config: Mapping[str, str]
+
+    def __init__(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                 replica_assignments: Mapping[int, Sequence[int]] | None = None,
+                 topic_configs: Mapping[str, str] | None = None, *,
+                 config: Mapping[str, str] | None = None) -> None:
+        if topic_configs is not None and config is not None:
+            raise ValueError("give topic_configs or config, not both")
+        for attr, value in (("name", name), ("num_partitions", num_partitions),
+                            ("replication_factor", replication_factor),
+                            ("replica_assignments", dict(replica_assignments or {})),
+                            ("config", dict(topic_configs or config or {}))):
+            object.__setattr__(self, attr, value)
+
+    @property
+    def topic_configs(self) -> Mapping[str, str]:
+        """kafka-python's name for :attr:`config`."""
+        return self.config
 
 
 @dataclass(frozen=True)
@@ -256,6 +277,12 @@ def _unsent(method: str, api: str) -> Any:
     return call
 
 
+def _is_default(config: Mapping[str, Any]) -> bool:
+    """A DescribeConfigs entry whose value is a default (v0: is_default; v1+: its source)."""
+    source = config.get("config_source", -1)
+    return bool(config.get("is_default")) if source == -1 else source == 5
+
+
 def _raise_for(code: int, context: str, message: str | None = None) -> None:
     if code:
         raise error_for_code(code)(f"{context}: {message}" if message else context)
@@ -302,8 +329,11 @@ class AdminClient:
     # -- topics --------------------------------------------------------------------------------
 
     def create_topics(self, new_topics: Iterable[NewTopic], timeout_ms: int | None = None,
-                      validate_only: bool = False) -> None:
-        """Create the topics; the first refusal raises (e.g. TopicAlreadyExistsError)."""
+                      validate_only: bool = False, raise_errors: bool = True,
+                      wait_for_metadata: bool = False) -> None:
+        """Create the topics; the first refusal raises (e.g. TopicAlreadyExistsError) unless
+        ``raise_errors`` is False. ``wait_for_metadata`` waits until each has leaders."""
+        new_topics = list(new_topics)
         topics = [{
             "name": t.name, "num_partitions": t.num_partitions,
             "replication_factor": t.replication_factor,
@@ -314,21 +344,26 @@ class AdminClient:
         results = self._call_controller(ApiKey.CREATE_TOPICS, {
             "topics": topics, "timeout_ms": timeout_ms or int(self._timeout * 1000),
             "validate_only": validate_only}, "topics")
-        for result in results:
+        for result in results if raise_errors else ():
             _raise_for(result["error_code"], f"creating topic {result['name']!r}",
                        result.get("error_message"))
         self._refresh_metadata()
+        if wait_for_metadata and not validate_only:
+            self.wait_for_topics([t.name for t in new_topics],
+                                 timeout_ms or int(self._timeout * 1000))
 
-    def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None) -> None:
+    def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
+                      raise_errors: bool = True) -> None:
         results = self._call_controller(ApiKey.DELETE_TOPICS, {
             "topic_names": list(topics),
             "timeout_ms": timeout_ms or int(self._timeout * 1000)}, "responses")
-        for result in results:
+        for result in results if raise_errors else ():
             _raise_for(result["error_code"], f"deleting topic {result['name']!r}")
         self._refresh_metadata()
 
     def create_partitions(self, topic_partitions: Mapping[str, NewPartitions],
-                          timeout_ms: int | None = None, validate_only: bool = False) -> None:
+                          timeout_ms: int | None = None, validate_only: bool = False,
+                          raise_errors: bool = True) -> None:
         topics = [{"name": name, "count": spec.total_count,
                    "assignments": None if spec.new_assignments is None else
                    [{"broker_ids": list(ids)} for ids in spec.new_assignments]}
@@ -336,7 +371,7 @@ class AdminClient:
         results = self._call_controller(ApiKey.CREATE_PARTITIONS, {
             "topics": topics, "timeout_ms": timeout_ms or int(self._timeout * 1000),
             "validate_only": validate_only}, "results")
-        for result in results:
+        for result in results if raise_errors else ():
             _raise_for(result["error_code"], f"adding partitions to topic {result['name']!r}",
                        result.get("error_message"))
         self._refresh_metadata()
@@ -363,40 +398,56 @@ class AdminClient:
                 [m for m in metas if m is not None])
         return result
 
-    def describe_configs(self, resources: Iterable[ConfigResource],
+    def describe_configs(self, config_resources: Iterable[ConfigResource],
+                         include_synonyms: bool = False, config_filter: str = "all",
                          ) -> dict[ConfigResource, dict[str, str | None]]:
-        wanted = list(resources)
+        """``{resource: {name: value}}`` for each resource (``config_filter="modified"``
+        keeps only values that are not the broker's defaults)."""
+        wanted = list(config_resources)
         body = {"resources": [{"resource_type": int(r.resource_type),
                                "resource_name": r.name, "configuration_keys": None}
                               for r in wanted],
-                "include_synonyms": False, "include_documentation": False}
+                "include_synonyms": include_synonyms, "include_documentation": False}
         results = self._call(self._any_node(), ApiKey.DESCRIBE_CONFIGS, body)["results"]
         out = {}
         for resource, result in zip(wanted, results, strict=True):
             _raise_for(result["error_code"],
                        f"describing {resource.resource_type.name.lower()} {resource.name!r}",
                        result.get("error_message"))
-            out[resource] = {c["name"]: c["value"] for c in result["configs"]}
+            out[resource] = {c["name"]: c["value"] for c in result["configs"]
+                             if config_filter != "modified" or not _is_default(c)}
         return out
 
     # -- groups --------------------------------------------------------------------------------
 
-    def list_groups(self) -> list[GroupListing]:
-        """Every group on every broker (each broker lists the groups it coordinates)."""
+    def list_groups(self, broker_ids: Iterable[int] | None = None,
+                    states_filter: Iterable[str] | None = None,
+                    types_filter: Iterable[str] | None = None) -> list[GroupListing]:
+        """Every group on every broker (each broker lists the groups it coordinates), or on
+        ``broker_ids``; ``types_filter`` keeps groups of those protocol types. (kafkalite sends
+        ListGroups without a states filter, so ``states_filter`` is not applied.)"""
         self._refresh_metadata()
         listings = {}
+        wanted = None if broker_ids is None else set(broker_ids)
+        types = None if types_filter is None else set(types_filter)
         for broker in sorted(self._client.cluster.brokers()):
+            if wanted is not None and broker.node_id not in wanted:
+                continue
             body = self._call(broker.node_id, ApiKey.LIST_GROUPS, {})
             _raise_for(body["error_code"], f"listing groups on broker {broker.node_id}")
             for group in body["groups"]:
-                listings[group["group_id"]] = GroupListing(group["group_id"],
-                                                           group["protocol_type"])
+                if types is None or group["protocol_type"] in types:
+                    listings[group["group_id"]] = GroupListing(group["group_id"],
+                                                               group["protocol_type"])
         return sorted(listings.values(), key=lambda g: g.group_id)
 
-    def describe_groups(self, group_ids: Iterable[str]) -> dict[str, GroupDescription]:
+    def describe_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None = None,
+                        include_authorized_operations: bool = False,
+                        ) -> dict[str, GroupDescription]:
         out = {}
         for group_id in group_ids:
-            node = find_coordinator(self._client, group_id, self._deadline())
+            node = group_coordinator_id if group_coordinator_id is not None else \
+                find_coordinator(self._client, group_id, self._deadline())
             body = self._call(node, ApiKey.DESCRIBE_GROUPS,
                               {"groups": [group_id], "include_authorized_operations": False})
             (group,) = body["groups"]

@@ -7,6 +7,7 @@ and cheap, and safe to share between the client's I/O thread and user threads.
 
 from __future__ import annotations
 
+import enum
 from typing import Any, NamedTuple
 
 Header = tuple[str, bytes | None]
@@ -137,3 +138,10 @@ def __getattr__(name: str) -> Any:
 
         return OffsetAndTimestamp
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class IsolationLevel(enum.IntEnum):
+    """Which records a read sees: all (READ_UNCOMMITTED) or only committed transactions'."""
+
+    READ_UNCOMMITTED = 0
+    READ_COMMITTED = 1
