@@ -596,6 +596,17 @@ class AdminClient:
     def bootstrap_connected(self) -> bool:
         return bool(self._client.cluster.brokers())
 
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        """The (min, max) version of each api key a broker of the cluster supports, from its
+        ApiVersions answer."""
+        self._refresh_metadata()
+        for broker in sorted(self._client.cluster.brokers()):
+            conn = self._client.connection(broker.node_id)
+            if conn is not None and conn.is_ready():
+                return dict(conn.broker_versions)
+        self._call(self._any_node(), ApiKey.METADATA, {"topics": []})  # connects a broker
+        return self.api_versions()
+
     def metrics(self, raw: bool = False) -> dict[str, Any]:
         """kafka-python's nested shape: ``{"admin-client-metrics": {name: value}}``."""
         if not self._client.config["metrics_enabled"]:

@@ -173,6 +173,11 @@ class TransactionAbortedError(KafkaError):
     """The transaction a record belonged to was aborted."""
 
 
+def for_code(code: int) -> type[BrokerResponseError]:  # noqa: F405
+    """kafka-python's lookup: the error class of a broker error code (``NoError`` for 0)."""
+    return NoError if code == 0 else error_for_code(code)  # noqa: F405
+
+
 def __getattr__(name: str) -> type[KafkaError]:
     """``CommitFailedError`` lives with the group coordinator; resolved on first use so that
     this module, at the bottom of the layers, imports nothing above it."""

@@ -293,29 +293,29 @@ class Consumer:
 
     # -- positions -----------------------------------------------------------------------------
 
-    def position(self, tp: TopicPartition, timeout_ms: int | None = None) -> int:
-        """The offset of the next record ``poll()`` returns for ``tp`` (looked up if unknown,
+    def position(self, partition: TopicPartition, timeout_ms: int | None = None) -> int:
+        """The offset of the next record ``poll()`` returns for ``partition`` (looked up if unknown,
         within ``timeout_ms``, default ``default_api_timeout_ms``)."""
         self._check_open()
-        if self._subscriptions.position(tp) is None:
+        if self._subscriptions.position(partition) is None:
             with self._api_timeout_of(timeout_ms):
                 self._update_positions()
-        position = self._subscriptions.position(tp)
+        position = self._subscriptions.position(partition)
         assert position is not None
         return position
 
-    def highwater(self, tp: TopicPartition) -> int | None:
+    def highwater(self, partition: TopicPartition) -> int | None:
         """The partition's high watermark from the last fetch response (the offset the next
-        produced record gets); None before the first fetch of ``tp``."""
+        produced record gets); None before the first fetch of ``partition``."""
         self._check_open()
-        if not isinstance(tp, TopicPartition):
-            raise TypeError(f"highwater() takes a TopicPartition, not {tp!r}")
-        high = self._subscriptions.state(tp).high_watermark
+        if not isinstance(partition, TopicPartition):
+            raise TypeError(f"highwater() takes a TopicPartition, not {partition!r}")
+        high = self._subscriptions.state(partition).high_watermark
         return None if high < 0 else high
 
-    def seek(self, tp: TopicPartition, offset: int) -> None:
+    def seek(self, partition: TopicPartition, offset: int) -> None:
         self._check_open()
-        self._subscriptions.seek(tp, offset)
+        self._subscriptions.seek(partition, offset)
 
     def seek_to_beginning(self, *partitions: TopicPartition) -> None:
         """Read from the first offset (of every assigned partition when none is given)."""
@@ -365,13 +365,13 @@ class Consumer:
         coordinator.commit_async(checked,
                                  callback or self.config["default_offset_commit_callback"])
 
-    def committed(self, tp: TopicPartition, metadata: bool = False,
+    def committed(self, partition: TopicPartition, metadata: bool = False,
                   timeout_ms: int | None = None) -> int | OffsetAndMetadata | None:
-        """The group's committed offset for ``tp`` (None without one); with ``metadata=True``
+        """The group's committed offset for ``partition`` (None without one); with ``metadata=True``
         the whole :class:`OffsetAndMetadata`."""
         coordinator = self._require_group("committed()")
         found = coordinator.fetch_committed(
-            [tp], time.monotonic() + self._timeout_of(timeout_ms)).get(tp)
+            [partition], time.monotonic() + self._timeout_of(timeout_ms)).get(partition)
         if found is None or metadata:
             return found
         return found.offset

@@ -46,6 +46,12 @@ IGNORED_PRODUCER_KEYS: Mapping[str, str] = {
 """Producer keys accepted without effect, each with the reason (the client's are in
 :mod:`kafkalite.client.settings`)."""
 
+REFUSED_PRODUCER_KEYS: Mapping[str, str] = {
+    "transactional_id": "None only; a transactional id raises UnsupportedFeatureError "
+                        "(transactions are not supported yet)",
+}
+"""Producer keys accepted only at their default, each with the rule."""
+
 _MAX_RETRIES = 2147483647
 """Java's Integer.MAX_VALUE: what kafka-python's ``retries=float('inf')`` means."""
 
