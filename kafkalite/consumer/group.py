@@ -179,7 +179,7 @@ class ConsumerCoordinator:
                     self._on_join_prepare()
                 request = self._join_request()
                 membership.join_sent()
-                self._pending = ("join", self._client.send(node, ApiKey.JOIN_GROUP, request))
+                self._pending = ("join", self._send_join(node, request))
             kind, future = self._pending
             if not future.wait(remaining(deadline, self._clock)):
                 return False
@@ -187,7 +187,7 @@ class ConsumerCoordinator:
             if future.failed():
                 self._on_request_failure(future.exception)
             elif kind == "join":
-                self._on_join_response(future.value, deadline)
+                self._on_join_response(*future.value, deadline)
             else:
                 self._on_sync_response(future.value)
         return True
@@ -218,6 +218,36 @@ class ConsumerCoordinator:
                 "protocols": join_protocols(self._assignors, self._joined_topics,
                                             self._owned, generation)}
 
+    def _send_join(self, node: int, request: dict[str, Any],
+                   ) -> Future[tuple[dict[str, Any], Future[dict[str, Any]] | None]]:
+        """JoinGroup; the answer comes with a follower's SyncGroup already sent.
+
+        A follower's SyncGroup carries no assignment, so it goes out on the I/O thread the
+        moment JoinGroup is answered rather than at the application's next ``poll()``. Brokers
+        that complete the sync round as soon as the leader's SyncGroup arrives (librdkafka's
+        mock cluster does) refuse a follower that syncs later and start a new rebalance; with
+        members polled in turn the leader would often win that race, over and over.
+        """
+        answered: Future[tuple[dict[str, Any], Future[dict[str, Any]] | None]] = Future()
+
+        def on_join(body: dict[str, Any]) -> None:
+            sync = None
+            if not body["error_code"] and body["leader"] != body["member_id"]:
+                sync = self._client.send(node, ApiKey.SYNC_GROUP, self._sync_request(
+                    body["generation_id"], body["member_id"], []))
+            answered.success((body, sync))
+
+        future = self._client.send(node, ApiKey.JOIN_GROUP, request)
+        future.add_callback(on_join)
+        future.add_errback(answered.failure)
+        return answered
+
+    def _sync_request(self, generation: int, member_id: str,
+                      assignments: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"group_id": self.group_id, "generation_id": generation,
+                "member_id": member_id, "group_instance_id": self._instance_id,
+                "assignments": assignments}
+
     def _on_request_failure(self, error: BaseException | None) -> None:
         if isinstance(error, KafkaError) and error.retriable:
             # A lost connection or a request timeout (the coordinator can hold JoinGroup
@@ -228,25 +258,24 @@ class ConsumerCoordinator:
         assert error is not None
         raise error
 
-    def _on_join_response(self, body: dict[str, Any], deadline: float) -> None:
+    def _on_join_response(self, body: dict[str, Any], sync: Future[dict[str, Any]] | None,
+                          deadline: float) -> None:
         code = body["error_code"]
         if code:
             self._on_group_error(code, "JoinGroup", body)
             return
-        self._membership.joined(body["generation_id"], body["member_id"])
+        generation, member_id = body["generation_id"], body["member_id"]
+        self._membership.joined(generation, member_id)
         protocol = self._protocol = body["protocol_name"]
-        assignments: list[dict[str, Any]] = []
-        if body["leader"] == self.member_id:
+        if sync is None:  # the leader: assign, then sync
             assignments = self._assign(protocol, body["members"], deadline)
-        node = self._coordinator.node
-        if node is None:
-            self._membership.rejoin(backoff=True)
-            return
-        generation, member_id = self._membership.identity()
-        self._pending = ("sync", self._client.send(node, ApiKey.SYNC_GROUP, {
-            "group_id": self.group_id, "generation_id": generation,
-            "member_id": member_id, "group_instance_id": self._instance_id,
-            "assignments": assignments}))
+            node = self._coordinator.node
+            if node is None:
+                self._membership.rejoin(backoff=True)
+                return
+            sync = self._client.send(node, ApiKey.SYNC_GROUP,
+                                     self._sync_request(generation, member_id, assignments))
+        self._pending = ("sync", sync)
 
     def _assignor(self, name: str) -> Assignor:
         for assignor in self._assignors:
@@ -278,15 +307,23 @@ class ConsumerCoordinator:
                 for member in subscriptions]
 
     def _await_metadata(self, topics: set[str], deadline: float) -> None:
+        """Fresh metadata for every subscribed topic before the leader assigns, as the Java
+        client and librdkafka do: partition counts may have changed since the last refresh.
+        The round trip also lets followers' SyncGroups reach the coordinator before the
+        leader's, which brokers that close the sync round on the leader's request need."""
         metadata, cluster = self._client.metadata, self._client.cluster
         metadata.add_topics(topics)
         limit = max(deadline, self._clock() + self._session_timeout_ms / 2000)
-        while any(cluster.partitions_for_topic(t) is None and t not in cluster.unknown_topics()
-                  for t in topics) and self._clock() < limit:
+        refreshed = False
+        while not refreshed or any(cluster.partitions_for_topic(t) is None
+                                   and t not in cluster.unknown_topics() for t in topics):
+            if self._clock() >= limit:
+                break
             try:
                 metadata.await_update(metadata.request_update(), remaining(limit, self._clock))
             except KafkaTimeoutError:
                 break
+            refreshed = True
 
     def _on_sync_response(self, body: dict[str, Any]) -> None:
         code = body["error_code"]
