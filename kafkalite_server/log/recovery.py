@@ -14,7 +14,6 @@ from pathlib import Path
 
 from kafkalite_server.log.checkpoint import CorruptCheckpointError, LeaderEpochCheckpointFile
 from kafkalite_server.log.config import LogConfig
-from kafkalite_server.log.index import CorruptIndexError
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import SEGMENTS_SCANNED_ON_LOAD, ProducerStateManager
 from kafkalite_server.log.segment import (
@@ -95,16 +94,11 @@ def _segment_base_offsets(directory: Path) -> list[int]:
 
 
 def _repair_indexes_if_needed(segment: LogSegment, config: LogConfig) -> None:
-    reason = None
-    if segment.indexes_were_missing:
-        reason = "index file missing"
-    elif segment.needs_recovery:
+    """Rebuild from the log when the segment found its indexes missing or damaged on open
+    (it emptied them then), or could not read a batch header past the last entry."""
+    reason = segment.index_problem
+    if reason is None and segment.needs_recovery:
         reason = "unreadable batch header"
-    else:
-        try:
-            segment.sanity_check()
-        except CorruptIndexError as exc:
-            reason = str(exc)
     if reason is not None:
         logger.warning("rebuilding indexes of %s: %s", segment.log_path, reason)
         segment.recover(config.max_message_bytes)
