@@ -57,6 +57,11 @@ class Controller:
         self.image.brokers.pop(node_id, None)
         self.replica_managers.pop(node_id, None)
 
+    def replica_offline(self, topic: str, index: int, broker_id: int) -> bool:
+        """Whether ``broker_id``'s replica of the partition sits in a failed log dir."""
+        manager = self.replica_managers.get(broker_id)
+        return manager is not None and manager.is_offline(topic, index)
+
     def elect_leaders(self) -> None:
         """After brokers register: partitions whose leader is not a known broker get one
         (with a bumped epoch), and each broker starts leading its partitions."""

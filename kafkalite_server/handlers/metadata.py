@@ -10,10 +10,12 @@ from typing import Any
 
 from kafkalite.protocol.errors import (
     BrokerResponseError,
+    KafkaStorageError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite_server.cluster.image import MetadataImage, TopicInfo
+from kafkalite_server.cluster.controller import Controller
+from kafkalite_server.cluster.image import TopicInfo
 from kafkalite_server.cluster.topics import INTERNAL_TOPICS
 from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.handlers.registry import RequestContext
@@ -24,7 +26,7 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
     image = controller.image
     requested = body["topics"]
     if requested is None or (ctx.api_version == 0 and not requested):
-        topics = [_describe_topic(image, info) for info in image.topics.values()]
+        topics = [_describe_topic(controller, info) for info in image.topics.values()]
     else:
         auto_create = controller.config.auto_create_topics_enable and (
             body["allow_auto_topic_creation"])
@@ -42,7 +44,7 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
             if info is None:
                 topics.append(_topic_error(name, UnknownTopicOrPartitionError.errno))
             else:
-                topics.append(_describe_topic(image, info))
+                topics.append(_describe_topic(controller, info))
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": None}
@@ -58,13 +60,19 @@ def _topic_error(name: str, errno: int) -> dict[str, Any]:
             "partitions": []}
 
 
-def _describe_topic(image: MetadataImage, info: TopicInfo) -> dict[str, Any]:
+def _describe_topic(controller: Controller, info: TopicInfo) -> dict[str, Any]:
+    """A partition whose only replica is offline (its log dir failed) has no leader and
+    says KAFKA_STORAGE_ERROR, listing the broker in ``offline_replicas``."""
+    image = controller.image
     partitions = []
     for index, partition in enumerate(info.partitions):
-        alive = partition.leader in image.brokers
+        offline = controller.replica_offline(info.name, index, partition.leader)
+        alive = partition.leader in image.brokers and not offline
         leader = partition.leader if alive else -1
+        error = 0 if alive else (KafkaStorageError.errno if offline
+                                 else LeaderNotAvailableError.errno)
         partitions.append({
-            "error_code": 0 if alive else LeaderNotAvailableError.errno,
+            "error_code": error,
             "partition_index": index,
             "leader_id": leader,
             "leader_epoch": partition.leader_epoch,

@@ -9,11 +9,13 @@ end, cutting the log at the first torn or corrupt batch and dropping every later
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from kafkalite_server.log.checkpoint import CorruptCheckpointError, LeaderEpochCheckpointFile
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import SEGMENTS_SCANNED_ON_LOAD, ProducerStateManager
 from kafkalite_server.log.segment import (
@@ -39,11 +41,11 @@ class LoadedLog:
 
 
 def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_start_offset: int,
-             clean_shutdown: bool, now_ms: int) -> LoadedLog:
+             clean_shutdown: bool, now_ms: int, pwrite: Pwrite = os.pwrite) -> LoadedLog:
     """Open (creating if needed) the partition directory and return consistent state."""
     directory.mkdir(parents=True, exist_ok=True)
     _remove_temp_files(directory)
-    segments = [LogSegment(directory, base, config, now_ms=now_ms)
+    segments = [LogSegment(directory, base, config, now_ms=now_ms, pwrite=pwrite)
                 for base in _segment_base_offsets(directory)]
     for segment in segments:
         _repair_indexes_if_needed(segment, config)
@@ -61,7 +63,8 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
             segment.delete_files()
         segments = []
     if not segments:
-        segments = [LogSegment(directory, log_start_offset, config, now_ms=now_ms)]
+        segments = [LogSegment(directory, log_start_offset, config, now_ms=now_ms,
+                               pwrite=pwrite)]
     for inactive in segments[:-1]:  # a rebuilt time index gets its final entry back
         inactive.on_become_inactive()
     log_start_offset = max(log_start_offset, segments[0].base_offset)

@@ -11,7 +11,11 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 
-from kafkalite.protocol.errors import NotLeaderOrFollowerError, UnknownTopicOrPartitionError
+from kafkalite.protocol.errors import (
+    KafkaStorageError,
+    NotLeaderOrFollowerError,
+    UnknownTopicOrPartitionError,
+)
 from kafkalite_server.cluster.image import MetadataImage
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.log import AppendInfo, Log
@@ -84,10 +88,18 @@ class ReplicaManager:
     def leader_partition(self, topic: str, index: int) -> Partition:
         partition = self.partitions.get((topic, index))
         if partition is not None:
+            if partition.log.offline:
+                raise KafkaStorageError(f"{topic}-{index}: log directory "
+                                        f"{partition.log.directory.parent} is offline")
             return partition
         if self.image.partition(topic, index) is None:
             raise UnknownTopicOrPartitionError(f"{topic}-{index}")
         raise NotLeaderOrFollowerError(f"{topic}-{index} is not led by broker {self.broker_id}")
+
+    def is_offline(self, topic: str, index: int) -> bool:
+        """Led here, but its log directory failed (Kafka's offline replica)."""
+        partition = self.partitions.get((topic, index))
+        return partition is not None and partition.log.offline
 
     def high_watermark_of(self, log: Log) -> int:
         partition = self.partitions.get(log.topic_partition)
