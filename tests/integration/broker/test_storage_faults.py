@@ -1,0 +1,147 @@
+"""Storage faults on a running broker, seen by real clients.
+
+A disk that fills up under a producer: no acknowledged record is ever missing, neither
+from the files before a restart nor from a consumer after it; the log dir goes offline
+with one ERROR line, Metadata and Fetch say KAFKA_STORAGE_ERROR, the failing disk is
+not written again, and the broker still stops. The disk is a ``pwrite`` that cuts writes
+short and then fails with ENOSPC (see ``disk_faults``).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from disk_faults import FillingDisk
+
+from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import KafkaStorageError
+from kafkalite_server.log.manager import CLEAN_SHUTDOWN_FILE
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+
+TOPIC = "filling"
+
+
+def _create_topic(client: Any) -> None:
+    body = {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
+                        "assignments": [], "configs": []}],
+            "timeout_ms": 5000, "validate_only": False}
+    assert client.call(ApiKey.CREATE_TOPICS, 4, body)["topics"][0]["error_code"] == 0
+
+
+class _Producer:
+    """A confluent-kafka producer (acks=all) that records what was acknowledged where."""
+
+    def __init__(self, servers: str) -> None:
+        self.producer = confluent_kafka.Producer({
+            "bootstrap.servers": servers, "acks": "all", "linger.ms": 5,
+            "batch.num.messages": 20, "message.timeout.ms": 3000, "retry.backoff.ms": 50})
+        self.acked: dict[bytes, int] = {}
+        self.failed: list[Any] = []
+
+    def send(self, values: list[bytes]) -> None:
+        for value in values:
+            self.producer.produce(TOPIC, value=value, partition=0, on_delivery=self._done)
+            self.producer.poll(0)
+        assert self.producer.flush(30) == 0
+
+    def _done(self, err: Any, message: Any) -> None:
+        if err is None:
+            self.acked[message.value()] = message.offset()
+        else:
+            self.failed.append(err)
+
+
+def _values(start: int, count: int) -> list[bytes]:
+    return [b"value-%06d-" % i + b"v" * 300 for i in range(start, start + count)]
+
+
+def _stored(partition_dir: Path, read_records: Any) -> dict[bytes, int]:
+    """value -> offset of every record in the partition's segment files (CRC checked)."""
+    stored: dict[bytes, int] = {}
+    for segment in sorted(partition_dir.glob("*.log")):
+        for offset, _key, value, _ts in read_records(segment.read_bytes()):
+            stored[value] = offset
+    return stored
+
+
+def _metadata_partition(client: Any) -> dict[str, Any]:
+    body = {"topics": [{"name": TOPIC}], "allow_auto_topic_creation": False,
+            "include_cluster_authorized_operations": False,
+            "include_topic_authorized_operations": False}
+    return client.call(ApiKey.METADATA, 8, body)["topics"][0]["partitions"][0]
+
+
+def _fetch_error(client: Any) -> int:
+    body = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "forgotten_topics_data": [], "rack_id": "",
+            "topics": [{"topic": TOPIC, "partitions": [
+                {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                 "log_start_offset": -1, "partition_max_bytes": 1 << 20}]}]}
+    return client.call(ApiKey.FETCH, 11, body)["responses"][0]["partitions"][0]["error_code"]
+
+
+def _consume_all(servers: str, count: int) -> dict[bytes, int]:
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": servers, "group.id": "reader", "auto.offset.reset": "earliest",
+        "enable.auto.commit": False})
+    consumer.assign([confluent_kafka.TopicPartition(TOPIC, 0, 0)])
+    seen: dict[bytes, int] = {}
+    idle = 0
+    while len(seen) < count and idle < 20:
+        message = consumer.poll(0.5)
+        if message is None:
+            idle += 1
+            continue
+        assert message.error() is None, message.error()
+        seen[message.value()] = message.offset()
+    consumer.close()
+    return seen
+
+
+def test_a_filling_disk_never_loses_an_acknowledged_record(cluster_factory, wire, read_records,
+                                                           tmp_path: Path,
+                                                           caplog: pytest.LogCaptureFixture):
+    data_dir = tmp_path / "data"
+    cluster = cluster_factory(data_dir=data_dir)
+    client = wire(cluster.bootstrap_servers)
+    _create_topic(client)
+    producer = _Producer(cluster.bootstrap_servers)
+    producer.send(_values(0, 100))
+    assert len(producer.acked) == 100 and producer.failed == []
+
+    broker = cluster.brokers[0]
+    disk = FillingDisk(room=40_000, chunk=3_000)  # room for ~120 more records
+    broker.log_manager.pwrite = disk
+    with caplog.at_level(logging.ERROR):
+        producer.send(_values(100, 400))
+    acked = dict(producer.acked)
+    assert 100 < len(acked) < 500 and producer.failed, "the disk did not fill up"
+    log_dir = data_dir / "broker-0"
+    assert broker.log_manager.offline_dirs == {log_dir}
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and str(log_dir) in errors[0], errors
+    assert disk.refused == 1, "the broker kept writing to the failed disk"
+
+    partition = _metadata_partition(client)
+    assert partition["error_code"] == KafkaStorageError.errno
+    assert partition["leader_id"] == -1 and partition["offline_replicas"] == [0]
+    assert _fetch_error(client) == KafkaStorageError.errno
+
+    stored = _stored(log_dir / f"{TOPIC}-0", read_records)  # before the restart
+    assert {value: stored.get(value) for value in acked} == acked
+
+    cluster.stop()  # the disk is still full: the stop still completes
+    assert disk.refused == 1
+    assert not (log_dir / CLEAN_SHUTDOWN_FILE).exists()
+
+    restarted = cluster_factory(data_dir=data_dir)
+    consumed = _consume_all(restarted.bootstrap_servers, len(acked))
+    assert {value: consumed.get(value) for value in acked} == acked
+    after = _Producer(restarted.bootstrap_servers)
+    after.send([b"after-restart"])
+    assert after.acked == {b"after-restart": max(consumed.values()) + 1}
