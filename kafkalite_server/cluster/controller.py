@@ -4,6 +4,10 @@ It creates, deletes and grows topics, places partition leaders (partition ``i`` 
 ``i % N``-th broker), moves leaders between brokers of this process, persists every
 change, and tells the brokers' replica managers which partitions they lead. One
 controller serves every broker of a process (a standalone broker, or an EmbeddedCluster).
+
+Every change goes through :meth:`Controller._commit`: the new topics are built as a copy,
+saved, and only then swapped into the image. A save that fails (a full disk) raises
+KafkaStorageError naming the file and leaves the image and the brokers untouched.
 """
 
 from __future__ import annotations
@@ -65,16 +69,24 @@ class Controller:
     def elect_leaders(self) -> None:
         """After brokers register: partitions whose leader is not a known broker get one
         (with a bumped epoch), and each broker starts leading its partitions."""
+        topics = {name: info.copy() for name, info in self.image.topics.items()}
         changed = False
-        for info in self.image.topics.values():
+        for info in topics.values():
             for index, partition in enumerate(info.partitions):
                 if partition.leader not in self.image.brokers:
                     partition.leader = self.image.leader_for_new_partition(index)
                     partition.leader_epoch += 1
                     changed = True
-                self._lead(info.name, index, partition)
         if changed:
-            self.store.save(self.image)
+            self._commit(topics)
+        for info in self.image.topics.values():
+            for index, partition in enumerate(info.partitions):
+                self._lead(info.name, index, partition)
+
+    def _commit(self, topics: dict[str, TopicInfo]) -> None:
+        """Save ``topics`` (a new dict, never the image's), then make it the image's."""
+        self.store.save(self.image.cluster_id, topics)
+        self.image.topics = topics
 
     def _lead(self, topic: str, index: int, partition: PartitionInfo) -> None:
         manager = self.replica_managers.get(partition.leader)
@@ -113,8 +125,7 @@ class Controller:
                          self.validated_configs(configs or {}))
         if validate_only:
             return info
-        self.image.topics[name] = info
-        self.store.save(self.image)
+        self._commit({**self.image.topics, name: info})
         for index, partition in enumerate(info.partitions):
             self._lead(name, index, partition)
         return info
@@ -161,10 +172,11 @@ class Controller:
     def delete_topic(self, name: str) -> None:
         if not self.config.delete_topic_enable:
             raise TopicDeletionDisabledError("delete.topic.enable is false")
-        info = self.image.topics.pop(name, None)
+        topics = dict(self.image.topics)
+        info = topics.pop(name, None)
         if info is None:
             raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        self.store.save(self.image)
+        self._commit(topics)
         for index, partition in enumerate(info.partitions):
             manager = self.replica_managers.get(partition.leader)
             if manager is not None:
@@ -190,10 +202,11 @@ class Controller:
             leaders = [self.image.leader_for_new_partition(i) for i in range(current, count)]
         if validate_only:
             return
-        info.partitions.extend(PartitionInfo(leader) for leader in leaders)
-        self.store.save(self.image)
+        grown = info.copy()
+        grown.partitions.extend(PartitionInfo(leader) for leader in leaders)
+        self._commit({**self.image.topics, name: grown})
         for index in range(current, count):
-            self._lead(name, index, info.partitions[index])
+            self._lead(name, index, grown.partitions[index])
 
     def move_partition_leader(self, topic: str, index: int, broker_id: int) -> PartitionInfo:
         """Moves the partition's log to ``broker_id`` (same process) and bumps its epoch."""
@@ -206,8 +219,8 @@ class Controller:
             raise InvalidReplicaAssignmentError(f"broker {broker_id} is not in this process")
         if broker_id == partition.leader:
             return partition
-        partition.leader = broker_id
-        partition.leader_epoch += 1
-        self.store.save(self.image)
-        source.hand_over(topic, index, target, partition.leader_epoch)
-        return partition
+        moved = self.image.topics[topic].copy()
+        moved.partitions[index] = PartitionInfo(broker_id, partition.leader_epoch + 1)
+        self._commit({**self.image.topics, topic: moved})
+        source.hand_over(topic, index, target, moved.partitions[index].leader_epoch)
+        return moved.partitions[index]

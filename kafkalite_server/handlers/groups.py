@@ -13,6 +13,7 @@ from typing import Any
 from kafkalite.protocol.errors import (
     CoordinatorNotAvailableError,
     InvalidRequestError,
+    KafkaStorageError,
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.group.coordinator import JoinRequest
@@ -43,7 +44,11 @@ async def handle_find_coordinator(
     if key_type != GROUP_KEY_TYPE:
         return {**no_node, "error_code": InvalidRequestError.errno,
                 "error_message": f"unknown coordinator key type {key_type}"}
-    endpoint = service.coordinator_for(body["key"])
+    try:
+        endpoint = service.coordinator_for(body["key"])
+    except KafkaStorageError as exc:  # the offsets topic could not be saved: retry later
+        return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
+                "error_message": exc.context}
     if endpoint is None:
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": "the group's offsets partition has no live leader"}

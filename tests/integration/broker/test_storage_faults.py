@@ -1,15 +1,21 @@
-"""Storage faults on a running broker, seen by real clients.
+"""Storage faults on a running broker: a full disk under the logs and the metadata files.
 
 A disk that fills up under a producer: no acknowledged record is ever missing, neither
 from the files before a restart nor from a consumer after it; the log dir goes offline
 with one ERROR line, Metadata and Fetch say KAFKA_STORAGE_ERROR, the failing disk is
 not written again, and the broker still stops. The disk is a ``pwrite`` that cuts writes
 short and then fails with ENOSPC (see ``disk_faults``).
+
+Metadata files on a full disk: every change is saved before it takes effect, so a failed
+save answers an error naming the file and leaves the topics as they were.
 """
 
 from __future__ import annotations
 
+import errno
+import functools
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +23,8 @@ import pytest
 from disk_faults import FillingDisk
 
 from kafkalite.protocol import ApiKey
-from kafkalite.protocol.errors import KafkaStorageError
+from kafkalite.protocol.errors import CoordinatorNotAvailableError, KafkaStorageError
+from kafkalite_server.cluster.image import METADATA_FILE, write_atomically
 from kafkalite_server.log.manager import CLEAN_SHUTDOWN_FILE
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -145,3 +152,101 @@ def test_a_filling_disk_never_loses_an_acknowledged_record(cluster_factory, wire
     after = _Producer(restarted.bootstrap_servers)
     after.send([b"after-restart"])
     assert after.acked == {b"after-restart": max(consumed.values()) + 1}
+
+
+# ------------------------------------------------------------------ metadata files
+
+
+def _no_space(_fd: int) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+FULL_DISK_WRITER = functools.partial(write_atomically, fsync=_no_space)
+"""The real atomic write (temp file, fsync, rename) on a disk with no space left."""
+
+
+def _topics(client: Any) -> dict[str, int]:
+    body = {"topics": None, "allow_auto_topic_creation": False,
+            "include_cluster_authorized_operations": False,
+            "include_topic_authorized_operations": False}
+    return {t["name"]: len(t["partitions"])
+            for t in client.call(ApiKey.METADATA, 8, body)["topics"]}
+
+
+def _produce_one(client: Any, topic: str, make_batch: Any) -> int:
+    body = {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
+            "topic_data": [{"name": topic, "partition_data": [
+                {"index": 0, "records": make_batch([b"still-here"])}]}]}
+    return client.call(ApiKey.PRODUCE, 8, body)["responses"][0]["partition_responses"][0][
+        "error_code"]
+
+
+def test_metadata_changes_on_a_full_disk_fail_whole_and_change_nothing(
+        cluster_factory, wire, make_batch, tmp_path: Path):
+    data_dir = tmp_path / "data"
+    cluster = cluster_factory(data_dir=data_dir)
+    client = wire(cluster.bootstrap_servers)
+    _create_topic(client)
+    metadata_file = data_dir / METADATA_FILE
+    saved = metadata_file.read_bytes()
+    cluster.controller.store.write = FULL_DISK_WRITER
+
+    deleted = client.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000})
+    assert deleted["responses"] == [{"name": TOPIC, "error_code": KafkaStorageError.errno}]
+    created = client.call(ApiKey.CREATE_TOPICS, 4, {
+        "topics": [{"name": "new", "num_partitions": 1, "replication_factor": 1,
+                    "assignments": [], "configs": []}],
+        "timeout_ms": 5000, "validate_only": False})["topics"][0]
+    assert created["error_code"] == KafkaStorageError.errno
+    assert str(metadata_file) in created["error_message"]
+    grown = client.call(ApiKey.CREATE_PARTITIONS, 1, {
+        "topics": [{"name": TOPIC, "count": 3, "assignments": None}],
+        "timeout_ms": 5000, "validate_only": False})["results"][0]
+    assert grown["error_code"] == KafkaStorageError.errno
+
+    assert _topics(client) == {TOPIC: 1}  # nothing changed in memory
+    assert _produce_one(client, TOPIC, make_batch) == 0
+    assert metadata_file.read_bytes() == saved
+    assert not list(data_dir.glob("*.tmp"))
+
+    cluster.stop()  # a stop with the metadata disk full still stops
+    restarted = cluster_factory(data_dir=data_dir)
+    client = wire(restarted.bootstrap_servers)
+    assert _topics(client) == {TOPIC: 1}
+    deleted = client.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000})
+    assert deleted["responses"] == [{"name": TOPIC, "error_code": 0}]
+
+
+def test_find_coordinator_on_a_full_disk_answers_retriable_and_recovers(cluster, wire):
+    client = wire(cluster.bootstrap_servers)
+    cluster.controller.store.write = FULL_DISK_WRITER
+    for _ in range(2):
+        found = client.call(ApiKey.FIND_COORDINATOR, 2, {"key": "group", "key_type": 0})
+        assert found["error_code"] == CoordinatorNotAvailableError.errno
+        assert METADATA_FILE in found["error_message"]
+    assert "__consumer_offsets" not in _topics(client)
+    cluster.controller.store.write = write_atomically
+    found = client.call(ApiKey.FIND_COORDINATOR, 2, {"key": "group", "key_type": 0})
+    assert found["error_code"] == 0 and found["node_id"] == 0
+    assert _topics(client)["__consumer_offsets"] == 4
+
+
+def _init_producer_id(client: Any) -> dict[str, Any]:
+    return client.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None,
+                                                    "transaction_timeout_ms": 60000})
+
+
+def test_a_producer_id_block_is_handed_out_only_once_saved(cluster_factory, wire,
+                                                           tmp_path: Path):
+    data_dir = tmp_path / "data"
+    cluster = cluster_factory(data_dir=data_dir)
+    client = wire(cluster.bootstrap_servers)
+    cluster.controller.producer_ids.write = FULL_DISK_WRITER
+    assert _init_producer_id(client)["error_code"] != 0
+    cluster.controller.producer_ids.write = write_atomically
+    first = _init_producer_id(client)
+    assert first["error_code"] == 0
+    cluster.stop()
+    restarted = cluster_factory(data_dir=data_dir)
+    again = _init_producer_id(wire(restarted.bootstrap_servers))
+    assert again["producer_id"] > first["producer_id"], "a producer id was issued twice"
