@@ -8,6 +8,9 @@ short and then fails with ENOSPC (see ``disk_faults``).
 
 Metadata files on a full disk: every change is saved before it takes effect, so a failed
 save answers an error naming the file and leaves the topics as they were.
+
+Damaged indexes: random bytes over ``.index``/``.timeindex`` files never stop the broker,
+fail a fetch, or change what a consumer reads or where a timestamp lookup lands.
 """
 
 from __future__ import annotations
@@ -16,18 +19,23 @@ import errno
 import functools
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from disk_faults import FillingDisk
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import CoordinatorNotAvailableError, KafkaStorageError
 from kafkalite_server.cluster.image import METADATA_FILE, write_atomically
+from kafkalite_server.embedded import EmbeddedCluster
 from kafkalite_server.log.manager import CLEAN_SHUTDOWN_FILE
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
+pytest.importorskip("confluent_kafka.admin")
 
 TOPIC = "filling"
 
@@ -42,16 +50,18 @@ def _create_topic(client: Any) -> None:
 class _Producer:
     """A confluent-kafka producer (acks=all) that records what was acknowledged where."""
 
-    def __init__(self, servers: str) -> None:
+    def __init__(self, servers: str, topic: str = TOPIC) -> None:
         self.producer = confluent_kafka.Producer({
             "bootstrap.servers": servers, "acks": "all", "linger.ms": 5,
             "batch.num.messages": 20, "message.timeout.ms": 3000, "retry.backoff.ms": 50})
+        self.topic = topic
         self.acked: dict[bytes, int] = {}
         self.failed: list[Any] = []
 
-    def send(self, values: list[bytes]) -> None:
-        for value in values:
-            self.producer.produce(TOPIC, value=value, partition=0, on_delivery=self._done)
+    def send(self, values: list[bytes], timestamps: list[int] | None = None) -> None:
+        for i, value in enumerate(values):
+            self.producer.produce(self.topic, value=value, partition=0, on_delivery=self._done,
+                                  timestamp=timestamps[i] if timestamps else 0)
             self.producer.poll(0)
         assert self.producer.flush(30) == 0
 
@@ -250,3 +260,103 @@ def test_a_producer_id_block_is_handed_out_only_once_saved(cluster_factory, wire
     restarted = cluster_factory(data_dir=data_dir)
     again = _init_producer_id(wire(restarted.bootstrap_servers))
     assert again["producer_id"] > first["producer_id"], "a producer id was issued twice"
+
+
+# ------------------------------------------------------------------ damaged indexes
+
+
+INDEXED = "indexed"
+INDEXED_RECORDS = 300
+FIRST_TIMESTAMP = 1_700_000_000_000
+
+
+@pytest.fixture(scope="module")
+def indexed_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, int]]:
+    """A stopped broker's data dir: several segments with dense indexes, and where
+    offsets_for_times lands for a range of timestamps."""
+    data_dir = tmp_path_factory.mktemp("indexed") / "data"
+    with EmbeddedCluster(data_dir=data_dir) as cluster:
+        admin = confluent_kafka.admin.AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        topic = confluent_kafka.admin.NewTopic(INDEXED, 1, 1, config={
+            "segment.bytes": "8192", "segment.index.bytes": "4096",
+            "index.interval.bytes": "1"})
+        admin.create_topics([topic])[INDEXED].result(10)
+        producer = _Producer(cluster.bootstrap_servers, topic=INDEXED)
+        producer.send([b"record-%04d-" % i + b"r" * 100 for i in range(INDEXED_RECORDS)],
+                      timestamps=[FIRST_TIMESTAMP + 10 * i for i in range(INDEXED_RECORDS)])
+        assert len(producer.acked) == INDEXED_RECORDS and producer.failed == []
+        lookups = _offsets_for_times(cluster.bootstrap_servers)
+    assert list(lookups.values()) == [-(-(t - FIRST_TIMESTAMP) // 10) for t in lookups]
+    partition_dir = data_dir / "broker-0" / f"{INDEXED}-0"
+    assert len(list(partition_dir.glob("*.index"))) >= 3
+    return data_dir, lookups
+
+
+def _offsets_for_times(servers: str) -> dict[int, int]:
+    """One lookup per call: librdkafka keeps one timestamp per partition in a request."""
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": servers, "group.id": "times"})
+    found = {}
+    for target in range(FIRST_TIMESTAMP - 5, FIRST_TIMESTAMP + 10 * INDEXED_RECORDS + 5, 293):
+        [answer] = consumer.offsets_for_times(
+            [confluent_kafka.TopicPartition(INDEXED, 0, target)], timeout=10)
+        assert answer.error is None, answer.error
+        found[target] = answer.offset
+    consumer.close()
+    return found
+
+
+_index_damage = st.one_of(
+    st.tuples(st.just("overwrite"), st.integers(0, 600), st.binary(min_size=1, max_size=16)),
+    st.tuples(st.just("cut"), st.integers(0, 600), st.just(b"")),
+    st.tuples(st.just("extend"), st.just(0), st.binary(min_size=1, max_size=30)),
+    st.tuples(st.just("replace"), st.just(0), st.binary(max_size=300)),
+)
+
+
+@settings(max_examples=8, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(damages=st.lists(st.tuples(st.integers(0, 1000), _index_damage), min_size=1,
+                        max_size=6))
+def test_random_bytes_over_indexes_never_stop_the_broker_or_a_fetch(indexed_data,
+                                                                    tmp_path_factory,
+                                                                    damages):
+    template, lookups = indexed_data
+    data_dir = tmp_path_factory.mktemp("damaged") / "data"
+    shutil.copytree(template, data_dir)
+    indexes = sorted((data_dir / "broker-0" / f"{INDEXED}-0").glob("*index"))
+    for which, (kind, at, data) in damages:
+        path = indexes[which % len(indexes)]
+        content = bytearray(path.read_bytes())
+        if kind == "overwrite":
+            content[min(at, len(content)):min(at, len(content)) + len(data)] = data
+        elif kind == "cut":
+            del content[at:]
+        elif kind == "extend":
+            content += data
+        else:
+            content = bytearray(data)
+        path.write_bytes(bytes(content))
+    with EmbeddedCluster(data_dir=data_dir) as cluster:
+        consumed = _consume_all_of(cluster.bootstrap_servers)
+        assert consumed == [(i, b"record-%04d-" % i + b"r" * 100)
+                            for i in range(INDEXED_RECORDS)]
+        assert _offsets_for_times(cluster.bootstrap_servers) == lookups
+    shutil.rmtree(data_dir.parent)
+
+
+def _consume_all_of(servers: str) -> list[tuple[int, bytes]]:
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": servers, "group.id": "all", "enable.auto.commit": False,
+        "fetch.max.bytes": 2048, "message.max.bytes": 2048, "max.partition.fetch.bytes": 1024})
+    consumer.assign([confluent_kafka.TopicPartition(INDEXED, 0, 0)])
+    out: list[tuple[int, bytes]] = []
+    idle = 0
+    while len(out) < INDEXED_RECORDS and idle < 20:
+        message = consumer.poll(0.5)
+        if message is None:
+            idle += 1
+            continue
+        assert message.error() is None, message.error()
+        out.append((message.offset(), message.value()))
+    consumer.close()
+    return out
