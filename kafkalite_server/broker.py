@@ -55,7 +55,8 @@ class Broker:
             self.handlers.register(api_key, handler)
         self.log_manager = LogManager([Path(d) for d in config.log_dirs],
                                       controller.default_log_config, now_ms=now_ms,
-                                      topic_config=controller.topic_config)
+                                      topic_config=controller.topic_config,
+                                      cleaner_config=config.cleaner_config())
         self.replica_manager = ReplicaManager(config.broker_id, self.log_manager,
                                               controller.image, controller.topic_config)
         self.tasks = BackgroundTasks()
@@ -82,6 +83,7 @@ class Broker:
         self.port = self._server.sockets[0].getsockname()[1]
         self.controller.register_broker(self.endpoint, self.replica_manager)
         self._start_maintenance()
+        self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
 
     def _on_connection(self, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:

@@ -14,8 +14,10 @@ from typing import Any
 
 from kafkalite.errors import ConfigError
 from kafkalite_server.config_values import (
+    LONG_MAX,
     boolean,
     choice,
+    decimal,
     format_value,
     integer,
     never_when_max,
@@ -51,10 +53,21 @@ class LogConfig:
     file_delete_delay_ms: int = 60000
     min_insync_replicas: int = 1
     preallocate: bool = False
+    # compaction (the log cleaner) and time-based rolling
+    delete_retention_ms: int = _DAY_MS
+    min_cleanable_dirty_ratio: float = 0.5
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    segment_jitter_ms: int = 0
 
     @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
+
+    @property
+    def compacts(self) -> bool:
+        """The log cleaner compacts logs with ``compact`` (alone or with ``delete``)."""
+        return "compact" in self.cleanup_policy.split(",")
 
     @property
     def deletes_old_segments(self) -> bool:
@@ -113,6 +126,11 @@ _SPECS: dict[str, Callable[[str, str], Any]] = {
     "file.delete.delay.ms": integer(0),
     "min.insync.replicas": integer(1, _INT32_MAX),
     "preallocate": boolean,
+    "delete.retention.ms": integer(0),
+    "min.cleanable.dirty.ratio": decimal(0.0, 1.0),
+    "min.compaction.lag.ms": integer(0),
+    "max.compaction.lag.ms": integer(1),
+    "segment.jitter.ms": integer(0),
 }
 
 TOPIC_CONFIG_KEYS: tuple[str, ...] = tuple(_SPECS)
