@@ -112,8 +112,9 @@ def plan_cleaning(segments: list[LogSegment], log_start_offset: int, first_dirty
         if segment.next_offset <= first_dirty_offset:
             clean_bytes += segment.size
             continue
-        if (segment.next_offset > upper_bound
-                or now_ms - segment.largest_timestamp < min_compaction_lag_ms):
+        if segment.next_offset > upper_bound or (
+                min_compaction_lag_ms > 0
+                and now_ms - segment.largest_timestamp < min_compaction_lag_ms):
             break
         if end == first_dirty_offset and segment.size:
             first_time = (segment.first_batch_timestamp if segment.first_batch_timestamp >= 0
