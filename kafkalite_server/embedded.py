@@ -13,18 +13,34 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
 from kafkalite_server.broker import Broker
 from kafkalite_server.cluster.controller import Controller
-from kafkalite_server.cluster.image import PartitionInfo
+from kafkalite_server.cluster.image import BrokerEndpoint, PartitionInfo
+from kafkalite_server.cluster.messages import BrokerChannel
 from kafkalite_server.cluster.meta_properties import ensure_meta_properties, read_meta_properties
 from kafkalite_server.config import BrokerConfig
 
 T = TypeVar("T")
 _START_TIMEOUT_S = 60
+
+
+@dataclass
+class LocalMembership:
+    """Joining and leaving the in-process controller of a standalone broker (or of the
+    brokers of a single-controller EmbeddedCluster)."""
+
+    controller: Controller
+
+    async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
+        self.controller.register_broker(endpoint, channel)
+
+    async def leave(self, node_id: int) -> None:
+        self.controller.unregister_broker(node_id)
 
 
 async def launch_brokers(configs: list[BrokerConfig], metadata_dir: Path
@@ -38,7 +54,8 @@ async def launch_brokers(configs: list[BrokerConfig], metadata_dir: Path
             for log_dir in config.log_dirs:
                 ensure_meta_properties(Path(log_dir), config.broker_id,
                                        controller.image.cluster_id)
-            broker = Broker(config, controller)
+            broker = Broker(config, controller, LocalMembership(controller),
+                            controller.image.cluster_id)
             brokers.append(broker)
             await broker.start()
         controller.elect_leaders()
@@ -132,9 +149,13 @@ class EmbeddedCluster:
         """Moves the partition's log to ``broker_id`` and bumps its leader epoch; the old
         leader then answers NOT_LEADER_OR_FOLLOWER for it. Runs on the brokers' loop."""
         controller = self._require_controller()
+        brokers = {broker.node_id: broker for broker in self.brokers}
+
+        def transfer(old: int, new: int) -> None:
+            copy_log(brokers[old], brokers[new], topic, partition)
 
         async def move() -> PartitionInfo:
-            return controller.move_partition_leader(topic, partition, broker_id)
+            return controller.move_partition_leader(topic, partition, broker_id, transfer)
         return self._run(move())
 
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -151,3 +172,15 @@ class EmbeddedCluster:
             coro.close()
             raise RuntimeError("the cluster is not running")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(_START_TIMEOUT_S)
+
+
+def copy_log(source: Broker, target: Broker, topic: str, partition: int) -> None:
+    """Stands in for replication at replication factor one: the stopped replica's files
+    move to the new leader's log dir."""
+    log = source.log_manager.get_log(topic, partition)
+    if log is None:
+        return
+    log.flush()
+    shutil.copytree(log.directory, target.log_manager.log_dirs[0] / log.directory.name,
+                    dirs_exist_ok=False, ignore=shutil.ignore_patterns("*.deleted"))
+    source.log_manager.delete_log(topic, partition)

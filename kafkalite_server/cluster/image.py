@@ -32,6 +32,7 @@ class BrokerEndpoint:
     node_id: int
     host: str
     port: int
+    rack: str | None = None
 
 
 @dataclass

@@ -104,10 +104,10 @@ async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> 
 def _config_rows(ctx: RequestContext, kind: int, name: str) -> list[tuple[str, str, int]]:
     controller = ctx.broker.controller
     if kind == RESOURCE_TOPIC:
-        info = controller.image.topics.get(name)
-        if info is None:
+        overrides = controller.topic_overrides(name)
+        if overrides is None:
             raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        return [(key, value, SOURCE_TOPIC_CONFIG if key in info.configs
+        return [(key, value, SOURCE_TOPIC_CONFIG if key in overrides
                  else SOURCE_DEFAULT_CONFIG)
                 for key, value, _same in controller.topic_config(name).describe(
                     controller.default_log_config)]
