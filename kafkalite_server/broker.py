@@ -24,7 +24,15 @@ from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.group.broker_handlers import install as install_group_coordinator
-from kafkalite_server.handlers import admin, fetch, metadata, offsets, produce, producer_id
+from kafkalite_server.handlers import (
+    admin,
+    fetch,
+    inter_broker,
+    metadata,
+    offsets,
+    produce,
+    producer_id,
+)
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
 from kafkalite_server.log.log import wall_clock_ms
@@ -46,6 +54,10 @@ CORE_HANDLERS = {
     ApiKey.DELETE_TOPICS: admin.handle_delete_topics,
     ApiKey.CREATE_PARTITIONS: admin.handle_create_partitions,
     ApiKey.DESCRIBE_CONFIGS: admin.handle_describe_configs,
+    ApiKey.LEADER_AND_ISR: inter_broker.handle_leader_and_isr,
+    ApiKey.STOP_REPLICA: inter_broker.handle_stop_replica,
+    ApiKey.UPDATE_METADATA: inter_broker.handle_update_metadata,
+    ApiKey.CONTROLLED_SHUTDOWN: inter_broker.handle_controlled_shutdown,
 }
 
 
