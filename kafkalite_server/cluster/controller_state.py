@@ -72,6 +72,12 @@ IGNORED = frozenset({
 })
 """Late answers of a superseded step (e.g. an election result after a shutdown): no-ops."""
 
+IMPOSSIBLE = frozenset({
+    (R.CANDIDATE, E.REGISTERED), (R.FOLLOWER, E.REGISTERED), (R.ACTIVE, E.REGISTERED),
+    (R.ACTIVE, E.ELECTION_WON),
+})
+"""Pairs that mean a bug in the driver (registering twice, winning twice): they raise."""
+
 
 class ControllerRole:
     def __init__(self) -> None:

@@ -55,6 +55,17 @@ def connect(request: pytest.FixtureRequest, chroot: str
         client.close()
 
 
+@pytest.fixture
+def broker_process_type(request: pytest.FixtureRequest) -> type:
+    """The suite-wide ``BrokerProcess`` helper (tests/conftest.py; both files are named
+    conftest, so it is found among the loaded plugins rather than imported)."""
+    suite = Path(__file__).resolve().parent.parent / "conftest.py"
+    for plugin in request.config.pluginmanager.get_plugins():
+        if Path(getattr(plugin, "__file__", "") or "").resolve() == suite:
+            return plugin.BrokerProcess  # type: ignore[no-any-return]
+    raise LookupError("tests/conftest.py is not loaded")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
