@@ -45,7 +45,7 @@ def test_racks_are_interleaved_and_every_partition_spans_the_racks():
 def test_placement_refuses_what_cannot_be_placed():
     with pytest.raises(InvalidReplicationFactorError, match="larger than the 2 available"):
         assign_replicas({0: None, 1: None}, 1, 3)
-    with pytest.raises(InvalidRequestError, match="broker.rack"):
+    with pytest.raises(InvalidRequestError, match=r"broker\.rack"):
         assign_replicas({0: "r1", 1: None}, 1, 1)
 
 
