@@ -18,6 +18,8 @@ from kafkalite_server.log.config import LogConfig
 
 
 class ProducerIds(Protocol):
+    epochs: Any  # ProducerEpochs: KIP-360 epoch bumps over this allocator
+
     def allocate(self) -> int: ...
 
 

@@ -7,11 +7,12 @@ from collections.abc import Mapping
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.errors import InvalidConfigError, InvalidTopicError
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.log.config import LogConfig
 
 MAX_NAME_LENGTH = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+__all__ = ["INTERNAL_TOPICS", "MAX_NAME_LENGTH", "validate_topic_name", "validated_topic_configs"]
 
 
 def validate_topic_name(name: str) -> None:

@@ -30,6 +30,7 @@ from kafkalite_server.cluster.coordination import (
     NoNodeError,
 )
 from kafkalite_server.cluster.placement import assign_replicas
+from kafkalite_server.cluster.producer_ids import ProducerEpochs
 from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import LogConfig
@@ -176,6 +177,7 @@ class ZkProducerIds:
         self._store = store
         self._next = 0
         self._end = 0
+        self.epochs = ProducerEpochs(self)  # type: ignore[arg-type]
 
     def allocate(self) -> int:
         if self._next >= self._end:

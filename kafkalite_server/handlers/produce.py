@@ -31,7 +31,10 @@ async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str,
 
 
 def _partition_response(index: int, result: ProduceResult) -> dict[str, Any]:
+    """Produce v8+ also carries the message and the bad records' indexes (KIP-467)."""
     return {"index": index, "error_code": result.error_code, "base_offset": result.base_offset,
             "log_append_time_ms": result.log_append_time_ms,
-            "log_start_offset": result.log_start_offset, "record_errors": [],
+            "log_start_offset": result.log_start_offset,
+            "record_errors": [{"batch_index": i, "batch_index_error_message": text}
+                              for i, text in result.record_errors],
             "error_message": result.error_message}

@@ -34,6 +34,7 @@ from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.log import AppendInfo, Log
 from kafkalite_server.log.manager import LogManager
+from kafkalite_server.log.validator import RecordValidationError
 from kafkalite_server.replication.delayed import DelayedFetch, DelayedProduce, FetchPosition
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.purgatory import Purgatory
@@ -61,6 +62,7 @@ class ProduceResult:
     log_append_time_ms: int = -1
     log_start_offset: int = -1
     last_offset: int = -1
+    record_errors: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +224,8 @@ class ReplicaManager:
             if records is None or len(records) == 0:
                 raise InvalidRecordError("produce request without records")
             info = self._append(partition, records, acks, api_version)
+        except RecordValidationError as exc:
+            return ProduceResult(exc.errno, exc.context, record_errors=exc.record_errors)
         except BrokerResponseError as exc:
             return ProduceResult(exc.errno, exc.context or None)
         except (CorruptRecordError, ProtocolDecodeError) as exc:
