@@ -39,7 +39,7 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
         try:
             if names[name] > 1:
                 raise InvalidRequestError(f"topic {name!r} appears more than once")
-            if name not in controller.image.topics:  # the broker creates its own, its way
+            if controller.topic_overrides(name) is None:  # the broker creates its own, its way
                 refuse_if_internal(name, "create")
             controller.create_topic(
                 name, topic["num_partitions"], topic["replication_factor"],
