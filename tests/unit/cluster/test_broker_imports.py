@@ -27,7 +27,7 @@ def _loaded_after(statement: str) -> list[str]:
 
 @pytest.mark.parametrize("module", [
     "kafkalite_server", "kafkalite_server.broker", "kafkalite_server.cli",
-    "kafkalite_server.embedded",
+    "kafkalite_server.embedded", "kafkalite_server.cluster.cluster_node",
 ])
 def test_importing_the_broker_leaves_the_sdk_unloaded(module):
     assert _loaded_after(f"import {module}") == []
