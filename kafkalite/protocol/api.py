@@ -11,6 +11,7 @@ from kafkalite.protocol.schemas import (
     api_versions,
     fetch,
     groups,
+    inter_broker,
     metadata,
     offsets,
     produce,
@@ -24,6 +25,10 @@ class ApiKey(IntEnum):
     FETCH = 1
     LIST_OFFSETS = 2
     METADATA = 3
+    LEADER_AND_ISR = 4
+    STOP_REPLICA = 5
+    UPDATE_METADATA = 6
+    CONTROLLED_SHUTDOWN = 7
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
@@ -59,6 +64,26 @@ APIS: dict[ApiKey, Api] = {
         Api(ApiKey.FETCH, fetch.FETCH_REQUEST, fetch.FETCH_RESPONSE),
         Api(ApiKey.LIST_OFFSETS, offsets.LIST_OFFSETS_REQUEST, offsets.LIST_OFFSETS_RESPONSE),
         Api(ApiKey.METADATA, metadata.METADATA_REQUEST, metadata.METADATA_RESPONSE),
+        Api(
+            ApiKey.LEADER_AND_ISR,
+            inter_broker.LEADER_AND_ISR_REQUEST,
+            inter_broker.LEADER_AND_ISR_RESPONSE,
+        ),
+        Api(
+            ApiKey.STOP_REPLICA,
+            inter_broker.STOP_REPLICA_REQUEST,
+            inter_broker.STOP_REPLICA_RESPONSE,
+        ),
+        Api(
+            ApiKey.UPDATE_METADATA,
+            inter_broker.UPDATE_METADATA_REQUEST,
+            inter_broker.UPDATE_METADATA_RESPONSE,
+        ),
+        Api(
+            ApiKey.CONTROLLED_SHUTDOWN,
+            inter_broker.CONTROLLED_SHUTDOWN_REQUEST,
+            inter_broker.CONTROLLED_SHUTDOWN_RESPONSE,
+        ),
         Api(ApiKey.OFFSET_COMMIT, offsets.OFFSET_COMMIT_REQUEST, offsets.OFFSET_COMMIT_RESPONSE),
         Api(ApiKey.OFFSET_FETCH, offsets.OFFSET_FETCH_REQUEST, offsets.OFFSET_FETCH_RESPONSE),
         Api(

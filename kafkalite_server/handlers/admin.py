@@ -39,7 +39,7 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
         try:
             if names[name] > 1:
                 raise InvalidRequestError(f"topic {name!r} appears more than once")
-            if name not in controller.image.topics:  # the broker creates its own, its way
+            if controller.topic_overrides(name) is None:  # the broker creates its own, its way
                 refuse_if_internal(name, "create")
             controller.create_topic(
                 name, topic["num_partitions"], topic["replication_factor"],
@@ -111,10 +111,10 @@ async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> 
 def _config_rows(ctx: RequestContext, kind: int, name: str) -> list[tuple[str, str, int]]:
     controller = ctx.broker.controller
     if kind == RESOURCE_TOPIC:
-        info = controller.image.topics.get(name)
-        if info is None:
+        overrides = controller.topic_overrides(name)
+        if overrides is None:
             raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        return [(key, value, SOURCE_TOPIC_CONFIG if key in info.configs
+        return [(key, value, SOURCE_TOPIC_CONFIG if key in overrides
                  else SOURCE_DEFAULT_CONFIG)
                 for key, value, _same in controller.topic_config(name).describe(
                     controller.default_log_config)]
