@@ -1,5 +1,6 @@
 """Metadata (3): brokers, controller, cluster id, and topics with their partition leaders.
 
+Authorized operations (v8+) are reported only when asked for, all allowed (no authorizer).
 Topics that do not exist are created on the spot when ``auto.create.topics.enable`` is on
 and the request allows it (v4+ flag; always for v0-3), so the answer is immediately usable.
 """
@@ -13,6 +14,8 @@ from kafkalite.protocol.errors import (
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
+from kafkalite_server.cluster.authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
 from kafkalite_server.cluster.image import MetadataImage, TopicInfo
 from kafkalite_server.cluster.topics import INTERNAL_TOPICS
 from kafkalite_server.group.config import OFFSETS_TOPIC
@@ -43,6 +46,9 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
                 topics.append(_topic_error(name, UnknownTopicOrPartitionError.errno))
             else:
                 topics.append(_describe_topic(image, info))
+    if body["include_topic_authorized_operations"]:
+        for topic in topics:
+            topic["topic_authorized_operations"] = TOPIC_OPERATIONS
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": None}
@@ -50,6 +56,9 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
         "cluster_id": image.cluster_id,
         "controller_id": image.controller_id,
         "topics": topics,
+        "cluster_authorized_operations": (CLUSTER_OPERATIONS
+                                          if body["include_cluster_authorized_operations"]
+                                          else AUTHORIZED_OPERATIONS_NOT_REQUESTED),
     }
 
 
