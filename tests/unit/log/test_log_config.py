@@ -98,7 +98,7 @@ def test_every_kafka_3_topic_key_is_accepted_with_kafkas_default_text() -> None:
 
 
 def test_min_compaction_lag_above_max_is_refused_naming_the_key() -> None:
-    with pytest.raises(ConfigError, match="above max.compaction.lag.ms") as caught:
+    with pytest.raises(ConfigError, match=r"above max\.compaction\.lag\.ms") as caught:
         LogConfig.from_topic_configs(LogConfig(), {"min.compaction.lag.ms": "10",
                                                    "max.compaction.lag.ms": "5"})
     assert caught.value.key == "min.compaction.lag.ms"
