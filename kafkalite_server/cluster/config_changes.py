@@ -1,11 +1,13 @@
 """What AlterConfigs (33) and IncrementalAlterConfigs (44) turn a resource's configs into.
 
 AlterConfigs replaces a resource's whole set of overrides with the request's entries (a
-key left out returns to its default). IncrementalAlterConfigs edits key by key: SET,
+key left out returns to its default); a key given twice keeps its last value, as Kafka did
+before 3.2 and as clients that re-send every described entry plus their change expect. IncrementalAlterConfigs edits key by key: SET,
 DELETE (back to the default), and for list-typed keys APPEND / SUBTRACT, which start from
 the current override or, without one, from Kafka's default list. Both only compute the new
 set of overrides; the controller validates and persists it. Errors follow Kafka: a null
-value or a key given twice is INVALID_REQUEST, APPEND to a non-list key INVALID_CONFIG.
+value, or a key given twice to IncrementalAlterConfigs, is INVALID_REQUEST; APPEND to a
+non-list key is INVALID_CONFIG.
 
 Internal topics keep the settings the broker's own state relies on: ``__consumer_offsets``
 must stay ``cleanup.policy=compact`` (with ``delete`` in the policy, time and size retention
@@ -42,7 +44,6 @@ class ConfigEdit:
 
 def replaced(entries: Sequence[tuple[str, str | None]]) -> dict[str, str]:
     """AlterConfigs: the request's entries are the resource's complete new overrides."""
-    _refuse_duplicates([name for name, _value in entries])
     nulls = [name for name, value in entries if value is None]
     if nulls:
         raise InvalidRequestError(f"null value not supported for: {', '.join(nulls)}")
