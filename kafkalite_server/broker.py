@@ -34,7 +34,7 @@ from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
-from kafkalite_server.network.connection import serve_connection
+from kafkalite_server.network.connection import ConnectionLimits, serve_connection
 from kafkalite_server.replication.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class Broker:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self.connection_limits = ConnectionLimits(config)
         self.group_coordinator = install_group_coordinator(self)
 
     @property

@@ -61,6 +61,13 @@ class BrokerConfig:
     log_message_timestamp_type: str = "CreateTime"
     message_max_bytes: int = 1024 * 1024 + 12
     socket_request_max_bytes: int = 100 * 1024 * 1024
+    queued_max_request_bytes: int = 100 * 1024 * 1024
+    """Bound on request bytes buffered over all connections; -1: no bound (Kafka's default)."""
+    connections_max_idle_ms: int = 600_000
+    """Close a connection with no request in progress after this long; -1: never."""
+    kafkalite_request_receive_timeout_ms: int = 60_000
+    """Close a connection whose request has not fully arrived this long after its first
+    byte, including time stalled by ``queued.max.request.bytes``; -1: never."""
     min_insync_replicas: int = 1
     offsets_topic_num_partitions: int = 50
     offsets_topic_replication_factor: int = 1
@@ -175,6 +182,19 @@ def _cleanup_policy(key: str, text: str) -> str:
         raise ConfigError(key, str(exc).removeprefix(f"{exc.key}: ")) from None
 
 
+def _bound(minimum: int) -> Parser:
+    """An integer >= ``minimum``, or -1 for "no bound"."""
+    parse_int = integer(-1)
+
+    def parse(key: str, text: str) -> int:
+        value = parse_int(key, text)
+        if value != -1 and value < minimum:
+            raise ConfigError(key, f"{value} must be -1 (no bound) or at least {minimum}")
+        return value
+
+    return parse
+
+
 @dataclass(frozen=True)
 class _Spec:
     target: str
@@ -213,6 +233,10 @@ _SPECS: dict[str, _Spec] = {
     "log.message.timestamp.type": _Spec("log_message_timestamp_type", choice(TIMESTAMP_TYPES)),
     "message.max.bytes": _Spec("message_max_bytes", integer(0, _INT_MAX)),
     "socket.request.max.bytes": _Spec("socket_request_max_bytes", integer(1, _INT_MAX)),
+    "queued.max.request.bytes": _Spec("queued_max_request_bytes", _bound(1)),
+    "connections.max.idle.ms": _Spec("connections_max_idle_ms", _bound(1)),
+    "kafkalite.request.receive.timeout.ms": _Spec("kafkalite_request_receive_timeout_ms",
+                                                  _bound(1)),
     "min.insync.replicas": _Spec("min_insync_replicas", integer(1, _INT_MAX)),
     "offsets.topic.num.partitions": _Spec("offsets_topic_num_partitions", integer(1, _INT_MAX)),
     "offsets.topic.replication.factor": _Spec(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from kafkalite.protocol.errors import InvalidConfigError, InvalidRequestError
-from kafkalite_server.cluster.topics import INTERNAL_TOPICS
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.log.config import LogConfig
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 from kafkalite.protocol.errors import InvalidTopicError
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 
 MAX_NAME_LENGTH = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+__all__ = ["INTERNAL_TOPICS", "MAX_NAME_LENGTH", "validate_topic_name"]
 
 
 def validate_topic_name(name: str) -> None:

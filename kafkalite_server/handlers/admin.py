@@ -1,7 +1,9 @@
 """Admin APIs: CreateTopics (19), DeleteTopics (20), CreatePartitions (37).
 
 Each topic in a request succeeds or fails on its own; ``error_message`` carries the reason
-(for INVALID_CONFIG it names the key). The config APIs are in :mod:`.configs`.
+(for INVALID_CONFIG it names the key). Creating (with client-chosen settings) or deleting an
+internal topic, or adding partitions to one, is refused with INVALID_REQUEST (see
+:mod:`kafkalite_server.cluster.internal_topics`). The config APIs are in :mod:`.configs`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections import Counter
 from typing import Any
 
 from kafkalite.protocol.errors import BrokerResponseError, InvalidRequestError
+from kafkalite_server.cluster.internal_topics import refuse_if_internal
 from kafkalite_server.handlers.registry import RequestContext
 
 
@@ -26,6 +29,8 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
         try:
             if names[name] > 1:
                 raise InvalidRequestError(f"topic {name!r} appears more than once")
+            if name not in controller.image.topics:  # the broker creates its own, its way
+                refuse_if_internal(name, "create")
             controller.create_topic(
                 name, topic["num_partitions"], topic["replication_factor"],
                 {entry["name"]: entry["value"] for entry in topic["configs"]},
@@ -44,6 +49,7 @@ async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
     results = []
     for name in body["topic_names"]:
         try:
+            refuse_if_internal(name, "delete")
             ctx.broker.controller.delete_topic(name)
         except BrokerResponseError as exc:
             results.append({"name": name, "error_code": exc.errno})
@@ -57,6 +63,7 @@ async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) ->
     for topic in body["topics"]:
         assignments = topic["assignments"]
         try:
+            refuse_if_internal(topic["name"], "add partitions to")
             ctx.broker.controller.create_partitions(
                 topic["name"], topic["count"],
                 None if assignments is None else [a["broker_ids"] for a in assignments],

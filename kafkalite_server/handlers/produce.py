@@ -22,6 +22,7 @@ from kafkalite.protocol.errors import (
     UnknownServerError,
 )
 from kafkalite_server.handlers.registry import CloseConnection, RequestContext
+from kafkalite_server.log.validator import RecordValidationError
 from kafkalite_server.replication.delayed import DelayedProduce
 from kafkalite_server.replication.replica_manager import ReplicaManager
 
@@ -79,6 +80,8 @@ def _append(replicas: ReplicaManager, key: tuple[str, int], records: memoryview 
                 f"ISR has 1 replica, min.insync.replicas is "
                 f"{partition.log.config.min_insync_replicas}")
         info = replicas.append(partition, records, api_version)
+    except RecordValidationError as exc:
+        return _error(index, exc.errno, exc.context, exc.record_errors), None
     except BrokerResponseError as exc:
         return _error(index, exc.errno, exc.context or None), None
     except (CorruptRecordError, ProtocolDecodeError) as exc:
@@ -92,7 +95,12 @@ def _append(replicas: ReplicaManager, key: tuple[str, int], records: memoryview 
             "error_message": None}, info.last_offset
 
 
-def _error(index: int, errno: int, message: str | None = None) -> dict[str, Any]:
+def _error(index: int, errno: int, message: str | None = None,
+           record_errors: tuple[tuple[int, str], ...] = ()) -> dict[str, Any]:
+    """A failed partition; Produce v8+ also carries ``message`` and the bad records'
+    indexes within the batch (KIP-467)."""
     return {"index": index, "error_code": errno, "base_offset": -1,
-            "log_append_time_ms": -1, "log_start_offset": -1, "record_errors": [],
+            "log_append_time_ms": -1, "log_start_offset": -1,
+            "record_errors": [{"batch_index": i, "batch_index_error_message": text}
+                              for i, text in record_errors],
             "error_message": message}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.errors import CorruptRecordError
 from kafkalite.protocol.errors import OffsetOutOfRangeError, RecordListTooLargeError
 from kafkalite.records import decode_batches
 from kafkalite.records.batch_header import BatchHeader
@@ -49,11 +50,19 @@ def parse_log_dir_name(name: str) -> tuple[str, int]:
 
 
 def _first_record_at_or_after(batch: bytes, header: BatchHeader, timestamp: int,
-                              start_offset: int) -> tuple[int, int]:
-    """(offset, timestamp) of the batch's first record at or after both targets."""
-    for record in decode_batches(batch, check_crcs=False):
-        if record.timestamp >= timestamp and record.offset >= start_offset:
-            return record.offset, record.timestamp
+                              start_offset: int, max_bytes: int) -> tuple[int, int]:
+    """(offset, timestamp) of the batch's first record at or after both targets.
+
+    Decompression stops at ``max_bytes``; a batch that does not decode (damaged, or
+    written before records were validated) answers its own first offset, where a
+    reader then meets the error.
+    """
+    try:
+        for record in decode_batches(batch, check_crcs=False, max_bytes=max_bytes):
+            if record.timestamp >= timestamp and record.offset >= start_offset:
+                return record.offset, record.timestamp
+    except CorruptRecordError:
+        return max(header.base_offset, start_offset), header.max_timestamp
     return max(header.last_offset, start_offset), header.max_timestamp
 
 
@@ -253,7 +262,8 @@ class Log:
             if found is not None:
                 position, header = found
                 return _first_record_at_or_after(segment.read_batch(position, header), header,
-                                                 timestamp, self.log_start_offset)
+                                                 timestamp, self.log_start_offset,
+                                                 self.config.max_message_bytes)
         return None
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:

@@ -18,7 +18,7 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.cluster.image import MetadataImage
-from kafkalite_server.cluster.topics import INTERNAL_TOPICS
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.log import AppendInfo, Log
 from kafkalite_server.log.manager import LogManager

@@ -74,7 +74,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_create(args: argparse.Namespace) -> int:
     new_topics = [NewTopic(name, args.partitions or -1, args.replication_factor or -1,
-                           dict(args.config)) for name in args.topics]
+                           config=dict(args.config)) for name in args.topics]
     with admin_client(args) as admin:
         for topic in new_topics:
             try:
