@@ -26,12 +26,15 @@ from kafkalite_server.config import BrokerConfig
 from kafkalite_server.group.broker_handlers import install as install_group_coordinator
 from kafkalite_server.handlers import (
     admin,
+    cluster,
+    configs,
     fetch,
     inter_broker,
     metadata,
     offsets,
     produce,
     producer_id,
+    records,
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
@@ -53,11 +56,16 @@ CORE_HANDLERS = {
     ApiKey.CREATE_TOPICS: admin.handle_create_topics,
     ApiKey.DELETE_TOPICS: admin.handle_delete_topics,
     ApiKey.CREATE_PARTITIONS: admin.handle_create_partitions,
-    ApiKey.DESCRIBE_CONFIGS: admin.handle_describe_configs,
     ApiKey.LEADER_AND_ISR: inter_broker.handle_leader_and_isr,
     ApiKey.STOP_REPLICA: inter_broker.handle_stop_replica,
     ApiKey.UPDATE_METADATA: inter_broker.handle_update_metadata,
     ApiKey.CONTROLLED_SHUTDOWN: inter_broker.handle_controlled_shutdown,
+    ApiKey.DESCRIBE_CONFIGS: configs.handle_describe_configs,
+    ApiKey.ALTER_CONFIGS: configs.handle_alter_configs,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: configs.handle_incremental_alter_configs,
+    ApiKey.DELETE_RECORDS: records.handle_delete_records,
+    ApiKey.DESCRIBE_CLUSTER: cluster.handle_describe_cluster,
+    ApiKey.DESCRIBE_LOG_DIRS: cluster.handle_describe_log_dirs,
 }
 
 

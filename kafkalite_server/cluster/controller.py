@@ -26,6 +26,8 @@ from kafkalite.protocol.errors import (
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite_server.cluster.config_changes import check_internal_topic
+from kafkalite_server.cluster.dynamic_config import DynamicBrokerConfigs, validate_dynamic
 from kafkalite_server.cluster.image import (
     BrokerEndpoint,
     MetadataImage,
@@ -57,7 +59,8 @@ class Controller:
         """``config`` supplies cluster-wide defaults (partitions, topic configs)."""
         metadata_dir.mkdir(parents=True, exist_ok=True)
         self.config = config
-        self.default_log_config = config.log_config()
+        self.dynamic_configs = DynamicBrokerConfigs(metadata_dir)
+        self.default_log_config = self.dynamic_configs.log_defaults(config.log_config())
         self.store = MetadataStore(metadata_dir)
         self.image: MetadataImage = self.store.load(cluster_id)
         self.producer_ids = ProducerIdAllocator(metadata_dir)
@@ -142,14 +145,51 @@ class Controller:
             return self.default_log_config
         return LogConfig.from_topic_configs(self.default_log_config, info.configs)
 
-    def validated_configs(self, configs: Mapping[str, str | None]) -> dict[str, str]:
-        """Non-null entries, checked by LogConfig; INVALID_CONFIG names the bad key."""
+    def validated_configs(self, configs: Mapping[str, str | None],
+                          topic: str = "") -> dict[str, str]:
+        """Non-null entries, checked by LogConfig (and, for an internal ``topic``, against
+        what its records need); INVALID_CONFIG names the bad key."""
         kept = {key: value for key, value in configs.items() if value is not None}
         try:
-            LogConfig.from_topic_configs(self.default_log_config, kept)
+            config = LogConfig.from_topic_configs(self.default_log_config, kept)
         except ConfigError as exc:
             raise InvalidConfigError(str(exc)) from None
+        check_internal_topic(topic, config)
         return kept
+
+    def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
+                            validate_only: bool = False) -> None:
+        """``configs`` becomes the topic's complete set of overrides: saved, then sent to
+        the brokers in an UpdateMetadata for the topic, whose logs pick the new config up."""
+        info = self.image.topics.get(name)
+        if info is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r}")
+        kept = self.validated_configs(configs, name)
+        if validate_only:
+            return
+        changed = info.copy()
+        changed.configs = kept
+        self._commit({**self.image.topics, name: changed})
+        self._publish([self._state(name, index, p) for index, p in enumerate(changed.partitions)])
+
+    def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
+                             validate_only: bool = False) -> None:
+        """``configs`` becomes the dynamic layer ``resource_name`` ("" or a broker id);
+        dynamic log keys change the defaults of every topic at once."""
+        try:
+            validate_dynamic(configs)
+            defaults = self.dynamic_configs.log_defaults(self.config.log_config(),
+                                                         (resource_name, configs))
+            for topic, info in self.image.topics.items():
+                check_internal_topic(topic, LogConfig.from_topic_configs(defaults,
+                                                                         info.configs))
+            if validate_only:
+                return
+            self.dynamic_configs.replace(resource_name, configs)
+        except ConfigError as exc:
+            raise InvalidConfigError(str(exc)) from None
+        self.default_log_config = defaults
+        self._publish(self._all_partitions())
 
     # ------------------------------------------------------------------ topics
 
@@ -163,7 +203,7 @@ class Controller:
             raise TopicAlreadyExistsError(f"topic {name!r} already exists")
         leaders = self._placement(num_partitions, replication_factor, assignments or {})
         info = TopicInfo(name, [PartitionInfo(leader) for leader in leaders],
-                         self.validated_configs(configs or {}))
+                         self.validated_configs(configs or {}, name))
         if validate_only:
             return info
         self._commit({**self.image.topics, name: info})

@@ -32,6 +32,9 @@ class ControllerInbox:
         if isinstance(message, UpdateMetadata):
             self.replica_manager.fence(message.controller_epoch)
             self.metadata.update(message)
+            # A topic named in an UpdateMetadata may have new configs (AlterConfigs).
+            for topic in {state.topic for state in message.partitions}:
+                self.replica_manager.update_config(topic)
             return {}
         if isinstance(message, LeaderAndIsr):
             return self.replica_manager.become_leader_or_follower(message)

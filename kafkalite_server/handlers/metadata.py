@@ -5,6 +5,8 @@ Topics that do not exist are requested from the controller on the spot when
 ``auto.create.topics.enable`` is on and the request allows it (v4+ flag; always for v0-3).
 A standalone broker's controller answers at once, so the reply is immediately usable; in a
 cluster the topic answers LEADER_NOT_AVAILABLE until the controller has placed it.
+
+Authorized operations (v8+) are reported only when asked for, all allowed (no authorizer).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from kafkalite.protocol.errors import (
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
+from kafkalite_server.cluster.authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
 from kafkalite_server.cluster.messages import NO_LEADER, PartitionState
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.cluster.topics import INTERNAL_TOPICS
@@ -48,6 +52,9 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
                 topics.append(_topic_error(name, UnknownTopicOrPartitionError.errno))
             else:
                 topics.append(_describe_topic(ctx, name))
+    if body["include_topic_authorized_operations"]:
+        for topic in topics:
+            topic["topic_authorized_operations"] = TOPIC_OPERATIONS
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
@@ -55,6 +62,9 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
         "cluster_id": cache.cluster_id,
         "controller_id": cache.controller_id,
         "topics": topics,
+        "cluster_authorized_operations": (CLUSTER_OPERATIONS
+                                          if body["include_cluster_authorized_operations"]
+                                          else AUTHORIZED_OPERATIONS_NOT_REQUESTED),
     }
 
 

@@ -22,14 +22,17 @@ from kafkalite.protocol.errors import (
     CorruptMessageError,
     InvalidRecordError,
     InvalidRequiredAcksError,
+    InvalidTopicError,
     KafkaStorageError,
     NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
     RequestTimedOutError,
     StaleControllerEpochError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.cluster.messages import LeaderAndIsr, StopReplica
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.log.config import LogConfig
@@ -313,3 +316,25 @@ class ReplicaManager:
         except Exception:
             log.exception("fetch from %s-%d failed", request.topic, request.partition)
             return FetchResult(UnknownServerError.errno)
+
+    # ------------------------------------------------------------------ delete records
+
+    def delete_records(self, topic: str, index: int, offset: int) -> int:
+        """DeleteRecords: raise the log start offset to ``offset`` (-1: the high
+        watermark), never past the high watermark; returns the new low watermark.
+
+        The log-start-offset checkpoint is written at once, so the deletion survives a
+        crash; the segments below it go at the next retention pass.
+        """
+        if topic in INTERNAL_TOPICS:
+            raise InvalidTopicError(f"cannot delete records of internal topic {topic!r}")
+        partition = self.leader_partition(topic, index)
+        target = partition.high_watermark if offset == -1 else offset
+        if not 0 <= target <= partition.high_watermark:
+            raise OffsetOutOfRangeError(f"{topic}-{index}: cannot move the log start offset "
+                                        f"to {target}, the high watermark is "
+                                        f"{partition.high_watermark}")
+        partition.log.maybe_increment_log_start_offset(target)
+        self.log_manager.checkpoint_log_start_offsets()
+        self._wake(partition.key)
+        return partition.log.log_start_offset
