@@ -39,6 +39,7 @@ class BrokerEndpoint:
     node_id: int
     host: str
     port: int
+    rack: str | None = None
 
 
 @dataclass

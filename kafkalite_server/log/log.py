@@ -38,6 +38,7 @@ from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import ProducerStateManager
+from kafkalite_server.log.recompress import recompress_for_topic
 from kafkalite_server.log.recovery import load_log
 from kafkalite_server.log.segment import (
     INDEX_SUFFIX,
@@ -230,6 +231,7 @@ class Log:
                 return AppendInfo(original.first_offset, original.last_offset, -1,
                                   original.last_offset - original.first_offset + 1,
                                   self.log_start_offset, duplicate=True)
+        records, headers = recompress_for_topic(records, headers, self.config)
         now = self._now_ms()
         first_offset = self.log_end_offset
         assigned = assign_offsets(records, headers, first_offset, leader_epoch, self.config, now)
