@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kafkalite.errors import ConfigError
+from kafkalite.properties import client_setting
 from kafkalite.spark.offsets import OffsetSpec, parse_offset_spec, parse_partition_list
 from kafkalite.structs import TopicPartition
 
@@ -169,11 +170,11 @@ def _client_config(opts: Mapping[str, str], *, for_write: bool) -> dict[str, Any
     for key, raw in opts.items():
         if not key.startswith(KAFKA_PREFIX):
             continue
-        name = key[len(KAFKA_PREFIX):].replace(".", "_")
+        name, value = client_setting(key[len(KAFKA_PREFIX):], raw)
         if name in SOURCE_OWNED_CLIENT_KEYS:
             raise ConfigError(key, "is set by the kafkalite source itself and cannot be "
                               "overridden")
-        config[name] = _typed(raw)
+        config[name] = value
     if "bootstrap_servers" not in config:
         raise ConfigError("kafka.bootstrap.servers", "is required")
     config["bootstrap_servers"] = str(config["bootstrap_servers"])
@@ -192,19 +193,6 @@ def _check_client_config(config: Mapping[str, Any], for_write: bool) -> None:
         (validate_producer_config if for_write else validate_consumer_config)(config)
     except ConfigError as exc:
         raise ConfigError(f"kafka.{exc.key.replace('_', '.')}", str(exc)) from None
-
-
-_INT = re.compile(r"-?\d+")
-
-
-def _typed(raw: str) -> Any:
-    """Spark passes every option as a string; the client wants ints and bools as such."""
-    text = raw.strip()
-    if _INT.fullmatch(text):
-        return int(text)
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return raw
 
 
 def _selection(opts: Mapping[str, str]) -> TopicSelection:
