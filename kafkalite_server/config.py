@@ -75,6 +75,19 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
+    broker_rack: str | None = None
+    zookeeper_connect: str | None = None
+    zookeeper_session_timeout_ms: int = 18_000
+    zookeeper_connection_timeout_ms: int = 18_000
+    unclean_leader_election_enable: bool = False
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_seconds: int = 300
+    leader_imbalance_per_broker_percentage: int = 10
+    controlled_shutdown_enable: bool = True
+    controlled_shutdown_max_retries: int = 3
+    controlled_shutdown_retry_backoff_ms: int = 5000
+    controller_socket_timeout_ms: int = 30_000
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
     """Keys set by the operator (DescribeConfigs reports the others as defaults)."""
 
@@ -118,14 +131,15 @@ class BrokerConfig:
             min_insync_replicas=self.min_insync_replicas,
         )
 
-    def describe(self) -> list[tuple[str, str, bool]]:
+    def describe(self) -> list[tuple[str, str | None, bool]]:
         """(key, value, is default) for DescribeConfigs of the broker resource."""
         rows = []
         for key, spec in _SPECS.items():
             if spec.rank != 0:
                 continue
             value = getattr(self, spec.target)
-            rows.append((key, format_value(value), key not in self.explicit))
+            text = None if value is None and key in _UNSET_IS_NULL else format_value(value)
+            rows.append((key, text, key not in self.explicit))
         return rows
 
 
@@ -247,5 +261,28 @@ _SPECS: dict[str, _Spec] = {
     "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, _INT_MAX)),
     "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, _INT_MAX)),
 }
+
+_CLUSTER_SPECS: dict[str, _Spec] = {
+    "broker.rack": _Spec("broker_rack", _string),
+    "zookeeper.connect": _Spec("zookeeper_connect", _string),
+    "zookeeper.session.timeout.ms": _Spec("zookeeper_session_timeout_ms", integer(1, _INT_MAX)),
+    "zookeeper.connection.timeout.ms": _Spec(
+        "zookeeper_connection_timeout_ms", integer(1, _INT_MAX)),
+    "unclean.leader.election.enable": _Spec("unclean_leader_election_enable", boolean),
+    "auto.leader.rebalance.enable": _Spec("auto_leader_rebalance_enable", boolean),
+    "leader.imbalance.check.interval.seconds": _Spec(
+        "leader_imbalance_check_interval_seconds", integer(1, _INT_MAX)),
+    "leader.imbalance.per.broker.percentage": _Spec(
+        "leader_imbalance_per_broker_percentage", integer(0, 100)),
+    "controlled.shutdown.enable": _Spec("controlled_shutdown_enable", boolean),
+    "controlled.shutdown.max.retries": _Spec("controlled_shutdown_max_retries",
+                                             integer(0, _INT_MAX)),
+    "controlled.shutdown.retry.backoff.ms": _Spec("controlled_shutdown_retry_backoff_ms",
+                                                  integer(0, _INT_MAX)),
+    "controller.socket.timeout.ms": _Spec("controller_socket_timeout_ms", integer(1, _INT_MAX)),
+}
+"""Cluster keys, kept in their own block (Kafka's names and defaults)."""
+_UNSET_IS_NULL = frozenset({"broker.rack", "zookeeper.connect"})
+_SPECS.update(_CLUSTER_SPECS)
 
 BROKER_CONFIG_KEYS: tuple[str, ...] = tuple(_SPECS)

@@ -85,11 +85,15 @@ class _CheckpointFile(ABC, Generic[Entry]):
         lines = [self._format_entry(entry) for entry in entries]
         text = "\n".join([str(CHECKPOINT_VERSION), str(len(lines)), *lines]) + "\n"
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, self.path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(tmp, self.path)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a full disk keeps the old file, without litter
+            raise
         _fsync_directory(self.path.parent)
 
 

@@ -9,12 +9,13 @@ end, cutting the log at the first torn or corrupt batch and dropping every later
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from kafkalite_server.log.checkpoint import CorruptCheckpointError, LeaderEpochCheckpointFile
 from kafkalite_server.log.config import LogConfig
-from kafkalite_server.log.index import CorruptIndexError
+from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import SEGMENTS_SCANNED_ON_LOAD, ProducerStateManager
 from kafkalite_server.log.segment import (
@@ -40,11 +41,11 @@ class LoadedLog:
 
 
 def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_start_offset: int,
-             clean_shutdown: bool, now_ms: int) -> LoadedLog:
+             clean_shutdown: bool, now_ms: int, pwrite: Pwrite = os.pwrite) -> LoadedLog:
     """Open (creating if needed) the partition directory and return consistent state."""
     directory.mkdir(parents=True, exist_ok=True)
     _remove_temp_files(directory)
-    segments = [LogSegment(directory, base, config, now_ms=now_ms)
+    segments = [LogSegment(directory, base, config, now_ms=now_ms, pwrite=pwrite)
                 for base in _segment_base_offsets(directory)]
     for segment in segments:
         _repair_indexes_if_needed(segment, config)
@@ -62,7 +63,8 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
             segment.delete_files()
         segments = []
     if not segments:
-        segments = [LogSegment(directory, log_start_offset, config, now_ms=now_ms)]
+        segments = [LogSegment(directory, log_start_offset, config, now_ms=now_ms,
+                               pwrite=pwrite)]
     for inactive in segments[:-1]:  # a rebuilt time index gets its final entry back
         inactive.on_become_inactive()
     log_start_offset = max(log_start_offset, segments[0].base_offset)
@@ -95,16 +97,11 @@ def _segment_base_offsets(directory: Path) -> list[int]:
 
 
 def _repair_indexes_if_needed(segment: LogSegment, config: LogConfig) -> None:
-    reason = None
-    if segment.indexes_were_missing:
-        reason = "index file missing"
-    elif segment.needs_recovery:
+    """Rebuild from the log when the segment found its indexes missing or damaged on open
+    (it emptied them then), or could not read a batch header past the last entry."""
+    reason = segment.index_problem
+    if reason is None and segment.needs_recovery:
         reason = "unreadable batch header"
-    else:
-        try:
-            segment.sanity_check()
-        except CorruptIndexError as exc:
-            reason = str(exc)
     if reason is not None:
         logger.warning("rebuilding indexes of %s: %s", segment.log_path, reason)
         segment.recover(config.max_message_bytes)
