@@ -32,14 +32,6 @@ class LeaderSource(Protocol):
     def leader_for(self, tp: TopicPartition) -> int | None: ...
 
 
-class AppendResult(NamedTuple):
-    future: FutureRecordMetadata | None
-    """None only when ``abort_on_new_batch`` stopped the append."""
-    new_batch_created: bool
-    """The sender should look again: a linger clock started, and any earlier batch of the
-    partition is full (a batch only closes when the next record does not fit)."""
-
-
 class ReadyCheck(NamedTuple):
     ready_nodes: set[int]
     next_check: float | None
@@ -47,7 +39,7 @@ class ReadyCheck(NamedTuple):
     unknown_leaders: bool
 
 
-_ABORTED = AppendResult(None, False)
+_new = tuple.__new__
 
 
 class RecordAccumulator:
@@ -94,13 +86,16 @@ class RecordAccumulator:
         headers: Sequence[Header] | None,
         *,
         abort_on_new_batch: bool = False,
-    ) -> AppendResult:
-        """Add one record to ``tp``'s open batch, opening a new batch when needed.
+    ) -> FutureRecordMetadata | None:
+        """Add one record to ``tp``'s open batch, opening a new batch when needed; returns
+        the record's future, whose ``opens_batch`` tells the sender to look again.
 
         With ``abort_on_new_batch`` the record is not added when ``tp``'s open batch is full,
         so the caller can let a sticky partitioner move on first (Java's abortOnNewBatch;
         unlike Java, a partition without an open batch simply gets one).
         """
+        # The per-record hot path: one lock, one dict lookup, the open batch's builder and
+        # the record's future, with no intermediate objects (see ProducerBatch.try_append).
         with self._lock:
             if self._closed:
                 raise KafkaError("the producer is closed")
@@ -108,16 +103,23 @@ class RecordAccumulator:
             if queue is None:
                 queue = self._batches[tp] = deque()
             elif queue:
-                future = queue[-1].try_append(timestamp_ms, key, value, headers)
-                if future is not None:
-                    return AppendResult(future, False)
+                batch = queue[-1]
+                if not batch.is_full:
+                    builder = batch.builder
+                    count = builder.record_count
+                    if builder.append(timestamp_ms, key, value, headers):
+                        return _new(FutureRecordMetadata, (
+                            tp, batch.future, count, timestamp_ms,
+                            -1 if key is None else len(key),
+                            -1 if value is None else len(value)))
+                    batch.is_full = True
                 if abort_on_new_batch:  # the open batch is full
-                    return _ABORTED
+                    return None
             batch = self._new_batch(tp, key, value)
             future = batch.try_append(timestamp_ms, key, value, headers)
             assert future is not None  # the first record always fits
             queue.append(batch)
-            return AppendResult(future, True)
+            return future
 
     def _new_batch(self, tp: TopicPartition, key: bytes | None,
                    value: bytes | None) -> ProducerBatch:

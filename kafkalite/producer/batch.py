@@ -9,6 +9,7 @@ so ``send()`` allocates no lock or event per record.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from kafkalite.client.future import Future
@@ -24,33 +25,36 @@ class BatchResult(NamedTuple):
     log_start_offset: int = -1
 
 
-class FutureRecordMetadata:
-    """The future ``Producer.send`` returns; ``get()`` gives a :class:`RecordMetadata`."""
+class FutureRecordMetadata(tuple):  # type: ignore[type-arg]
+    """The future ``Producer.send`` returns; ``get()`` gives a :class:`RecordMetadata`.
 
-    __slots__ = (
-        "_future",
-        "_key_size",
-        "_relative_offset",
-        "_timestamp",
-        "_tp",
-        "_value_size",
-    )
+    A tuple ``(tp, batch future, relative offset, timestamp, key size, value size)``: the
+    producer builds one per record with ``tuple.__new__``, the cheapest object Python has.
+    """
 
-    def __init__(self, tp: TopicPartition, future: Future[BatchResult], relative_offset: int,
-                 timestamp_ms: int, key_size: int, value_size: int) -> None:
-        self._tp = tp
-        self._future = future
-        self._relative_offset = relative_offset
-        self._timestamp = timestamp_ms
-        self._key_size = key_size
-        self._value_size = value_size
+    __slots__ = ()
+
+    def __new__(cls, tp: TopicPartition, future: Future[BatchResult], relative_offset: int,
+                timestamp_ms: int, key_size: int, value_size: int) -> FutureRecordMetadata:
+        return tuple.__new__(cls, (tp, future, relative_offset, timestamp_ms, key_size,
+                                   value_size))
+
+    _tp: TopicPartition = property(itemgetter(0))  # type: ignore[assignment]
+    _future: Future[BatchResult] = property(itemgetter(1))  # type: ignore[assignment]
+
+    @property
+    def opens_batch(self) -> bool:
+        """True for the first record of its batch: a linger clock started, and any earlier
+        batch of the partition is full, so the sender should look again."""
+        return self[2] == 0
 
     def _metadata(self, result: BatchResult) -> RecordMetadata:
-        tp = self._tp
-        offset = -1 if result.base_offset < 0 else result.base_offset + self._relative_offset
-        timestamp = self._timestamp if result.log_append_time_ms < 0 else result.log_append_time_ms
+        tp, _, relative_offset, timestamp, key_size, value_size = self
+        offset = -1 if result.base_offset < 0 else result.base_offset + relative_offset
+        if result.log_append_time_ms >= 0:
+            timestamp = result.log_append_time_ms
         return RecordMetadata(tp.topic, tp.partition, offset, timestamp, result.log_start_offset,
-                              self._key_size, self._value_size, -1)
+                              key_size, value_size, -1)
 
     def is_done(self) -> bool:
         return self._future.is_done()
@@ -88,7 +92,7 @@ def failed_record_future(tp: TopicPartition, error: BaseException) -> FutureReco
     """The future of a record rejected before batching (too large): already failed."""
     future: Future[BatchResult] = Future()
     future.failure(error)
-    return FutureRecordMetadata(tp, future, 0, -1, -1, -1)
+    return FutureRecordMetadata(tp, future, -1, -1, -1, -1)  # in no batch
 
 
 class ProducerBatch:

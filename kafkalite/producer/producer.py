@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from time import time_ns as _time_ns
 from types import TracebackType
 from typing import Any
 
@@ -82,6 +83,7 @@ class Producer:
         self._sender = Sender(self._client, self._accumulator, self.config)
         self._client.ready_listeners.append(self._on_connection_ready)
         self._client.add_poll_hook(self._sender.run_once)
+        self._partitions: dict[tuple[str, int], TopicPartition] = {}
         self._closed = False
         self._client.start()
 
@@ -131,28 +133,36 @@ class Producer:
             raise UnknownTopicOrPartitionError(
                 f"partition {partition} of topic {topic!r}: the topic has partitions "
                 f"0..{len(partitions) - 1}")
-        tp = TopicPartition(topic, partition)
+        tp = self._topic_partition(topic, partition)
 
         size = (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
         if size + _SIZE_CHECK_MARGIN > self._max_request_size or headers:
             error = self._size_error(key_bytes, value_bytes, headers)
             if error is not None:
                 return failed_record_future(tp, error)
-        timestamp = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
+        timestamp = timestamp_ms if timestamp_ms is not None else _time_ns() // 1_000_000
 
-        accumulator = self._accumulator
-        result = accumulator.append(tp, timestamp, key_bytes, value_bytes, headers,
-                                    abort_on_new_batch=chosen and self._sticky)
-        if result.future is None:  # the sticky partition's batch is full: move on first
+        future = self._accumulator.append(tp, timestamp, key_bytes, value_bytes, headers,
+                                          abort_on_new_batch=chosen and self._sticky)
+        if future is None:  # the sticky partition's batch is full: move on first
             self._partitioner.on_new_batch(topic, cluster, tp.partition)
             partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
                                                     cluster)
-            tp = TopicPartition(topic, partition)
-            result = accumulator.append(tp, timestamp, key_bytes, value_bytes, headers)
-        if result.new_batch_created:
+            tp = self._topic_partition(topic, partition)
+            future = self._accumulator.append(tp, timestamp, key_bytes, value_bytes, headers)
+            assert future is not None
+        if not future[2]:  # the first record of a new batch (see opens_batch)
             self._client.wakeup()
-        assert result.future is not None
-        return result.future
+        return future
+
+    def _topic_partition(self, topic: str, partition: int) -> TopicPartition:
+        """One shared TopicPartition per partition: building a NamedTuple per record shows
+        in the send loop's profile."""
+        key = (topic, partition)
+        tp = self._partitions.get(key)
+        if tp is None:
+            tp = self._partitions[key] = TopicPartition(topic, partition)
+        return tp
 
     def _size_error(self, key: bytes | None, value: bytes | None,
                     headers: Sequence[Header] | None) -> KafkaError | None:

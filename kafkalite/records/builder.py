@@ -51,8 +51,8 @@ _V2_RECORD_OVERHEAD = 21  # length 5 + attributes 1 + timestamp delta 10 + offse
 class BatchBuilder:
     """Accumulates records into one batch of the given magic; see the module docstring."""
 
-    __slots__ = ("_count", "_max_timestamp", "_parts", "_size", "base_offset", "batch_size",
-                 "compression", "magic")
+    __slots__ = ("_max_timestamp", "_parts", "_size", "base_offset", "batch_size",
+                 "compression", "magic", "record_count")
 
     def __new__(cls, magic: int = 2, *args: object, **kwargs: object) -> BatchBuilder:
         if cls is BatchBuilder:
@@ -72,12 +72,9 @@ class BatchBuilder:
         self.base_offset = base_offset
         self._parts: list[BytesLike] = []
         self._size = 0
-        self._count = 0
+        self.record_count = 0
+        """Records appended so far (read-only for callers)."""
         self._max_timestamp = -1
-
-    @property
-    def record_count(self) -> int:
-        return self._count
 
     @property
     def size_in_bytes(self) -> int:
@@ -119,7 +116,7 @@ class RecordBatchBuilder(BatchBuilder):
                varints: tuple[bytes, ...] = _VARINTS,
                with_attributes: tuple[bytes, ...] = _ATTRIBUTES_AND_VARINTS,
                table_max: int = _TABLE_MAX) -> bool:
-        count = self._count
+        count = self.record_count
         if count:
             delta = timestamp_ms - self._base_timestamp
         else:
@@ -155,13 +152,13 @@ class RecordBatchBuilder(BatchBuilder):
             return False
         self._parts += (length_part, body)
         self._size = size
-        self._count = count + 1
+        self.record_count = count + 1
         if timestamp_ms > self._max_timestamp:
             self._max_timestamp = timestamp_ms
         return True
 
     def build(self) -> bytes:
-        count = self._count
+        count = self.record_count
         if not count:
             return b""
         records = b"".join(self._parts)
@@ -220,25 +217,25 @@ class MessageSetBuilder(BatchBuilder):
             if field is not None and not isinstance(field, _BYTES_TYPES):
                 raise TypeError(f"record {name} must be bytes-like or None, not "
                                 f"{type(field).__name__}")
-        offset = self._count if self._relative else self.base_offset + self._count
+        offset = self.record_count if self._relative else self.base_offset + self.record_count
         timestamp = timestamp_ms if self.magic else NO_TIMESTAMP
         message = encode_message(offset, self.magic, 0, timestamp, key, value)
-        if self._size + len(message) > self.batch_size and self._count:
+        if self._size + len(message) > self.batch_size and self.record_count:
             return False
         self._parts.append(message)
         self._size += len(message)
-        self._count += 1
+        self.record_count += 1
         self._max_timestamp = max(self._max_timestamp, timestamp)
         return True
 
     def build(self) -> bytes:
-        if not self._count:
+        if not self.record_count:
             return b""
         inner = b"".join(self._parts)
         if self.compression == NONE:
             return inner
         value = compress(self.compression, inner, magic=self.magic)
-        return encode_message(self.base_offset + self._count - 1, self.magic, self.compression,
+        return encode_message(self.base_offset + self.record_count - 1, self.magic, self.compression,
                               self._max_timestamp, None, value)
 
 
