@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import struct
 import threading
+from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +31,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite.records import RecordBatchView, iter_batches
+from kafkalite.records.v2_records import Columns
 from kafkalite.serde import BytesDeserializer, Deserializer
 from kafkalite.structs import ConsumerRecord, TopicPartition
 
@@ -125,6 +127,9 @@ class Fetcher:
         self._in_flight: set[int] = set()
         self._current: PartitionRecords | None = None
         self._event = threading.Condition()
+        self.decoded_bytes = 0
+        """Key and value bytes of every record decoded so far (the consumer's byte metric,
+        counted per batch so that no per-record work is added for it)."""
 
     # -- sending (application thread) ------------------------------------------------------
 
@@ -304,8 +309,6 @@ class Fetcher:
         topic, partition = tp
         key_deserializer = self._key_deserializer
         value_deserializer = self._value_deserializer
-        raw_keys = isinstance(key_deserializer, BytesDeserializer)
-        raw_values = isinstance(value_deserializer, BytesDeserializer)
         max_bytes = self._max_bytes
         aborted_producers: set[int] = set()
         next_offset = position
@@ -336,28 +339,42 @@ class Fetcher:
                     continue
                 if self._check_crcs:
                     batch.ensure_valid()
-                records = batch.records(check_crcs=self._check_crcs, max_bytes=max_bytes)
+                columns = batch.columns(check_crcs=self._check_crcs, max_bytes=max_bytes)
             except CorruptRecordError as exc:
                 where = max(next_offset, position)
                 raise exc.at(topic, partition, where) from exc
             next_offset = batch.next_offset
-            timestamp_type = batch.timestamp_type
-            leader_epoch = batch.partition_leader_epoch if batch.magic == 2 else -1
-            out: list[ConsumerRecord] = []
-            append = out.append
-            for record in records:
-                offset = record.offset
-                if offset < position:
-                    continue
-                key = record.key
-                value = record.value
-                append(_new_record(ConsumerRecord, (
-                    topic, partition, offset, record.timestamp, timestamp_type,
-                    key if raw_keys else key_deserializer.deserialize(topic, key),
-                    value if raw_values else value_deserializer.deserialize(topic, value),
-                    record.headers, leader_epoch,
-                    -1 if key is None else len(key), -1 if value is None else len(value), -1)))
-            yield out, next_offset
+            records, size = _consumer_records(
+                topic, partition, columns, position, batch.timestamp_type,
+                batch.partition_leader_epoch if batch.magic == 2 else -1,
+                key_deserializer, value_deserializer)
+            self.decoded_bytes += size
+            yield records, next_offset
+
+
+def _consumer_records(topic: str, partition: int, columns: Columns, position: int,
+                      timestamp_type: int, leader_epoch: int, key_deserializer: Deserializer,
+                      value_deserializer: Deserializer) -> tuple[list[ConsumerRecord], int]:
+    """One batch's records at or after ``position``, built with one comprehension, and
+    their key and value bytes."""
+    offsets, timestamps, keys, values, headers = columns
+    if offsets and offsets[0] < position:  # the fetch started inside this batch
+        start = bisect_left(offsets, position)
+        offsets, timestamps, keys, values, headers = (
+            column[start:] for column in (offsets, timestamps, keys, values, headers))
+    sizes = [-1 if key is None else len(key) for key in keys]
+    value_sizes = [-1 if value is None else len(value) for value in values]
+    size = sum(sizes) + sizes.count(-1) + sum(value_sizes) + value_sizes.count(-1)
+    if not isinstance(key_deserializer, BytesDeserializer):
+        keys = [key_deserializer.deserialize(topic, key) for key in keys]
+    if not isinstance(value_deserializer, BytesDeserializer):
+        values = [value_deserializer.deserialize(topic, value) for value in values]
+    return [_new_record(ConsumerRecord, (topic, partition, offset, timestamp, timestamp_type,
+                                         key, value, header, leader_epoch, key_size, value_size,
+                                         -1))
+            for offset, timestamp, key, value, header, key_size, value_size
+            in zip(offsets, timestamps, keys, values, headers, sizes, value_sizes, strict=True)
+            ], size
 
 
 def _is_abort_marker(batch: RecordBatchView, max_bytes: int) -> bool:
