@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, Protocol
 
 from kafkalite.errors import KafkaError, KafkaTimeoutError
-from kafkalite.producer.batch import FutureRecordMetadata, ProducerBatch
+from kafkalite.producer.batch import FutureBatchMetadata, FutureRecordMetadata, ProducerBatch
 from kafkalite.records import BatchBuilder
 from kafkalite.structs import Header, TopicPartition
 
@@ -120,6 +120,37 @@ class RecordAccumulator:
             assert future is not None  # the first record always fits
             queue.append(batch)
             return future
+
+    def append_many(self, tp: TopicPartition, timestamps: Sequence[int],
+                    keys: Sequence[bytes | None], values: Sequence[bytes | None],
+                    headers: Sequence[Sequence[Header] | None] | None, start: int, stop: int,
+                    *, one_batch: bool = False) -> tuple[list[FutureBatchMetadata], int]:
+        """Append records ``start..stop-1`` of the parallel sequences to ``tp``: the open
+        batch first, then new ones. Returns one future per batch touched and the index
+        reached, which is short of ``stop`` only with ``one_batch`` (stop once a batch is
+        full, so a sticky partitioner can move on)."""
+        futures: list[FutureBatchMetadata] = []
+        with self._lock:
+            if self._closed:
+                raise KafkaError("the producer is closed")
+            queue = self._batches.setdefault(tp, deque())
+            index = start
+            while index < stop:
+                batch = queue[-1] if queue and not queue[-1].is_full else None
+                if batch is None:
+                    batch = self._new_batch(tp, keys[index], values[index])
+                    queue.append(batch)
+                builder = batch.builder
+                first = builder.record_count
+                reached = builder.append_many(timestamps, keys, values, headers, index, stop)
+                if reached > index:
+                    futures.append(FutureBatchMetadata(tp, batch.future, first, reached - index))
+                if reached < stop:
+                    batch.is_full = True
+                    if one_batch:
+                        return futures, reached
+                index = reached
+        return futures, index
 
     def _new_batch(self, tp: TopicPartition, key: bytes | None,
                    value: bytes | None) -> ProducerBatch:

@@ -88,6 +88,69 @@ class FutureRecordMetadata(tuple):  # type: ignore[type-arg]
         return self
 
 
+class BatchMetadata(NamedTuple):
+    """Where a run of records from ``Producer.send_batch`` landed: records
+    ``base_offset .. base_offset + record_count - 1`` of one partition, in input order."""
+
+    topic: str
+    partition: int
+    base_offset: int
+    """-1 with ``acks=0``."""
+    record_count: int
+    log_append_time_ms: int = -1
+    """The broker's timestamp for the records when the topic uses LogAppendTime, else -1."""
+
+
+class FutureBatchMetadata:
+    """One future of ``Producer.send_batch``: a run of consecutive records in one batch;
+    ``get()`` gives a :class:`BatchMetadata`."""
+
+    __slots__ = ("_future", "_start", "record_count", "tp")
+
+    def __init__(self, tp: TopicPartition, future: Future[BatchResult], start: int,
+                 record_count: int) -> None:
+        self.tp = tp
+        self._future = future
+        self._start = start
+        self.record_count = record_count
+
+    def _metadata(self, result: BatchResult) -> BatchMetadata:
+        offset = -1 if result.base_offset < 0 else result.base_offset + self._start
+        return BatchMetadata(self.tp.topic, self.tp.partition, offset, self.record_count,
+                             result.log_append_time_ms)
+
+    def is_done(self) -> bool:
+        return self._future.is_done()
+
+    def succeeded(self) -> bool:
+        return self._future.succeeded()
+
+    def failed(self) -> bool:
+        return self._future.failed()
+
+    @property
+    def exception(self) -> BaseException | None:
+        return self._future.exception
+
+    def get(self, timeout: float | None = None) -> BatchMetadata:
+        """Block until the broker acknowledged the records; raise the error if they failed."""
+        return self._metadata(self._future.get(timeout))
+
+    def add_callback(self, callback: Callable[..., Any], *args: Any) -> FutureBatchMetadata:
+        """``callback(*args, batch_metadata)`` on success, on the producer's I/O thread."""
+        self._future.add_callback(lambda result: callback(*args, self._metadata(result)))
+        return self
+
+    def add_errback(self, errback: Callable[..., Any], *args: Any) -> FutureBatchMetadata:
+        """``errback(*args, exception)`` on failure, on the producer's I/O thread."""
+        self._future.add_errback(errback, *args)
+        return self
+
+    def __repr__(self) -> str:
+        return (f"<FutureBatchMetadata {self.tp.topic}-{self.tp.partition} "
+                f"records={self.record_count}>")
+
+
 def failed_record_future(tp: TopicPartition, error: BaseException) -> FutureRecordMetadata:
     """The future of a record rejected before batching (too large): already failed."""
     future: Future[BatchResult] = Future()
