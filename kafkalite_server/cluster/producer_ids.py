@@ -2,7 +2,8 @@
 
 Ids are reserved in blocks: the file ``producer-id-block`` holds the first id of the next
 block, written (atomically) before any id of the current block is handed out, so a crash
-never reissues an id; at most one block is skipped.
+never reissues an id; at most one block is skipped. A failed write (a full disk) raises
+KafkaStorageError naming the file and hands out nothing: the block is not reserved.
 
 Epoch bumps (KIP-360, InitProducerId v3+ naming the producer's current id and epoch) are how
 an idempotent producer whose sequence state became unknown (a batch failed after it may or
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkalite.protocol.errors import InvalidRequestError, ProducerFencedError
-from kafkalite_server.cluster.image import MetadataFileError, write_atomically
+from kafkalite_server.cluster.image import FileWriter, MetadataFileError, write_atomically
 
 PRODUCER_ID_FILE = "producer-id-block"
 BLOCK_SIZE = 1000
@@ -36,6 +37,7 @@ class ProducerIdAllocator:
     def __init__(self, directory: Path, block_size: int = BLOCK_SIZE) -> None:
         self.path = directory / PRODUCER_ID_FILE
         self.block_size = block_size
+        self.write: FileWriter = write_atomically
         self._next = 0
         self._block_end = 0
         self.epochs = ProducerEpochs(self)
@@ -47,8 +49,9 @@ class ProducerIdAllocator:
 
     def allocate(self) -> int:
         if self._next >= self._block_end:
-            self._block_end = self._next + self.block_size
-            write_atomically(self.path, f"{self._block_end}\n".encode("ascii"))
+            block_end = self._next + self.block_size
+            self.write(self.path, f"{block_end}\n".encode("ascii"))
+            self._block_end = block_end
         producer_id = self._next
         self._next += 1
         return producer_id

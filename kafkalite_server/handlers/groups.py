@@ -13,6 +13,7 @@ from typing import Any
 from kafkalite.protocol.errors import (
     CoordinatorNotAvailableError,
     InvalidRequestError,
+    KafkaStorageError,
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.group.coordinator import JoinRequest
@@ -43,7 +44,11 @@ async def handle_find_coordinator(
     if key_type != GROUP_KEY_TYPE:
         return {**no_node, "error_code": InvalidRequestError.errno,
                 "error_message": f"unknown coordinator key type {key_type}"}
-    endpoint = service.coordinator_for(body["key"])
+    try:
+        endpoint = service.coordinator_for(body["key"])
+    except KafkaStorageError as exc:  # the offsets topic could not be saved: retry later
+        return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
+                "error_message": exc.context}
     if endpoint is None:
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": "the group's offsets partition has no live leader"}
@@ -54,7 +59,6 @@ async def handle_find_coordinator(
 async def handle_join_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     version = ctx.api_version
     request = JoinRequest(
         group_id=body["group_id"],
@@ -89,7 +93,6 @@ async def handle_join_group(
 async def handle_sync_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}
     result = await service.sync(
         body["group_id"], body["generation_id"], body["member_id"], assignments
@@ -100,7 +103,6 @@ async def handle_sync_group(
 async def handle_heartbeat(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     error = service.coordinator.heartbeat(
         body["group_id"], body["generation_id"], body["member_id"]
     )
@@ -110,7 +112,6 @@ async def handle_heartbeat(
 async def handle_leave_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     if ctx.api_version >= 3:
         leaving = [(m["member_id"], m["group_instance_id"]) for m in body["members"]]
     else:
@@ -132,14 +133,13 @@ async def handle_leave_group(
 async def handle_offset_commit(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
-    image = ctx.broker.controller.image
+    metadata = ctx.broker.metadata_cache
     unknown: set[TopicPartition] = set()
     entries: dict[TopicPartition, OffsetCommitEntry] = {}
     for topic in body["topics"]:
         for p in topic["partitions"]:
             tp = TopicPartition(topic["name"], p["partition_index"])
-            if image.partition(tp.topic, tp.partition) is None:
+            if metadata.partition(tp.topic, tp.partition) is None:
                 unknown.add(tp)  # Kafka refuses commits for partitions it does not know
                 continue
             entries[tp] = OffsetCommitEntry(
@@ -182,7 +182,6 @@ def _commit_error(
 async def handle_offset_fetch(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     requested = body["topics"]
     partitions = None if requested is None else [
         TopicPartition(t["name"], index) for t in requested for index in t["partition_indexes"]
@@ -207,7 +206,6 @@ async def handle_offset_fetch(
 async def handle_describe_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     return {
         "throttle_time_ms": 0,
         "groups": [
@@ -237,7 +235,6 @@ async def handle_describe_groups(
 async def handle_list_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     error, listings = service.coordinator.list_groups()
     return {
         "throttle_time_ms": 0,
@@ -249,7 +246,6 @@ async def handle_list_groups(
 async def handle_delete_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     results = service.coordinator.delete_groups(body["groups_names"])
     return {
         "throttle_time_ms": 0,
