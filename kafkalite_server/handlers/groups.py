@@ -15,7 +15,7 @@ from kafkalite.protocol.errors import (
     InvalidRequestError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite_server.group.coordinator import JoinRequest
+from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
 from kafkalite_server.handlers.registry import RequestContext
@@ -92,7 +92,11 @@ async def handle_sync_group(
     service.refresh_ownership()
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}
     result = await service.sync(
-        body["group_id"], body["generation_id"], body["member_id"], assignments
+        body["group_id"],
+        body["generation_id"],
+        body["member_id"],
+        assignments,
+        body.get("group_instance_id"),
     )
     return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment}
 
@@ -102,7 +106,7 @@ async def handle_heartbeat(
 ) -> Body:
     service.refresh_ownership()
     error = service.coordinator.heartbeat(
-        body["group_id"], body["generation_id"], body["member_id"]
+        body["group_id"], body["generation_id"], body["member_id"], body.get("group_instance_id")
     )
     return {"throttle_time_ms": 0, "error_code": error}
 
@@ -112,10 +116,10 @@ async def handle_leave_group(
 ) -> Body:
     service.refresh_ownership()
     if ctx.api_version >= 3:
-        leaving = [(m["member_id"], m["group_instance_id"]) for m in body["members"]]
+        leaving = [LeavingMember(m["member_id"], m["group_instance_id"]) for m in body["members"]]
     else:
-        leaving = [(body["member_id"], None)]
-    result = service.coordinator.leave_group(body["group_id"], [m for m, _ in leaving])
+        leaving = [LeavingMember(body["member_id"])]
+    result = service.coordinator.leave_group(body["group_id"], leaving)
     if ctx.api_version < 3:
         error = result.error or (result.member_errors[0] if result.member_errors else 0)
         return {"throttle_time_ms": 0, "error_code": error}

@@ -108,6 +108,7 @@ def join(
     session_ms: int = 10_000,
     rebalance_ms: int = 30_000,
     require_known: bool = False,
+    instance_id: str | None = None,
 ) -> list[JoinResult]:
     """Send a JoinGroup; the returned list fills when the coordinator answers."""
     answers: list[JoinResult] = []
@@ -121,6 +122,7 @@ def join(
         protocol_type=protocol_type,
         protocols=RANGE if protocols is None else protocols,
         require_known_member_id=require_known,
+        group_instance_id=instance_id,
     )
     coordinator.join_group(request, answers.append)
     return answers
@@ -133,9 +135,17 @@ def sync(
     assignments: dict[str, bytes] | None = None,
     *,
     group: str = GROUP,
+    instance_id: str | None = None,
 ) -> list[SyncResult]:
     answers: list[SyncResult] = []
-    coordinator.sync_group(group, generation, member_id, assignments or {}, answers.append)
+    coordinator.sync_group(
+        group,
+        generation,
+        member_id,
+        assignments or {},
+        answers.append,
+        group_instance_id=instance_id,
+    )
     return answers
 
 
