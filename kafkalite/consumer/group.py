@@ -97,14 +97,18 @@ def find_coordinator(client: KafkaClient, group_id: str, deadline: float) -> int
     metadata is refreshed until that node is known, so requests can be routed to it."""
     while True:
         try:
-            body = client.send(_any_node(client), ApiKey.FIND_COORDINATOR,
-                               {"key": group_id, "key_type": 0}).get(_remaining(deadline))
+            body = client.send(
+                _any_node(client), ApiKey.FIND_COORDINATOR,
+                {"key": group_id, "key_type": 0, "coordinator_keys": [group_id]},
+            ).get(_remaining(deadline))
         except KafkaError as exc:
             if not exc.retriable:
                 raise
             client.metadata.request_update()
             _backoff(client, deadline)
             continue
+        if "coordinators" in body:  # v4+: one entry per key asked
+            body = body["coordinators"][0]
         code = body["error_code"]
         if code:
             error = error_for_code(code)

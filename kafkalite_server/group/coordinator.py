@@ -18,7 +18,7 @@ from typing import NamedTuple
 from kafkalite.errors import KafkaError
 from kafkalite_server.group import error_codes as codes
 from kafkalite_server.group.config import GroupCoordinatorConfig
-from kafkalite_server.group.group import ClassicGroup
+from kafkalite_server.group.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from kafkalite_server.group.hashing import offsets_partition_for
 from kafkalite_server.group.member import GroupMember, JoinCallback, SyncCallback
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
@@ -28,6 +28,7 @@ from kafkalite_server.group.results import (
     JoinResult,
     LeaveResult,
     MemberDescription,
+    OffsetDeleteResult,
     OffsetFetchResult,
     SyncResult,
 )
@@ -707,6 +708,49 @@ class GroupCoordinator:
         if partitions is None:
             return OffsetFetchResult(codes.NONE, dict(committed))
         return OffsetFetchResult(codes.NONE, {tp: committed.get(tp) for tp in partitions})
+
+    def delete_offsets(
+        self, group_id: str, partitions: list[TopicPartition]
+    ) -> OffsetDeleteResult:
+        """OffsetDelete (KIP-496): forget committed offsets, except of topics an active member
+        is subscribed to (GROUP_SUBSCRIBED_TO_TOPIC): those would be re-committed anyway."""
+        error = self._validate_group_status(group_id)
+        if error:
+            return OffsetDeleteResult(error)
+        group = self._groups.get(group_id)
+        if group is None or group.is_state(GroupState.DEAD):
+            return OffsetDeleteResult(codes.GROUP_ID_NOT_FOUND)
+        if group.is_state(GroupState.EMPTY):
+            subscribed: set[str] = set()
+        elif group.protocol_type == CONSUMER_PROTOCOL_TYPE:
+            # Unknown subscriptions (not yet chosen, unreadable) protect every topic.
+            known = group.subscribed_topics()
+            subscribed = known if known is not None else {tp.topic for tp in partitions}
+        else:
+            return OffsetDeleteResult(codes.NON_EMPTY_GROUP)
+        results = {
+            tp: codes.GROUP_SUBSCRIBED_TO_TOPIC if tp.topic in subscribed else codes.NONE
+            for tp in partitions
+        }
+        eligible = [tp for tp, code in results.items() if code == codes.NONE]
+        removed = [tp for tp in eligible if tp in group.offsets]
+        # An Empty group left with no offsets is gone: its metadata gets a tombstone too.
+        goes_dead = group.is_state(GroupState.EMPTY) and set(group.offsets) <= set(removed)
+        if removed:
+            try:
+                if goes_dead:
+                    self._store.delete_group(group.partition, group_id, removed)
+                else:
+                    self._store.delete_offsets(group.partition, group_id, removed)
+            except (KafkaError, OSError) as exc:
+                log.warning("group %s: deleting offsets failed: %s", group_id, exc)
+                results.update(dict.fromkeys(eligible, codes.storage_error_code(exc)))
+                return OffsetDeleteResult(codes.NONE, results)
+            for tp in removed:
+                del group.offsets[tp]
+            if goes_dead:
+                self._kill_group(group, codes.COORDINATOR_NOT_AVAILABLE)
+        return OffsetDeleteResult(codes.NONE, results)
 
     # -- admin: DescribeGroups, ListGroups, DeleteGroups -------------------------------------
 

@@ -1,5 +1,5 @@
 """Group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-OffsetFetch, DescribeGroups, ListGroups, DeleteGroups.
+OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups.
 
 Each handler translates between the wire body (a dict, see kafkalite.protocol.schemas) and
 the coordinator's calls; every decision about groups is the coordinator's.
@@ -13,6 +13,7 @@ from typing import Any
 from kafkalite.protocol.errors import (
     CoordinatorNotAvailableError,
     InvalidRequestError,
+    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
@@ -24,6 +25,16 @@ Body = dict[str, Any]
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+BATCHED_FIND_COORDINATOR_VERSION = 4
+#: Kafka's AclOperation codes of the operations a group has, as an authorized_operations bitfield.
+ACL_OPERATION_READ = 3
+ACL_OPERATION_DELETE = 6
+ACL_OPERATION_DESCRIBE = 8
+ALL_GROUP_OPERATIONS = sum(
+    1 << op for op in (ACL_OPERATION_READ, ACL_OPERATION_DELETE, ACL_OPERATION_DESCRIBE)
+)
+OPERATIONS_NOT_ASKED = -(2**31)
+NO_TRANSACTIONS = "this broker has no transaction coordinator: transactions are not supported yet"
 
 
 def _client_host(ctx: RequestContext) -> str:
@@ -36,18 +47,34 @@ async def handle_find_coordinator(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     key_type = body.get("key_type", GROUP_KEY_TYPE)
-    no_node: Body = {"throttle_time_ms": 0, "node_id": -1, "host": "", "port": -1}
+    if ctx.api_version < BATCHED_FIND_COORDINATOR_VERSION:
+        return {"throttle_time_ms": 0, **_find_coordinator(service, key_type, body["key"])}
+    return {
+        "throttle_time_ms": 0,
+        "coordinators": [
+            {"key": key, **_find_coordinator(service, key_type, key)}
+            for key in body["coordinator_keys"]
+        ],
+    }
+
+
+def _find_coordinator(service: GroupCoordinatorService, key_type: int, key: str) -> Body:
+    """The coordinator of one key, as the fields v0-3 responses and v4 entries share."""
+    no_node: Body = {"node_id": -1, "host": "", "port": -1}
     if key_type == TRANSACTION_KEY_TYPE:
-        return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
-                "error_message": "transactions are not supported by this broker"}
+        # Not COORDINATOR_NOT_AVAILABLE: clients retry that until their own long timeout.
+        # This is the one answer librdkafka and the Java client treat as fatal at this
+        # step, so init_transactions() fails at once and says why.
+        return {**no_node, "error_code": TransactionalIdAuthorizationFailedError.errno,
+                "error_message": NO_TRANSACTIONS}
     if key_type != GROUP_KEY_TYPE:
         return {**no_node, "error_code": InvalidRequestError.errno,
                 "error_message": f"unknown coordinator key type {key_type}"}
-    endpoint = service.coordinator_for(body["key"])
+    endpoint = service.coordinator_for(key)
     if endpoint is None:
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": "the group's offsets partition has no live leader"}
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+    return {"error_code": 0, "error_message": None,
             "node_id": endpoint.node_id, "host": endpoint.host, "port": endpoint.port}
 
 
@@ -165,7 +192,7 @@ async def handle_offset_commit(
                 "partitions": [
                     {
                         "partition_index": p["partition_index"],
-                        "error_code": _commit_error(
+                        "error_code": _partition_error(
                             TopicPartition(topic["name"], p["partition_index"]), results, unknown
                         ),
                     }
@@ -177,7 +204,37 @@ async def handle_offset_commit(
     }
 
 
-def _commit_error(
+async def handle_offset_delete(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    service.refresh_ownership()
+    image = ctx.broker.controller.image
+    asked = [
+        TopicPartition(topic["name"], p["partition_index"])
+        for topic in body["topics"]
+        for p in topic["partitions"]
+    ]
+    # Like OffsetCommit, a partition the cluster does not have is refused up front.
+    unknown = {tp for tp in asked if image.partition(tp.topic, tp.partition) is None}
+    result = service.coordinator.delete_offsets(
+        body["group_id"], [tp for tp in asked if tp not in unknown]
+    )
+    if result.error:
+        return {"error_code": result.error, "throttle_time_ms": 0, "topics": []}
+    by_topic: dict[str, list[Body]] = defaultdict(list)
+    for tp in asked:
+        by_topic[tp.topic].append({
+            "partition_index": tp.partition,
+            "error_code": _partition_error(tp, result.partitions, unknown),
+        })
+    return {
+        "error_code": 0,
+        "throttle_time_ms": 0,
+        "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+    }
+
+
+def _partition_error(
     tp: TopicPartition, results: dict[TopicPartition, int], unknown: set[TopicPartition]
 ) -> int:
     return UnknownTopicOrPartitionError.errno if tp in unknown else results[tp]
@@ -212,6 +269,10 @@ async def handle_describe_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     service.refresh_ownership()
+    # Without ACLs every operation is allowed; the field is Integer.MIN_VALUE unless asked for.
+    operations = (
+        ALL_GROUP_OPERATIONS if body.get("include_authorized_operations") else OPERATIONS_NOT_ASKED
+    )
     return {
         "throttle_time_ms": 0,
         "groups": [
@@ -232,6 +293,7 @@ async def handle_describe_groups(
                     }
                     for m in d.members
                 ],
+                "authorized_operations": operations,
             }
             for d in service.coordinator.describe_groups(body["groups"])
         ],

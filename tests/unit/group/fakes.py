@@ -62,6 +62,7 @@ class MemoryStore:
         self.groups: list[tuple[int, str, GroupMetadataRecord]] = []
         self.offsets: list[tuple[int, str, dict[TopicPartition, OffsetAndMetadata]]] = []
         self.deleted: list[tuple[int, str, list[TopicPartition]]] = []
+        self.deleted_offsets: list[tuple[int, str, list[TopicPartition]]] = []
         self.fail_with: Exception | None = None
 
     def _maybe_fail(self) -> None:
@@ -77,6 +78,12 @@ class MemoryStore:
     ) -> None:
         self._maybe_fail()
         self.offsets.append((partition, group_id, dict(offsets)))
+
+    def delete_offsets(
+        self, partition: int, group_id: str, offsets: list[TopicPartition]
+    ) -> None:
+        self._maybe_fail()
+        self.deleted_offsets.append((partition, group_id, list(offsets)))
 
     def delete_group(self, partition: int, group_id: str, offsets: list[TopicPartition]) -> None:
         self._maybe_fail()
