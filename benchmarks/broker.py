@@ -3,9 +3,9 @@ raw limits measured in the same run.
 
 Limits: page-cache write speed (16 KB blocks to a temp file, no fsync) and loopback
 ``sendfile`` speed (a file sent over a local TCP connection to a reader that discards).
-Cases: produce and fetch of 100-byte and 10 KB records (incompressible values, lz4,
-acks=1) by librdkafka against a ``python -m kafkalite_server start`` subprocess. One line
-per case: MB/s of record values, the ratio to its limit (produce to the page-cache write
+Cases: produce and fetch of 100-byte and 10 KB records (incompressible values, acks=1),
+uncompressed and lz4, by librdkafka against a ``python -m kafkalite_server start``
+subprocess. One line per case: MB/s of record values, the ratio to its limit (produce to the page-cache write
 limit, fetch to the sendfile limit) and the broker's CPU use (share of one core): well
 below 100% means the load generator, not the broker, set the pace.
 
@@ -30,7 +30,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 MB = 1 << 20
 BLOCK = 16 * 1024
 RECORD_SIZES = (100, 10 * 1024)
-PRODUCER_SETTINGS = {"compression.type": "lz4", "acks": 1, "linger.ms": 5}
+CODECS = ("none", "lz4")
+PRODUCER_SETTINGS = {"acks": 1, "linger.ms": 5}
 
 
 # ------------------------------------------------------------------ raw limits
@@ -118,11 +119,12 @@ def values_of(size: int, count: int) -> list[bytes]:
     return [pool[i % 4096:i % 4096 + size] for i in range(min(count, 4096))]
 
 
-def produce(bootstrap: str, topic: str, size: int, count: int) -> float:
+def produce(bootstrap: str, topic: str, size: int, count: int, codec: str) -> float:
     """MB/s of values from the first produce to the end of flush."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec,
+                         **PRODUCER_SETTINGS})
     producer.produce(topic, b"warm-up", partition=0)
     producer.flush(30)
     values = values_of(size, count)
@@ -180,7 +182,7 @@ def broker_cpu(pid: int, busy: list[float]) -> Iterator[None]:
 
 
 def report(case: str, rate: float, limit_name: str, limit: float, busy: float) -> None:
-    print(f"{case:<16} {rate:8.1f} MB/s   {limit_name} {limit:8.1f} MB/s   "
+    print(f"{case:<20} {rate:8.1f} MB/s   {limit_name} {limit:8.1f} MB/s   "
           f"ratio {rate / limit:6.1%}   broker CPU {busy:4.0%}", flush=True)
 
 
@@ -205,22 +207,29 @@ def main(argv: list[str] | None = None) -> None:
         with broker_subprocess(work / "data", args.profile) as (bootstrap, pid):
             print(f"broker pid {pid} at {bootstrap}", flush=True)
             for size in RECORD_SIZES:
-                count = total // size
-                label = f"{size} B" if size < 1024 else f"{size // 1024} KB"
-                produced, fetched, produce_cpu, fetch_cpu = [], [], [], []
-                for run in range(args.repeat):
-                    topic = f"bench-{size}-{run}"
-                    with broker_cpu(pid, produce_cpu):
-                        produced.append(produce(bootstrap, topic, size, count))
-                    with broker_cpu(pid, fetch_cpu):
-                        fetched.append(fetch(bootstrap, topic, size, count))
-                best = produced.index(max(produced))
-                report(f"produce {label}", produced[best], "page-cache write", write_limit,
-                       produce_cpu[best])
-                best = fetched.index(max(fetched))
-                report(f"fetch {label}", fetched[best], "loopback sendfile", sendfile_limit,
-                       fetch_cpu[best])
+                for codec in CODECS:
+                    run_case(bootstrap, pid, size, codec, total // size, args.repeat,
+                             write_limit, sendfile_limit)
 
+
+def run_case(bootstrap: str, pid: int, size: int, codec: str, count: int, repeat: int,
+             write_limit: float, sendfile_limit: float) -> None:
+    """Produce then fetch ``count`` records of ``size`` bytes; print the best of ``repeat``."""
+    label = f"{size} B" if size < 1024 else f"{size // 1024} KB"
+    label = f"{label} {codec}"
+    produced, fetched, produce_cpu, fetch_cpu = [], [], [], []
+    for run in range(repeat):
+        topic = f"bench-{size}-{codec}-{run}"
+        with broker_cpu(pid, produce_cpu):
+            produced.append(produce(bootstrap, topic, size, count, codec))
+        with broker_cpu(pid, fetch_cpu):
+            fetched.append(fetch(bootstrap, topic, size, count))
+    best = produced.index(max(produced))
+    report(f"produce {label}", produced[best], "page-cache write", write_limit,
+           produce_cpu[best])
+    best = fetched.index(max(fetched))
+    report(f"fetch {label}", fetched[best], "loopback sendfile", sendfile_limit,
+           fetch_cpu[best])
 
 if __name__ == "__main__":
     main()

@@ -8,6 +8,8 @@ questions go to the group's coordinator.
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,30 +17,169 @@ from types import TracebackType
 from typing import Any
 
 from kafkalite.client.client import KafkaClient
+from kafkalite.client.metrics import client_metrics
 from kafkalite.consumer.group import (
     PROTOCOL_TYPE,
     assignment_from_wire,
     fetch_committed_offsets,
     find_coordinator,
 )
-from kafkalite.consumer.list_offsets import LATEST, list_offsets
-from kafkalite.errors import KafkaError, ProtocolDecodeError
+from kafkalite.consumer.list_offsets import LATEST, OffsetAndTimestamp, list_offsets
+from kafkalite.errors import KafkaError, KafkaTimeoutError, NoError, ProtocolDecodeError
 from kafkalite.protocol import ApiKey
-from kafkalite.protocol.errors import NotControllerError, error_for_code
+from kafkalite.protocol.errors import NotControllerError, UnsupportedVersionError, error_for_code
 from kafkalite.structs import OffsetAndMetadata, PartitionMetadata, TopicPartition
 
-_RESOURCE_TYPES = {"topic": 2, "broker": 4}
+
+class ConfigResourceType(enum.IntEnum):
+    """What a config belongs to; the values are Kafka's wire codes."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
+class ResourceType(enum.IntEnum):
+    """What an ACL protects (Kafka's wire codes)."""
+
+    UNKNOWN = 0
+    ANY = 1
+    TOPIC = 2
+    GROUP = 3
+    CLUSTER = 4
+    TRANSACTIONAL_ID = 5
+    DELEGATION_TOKEN = 6
+    USER = 7
+
+
+class ACLOperation(enum.IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    ALL = 2
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+    CLUSTER_ACTION = 9
+    DESCRIBE_CONFIGS = 10
+    ALTER_CONFIGS = 11
+    IDEMPOTENT_WRITE = 12
+    CREATE_TOKENS = 13
+    DESCRIBE_TOKENS = 14
+
+
+class ACLPermissionType(enum.IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    DENY = 2
+    ALLOW = 3
+
+
+class ACLResourcePatternType(enum.IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    MATCH = 2
+    LITERAL = 3
+    PREFIXED = 4
+
+
+class AlterConfigOp(enum.IntEnum):
+    """An incremental config change's operation (IncrementalAlterConfigs)."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+class OffsetSpec(enum.IntEnum):
+    """Which offset ``list_partition_offsets`` looks up: Kafka's special timestamps."""
+
+    LATEST = -1
+    EARLIEST = -2
+    MAX_TIMESTAMP = -3
 
 
 @dataclass(frozen=True)
+class ResourcePatternFilter:
+    """Which resources an ACL filter matches."""
+
+    resource_type: ResourceType
+    resource_name: str | None
+    pattern_type: ACLResourcePatternType = ACLResourcePatternType.LITERAL
+
+
+@dataclass(frozen=True)
+class ResourcePattern(ResourcePatternFilter):
+    """One resource (or name prefix) an ACL protects."""
+
+
+@dataclass(frozen=True)
+class ACLFilter:
+    """Which ACLs ``describe_acls`` / ``delete_acls`` match (None matches anything)."""
+
+    principal: str | None
+    host: str | None
+    operation: ACLOperation
+    permission_type: ACLPermissionType
+    resource_pattern: ResourcePatternFilter
+
+
+@dataclass(frozen=True)
+class ACL(ACLFilter):
+    """One access rule: ``principal`` from ``host`` may (or may not) do ``operation``."""
+
+
+def _resource_type(value: str | int) -> ConfigResourceType:
+    if isinstance(value, str):
+        try:
+            return ConfigResourceType[value.upper()]
+        except KeyError:
+            pass
+    else:
+        try:
+            return ConfigResourceType(value)
+        except ValueError:
+            pass
+    names = ", ".join(t.name for t in ConfigResourceType if t.value)
+    raise ValueError(f"resource_type must be one of {names} (any case), not {value!r}")
+
+
+@dataclass(frozen=True, init=False)
 class NewTopic:
-    """A topic to create; -1 partitions / replication factor mean the broker's defaults."""
+    """A topic to create; -1 partitions / replication factor mean the broker's defaults.
+
+    Takes kafka-python's arguments in its order (``name, num_partitions, replication_factor,
+    replica_assignments, topic_configs``); ``config=`` is the same as ``topic_configs=``.
+    """
 
     name: str
-    num_partitions: int = -1
-    replication_factor: int = -1
-    config: Mapping[str, str] = field(default_factory=dict)
-    replica_assignments: Mapping[int, Sequence[int]] = field(default_factory=dict)
+    num_partitions: int
+    replication_factor: int
+    replica_assignments: Mapping[int, Sequence[int]]
+    config: Mapping[str, str]
+
+    def __init__(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                 replica_assignments: Mapping[int, Sequence[int]] | None = None,
+                 topic_configs: Mapping[str, str] | None = None, *,
+                 config: Mapping[str, str] | None = None) -> None:
+        if topic_configs is not None and config is not None:
+            raise ValueError("give topic_configs or config, not both")
+        for attr, value in (("name", name), ("num_partitions", num_partitions),
+                            ("replication_factor", replication_factor),
+                            ("replica_assignments", dict(replica_assignments or {})),
+                            ("config", dict(topic_configs or config or {}))):
+            object.__setattr__(self, attr, value)
+
+    @property
+    def topic_configs(self) -> Mapping[str, str]:
+        """kafka-python's name for :attr:`config`."""
+        return self.config
 
 
 @dataclass(frozen=True)
@@ -51,15 +192,17 @@ class NewPartitions:
 
 @dataclass(frozen=True)
 class ConfigResource:
-    """What ``describe_configs`` looks at: ``("topic", name)`` or ``("broker", "0")``."""
+    """What ``describe_configs`` looks at: ``ConfigResource("topic", name)``,
+    ``ConfigResource('TOPIC', name)`` or ``ConfigResource(ConfigResourceType.BROKER, "0")``
+    (kafka-python's spellings). ``configs`` carries values to set, for kafka-python code
+    that builds resources for ``alter_configs``; it does not take part in equality."""
 
-    resource_type: str
+    resource_type: ConfigResourceType
     name: str
+    configs: Mapping[str, str | None] | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        if self.resource_type not in _RESOURCE_TYPES:
-            raise ValueError(f"resource_type must be 'topic' or 'broker', "
-                             f"not {self.resource_type!r}")
+        object.__setattr__(self, "resource_type", _resource_type(self.resource_type))
 
 
 @dataclass(frozen=True)
@@ -91,6 +234,53 @@ class GroupDescription:
 class GroupListing:
     group_id: str
     protocol_type: str
+
+
+UNSENT_ADMIN_APIS: Mapping[str, str] = {
+    "alter_configs": "AlterConfigs (33) / IncrementalAlterConfigs (44)",
+    "reset_configs": "IncrementalAlterConfigs (44)",
+    "create_acls": "CreateAcls (30)",
+    "delete_acls": "DeleteAcls (31)",
+    "describe_acls": "DescribeAcls (29)",
+    "delete_records": "DeleteRecords (21)",
+    "delete_group_offsets": "OffsetDelete (47)",
+    "remove_group_members": "LeaveGroup (13) with member identities",
+    "describe_log_dirs": "DescribeLogDirs (35)",
+    "alter_replica_log_dirs": "AlterReplicaLogDirs (34)",
+    "elect_leaders": "ElectLeaders (43)",
+    "alter_partition_reassignments": "AlterPartitionReassignments (45)",
+    "list_partition_reassignments": "ListPartitionReassignments (46)",
+    "describe_features": "DescribeFeatures via ApiVersions (18) v3",
+    "update_features": "UpdateFeatures (57)",
+    "describe_metadata_quorum": "DescribeQuorum (55)",
+    "describe_producers": "DescribeProducers (61)",
+    "describe_topic_partitions": "DescribeTopicPartitions (75)",
+    "describe_transactions": "DescribeTransactions (65)",
+    "list_transactions": "ListTransactions (66)",
+    "find_hanging_transactions": "DescribeProducers (61) / ListTransactions (66)",
+    "abort_transaction": "WriteTxnMarkers (27)",
+    "describe_user_scram_credentials": "DescribeUserScramCredentials (50)",
+    "alter_user_scram_credentials": "AlterUserScramCredentials (51)",
+    "list_config_resources": "ListConfigResources (74)",
+}
+"""kafka-python admin methods whose Kafka request kafkalite's client does not send yet: each
+raises UnsupportedVersionError naming the API, never a silent no-op."""
+
+
+def _unsent(method: str, api: str) -> Any:
+    def call(self: AdminClient, *args: Any, **kwargs: Any) -> Any:
+        raise UnsupportedVersionError(f"AdminClient.{method}(): kafkalite does not send "
+                                      f"{api} requests yet")
+
+    call.__name__ = call.__qualname__ = method
+    call.__doc__ = f"Not supported yet: needs {api}; raises UnsupportedVersionError."
+    return call
+
+
+def _is_default(config: Mapping[str, Any]) -> bool:
+    """A DescribeConfigs entry whose value is a default (v0: is_default; v1+: its source)."""
+    source = config.get("config_source", -1)
+    return bool(config.get("is_default")) if source == -1 else source == 5
 
 
 def _raise_for(code: int, context: str, message: str | None = None) -> None:
@@ -139,8 +329,11 @@ class AdminClient:
     # -- topics --------------------------------------------------------------------------------
 
     def create_topics(self, new_topics: Iterable[NewTopic], timeout_ms: int | None = None,
-                      validate_only: bool = False) -> None:
-        """Create the topics; the first refusal raises (e.g. TopicAlreadyExistsError)."""
+                      validate_only: bool = False, raise_errors: bool = True,
+                      wait_for_metadata: bool = False) -> None:
+        """Create the topics; the first refusal raises (e.g. TopicAlreadyExistsError) unless
+        ``raise_errors`` is False. ``wait_for_metadata`` waits until each has leaders."""
+        new_topics = list(new_topics)
         topics = [{
             "name": t.name, "num_partitions": t.num_partitions,
             "replication_factor": t.replication_factor,
@@ -151,21 +344,26 @@ class AdminClient:
         results = self._call_controller(ApiKey.CREATE_TOPICS, {
             "topics": topics, "timeout_ms": timeout_ms or int(self._timeout * 1000),
             "validate_only": validate_only}, "topics")
-        for result in results:
+        for result in results if raise_errors else ():
             _raise_for(result["error_code"], f"creating topic {result['name']!r}",
                        result.get("error_message"))
         self._refresh_metadata()
+        if wait_for_metadata and not validate_only:
+            self.wait_for_topics([t.name for t in new_topics],
+                                 timeout_ms or int(self._timeout * 1000))
 
-    def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None) -> None:
+    def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
+                      raise_errors: bool = True) -> None:
         results = self._call_controller(ApiKey.DELETE_TOPICS, {
             "topic_names": list(topics),
             "timeout_ms": timeout_ms or int(self._timeout * 1000)}, "responses")
-        for result in results:
+        for result in results if raise_errors else ():
             _raise_for(result["error_code"], f"deleting topic {result['name']!r}")
         self._refresh_metadata()
 
     def create_partitions(self, topic_partitions: Mapping[str, NewPartitions],
-                          timeout_ms: int | None = None, validate_only: bool = False) -> None:
+                          timeout_ms: int | None = None, validate_only: bool = False,
+                          raise_errors: bool = True) -> None:
         topics = [{"name": name, "count": spec.total_count,
                    "assignments": None if spec.new_assignments is None else
                    [{"broker_ids": list(ids)} for ids in spec.new_assignments]}
@@ -173,7 +371,7 @@ class AdminClient:
         results = self._call_controller(ApiKey.CREATE_PARTITIONS, {
             "topics": topics, "timeout_ms": timeout_ms or int(self._timeout * 1000),
             "validate_only": validate_only}, "results")
-        for result in results:
+        for result in results if raise_errors else ():
             _raise_for(result["error_code"], f"adding partitions to topic {result['name']!r}",
                        result.get("error_message"))
         self._refresh_metadata()
@@ -200,40 +398,56 @@ class AdminClient:
                 [m for m in metas if m is not None])
         return result
 
-    def describe_configs(self, resources: Iterable[ConfigResource],
+    def describe_configs(self, config_resources: Iterable[ConfigResource],
+                         include_synonyms: bool = False, config_filter: str = "all",
                          ) -> dict[ConfigResource, dict[str, str | None]]:
-        wanted = list(resources)
-        body = {"resources": [{"resource_type": _RESOURCE_TYPES[r.resource_type],
+        """``{resource: {name: value}}`` for each resource (``config_filter="modified"``
+        keeps only values that are not the broker's defaults)."""
+        wanted = list(config_resources)
+        body = {"resources": [{"resource_type": int(r.resource_type),
                                "resource_name": r.name, "configuration_keys": None}
                               for r in wanted],
-                "include_synonyms": False, "include_documentation": False}
+                "include_synonyms": include_synonyms, "include_documentation": False}
         results = self._call(self._any_node(), ApiKey.DESCRIBE_CONFIGS, body)["results"]
         out = {}
         for resource, result in zip(wanted, results, strict=True):
             _raise_for(result["error_code"],
-                       f"describing {resource.resource_type} {resource.name!r}",
+                       f"describing {resource.resource_type.name.lower()} {resource.name!r}",
                        result.get("error_message"))
-            out[resource] = {c["name"]: c["value"] for c in result["configs"]}
+            out[resource] = {c["name"]: c["value"] for c in result["configs"]
+                             if config_filter != "modified" or not _is_default(c)}
         return out
 
     # -- groups --------------------------------------------------------------------------------
 
-    def list_groups(self) -> list[GroupListing]:
-        """Every group on every broker (each broker lists the groups it coordinates)."""
+    def list_groups(self, broker_ids: Iterable[int] | None = None,
+                    states_filter: Iterable[str] | None = None,
+                    types_filter: Iterable[str] | None = None) -> list[GroupListing]:
+        """Every group on every broker (each broker lists the groups it coordinates), or on
+        ``broker_ids``; ``types_filter`` keeps groups of those protocol types. (kafkalite sends
+        ListGroups without a states filter, so ``states_filter`` is not applied.)"""
         self._refresh_metadata()
         listings = {}
+        wanted = None if broker_ids is None else set(broker_ids)
+        types = None if types_filter is None else set(types_filter)
         for broker in sorted(self._client.cluster.brokers()):
+            if wanted is not None and broker.node_id not in wanted:
+                continue
             body = self._call(broker.node_id, ApiKey.LIST_GROUPS, {})
             _raise_for(body["error_code"], f"listing groups on broker {broker.node_id}")
             for group in body["groups"]:
-                listings[group["group_id"]] = GroupListing(group["group_id"],
-                                                           group["protocol_type"])
+                if types is None or group["protocol_type"] in types:
+                    listings[group["group_id"]] = GroupListing(group["group_id"],
+                                                               group["protocol_type"])
         return sorted(listings.values(), key=lambda g: g.group_id)
 
-    def describe_groups(self, group_ids: Iterable[str]) -> dict[str, GroupDescription]:
+    def describe_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None = None,
+                        include_authorized_operations: bool = False,
+                        ) -> dict[str, GroupDescription]:
         out = {}
         for group_id in group_ids:
-            node = find_coordinator(self._client, group_id, self._deadline())
+            node = group_coordinator_id if group_coordinator_id is not None else \
+                find_coordinator(self._client, group_id, self._deadline())
             body = self._call(node, ApiKey.DESCRIBE_GROUPS,
                               {"groups": [group_id], "include_authorized_operations": False})
             (group,) = body["groups"]
@@ -269,6 +483,137 @@ class AdminClient:
             lag[tp] = (meta.offset, end, max(end - meta.offset, 0))
         return lag
 
+    def delete_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None = None,
+                      ) -> list[tuple[str, type[KafkaError]]]:
+        """Delete empty groups and their offsets; ``[(group_id, error class)]`` with
+        ``NoError`` for each group deleted (kafka-python's shape)."""
+        results = []
+        for group_id in group_ids:
+            node = group_coordinator_id if group_coordinator_id is not None else \
+                find_coordinator(self._client, group_id, self._deadline())
+            body = self._call(node, ApiKey.DELETE_GROUPS, {"groups_names": [group_id]})
+            (result,) = body["results"]
+            code = result["error_code"]
+            results.append((group_id, NoError if code == 0 else error_for_code(code)))
+        return results
+
+    def list_group_offsets(self, group_specs: Mapping[str, Iterable[TopicPartition] | None]
+                           | Iterable[str]) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
+        """Committed offsets of several groups: ``{group_id: {tp: OffsetAndMetadata}}``;
+        ``group_specs`` maps each group to its partitions (None: all) or lists group ids."""
+        specs = group_specs if isinstance(group_specs, Mapping) else \
+            dict.fromkeys(group_specs)
+        return {group: self.list_consumer_group_offsets(group, partitions)
+                for group, partitions in specs.items()}
+
+    def alter_group_offsets(self, group_id: str,
+                            offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+                            group_coordinator_id: int | None = None,
+                            ) -> dict[TopicPartition, type[KafkaError]]:
+        """Commit ``offsets`` for a group that has no active members; ``{tp: error class}``
+        with ``NoError`` for each partition committed (kafka-python's shape)."""
+        checked = {tp: value if isinstance(value, OffsetAndMetadata) else
+                   OffsetAndMetadata(value) for tp, value in offsets.items()}
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for tp, meta in sorted(checked.items()):
+            by_topic.setdefault(tp.topic, []).append({
+                "partition_index": tp.partition, "committed_offset": meta.offset,
+                "committed_leader_epoch": meta.leader_epoch,
+                "committed_metadata": meta.metadata or ""})
+        node = group_coordinator_id if group_coordinator_id is not None else \
+            find_coordinator(self._client, group_id, self._deadline())
+        body = self._call(node, ApiKey.OFFSET_COMMIT, {
+            "group_id": group_id, "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "retention_time_ms": -1,
+            "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]})
+        result = {}
+        for topic in body["topics"]:
+            for part in topic["partitions"]:
+                code = part["error_code"]
+                result[TopicPartition(topic["name"], part["partition_index"])] = \
+                    NoError if code == 0 else error_for_code(code)
+        return result
+
+    def reset_group_offsets(self, group_id: str,
+                            offset_specs: Mapping[TopicPartition, OffsetSpec | int],
+                            group_coordinator_id: int | None = None,
+                            ) -> dict[TopicPartition, dict[str, Any]]:
+        """Move a group's offsets to EARLIEST / LATEST / a timestamp (ms) per partition;
+        ``{tp: {"error": error class, "offset": committed offset}}``."""
+        found = self.list_partition_offsets(offset_specs)
+        targets = {}
+        for tp in offset_specs:
+            result = found.get(tp)
+            if result is None:  # no record that recent: the end, as Kafka's tool does
+                result = self.list_partition_offsets({tp: OffsetSpec.LATEST})[tp]
+            targets[tp] = result.offset
+        errors = self.alter_group_offsets(group_id, targets, group_coordinator_id)
+        return {tp: {"error": errors.get(tp, NoError), "offset": offset}
+                for tp, offset in targets.items()}
+
+    # -- partitions and cluster ------------------------------------------------------------------
+
+    def list_partition_offsets(self, topic_partition_specs: Mapping[TopicPartition,
+                                                                    OffsetSpec | int],
+                               isolation_level: int = 0, timeout_ms: int | None = None,
+                               ) -> dict[TopicPartition, OffsetAndTimestamp]:
+        """The offset for each partition's spec (``OffsetSpec.EARLIEST`` / ``LATEST`` or a
+        timestamp in ms); a timestamp past the last record is left out."""
+        timeout = self._timeout if timeout_ms is None else timeout_ms / 1000
+        found = list_offsets(self._client, {tp: int(spec) for tp, spec
+                                            in topic_partition_specs.items()},
+                             isolation_level=int(isolation_level), timeout=timeout)
+        return {tp: result for tp, result in found.items() if result is not None}
+
+    def describe_cluster(self) -> dict[str, Any]:
+        """``{"cluster_id", "controller_id", "brokers": [{"node_id", "host", "port",
+        "rack"}]}`` from the cluster metadata."""
+        self._refresh_metadata()
+        cluster = self._client.cluster
+        return {"cluster_id": cluster.cluster_id, "controller_id": cluster.controller_id,
+                "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port,
+                             "rack": b.rack} for b in sorted(cluster.brokers())]}
+
+    def wait_for_topics(self, topic_names: Iterable[str], timeout_ms: int = 10000) -> None:
+        """Block until every topic has a leader for each partition (after create_topics)."""
+        names = list(topic_names)
+        deadline = time.monotonic() + timeout_ms / 1000
+        self._client.metadata.add_topics(names)
+        cluster = self._client.cluster
+        while True:
+            partitions = {name: cluster.partitions_for_topic(name) for name in names}
+            if all(parts and all(cluster.leader_for(TopicPartition(name, p)) is not None
+                                 for p in parts) for name, parts in partitions.items()):
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise KafkaTimeoutError(f"topics {sorted(names)} not ready within "
+                                        f"{timeout_ms} ms")
+            with contextlib.suppress(KafkaTimeoutError):
+                metadata = self._client.metadata
+                metadata.await_update(metadata.request_update(), min(remaining, 1.0))
+
+    def bootstrap_connected(self) -> bool:
+        return bool(self._client.cluster.brokers())
+
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        """The (min, max) version of each api key a broker of the cluster supports, from its
+        ApiVersions answer."""
+        self._refresh_metadata()
+        for broker in sorted(self._client.cluster.brokers()):
+            conn = self._client.connection(broker.node_id)
+            if conn is not None and conn.is_ready():
+                return dict(conn.broker_versions)
+        self._call(self._any_node(), ApiKey.METADATA, {"topics": []})  # connects a broker
+        return self.api_versions()
+
+    def metrics(self, raw: bool = False) -> dict[str, Any]:
+        """kafka-python's nested shape: ``{"admin-client-metrics": {name: value}}``."""
+        if not self._client.config["metrics_enabled"]:
+            return {}
+        values = client_metrics(self._client)
+        return values if raw else {"admin-client-metrics": values}
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -289,3 +634,11 @@ def _member_assignment(protocol_type: str, data: bytes) -> list[TopicPartition]:
         return sorted(assignment_from_wire(data).partitions)
     except (ProtocolDecodeError, KafkaError):
         return []
+
+
+for _method, _api in UNSENT_ADMIN_APIS.items():
+    setattr(AdminClient, _method, _unsent(_method, _api))
+del _method, _api
+
+KafkaAdminClient = AdminClient
+"""kafka-python's name for :class:`AdminClient`: the same class."""

@@ -11,7 +11,8 @@ does a plain one-argument callable (kafka-python's ``key_serializer=str.encode``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgpack
@@ -153,6 +154,48 @@ class CallableDeserializer:
         return None if data is None else self._func(data)
 
 
+class HeadersSerializer(ABC):
+    """kafka-python 3's serializer shape: ``serialize(topic, headers, data)``.
+
+    Subclass it (as ``kafkalite.serializer.Serializer``) to reuse serializers written for
+    kafka-python; the producer calls it with the record's headers.
+    """
+
+    @abstractmethod
+    def serialize(self, topic: str, headers: Sequence[tuple[str, bytes | None]] | None,
+                  data: Any) -> bytes | None: ...
+
+    def close(self) -> None:  # noqa: B027 (optional hook, as in kafka-python)
+        """Release resources; a subclass may override it."""
+
+
+class HeadersDeserializer(ABC):
+    """kafka-python 3's deserializer shape: ``deserialize(topic, headers, data)``."""
+
+    @abstractmethod
+    def deserialize(self, topic: str, headers: Sequence[tuple[str, bytes | None]] | None,
+                    data: bytes | None) -> Any: ...
+
+    def close(self) -> None:  # noqa: B027 (optional hook, as in kafka-python)
+        """Release resources; a subclass may override it."""
+
+
+class _HeadersAdapter:
+    """Presents a :class:`HeadersSerializer` / :class:`HeadersDeserializer` as the two-argument
+    shape the clients call; ``None`` still passes through untouched."""
+
+    def __init__(self, inner: HeadersSerializer | HeadersDeserializer) -> None:
+        self.inner = inner
+
+    def serialize(self, topic: str, value: Any) -> bytes | None:
+        assert isinstance(self.inner, HeadersSerializer)
+        return None if value is None else self.inner.serialize(topic, [], value)
+
+    def deserialize(self, topic: str, data: bytes | None) -> Any:
+        assert isinstance(self.inner, HeadersDeserializer)
+        return None if data is None else self.inner.deserialize(topic, [], data)
+
+
 def resolve_serializer(value: object, config_key: str) -> Serializer:
     """Turn a ``key_serializer`` / ``value_serializer`` setting into a :class:`Serializer`.
 
@@ -163,6 +206,8 @@ def resolve_serializer(value: object, config_key: str) -> Serializer:
         return BytesSerializer(config_key)
     if isinstance(value, type) and hasattr(value, "serialize"):
         value = value()
+    if isinstance(value, HeadersSerializer):
+        return _HeadersAdapter(value)
     if isinstance(value, Serializer):
         return value
     if callable(value):
@@ -178,6 +223,8 @@ def resolve_deserializer(value: object, config_key: str) -> Deserializer:
         return BytesDeserializer()
     if isinstance(value, type) and hasattr(value, "deserialize"):
         value = value()
+    if isinstance(value, HeadersDeserializer):
+        return _HeadersAdapter(value)
     if isinstance(value, Deserializer):
         return value
     if callable(value):

@@ -7,6 +7,7 @@ and cheap, and safe to share between the client's I/O thread and user threads.
 
 from __future__ import annotations
 
+import enum
 from typing import Any, NamedTuple
 
 Header = tuple[str, bytes | None]
@@ -97,3 +98,50 @@ class PartitionMetadata(NamedTuple):
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+
+class TopicPartitionReplica(NamedTuple):
+    """One replica of one partition: the unit ``describe_log_dirs`` and reassignments use."""
+
+    topic: str
+    partition: int
+    broker_id: int
+
+
+class ConsumerGroupMetadata(NamedTuple):
+    """A consumer's place in its group, as ``Consumer.group_metadata()`` reports it.
+
+    ``state`` is ``'<unjoined>'``, ``'<rebalancing>'`` or ``'<stable>'`` (kafka-python's
+    spelling); ``group_id`` is None for a consumer outside any group.
+    """
+
+    group_id: str | None
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+    state: str = "<unjoined>"
+
+
+class MemberState:
+    """kafka-python's names for :attr:`ConsumerGroupMetadata.state`."""
+
+    UNJOINED = "<unjoined>"
+    REBALANCING = "<rebalancing>"
+    STABLE = "<stable>"
+
+
+def __getattr__(name: str) -> Any:
+    """``OffsetAndTimestamp`` is defined with the offset lookups that return it; resolved on
+    first use so this module, low in the layers, imports nothing above it."""
+    if name == "OffsetAndTimestamp":
+        from kafkalite.consumer.list_offsets import OffsetAndTimestamp
+
+        return OffsetAndTimestamp
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class IsolationLevel(enum.IntEnum):
+    """Which records a read sees: all (READ_UNCOMMITTED) or only committed transactions'."""
+
+    READ_UNCOMMITTED = 0
+    READ_COMMITTED = 1

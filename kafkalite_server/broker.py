@@ -1,10 +1,13 @@
-"""One broker: its log manager, replica manager, handlers, listener and background tasks.
+"""One broker: its log manager, replica manager, metadata cache, handlers, listener and
+background tasks.
 
 The group coordinator registers its handlers the same way core handlers are registered
 (``broker.handlers.register(api_key, handler)``), and ApiVersions advertises exactly what is
-registered. A handler gets ``ctx.broker`` and from it
-``config``, ``controller`` (metadata image, ``create_topic``), ``replica_manager``
-(partitions, ``append``, ``leader_partition``) and ``tasks`` (``spawn`` background work).
+registered. A handler gets ``ctx.broker`` and from it ``config``, ``metadata_cache`` (the
+broker's own view of the cluster), ``controller`` (requests to the controller:
+``create_topic`` ...), ``replica_manager`` (``append_records``, ``fetch_messages``,
+``leader_partition``) and ``tasks`` (``spawn`` background work). The controller reaches the
+broker only through ``inbox`` (LeaderAndIsr, StopReplica, UpdateMetadata).
 """
 
 from __future__ import annotations
@@ -15,16 +18,29 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from kafkalite.protocol import ApiKey
-from kafkalite_server.cluster.controller import Controller
+from kafkalite_server.cluster.controller_client import ControllerClient, Membership
 from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
+from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.group.broker_handlers import install as install_group_coordinator
-from kafkalite_server.handlers import admin, fetch, metadata, offsets, produce, producer_id
+from kafkalite_server.handlers import (
+    admin,
+    cluster,
+    configs,
+    fetch,
+    inter_broker,
+    metadata,
+    offsets,
+    produce,
+    producer_id,
+    records,
+)
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
-from kafkalite_server.network.connection import serve_connection
+from kafkalite_server.network.connection import ConnectionLimits, serve_connection
 from kafkalite_server.replication.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
@@ -40,28 +56,43 @@ CORE_HANDLERS = {
     ApiKey.CREATE_TOPICS: admin.handle_create_topics,
     ApiKey.DELETE_TOPICS: admin.handle_delete_topics,
     ApiKey.CREATE_PARTITIONS: admin.handle_create_partitions,
-    ApiKey.DESCRIBE_CONFIGS: admin.handle_describe_configs,
+    ApiKey.LEADER_AND_ISR: inter_broker.handle_leader_and_isr,
+    ApiKey.STOP_REPLICA: inter_broker.handle_stop_replica,
+    ApiKey.UPDATE_METADATA: inter_broker.handle_update_metadata,
+    ApiKey.CONTROLLED_SHUTDOWN: inter_broker.handle_controlled_shutdown,
+    ApiKey.DESCRIBE_CONFIGS: configs.handle_describe_configs,
+    ApiKey.ALTER_CONFIGS: configs.handle_alter_configs,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: configs.handle_incremental_alter_configs,
+    ApiKey.DELETE_RECORDS: records.handle_delete_records,
+    ApiKey.DESCRIBE_CLUSTER: cluster.handle_describe_cluster,
+    ApiKey.DESCRIBE_LOG_DIRS: cluster.handle_describe_log_dirs,
 }
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig, controller: Controller, *,
+    def __init__(self, config: BrokerConfig, controller: ControllerClient,
+                 membership: Membership, cluster_id: str, *,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
         self.config = config
         self.controller = controller
+        self.membership = membership
         self.now_ms = now_ms
         self.handlers = HandlerRegistry()
         for api_key, handler in CORE_HANDLERS.items():
             self.handlers.register(api_key, handler)
         self.log_manager = LogManager([Path(d) for d in config.log_dirs],
                                       controller.default_log_config, now_ms=now_ms,
-                                      topic_config=controller.topic_config)
+                                      topic_config=controller.topic_config,
+                                      cleaner_config=config.cleaner_config())
+        self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(config.broker_id, self.log_manager,
-                                              controller.image, controller.topic_config)
+                                              self.metadata_cache, controller.topic_config)
+        self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
         self.tasks = BackgroundTasks()
         self.port = 0
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self.connection_limits = ConnectionLimits(config)
         self.group_coordinator = install_group_coordinator(self)
 
     @property
@@ -71,16 +102,17 @@ class Broker:
     @property
     def endpoint(self) -> BrokerEndpoint:
         return BrokerEndpoint(self.node_id, self.config.advertised_host,
-                              self.config.advertised_port or self.port)
+                              self.config.advertised_port or self.port, self.config.broker_rack)
 
     async def start(self) -> None:
-        """Binds the listener and registers with the controller; call
-        ``controller.elect_leaders()`` once every broker of the process has started."""
+        """Binds the listener, then joins the cluster (the controller then tells the broker
+        what it leads)."""
         self._server = await asyncio.start_server(
             self._on_connection, self.config.host_name, self.config.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
-        self.controller.register_broker(self.endpoint, self.replica_manager)
         self._start_maintenance()
+        self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
+        await self.membership.join(self.endpoint, LocalChannel(self.inbox))
 
     def _on_connection(self, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:
@@ -105,8 +137,9 @@ class Broker:
         self.log_manager.checkpoint_log_start_offsets()
 
     async def stop(self) -> None:
-        """Stops listening, drops connections, then shuts the logs down cleanly."""
-        self.controller.unregister_broker(self.node_id)
+        """Leaves the cluster (moving leadership away first), stops listening, drops
+        connections, then shuts the logs down cleanly."""
+        await self.membership.leave(self.node_id)
         if self._server is not None:
             self._server.close()
         for task in list(self._connections):

@@ -6,6 +6,8 @@
 
 ``--set`` overrides the file, and the flags override both. Unless ``log.dirs`` is set,
 the data dir is the log dir. Bad flags or config: one line naming the problem, exit 2.
+With ``zookeeper.connect`` set the broker joins that cluster (``broker.id`` must be unique
+in it); without, it runs standalone with its own controller.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from typing import NoReturn
 
 from kafkalite.errors import ConfigError, KafkaError
 from kafkalite_server.config import BrokerConfig, read_properties
-from kafkalite_server.embedded import launch_brokers, stop_brokers
+from kafkalite_server.embedded import (
+    launch_brokers,
+    launch_cluster_broker,
+    stop_brokers,
+    zookeeper_connector,
+)
 from kafkalite_server.log.dump import dump_index, dump_log
 
 USAGE_ERROR = 2
@@ -73,7 +80,10 @@ async def serve(config: BrokerConfig, data_dir: Path) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    _controller, brokers = await launch_brokers([config], data_dir)
+    if config.zookeeper_connect:
+        brokers = [await launch_cluster_broker(config, zookeeper_connector(config))]
+    else:
+        _controller, brokers = await launch_brokers([config], data_dir)
     endpoint = brokers[0].endpoint
     print(f"listening on {config.host_name}:{brokers[0].port} "
           f"(advertised {endpoint.host}:{endpoint.port}, broker.id {config.broker_id})",

@@ -20,13 +20,16 @@ from typing import Any
 
 from kafkalite.errors import ConfigError
 from kafkalite_server.config_values import (
+    LONG_MAX,
     Parser,
     boolean,
     choice,
+    decimal,
     format_value,
     integer,
     never_when_max,
 )
+from kafkalite_server.log.cleaner_manager import NO_IO_LIMIT, CleanerConfig, check_map_size
 from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
 
 _HOUR_MS = 60 * 60 * 1000
@@ -61,6 +64,13 @@ class BrokerConfig:
     log_message_timestamp_type: str = "CreateTime"
     message_max_bytes: int = 1024 * 1024 + 12
     socket_request_max_bytes: int = 100 * 1024 * 1024
+    queued_max_request_bytes: int = 100 * 1024 * 1024
+    """Bound on request bytes buffered over all connections; -1: no bound (Kafka's default)."""
+    connections_max_idle_ms: int = 600_000
+    """Close a connection with no request in progress after this long; -1: never."""
+    kafkalite_request_receive_timeout_ms: int = 60_000
+    """Close a connection whose request has not fully arrived this long after its first
+    byte, including time stalled by ``queued.max.request.bytes``; -1: never."""
     min_insync_replicas: int = 1
     offsets_topic_num_partitions: int = 50
     offsets_topic_replication_factor: int = 1
@@ -68,6 +78,33 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    # --- log cleaner (compaction) and segment rolling/deletion
+    log_cleaner_enable: bool = True
+    log_cleaner_threads: int = 1
+    log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
+    log_cleaner_io_buffer_size: int = 512 * 1024
+    log_cleaner_io_max_bytes_per_second: float = NO_IO_LIMIT
+    log_cleaner_backoff_ms: int = 15_000
+    log_cleaner_min_cleanable_ratio: float = 0.5
+    log_cleaner_delete_retention_ms: int = 24 * _HOUR_MS
+    log_cleaner_min_compaction_lag_ms: int = 0
+    log_cleaner_max_compaction_lag_ms: int = LONG_MAX
+    log_segment_delete_delay_ms: int = 60_000
+    log_roll_jitter_ms: int = 0
+    # --- end of log cleaner block
+    # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
+    broker_rack: str | None = None
+    zookeeper_connect: str | None = None
+    zookeeper_session_timeout_ms: int = 18_000
+    zookeeper_connection_timeout_ms: int = 18_000
+    unclean_leader_election_enable: bool = False
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_seconds: int = 300
+    leader_imbalance_per_broker_percentage: int = 10
+    controlled_shutdown_enable: bool = True
+    controlled_shutdown_max_retries: int = 3
+    controlled_shutdown_retry_backoff_ms: int = 5000
+    controller_socket_timeout_ms: int = 30_000
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
     """Keys set by the operator (DescribeConfigs reports the others as defaults)."""
 
@@ -86,7 +123,11 @@ class BrokerConfig:
             if spec.target not in chosen or spec.rank < chosen[spec.target][0]:
                 chosen[spec.target] = (spec.rank, value)
         changes = {target: value for target, (_rank, value) in chosen.items()}
-        return dataclasses.replace(cls(), **changes, explicit=frozenset(settings))
+        config = dataclasses.replace(cls(), **changes, explicit=frozenset(settings))
+        problem = check_map_size(config.cleaner_config())
+        if problem is not None:
+            raise ConfigError("log.cleaner.dedupe.buffer.size", problem)
+        return config
 
     @property
     def advertised_host(self) -> str:
@@ -109,16 +150,34 @@ class BrokerConfig:
             flush_messages=self.log_flush_interval_messages,
             flush_ms=self.log_flush_interval_ms,
             min_insync_replicas=self.min_insync_replicas,
+            file_delete_delay_ms=self.log_segment_delete_delay_ms,
+            segment_jitter_ms=self.log_roll_jitter_ms,
+            delete_retention_ms=self.log_cleaner_delete_retention_ms,
+            min_cleanable_dirty_ratio=self.log_cleaner_min_cleanable_ratio,
+            min_compaction_lag_ms=self.log_cleaner_min_compaction_lag_ms,
+            max_compaction_lag_ms=self.log_cleaner_max_compaction_lag_ms,
         )
 
-    def describe(self) -> list[tuple[str, str, bool]]:
+    def cleaner_config(self) -> CleanerConfig:
+        """The log cleaner's settings (``log.cleaner.*``)."""
+        return CleanerConfig(
+            enable=self.log_cleaner_enable,
+            threads=self.log_cleaner_threads,
+            dedupe_buffer_size=self.log_cleaner_dedupe_buffer_size,
+            io_buffer_size=self.log_cleaner_io_buffer_size,
+            io_max_bytes_per_second=self.log_cleaner_io_max_bytes_per_second,
+            backoff_ms=self.log_cleaner_backoff_ms,
+        )
+
+    def describe(self) -> list[tuple[str, str | None, bool]]:
         """(key, value, is default) for DescribeConfigs of the broker resource."""
         rows = []
         for key, spec in _SPECS.items():
             if spec.rank != 0:
                 continue
             value = getattr(self, spec.target)
-            rows.append((key, format_value(value), key not in self.explicit))
+            text = None if value is None and key in _UNSET_IS_NULL else format_value(value)
+            rows.append((key, text, key not in self.explicit))
         return rows
 
 
@@ -175,6 +234,19 @@ def _cleanup_policy(key: str, text: str) -> str:
         raise ConfigError(key, str(exc).removeprefix(f"{exc.key}: ")) from None
 
 
+def _bound(minimum: int) -> Parser:
+    """An integer >= ``minimum``, or -1 for "no bound"."""
+    parse_int = integer(-1)
+
+    def parse(key: str, text: str) -> int:
+        value = parse_int(key, text)
+        if value != -1 and value < minimum:
+            raise ConfigError(key, f"{value} must be -1 (no bound) or at least {minimum}")
+        return value
+
+    return parse
+
+
 @dataclass(frozen=True)
 class _Spec:
     target: str
@@ -213,6 +285,10 @@ _SPECS: dict[str, _Spec] = {
     "log.message.timestamp.type": _Spec("log_message_timestamp_type", choice(TIMESTAMP_TYPES)),
     "message.max.bytes": _Spec("message_max_bytes", integer(0, _INT_MAX)),
     "socket.request.max.bytes": _Spec("socket_request_max_bytes", integer(1, _INT_MAX)),
+    "queued.max.request.bytes": _Spec("queued_max_request_bytes", _bound(1)),
+    "connections.max.idle.ms": _Spec("connections_max_idle_ms", _bound(1)),
+    "kafkalite.request.receive.timeout.ms": _Spec("kafkalite_request_receive_timeout_ms",
+                                                  _bound(1)),
     "min.insync.replicas": _Spec("min_insync_replicas", integer(1, _INT_MAX)),
     "offsets.topic.num.partitions": _Spec("offsets_topic_num_partitions", integer(1, _INT_MAX)),
     "offsets.topic.replication.factor": _Spec(
@@ -222,6 +298,45 @@ _SPECS: dict[str, _Spec] = {
         "group_initial_rebalance_delay_ms", integer(0, _INT_MAX)),
     "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, _INT_MAX)),
     "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, _INT_MAX)),
+    # --- log cleaner (compaction) and segment rolling/deletion
+    "log.cleaner.enable": _Spec("log_cleaner_enable", boolean),
+    "log.cleaner.threads": _Spec("log_cleaner_threads", integer(0, _INT_MAX)),
+    "log.cleaner.dedupe.buffer.size": _Spec("log_cleaner_dedupe_buffer_size", integer(0)),
+    "log.cleaner.io.buffer.size": _Spec("log_cleaner_io_buffer_size", integer(1, _INT_MAX)),
+    "log.cleaner.io.max.bytes.per.second": _Spec("log_cleaner_io_max_bytes_per_second",
+                                                 decimal(0.0, NO_IO_LIMIT)),
+    "log.cleaner.backoff.ms": _Spec("log_cleaner_backoff_ms", integer(0)),
+    "log.cleaner.min.cleanable.ratio": _Spec("log_cleaner_min_cleanable_ratio",
+                                             decimal(0.0, 1.0)),
+    "log.cleaner.delete.retention.ms": _Spec("log_cleaner_delete_retention_ms", integer(0)),
+    "log.cleaner.min.compaction.lag.ms": _Spec("log_cleaner_min_compaction_lag_ms", integer(0)),
+    "log.cleaner.max.compaction.lag.ms": _Spec("log_cleaner_max_compaction_lag_ms", integer(1)),
+    "log.segment.delete.delay.ms": _Spec("log_segment_delete_delay_ms", integer(0)),
+    "log.roll.jitter.ms": _Spec("log_roll_jitter_ms", integer(0)),
+    "log.roll.jitter.hours": _Spec("log_roll_jitter_ms", integer(0, scale=_HOUR_MS), 1),
 }
+
+_CLUSTER_SPECS: dict[str, _Spec] = {
+    "broker.rack": _Spec("broker_rack", _string),
+    "zookeeper.connect": _Spec("zookeeper_connect", _string),
+    "zookeeper.session.timeout.ms": _Spec("zookeeper_session_timeout_ms", integer(1, _INT_MAX)),
+    "zookeeper.connection.timeout.ms": _Spec(
+        "zookeeper_connection_timeout_ms", integer(1, _INT_MAX)),
+    "unclean.leader.election.enable": _Spec("unclean_leader_election_enable", boolean),
+    "auto.leader.rebalance.enable": _Spec("auto_leader_rebalance_enable", boolean),
+    "leader.imbalance.check.interval.seconds": _Spec(
+        "leader_imbalance_check_interval_seconds", integer(1, _INT_MAX)),
+    "leader.imbalance.per.broker.percentage": _Spec(
+        "leader_imbalance_per_broker_percentage", integer(0, 100)),
+    "controlled.shutdown.enable": _Spec("controlled_shutdown_enable", boolean),
+    "controlled.shutdown.max.retries": _Spec("controlled_shutdown_max_retries",
+                                             integer(0, _INT_MAX)),
+    "controlled.shutdown.retry.backoff.ms": _Spec("controlled_shutdown_retry_backoff_ms",
+                                                  integer(0, _INT_MAX)),
+    "controller.socket.timeout.ms": _Spec("controller_socket_timeout_ms", integer(1, _INT_MAX)),
+}
+"""Cluster keys, kept in their own block (Kafka's names and defaults)."""
+_UNSET_IS_NULL = frozenset({"broker.rack", "zookeeper.connect"})
+_SPECS.update(_CLUSTER_SPECS)
 
 BROKER_CONFIG_KEYS: tuple[str, ...] = tuple(_SPECS)

@@ -16,7 +16,7 @@ import selectors
 import socket
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -24,6 +24,12 @@ from kafkalite.client.cluster import ClusterMetadata
 from kafkalite.client.connection import BrokerConnection, ConnectionState, Response
 from kafkalite.client.future import Future
 from kafkalite.client.metadata import MetadataRefresher
+from kafkalite.client.settings import (
+    IGNORED_CLIENT_DEFAULTS,
+    SECURITY_DEFAULTS,
+    check_security,
+    socket_options,
+)
 from kafkalite.errors import ConfigError, KafkaConnectionError, KafkaError
 
 log = logging.getLogger(__name__)
@@ -42,8 +48,20 @@ CLIENT_DEFAULTS: Mapping[str, Any] = {
     "max_in_flight_requests_per_connection": 5,
     "allow_auto_create_topics": True,
     "receive_message_max_bytes": 100 * 1024 * 1024,
+    "retry_backoff_max_ms": 1000,
+    "connections_max_idle_ms": 540000,
+    "send_buffer_bytes": None,
+    "receive_buffer_bytes": None,
+    "socket_options": ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
+    "metrics_enabled": True,
+    **SECURITY_DEFAULTS,
+    **IGNORED_CLIENT_DEFAULTS,
 }
-"""Client-level settings, kafka-python's names and the Java client's defaults."""
+"""Client-level settings, kafka-python's names and the Java client's defaults.
+
+The keys of :data:`~kafkalite.client.settings.IGNORED_CLIENT_DEFAULTS` are accepted so that
+kafka-python programs run unchanged, and have no effect (each with its documented reason).
+"""
 
 _MAX_IDLE_WAIT = 1.0
 
@@ -79,10 +97,21 @@ def validate_client_config(config: Mapping[str, Any]) -> dict[str, Any]:
     merged = {**CLIENT_DEFAULTS, **config}
     for key in ("request_timeout_ms", "metadata_max_age_ms", "retry_backoff_ms",
                 "reconnect_backoff_ms", "reconnect_backoff_max_ms",
-                "max_in_flight_requests_per_connection", "receive_message_max_bytes"):
+                "max_in_flight_requests_per_connection", "receive_message_max_bytes",
+                "retry_backoff_max_ms", "connections_max_idle_ms"):
         value = merged[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(key, f"must be a non-negative integer, not {value!r}")
+    for key in ("send_buffer_bytes", "receive_buffer_bytes"):
+        value = merged[key]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise ConfigError(key, f"must be a positive integer or None, not {value!r}")
+    if not isinstance(merged["metrics_enabled"], bool):
+        raise ConfigError("metrics_enabled", f"must be True or False, not "
+                          f"{merged['metrics_enabled']!r}")
+    socket_options(merged)  # checks the entries' shape
+    check_security(merged)
     if merged["max_in_flight_requests_per_connection"] < 1:
         raise ConfigError("max_in_flight_requests_per_connection", "must be at least 1")
     if merged["client_id"] is not None and not isinstance(merged["client_id"], str):
@@ -101,12 +130,17 @@ class KafkaClient:
     def __init__(self, **config: Any) -> None:
         self.config = validate_client_config(config)
         self._bootstrap = parse_bootstrap_servers(self.config["bootstrap_servers"])
+        self._socket_options = socket_options(self.config)
+        self.request_counts: Counter[int] = Counter()
+        """Requests sent to any broker, by api key (``metrics()`` reads it)."""
+        self.started_at = time.monotonic()
         self.cluster = ClusterMetadata()
         self.metadata = MetadataRefresher(
             self,
             self.cluster,
             metadata_max_age_ms=self.config["metadata_max_age_ms"],
             retry_backoff_ms=self.config["retry_backoff_ms"],
+            retry_backoff_max_ms=self.config["retry_backoff_max_ms"],
             allow_auto_topic_creation=self.config["allow_auto_create_topics"],
         )
         self._selector = selectors.DefaultSelector()
@@ -215,6 +249,8 @@ class KafkaClient:
                 client_id=self.config["client_id"],
                 request_timeout_ms=self.config["request_timeout_ms"],
                 max_frame_bytes=self.config["receive_message_max_bytes"],
+                socket_options=self._socket_options,
+                request_counts=self.request_counts,
                 selector=self._selector,
             )
             conn.on_state_change = self._on_state_change
@@ -253,6 +289,9 @@ class KafkaClient:
         except KafkaError as exc:
             log.debug("cannot connect to node %s: %s", node_id, exc)
         return False
+
+    def ready_connection_count(self) -> int:
+        return sum(1 for conn in list(self._connections.values()) if conn.is_ready())
 
     def connection(self, node_id: int) -> BrokerConnection | None:
         return self._connections.get(node_id)
@@ -308,6 +347,9 @@ class KafkaClient:
             deadline = conn.check_timeouts()
             if deadline is not None:
                 wake_at.append(deadline)
+        idle_check = self._close_idle_connections()
+        if idle_check is not None:
+            wake_at.append(idle_check)
         refresh_at = self.metadata.maybe_refresh()
         if refresh_at is not None:
             wake_at.append(refresh_at)
@@ -333,6 +375,28 @@ class KafkaClient:
                 conn.handle_write()
             if mask & selectors.EVENT_READ:
                 conn.handle_read()
+
+    def _close_idle_connections(self) -> float | None:
+        """Close connections unused for ``connections_max_idle_ms`` (as brokers do, but first,
+        so a request never races the broker's close); the next request reconnects. Returns
+        when the next connection could become idle."""
+        idle = self.config["connections_max_idle_ms"] / 1000
+        if not idle:
+            return None
+        now = time.monotonic()
+        next_check = None
+        for node_id, conn in list(self._connections.items()):
+            if not conn.is_ready() or conn.in_flight_count:
+                continue
+            idle_at = conn.last_activity + idle
+            if now >= idle_at:
+                conn.on_state_change = None  # an idle close is not a failure: no backoff
+                del self._connections[node_id]
+                conn.close()
+                log.debug("closed idle connection to node %s", node_id)
+            elif next_check is None or idle_at < next_check:
+                next_check = idle_at
+        return next_check
 
     def _drain_wakeups(self) -> None:
         try:

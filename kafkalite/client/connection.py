@@ -17,8 +17,8 @@ import selectors
 import socket
 import struct
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections import Counter, deque
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from kafkalite.client.future import Future
@@ -97,6 +97,9 @@ class BrokerConnection:
         request_timeout_ms: int,
         selector: selectors.BaseSelector,
         max_frame_bytes: int = 100 * 1024 * 1024,
+        socket_options: Sequence[tuple[int, int, int]] = (
+            (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
+        request_counts: Counter[int] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.node_id = node_id
@@ -110,6 +113,12 @@ class BrokerConnection:
         self._clock = clock
         self._max_frame_bytes = max_frame_bytes
         self._sock: socket.socket | None = None
+        self._socket_options = tuple(socket_options)
+        self.request_counts: Counter[int] = Counter() if request_counts is None \
+            else request_counts
+        """Requests sent, by api key (shared with the client, for ``metrics()``)."""
+        self.last_activity = clock()
+        """When a request was last sent or a response last received (for idle closing)."""
         self._selector = selector
         self._events = 0
         self._decoder = FrameDecoder(max_frame_bytes)
@@ -140,8 +149,14 @@ class BrokerConnection:
         family, kind, proto, _, address = infos[0]
         sock = socket.socket(family, kind, proto)
         sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock = sock
+        try:
+            for level, option, value in self._socket_options:
+                sock.setsockopt(level, option, value)
+        except OSError as exc:
+            self.close(KafkaConnectionError(f"socket_options: {exc}"))
+            return
+        self.last_activity = self._clock()
         self._connect_deadline = self._clock() + self.request_timeout
         self._set_state(ConnectionState.CONNECTING)
         self._events = selectors.EVENT_READ | selectors.EVENT_WRITE
@@ -237,6 +252,8 @@ class BrokerConnection:
             return
         self._out += frame
         self._queued_bytes += len(frame)
+        self.last_activity = self._clock()
+        self.request_counts[api_key] += 1
         if expect_response:
             self._in_flight.append(_InFlight(correlation_id, api_key, version, future,
                                              self._clock() + self.request_timeout))
@@ -307,6 +324,7 @@ class BrokerConnection:
                 return
 
     def _handle_frame(self, frame: bytearray) -> None:
+        self.last_activity = self._clock()
         if not self._in_flight:
             self.close(KafkaConnectionError(f"node {self.node_id} sent an unrequested response"))
             return

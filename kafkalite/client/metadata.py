@@ -36,12 +36,16 @@ class MetadataRefresher:
         metadata_max_age_ms: int,
         retry_backoff_ms: int,
         allow_auto_topic_creation: bool,
+        retry_backoff_max_ms: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = client
         self.cluster = cluster
         self.metadata_max_age_ms = metadata_max_age_ms
-        self.retry_backoff = retry_backoff_ms / 1000
+        self._base_backoff = retry_backoff_ms / 1000
+        self._max_backoff = max(retry_backoff_ms if retry_backoff_max_ms is None
+                                else retry_backoff_max_ms, retry_backoff_ms) / 1000
+        self._failures = 0
         self.allow_auto_topic_creation = allow_auto_topic_creation
         self.all_topics = False
         self._topics: set[str] = set()
@@ -52,6 +56,12 @@ class MetadataRefresher:
         self._asked = 0  # tickets handed out by request_update
         self._covers = 0  # the newest ticket the request in flight was built for
         self._answered = 0  # the newest ticket a received answer covers
+
+    @property
+    def retry_backoff(self) -> float:
+        """Seconds between attempts: ``retry_backoff_ms`` doubling with each failed refresh
+        in a row, up to ``retry_backoff_max_ms`` (the Java client's exponential backoff)."""
+        return min(self._base_backoff * 2 ** min(self._failures, 16), self._max_backoff)
 
     @property
     def topics(self) -> frozenset[str]:
@@ -124,6 +134,7 @@ class MetadataRefresher:
 
     def _on_response(self, body: dict[str, Any]) -> None:
         self._in_flight = False
+        self._failures = 0
         try:
             self.cluster.update_from_metadata(body, int(time.time() * 1000))
         except Exception:
@@ -141,4 +152,5 @@ class MetadataRefresher:
 
     def _on_failure(self, node: int, error: BaseException) -> None:
         self._in_flight = False
+        self._failures += 1
         log.debug("Metadata request to node %s failed: %r", node, error)

@@ -8,11 +8,11 @@ from kafkalite.consumer.assignors import (
     StickyAssignor,
     Subscription,
 )
-from kafkalite.consumer.consumer import Consumer, NoOffsetForPartitionError
+from kafkalite.consumer.consumer import Consumer, KafkaConsumer
 from kafkalite.consumer.group import CommitFailedError
 from kafkalite.consumer.list_offsets import OffsetAndTimestamp
 from kafkalite.consumer.listener import ConsumerRebalanceListener
-from kafkalite.consumer.subscription_state import IllegalStateError
+from kafkalite.errors import IllegalStateError, NoOffsetForPartitionError
 
 __all__ = [
     "Assignment",
@@ -21,6 +21,7 @@ __all__ = [
     "Consumer",
     "ConsumerRebalanceListener",
     "IllegalStateError",
+    "KafkaConsumer",
     "NoOffsetForPartitionError",
     "OffsetAndTimestamp",
     "RangeAssignor",

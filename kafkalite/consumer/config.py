@@ -36,6 +36,10 @@ CONSUMER_DEFAULTS: Mapping[str, Any] = {
     "default_api_timeout_ms": 60000,
     "key_deserializer": None,
     "value_deserializer": None,
+    "default_offset_commit_callback": None,
+    "metric_group_prefix": "consumer",
+    "client_rack": "",
+    "enable_incremental_fetch_sessions": True,
 }
 """Consumer-only settings; the client settings (:data:`CLIENT_DEFAULTS`) apply too.
 
@@ -43,6 +47,13 @@ CONSUMER_DEFAULTS: Mapping[str, Any] = {
 order; the default (range, then round robin) is kafka-python's and lets a group mix with
 Java and librdkafka members on their defaults.
 """
+
+IGNORED_CONSUMER_KEYS: Mapping[str, str] = {
+    "client_rack": "fetches always go to the partition leader (no follower fetching yet)",
+    "enable_incremental_fetch_sessions": "every fetch is a full fetch request",
+}
+"""Consumer keys accepted without effect, each with the reason (the client's are in
+:mod:`kafkalite.client.settings`)."""
 
 _POSITIVE_INTS = ("auto_commit_interval_ms", "session_timeout_ms", "heartbeat_interval_ms",
                   "max_poll_interval_ms", "max_poll_records", "fetch_min_bytes",
@@ -85,6 +96,9 @@ def validate_consumer_config(config: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError("isolation_level", "must be 'read_uncommitted' or 'read_committed', "
                           f"not {level!r}")
     merged["isolation_level"] = _ISOLATION_LEVELS[level]
+    callback = merged["default_offset_commit_callback"]
+    if callback is not None and not callable(callback):
+        raise ConfigError("default_offset_commit_callback", "must be a callable or None")
     if merged["heartbeat_interval_ms"] >= merged["session_timeout_ms"]:
         raise ConfigError("heartbeat_interval_ms", "must be lower than session_timeout_ms")
     merged["partition_assignment_strategy"] = resolve_assignors(

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, KafkaClient
+from kafkalite.client.metrics import ConsumerMetrics
 from kafkalite.consumer.config import validate_consumer_config
 from kafkalite.consumer.fetcher import Fetcher
 from kafkalite.consumer.group import CommitCallback, ConsumerCoordinator
@@ -29,17 +30,20 @@ from kafkalite.consumer.list_offsets import (
     list_offsets,
 )
 from kafkalite.consumer.listener import ConsumerRebalanceListener
-from kafkalite.consumer.subscription_state import (
+from kafkalite.consumer.subscription_state import SubscriptionState, SubscriptionType
+from kafkalite.errors import (
+    ConfigError,
     IllegalStateError,
-    SubscriptionState,
-    SubscriptionType,
+    KafkaError,
+    KafkaTimeoutError,
+    NoOffsetForPartitionError,
 )
-from kafkalite.errors import ConfigError, KafkaError, KafkaTimeoutError
-from kafkalite.structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
-
-
-class NoOffsetForPartitionError(KafkaError):
-    """A partition has no committed offset and ``auto_offset_reset`` is ``'none'``."""
+from kafkalite.structs import (
+    ConsumerGroupMetadata,
+    ConsumerRecord,
+    OffsetAndMetadata,
+    TopicPartition,
+)
 
 
 def normalize_offsets(
@@ -61,6 +65,8 @@ def normalize_offsets(
                             f"not {value!r}")
         if meta.offset < 0:
             raise ValueError(f"the offset for {tp} must be >= 0, not {meta.offset}")
+        if meta.metadata is None:  # kafka-python's OffsetAndMetadata(offset, None, -1)
+            meta = meta._replace(metadata="")
         if not isinstance(meta.metadata, str):
             raise TypeError(f"the metadata for {tp} must be a str, not {meta.metadata!r}")
         result[tp] = meta
@@ -101,6 +107,7 @@ class Consumer:
         self._request_timeout = self.config["request_timeout_ms"] / 1000
         self._api_timeout = self.config["default_api_timeout_ms"] / 1000
         self._iterator: Iterator[ConsumerRecord] | None = None
+        self._metrics = ConsumerMetrics(self.config["metric_group_prefix"])
         self._closed = False
         self._client.start()
         if topics:
@@ -113,12 +120,11 @@ class Consumer:
         """Join the group for ``topics`` (or every topic matching ``pattern``).
 
         The group assigns the partitions during ``poll()``; ``listener`` hears about each
-        rebalance. Calling it again replaces the subscription.
+        rebalance. Calling it again replaces the subscription. Without a ``group_id`` the
+        consumer assigns itself every partition of the topics and commits nothing, as
+        kafka-python does.
         """
         self._check_open()
-        if self._coordinator is None:
-            raise ConfigError("group_id", "subscribe() needs a group_id; use assign() to read "
-                              "without a group")
         if isinstance(topics, str):
             topics = [topics]
         if listener is not None and not (callable(getattr(listener, "on_partitions_revoked",
@@ -171,11 +177,13 @@ class Consumer:
     # -- polling -----------------------------------------------------------------------------
 
     def poll(self, timeout_ms: float = 0, max_records: int | None = None,
-             ) -> dict[TopicPartition, list[ConsumerRecord]]:
+             update_offsets: bool = True) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Records by partition, waiting up to ``timeout_ms`` for some; ``{}`` if none came.
 
         Also where rebalances, listener callbacks, async commit callbacks and auto commits
-        happen: call it at least every ``max_poll_interval_ms`` or the group moves on.
+        happen: call it at least every ``max_poll_interval_ms`` or the group moves on. With
+        ``update_offsets=False`` the positions stay before the returned records, so the next
+        poll returns them again.
         """
         self._check_open()
         if self._subscriptions.type is SubscriptionType.NONE:
@@ -185,11 +193,26 @@ class Consumer:
         elif isinstance(max_records, bool) or not isinstance(max_records, int) or \
                 max_records < 1:
             raise ValueError(f"max_records must be a positive integer, not {max_records!r}")
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int | float) or \
+                timeout_ms < 0:
+            raise ValueError(f"timeout_ms must be a non-negative number, not {timeout_ms!r}")
+        records = self._poll(timeout_ms, max_records)
+        if records and not update_offsets:
+            for tp, batch in records.items():
+                self._subscriptions.seek(tp, batch[0].offset)
+        elif records:
+            self._metrics.record(records)
+        return records
+
+    def _poll(self, timeout_ms: float, max_records: int,
+              ) -> dict[TopicPartition, list[ConsumerRecord]]:
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000
         fetcher = self._fetcher
         while True:
             if self._coordinator is not None:
                 self._coordinator.poll(deadline)
+            elif self._subscriptions.is_auto_assigned:
+                self._assign_all_subscribed()
             self._update_positions()
             records = fetcher.fetched_records(max_records)
             fetcher.send_fetches()  # before returning: the broker works while the app does
@@ -222,6 +245,23 @@ class Consumer:
             if batch:
                 self._iterator = iter([r for records in batch.values() for r in records])
 
+    def _assign_all_subscribed(self) -> None:
+        """Without a group: own every partition of the subscribed (or matching) topics."""
+        subscriptions, cluster = self._subscriptions, self._client.cluster
+        if subscriptions.pattern is not None:
+            subscriptions.change_topics(subscriptions.matching_topics(cluster.topics()))
+        wanted = {TopicPartition(topic, p) for topic in subscriptions.topics
+                  for p in cluster.partitions_for_topic(topic) or ()}
+        current = subscriptions.assigned_partitions()
+        if wanted == current:
+            return
+        listener = subscriptions.listener
+        if listener is not None and current:
+            listener.on_partitions_revoked(current)
+        subscriptions.assign_from_subscribed(wanted)
+        if listener is not None:
+            listener.on_partitions_assigned(wanted)
+
     def _update_positions(self) -> None:
         """Give every assigned partition a position: committed offset, else the reset."""
         subscriptions = self._subscriptions
@@ -253,18 +293,29 @@ class Consumer:
 
     # -- positions -----------------------------------------------------------------------------
 
-    def position(self, tp: TopicPartition) -> int:
-        """The offset of the next record ``poll()`` returns for ``tp`` (looked up if unknown)."""
+    def position(self, partition: TopicPartition, timeout_ms: int | None = None) -> int:
+        """The offset of the next record ``poll()`` returns for ``partition`` (looked up if unknown,
+        within ``timeout_ms``, default ``default_api_timeout_ms``)."""
         self._check_open()
-        if self._subscriptions.position(tp) is None:
-            self._update_positions()
-        position = self._subscriptions.position(tp)
+        if self._subscriptions.position(partition) is None:
+            with self._api_timeout_of(timeout_ms):
+                self._update_positions()
+        position = self._subscriptions.position(partition)
         assert position is not None
         return position
 
-    def seek(self, tp: TopicPartition, offset: int) -> None:
+    def highwater(self, partition: TopicPartition) -> int | None:
+        """The partition's high watermark from the last fetch response (the offset the next
+        produced record gets); None before the first fetch of ``partition``."""
         self._check_open()
-        self._subscriptions.seek(tp, offset)
+        if not isinstance(partition, TopicPartition):
+            raise TypeError(f"highwater() takes a TopicPartition, not {partition!r}")
+        high = self._subscriptions.state(partition).high_watermark
+        return None if high < 0 else high
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        self._check_open()
+        self._subscriptions.seek(partition, offset)
 
     def seek_to_beginning(self, *partitions: TopicPartition) -> None:
         """Read from the first offset (of every assigned partition when none is given)."""
@@ -296,7 +347,7 @@ class Consumer:
         return self._coordinator
 
     def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
-               ) -> None:
+               timeout_ms: int | None = None) -> None:
         """Commit ``offsets`` (default: the positions of everything ``poll`` returned) and wait.
 
         Raises :class:`~kafkalite.consumer.group.CommitFailedError` when the group has moved
@@ -304,44 +355,67 @@ class Consumer:
         """
         coordinator = self._require_group("commit()")
         checked = None if offsets is None else normalize_offsets(offsets)
-        coordinator.commit_sync(checked, time.monotonic() + self._api_timeout)
+        coordinator.commit_sync(checked, time.monotonic() + self._timeout_of(timeout_ms))
 
     def commit_async(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
                      callback: CommitCallback | None = None) -> None:
         """Commit without waiting; ``callback(offsets, error_or_None)`` runs in a later poll."""
         coordinator = self._require_group("commit_async()")
         checked = None if offsets is None else normalize_offsets(offsets)
-        coordinator.commit_async(checked, callback)
+        coordinator.commit_async(checked,
+                                 callback or self.config["default_offset_commit_callback"])
 
-    def committed(self, tp: TopicPartition, metadata: bool = False,
-                  ) -> int | OffsetAndMetadata | None:
-        """The group's committed offset for ``tp`` (None without one); with ``metadata=True``
+    def committed(self, partition: TopicPartition, metadata: bool = False,
+                  timeout_ms: int | None = None) -> int | OffsetAndMetadata | None:
+        """The group's committed offset for ``partition`` (None without one); with ``metadata=True``
         the whole :class:`OffsetAndMetadata`."""
         coordinator = self._require_group("committed()")
-        found = coordinator.fetch_committed([tp], time.monotonic() + self._api_timeout).get(tp)
+        found = coordinator.fetch_committed(
+            [partition], time.monotonic() + self._timeout_of(timeout_ms)).get(partition)
         if found is None or metadata:
             return found
         return found.offset
 
     # -- cluster queries ---------------------------------------------------------------------
 
+    def _timeout_of(self, timeout_ms: int | None) -> float:
+        """Seconds for a call's ``timeout_ms`` (None: ``default_api_timeout_ms``)."""
+        if timeout_ms is None:
+            return self._api_timeout
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int | float) or \
+                timeout_ms < 0:
+            raise ValueError(f"timeout_ms must be a non-negative number, not {timeout_ms!r}")
+        return timeout_ms / 1000
+
+    @contextlib.contextmanager
+    def _api_timeout_of(self, timeout_ms: int | None) -> Iterator[None]:
+        """Run a block whose lookups use ``timeout_ms`` instead of the default API timeout."""
+        saved, self._api_timeout = self._api_timeout, self._timeout_of(timeout_ms)
+        try:
+            yield
+        finally:
+            self._api_timeout = saved
+
     def _offsets_at(self, partitions: Iterable[TopicPartition], timestamp: int,
-                    ) -> dict[TopicPartition, int]:
+                    timeout_ms: int | None) -> dict[TopicPartition, int]:
         found = list_offsets(self._client, dict.fromkeys(partitions, timestamp),
                              isolation_level=self.config["isolation_level"],
-                             timeout=self._api_timeout)
+                             timeout=self._timeout_of(timeout_ms))
         return {tp: -1 if result is None else result.offset for tp, result in found.items()}
 
-    def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    def beginning_offsets(self, partitions: Iterable[TopicPartition],
+                          timeout_ms: int | None = None) -> dict[TopicPartition, int]:
         self._check_open()
-        return self._offsets_at(partitions, EARLIEST)
+        return self._offsets_at(partitions, EARLIEST, timeout_ms)
 
-    def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    def end_offsets(self, partitions: Iterable[TopicPartition],
+                    timeout_ms: int | None = None) -> dict[TopicPartition, int]:
         """The offset after the last record (the last stable one under read_committed)."""
         self._check_open()
-        return self._offsets_at(partitions, LATEST)
+        return self._offsets_at(partitions, LATEST, timeout_ms)
 
     def offsets_for_times(self, timestamps: Mapping[TopicPartition, int],
+                          timeout_ms: int | None = None,
                           ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
         """The first offset at or after each timestamp (ms); None when none is that recent."""
         self._check_open()
@@ -350,15 +424,16 @@ class Consumer:
                 raise ValueError(f"the timestamp for {tp} must be a non-negative int, not {ts!r}")
         return list_offsets(self._client, dict(timestamps),
                             isolation_level=self.config["isolation_level"],
-                            timeout=self._api_timeout)
+                            timeout=self._timeout_of(timeout_ms))
 
-    def partitions_for_topic(self, topic: str) -> set[int] | None:
+    def partitions_for_topic(self, topic: str, timeout_ms: int | None = None) -> set[int] | None:
         """The topic's partition ids, None if the topic does not exist."""
         self._check_open()
         cluster = self._client.cluster
+        timeout = self._request_timeout if timeout_ms is None else self._timeout_of(timeout_ms)
         try:
             await_leaders(self._client, {TopicPartition(topic, 0)},
-                          time.monotonic() + self._request_timeout)
+                          time.monotonic() + timeout)
         except KafkaError:
             if cluster.partitions_for_topic(topic) is None:
                 return None
@@ -384,11 +459,16 @@ class Consumer:
         if self._closed:
             raise IllegalStateError("the consumer is closed")
 
-    def close(self, autocommit: bool = True, timeout: float | None = None) -> None:
-        """Commit (with auto commit), leave the group and close connections."""
+    def close(self, autocommit: bool = True, timeout_ms: float | None = None,
+              timeout: float | None = None) -> None:
+        """Commit (with auto commit), leave the group and close connections, within
+        ``timeout_ms`` (kafka-python's name; ``timeout`` in seconds works too; default
+        ``request_timeout_ms``)."""
         if self._closed:
             return
         self._closed = True
+        if timeout_ms is not None:
+            timeout = self._timeout_of(timeout_ms)
         try:
             if self._coordinator is not None:
                 deadline = time.monotonic() + (self._request_timeout if timeout is None
@@ -398,9 +478,44 @@ class Consumer:
         finally:
             self._client.close()
 
+    # -- introspection (kafka-python's) -------------------------------------------------------
+
+    def bootstrap_connected(self) -> bool:
+        """True once the client has cluster metadata from a broker it reached."""
+        return bool(self._client.cluster.brokers())
+
+    def bootstrap(self, timeout_ms: int | None = None, refresh: bool = False) -> None:
+        """Wait until cluster metadata is known (``refresh``: fetch it again anyway)."""
+        self._check_open()
+        if self.bootstrap_connected() and not refresh:
+            return
+        metadata = self._client.metadata
+        timeout = None if timeout_ms is None else self._timeout_of(timeout_ms)
+        metadata.await_update(metadata.request_update(), timeout)
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This member's place in its group (``group_id=None`` outside any group)."""
+        if self._coordinator is None:
+            return ConsumerGroupMetadata(None)
+        coordinator = self._coordinator
+        return ConsumerGroupMetadata(coordinator.group_id, coordinator.generation_id,
+                                     coordinator.member_id, self.config["group_instance_id"],
+                                     f"<{coordinator.state.value}>")
+
+    def metrics(self, raw: bool = False) -> dict[str, Any]:
+        """kafka-python's nested shape: ``{group: {name: value}}`` with totals and rates since
+        start; ``{}`` when ``metrics_enabled`` is off. ``raw=True`` gives the flat counters."""
+        if not self.config["metrics_enabled"]:
+            return {}
+        return self._metrics.as_dict(self._client, raw)
+
     def __enter__(self) -> Consumer:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+KafkaConsumer = Consumer
+"""kafka-python's name for :class:`Consumer`: the same class."""

@@ -17,12 +17,12 @@ import logging
 import struct
 import threading
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 from kafkalite.client.client import KafkaClient
 from kafkalite.consumer.subscription_state import SubscriptionState
-from kafkalite.errors import KafkaError
+from kafkalite.errors import CorruptRecordError, KafkaError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
     OffsetOutOfRangeError,
@@ -54,36 +54,56 @@ class CompletedFetch:
 
 
 class PartitionRecords:
-    """Decoded records of one completed fetch, handed out ``max_records`` at a time."""
+    """The records of one completed fetch, decoded one batch at a time as they are taken.
 
-    __slots__ = ("index", "next_offset", "position", "records", "tp")
+    Only one batch is decoded (and, if compressed, decompressed) at a time, so memory
+    stays near the fetch's own bytes whatever the compression ratio. A batch that does
+    not decode ends the records: those before it are handed out first, then
+    :attr:`error` (naming the partition and offset) is what the next take raises.
+    """
 
-    def __init__(self, tp: TopicPartition, records: list[ConsumerRecord], position: int,
-                 next_offset: int) -> None:
+    __slots__ = ("_batch_end", "_batches", "_index", "_records", "error", "exhausted",
+                 "position", "tp")
+
+    def __init__(self, tp: TopicPartition,
+                 batches: Iterator[tuple[list[ConsumerRecord], int]], position: int) -> None:
         self.tp = tp
-        self.records = records
-        self.index = 0
+        self._batches = batches
+        self._records: list[ConsumerRecord] = []
+        self._index = 0
+        self._batch_end = position
+        self.exhausted = False
+        self.error: CorruptRecordError | None = None
         self.position = position
         """The partition position these records continue from; a different one means the
-        application moved it (seek) and the records are stale."""
-        self.next_offset = next_offset
-        """Where the position goes once every record is returned: past trailing control
-        batches and compacted gaps, so they are not fetched again."""
+        application moved it (seek) and the records are stale. It moves past each batch
+        once its records are taken, so control batches and compacted gaps are not
+        fetched again."""
 
     def take(self, count: int) -> list[ConsumerRecord]:
-        """The next ``count`` records; :attr:`position` moves past them (and past the end)."""
-        start = self.index
-        self.index = min(start + count, len(self.records))
-        taken = self.records[start:self.index]
-        if taken:
-            self.position = taken[-1].offset + 1
-        if self.index >= len(self.records):
-            self.position = max(self.position, self.next_offset)
+        """Up to ``count`` records; :attr:`position` moves past them."""
+        taken: list[ConsumerRecord] = []
+        while len(taken) < count and not self.exhausted:
+            records, index = self._records, self._index
+            if index < len(records):
+                self._index = min(index + count - len(taken), len(records))
+                taken += records[index:self._index]
+                self.position = taken[-1].offset + 1
+                if self._index == len(records):
+                    self.position = max(self.position, self._batch_end)
+                continue
+            try:
+                self._records, self._batch_end = next(self._batches)
+            except StopIteration:
+                self.exhausted = True
+            except CorruptRecordError as exc:
+                self.error = exc
+                self.exhausted = True
+            else:
+                self._index = 0
+                if not self._records:  # control batch, aborted data, or before the position
+                    self.position = max(self.position, self._batch_end)
         return taken
-
-    @property
-    def exhausted(self) -> bool:
-        return self.index >= len(self.records)
 
 
 class Fetcher:
@@ -223,6 +243,11 @@ class Fetcher:
                 drained.setdefault(current.tp, []).extend(records)
                 remaining -= len(records)
             state.position = current.position
+            if current.error is not None:
+                if drained:
+                    break  # the good records first; the error on the next call
+                self._current = None  # refetched (and raised again) unless the app seeks
+                raise current.error
         return drained
 
     def _initialize(self, completed: CompletedFetch) -> PartitionRecords | None:
@@ -249,12 +274,8 @@ class Fetcher:
         aborted = None
         if self._isolation_level and data["aborted_transactions"]:
             aborted = sorted(data["aborted_transactions"], key=lambda a: a["first_offset"])
-        records, next_offset = self._decode(tp, iter_batches(raw), completed.fetch_offset,
-                                            aborted)
-        if not records:  # only control batches or aborted data: step over them
-            state.position = next_offset
-            return None
-        return PartitionRecords(tp, records, completed.fetch_offset, next_offset)
+        return PartitionRecords(tp, self._decode(tp, raw, completed.fetch_offset, aborted),
+                                completed.fetch_offset)
 
     def _handle_error(self, tp: TopicPartition, code: int, fetch_offset: int) -> None:
         error = error_for_code(code)
@@ -271,38 +292,60 @@ class Fetcher:
         else:
             log.warning("fetching %s: %s; retrying", tp, error.__name__)
 
-    def _decode(self, tp: TopicPartition, batches: Iterable[RecordBatchView], position: int,
-                aborted: list[dict[str, int]] | None) -> tuple[list[ConsumerRecord], int]:
-        """Records at or after ``position``, control batches and aborted data skipped."""
+    def _decode(self, tp: TopicPartition, raw: bytes | memoryview, position: int,
+                aborted: list[dict[str, int]] | None
+                ) -> Iterator[tuple[list[ConsumerRecord], int]]:
+        """Per batch: its records at or after ``position`` (none for control batches and
+        aborted data) and the offset after it.
+
+        A batch that does not decode, or decompresses beyond ``fetch_max_bytes``, ends the
+        iteration with a :class:`CorruptRecordError` naming the partition and offset.
+        """
         topic, partition = tp
         key_deserializer = self._key_deserializer
         value_deserializer = self._value_deserializer
         raw_keys = isinstance(key_deserializer, BytesDeserializer)
         raw_values = isinstance(value_deserializer, BytesDeserializer)
-        out: list[ConsumerRecord] = []
-        append = out.append
-        next_offset = position
+        max_bytes = self._max_bytes
         aborted_producers: set[int] = set()
-        for batch in batches:
-            next_offset = batch.next_offset
-            if next_offset <= position:
-                continue
-            if aborted is not None:
-                while aborted and aborted[0]["first_offset"] <= batch.last_offset:
-                    aborted_producers.add(aborted.pop(0)["producer_id"])
+        next_offset = position
+        batches = iter_batches(raw)
+        while True:
+            try:
+                batch = next(batches, None)
+                if batch is None:
+                    return
+                if batch.next_offset <= position:
+                    continue
+                if aborted is not None:
+                    while aborted and aborted[0]["first_offset"] <= batch.last_offset:
+                        aborted_producers.add(aborted.pop(0)["producer_id"])
+                    if batch.is_control:
+                        if batch.producer_id in aborted_producers and _is_abort_marker(batch, max_bytes):
+                            aborted_producers.discard(batch.producer_id)
+                        next_offset = batch.next_offset
+                        yield [], next_offset
+                        continue
+                    if batch.is_transactional and batch.producer_id in aborted_producers:
+                        next_offset = batch.next_offset
+                        yield [], next_offset
+                        continue
                 if batch.is_control:
-                    if batch.producer_id in aborted_producers and _is_abort_marker(batch):
-                        aborted_producers.discard(batch.producer_id)
+                    next_offset = batch.next_offset
+                    yield [], next_offset
                     continue
-                if batch.is_transactional and batch.producer_id in aborted_producers:
-                    continue
-            if batch.is_control:
-                continue
-            if self._check_crcs:
-                batch.ensure_valid()
+                if self._check_crcs:
+                    batch.ensure_valid()
+                records = batch.records(check_crcs=self._check_crcs, max_bytes=max_bytes)
+            except CorruptRecordError as exc:
+                where = max(next_offset, position)
+                raise exc.at(topic, partition, where) from exc
+            next_offset = batch.next_offset
             timestamp_type = batch.timestamp_type
             leader_epoch = batch.partition_leader_epoch if batch.magic == 2 else -1
-            for record in batch.records(check_crcs=self._check_crcs):
+            out: list[ConsumerRecord] = []
+            append = out.append
+            for record in records:
                 offset = record.offset
                 if offset < position:
                     continue
@@ -314,11 +357,11 @@ class Fetcher:
                     value if raw_values else value_deserializer.deserialize(topic, value),
                     record.headers, leader_epoch,
                     -1 if key is None else len(key), -1 if value is None else len(value), -1)))
-        return out, max(next_offset, position)
+            yield out, next_offset
 
 
-def _is_abort_marker(batch: RecordBatchView) -> bool:
-    records = batch.records()
+def _is_abort_marker(batch: RecordBatchView, max_bytes: int) -> bool:
+    records = batch.records(max_bytes=max_bytes)
     if not records or records[0].key is None or len(records[0].key) < 4:
         return False
     _version, kind = _CONTROL_KEY.unpack_from(records[0].key)

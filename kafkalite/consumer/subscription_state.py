@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kafkalite.errors import IllegalStateError
 from kafkalite.structs import OffsetAndMetadata, TopicPartition
 
 if TYPE_CHECKING:
@@ -24,10 +25,6 @@ class SubscriptionType(enum.Enum):
     TOPICS = "topics"
     PATTERN = "pattern"
     USER_ASSIGNED = "user_assigned"
-
-
-class IllegalStateError(RuntimeError):
-    """The call does not fit how the consumer is set up (for example subscribe after assign)."""
 
 
 @dataclass

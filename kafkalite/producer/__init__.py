@@ -8,11 +8,12 @@ from kafkalite.producer.partitioners import (
     RoundRobinPartitioner,
     UniformStickyPartitioner,
 )
-from kafkalite.producer.producer import MessageSizeTooLargeError, Producer
+from kafkalite.producer.producer import KafkaProducer, MessageSizeTooLargeError, Producer
 
 __all__ = [
     "DefaultPartitioner",
     "FutureRecordMetadata",
+    "KafkaProducer",
     "MessageSizeTooLargeError",
     "Partitioner",
     "Producer",

@@ -143,6 +143,12 @@ class ProducerBatch:
         builder.producer_epoch = producer_epoch
         builder.base_sequence = base_sequence
 
+    @property
+    def producer_identity(self) -> tuple[int, int]:
+        """(producer id, epoch) stamped by :meth:`set_producer_state`; (-1, -1) if none."""
+        builder: Any = self.builder
+        return getattr(builder, "producer_id", -1), getattr(builder, "producer_epoch", -1)
+
     def close(self) -> bytes:
         """Build the batch bytes once; later calls (retries) return the same bytes."""
         if self.records is None:

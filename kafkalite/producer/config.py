@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, validate_client_config
-from kafkalite.errors import ConfigError, UnsupportedCodecError
+from kafkalite.errors import ConfigError, UnsupportedCodecError, UnsupportedFeatureError
 from kafkalite.records import codec_id
 
 PRODUCER_DEFAULTS: Mapping[str, Any] = {
@@ -28,6 +28,8 @@ PRODUCER_DEFAULTS: Mapping[str, Any] = {
     "partitioner": "default",
     "key_serializer": None,
     "value_serializer": None,
+    "transactional_id": None,
+    "transaction_timeout_ms": 60000,
 }
 """Producer-only settings; the client settings (:data:`CLIENT_DEFAULTS`) apply too.
 
@@ -36,6 +38,22 @@ PRODUCER_DEFAULTS: Mapping[str, Any] = {
 all, retries 0, more than 5 requests in flight), as the Java producer does when the user has
 not set it explicitly. ``linger_ms=5`` is the Java default since Kafka 4.0.
 """
+
+IGNORED_PRODUCER_KEYS: Mapping[str, str] = {
+    "transaction_timeout_ms": "transactions are not supported yet (transactional_id must "
+                              "stay None)",
+}
+"""Producer keys accepted without effect, each with the reason (the client's are in
+:mod:`kafkalite.client.settings`)."""
+
+REFUSED_PRODUCER_KEYS: Mapping[str, str] = {
+    "transactional_id": "None only; a transactional id raises UnsupportedFeatureError "
+                        "(transactions are not supported yet)",
+}
+"""Producer keys accepted only at their default, each with the rule."""
+
+_MAX_RETRIES = 2147483647
+"""Java's Integer.MAX_VALUE: what kafka-python's ``retries=float('inf')`` means."""
 
 _NON_NEGATIVE_INTS = ("batch_size", "linger_ms", "buffer_memory", "max_block_ms",
                       "max_request_size", "retries", "delivery_timeout_ms")
@@ -54,6 +72,12 @@ def validate_producer_config(config: Mapping[str, Any]) -> dict[str, Any]:
             raise ConfigError(key, "unknown producer configuration key")
     merged = {**validate_client_config(client_part), **PRODUCER_DEFAULTS}
     merged.update((k, v) for k, v in config.items() if k in PRODUCER_DEFAULTS)
+    if merged["retries"] == float("inf"):
+        merged["retries"] = _MAX_RETRIES
+    if merged["transactional_id"] is not None:
+        raise UnsupportedFeatureError(
+            f"transactional_id={merged['transactional_id']!r}: transactions are not supported "
+            "yet; leave transactional_id unset")
 
     for key in _NON_NEGATIVE_INTS:
         _require_int(key, merged[key], minimum=0)

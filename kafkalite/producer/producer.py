@@ -15,7 +15,13 @@ from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, KafkaClient
 from kafkalite.client.connection import BrokerConnection
-from kafkalite.errors import KafkaError, KafkaTimeoutError, MessageSizeTooLargeError
+from kafkalite.client.metrics import producer_metrics
+from kafkalite.errors import (
+    KafkaError,
+    KafkaTimeoutError,
+    MessageSizeTooLargeError,
+    UnsupportedFeatureError,
+)
 from kafkalite.producer.accumulator import RecordAccumulator
 from kafkalite.producer.batch import FutureRecordMetadata, failed_record_future
 from kafkalite.producer.config import validate_producer_config
@@ -206,8 +212,11 @@ class Producer:
         finally:
             self._accumulator.end_flush()
 
-    def close(self, timeout: float | None = None) -> None:
-        """Deliver what is queued (up to ``timeout`` s), then fail the rest and stop."""
+    def close(self, timeout: float | None = None, null_logger: bool = False) -> None:
+        """Deliver what is queued (up to ``timeout`` s), then fail the rest and stop.
+
+        ``null_logger`` is kafka-python's (for closing at interpreter exit) and has no effect.
+        """
         if self._closed:
             return
         self._closed = True
@@ -222,13 +231,46 @@ class Producer:
         self._client.close()
         self._partitioner.close()
 
-    def metrics(self) -> dict[str, Any]:
-        """Counters since start: requests, batches, records, bytes, retries, errors, expired."""
-        return {
-            **self._sender.metrics.as_dict(),
-            "incomplete_batches": self._accumulator.incomplete_count,
-            "metadata_version": self._cluster.version,
-        }
+    def metrics(self, raw: bool = False) -> dict[str, Any]:
+        """kafka-python's nested shape, ``{"producer-metrics": {name: value}}``, with Java's
+        names, totals and rates since start; ``{}`` when ``metrics_enabled`` is off.
+
+        ``raw=True`` gives the flat counters: requests, batches, records, bytes, retries,
+        errors, expired, incomplete_batches.
+        """
+        if not self.config["metrics_enabled"]:
+            return {}
+        counters = self._sender.metrics.as_dict()
+        incomplete = self._accumulator.incomplete_count
+        if raw:
+            return {**counters, "incomplete_batches": incomplete,
+                    "metadata_version": self._cluster.version}
+        return producer_metrics(self._client, counters, incomplete)
+
+    def bootstrap_connected(self) -> bool:
+        """True once the client has cluster metadata from a broker it reached."""
+        return bool(self._cluster.brokers())
+
+    # -- transactions (kafka-python's methods; not supported yet) ------------------------------
+
+    def _no_transactions(self, method: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(f"Producer.{method}(): transactions are not supported "
+                                       "yet (transactional_id cannot be set)")
+
+    def init_transactions(self) -> None:
+        raise self._no_transactions("init_transactions")
+
+    def begin_transaction(self) -> None:
+        raise self._no_transactions("begin_transaction")
+
+    def commit_transaction(self) -> None:
+        raise self._no_transactions("commit_transaction")
+
+    def abort_transaction(self) -> None:
+        raise self._no_transactions("abort_transaction")
+
+    def send_offsets_to_transaction(self, offsets: Any, group_metadata: Any) -> None:
+        raise self._no_transactions("send_offsets_to_transaction")
 
     def __enter__(self) -> Producer:
         return self
@@ -236,6 +278,10 @@ class Producer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+KafkaProducer = Producer
+"""kafka-python's name for :class:`Producer`: the same class."""
 
 
 def _checked_headers(headers: Sequence[Header]) -> list[Header]:

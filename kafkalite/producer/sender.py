@@ -13,7 +13,9 @@ delivery deadline: so a record is never silently lost and never retried forever.
 
 Ordering: with idempotence (or ``max_in_flight_requests_per_connection=1``) a partition has at
 most one batch in flight, and retried batches keep their sequence numbers, so records stay in
-order and a retry after a lost reply is deduplicated by the broker.
+order and a retry after a lost reply is deduplicated by the broker. A stamped batch that fails
+leaves its partition's sequence unknown: the producer bumps its epoch and starts over (see
+:mod:`kafkalite.producer.idempotence`); nothing is drained until the new identity is in.
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ from kafkalite.client.client import KafkaClient
 from kafkalite.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from kafkalite.producer.accumulator import RecordAccumulator
 from kafkalite.producer.batch import BatchResult, ProducerBatch
+from kafkalite.producer.idempotence import IdempotenceState, State
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
     DuplicateSequenceNumberError,
+    InvalidProducerEpochError,
     NetworkError,
+    ProducerFencedError,
     UnsupportedVersionError,
     error_for_code,
 )
@@ -38,8 +43,7 @@ from kafkalite.structs import TopicPartition
 
 log = logging.getLogger(__name__)
 
-_MAX_SEQUENCE = 2**31 - 1
-_NO_TRANSACTION_TIMEOUT = 2**31 - 1
+_FENCED = (ProducerFencedError.errno, InvalidProducerEpochError.errno)
 
 
 def record_magic_for(produce_version: int) -> int:
@@ -58,6 +62,7 @@ class SenderMetrics:
         self.retries = 0
         self.errors = 0
         self.expired = 0
+        self.epoch_bumps = 0
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -80,10 +85,7 @@ class Sender:
                                  or config["max_in_flight_requests_per_connection"] == 1)
         self._clock = clock
         self.metrics = SenderMetrics()
-        self.producer_id = -1
-        self.producer_epoch = -1
-        self._next_sequence: dict[TopicPartition, int] = {}
-        self._init_in_flight = False
+        self.idempotence = IdempotenceState()
         self._init_retry_at = 0.0
         self._fatal_error: BaseException | None = None
         self.force_close = False
@@ -103,7 +105,7 @@ class Sender:
             for batch in self._accumulator.abort_all():
                 self._fail(batch, self._fatal_error)
             return None
-        if self._idempotent and self.producer_id < 0:
+        if self._idempotent and not self.idempotence.ready:
             return self._init_producer_id(now)
         check = self._accumulator.ready(self.cluster)
         if check.unknown_leaders:
@@ -125,38 +127,53 @@ class Sender:
 
     # -- idempotence -----------------------------------------------------------------------
 
+    @property
+    def producer_id(self) -> int:
+        return self.idempotence.identity.producer_id
+
+    @property
+    def producer_epoch(self) -> int:
+        return self.idempotence.identity.epoch
+
     def _init_producer_id(self, now: float) -> float | None:
-        if self._init_in_flight:
+        """Ask for a producer id, or for an epoch bump, unless that is under way."""
+        if not self.idempotence.needs_request:
             return None
         if now < self._init_retry_at:
             return self._init_retry_at
         node = self._client.least_loaded_node()
         if node is None or not self._client.ready(node):
             return now + self._retry_backoff
-        self._init_in_flight = True
-        body = {"transactional_id": None, "transaction_timeout_ms": _NO_TRANSACTION_TIMEOUT}
+        body = self.idempotence.request_body(
+            self._client.api_version(node, ApiKey.INIT_PRODUCER_ID))
         future = self._client.send(node, ApiKey.INIT_PRODUCER_ID, body)
         future.add_callback(self._on_producer_id)
         future.add_errback(self._on_producer_id_failure)
         return None
 
     def _on_producer_id(self, body: dict[str, Any]) -> None:
-        self._init_in_flight = False
         error = body["error_code"]
         if error:
             self._on_producer_id_failure(error_for_code(error)("InitProducerId"))
             return
-        self.producer_id = body["producer_id"]
-        self.producer_epoch = body["producer_epoch"]
-        self._next_sequence.clear()
+        bumping = self.idempotence.state is State.BUMPING
+        self.idempotence.identity_received(body["producer_id"], body["producer_epoch"])
+        self.metrics.epoch_bumps = self.idempotence.bumps
+        log.log(logging.INFO if bumping else logging.DEBUG,
+                "idempotent producer now has id %d epoch %d", body["producer_id"],
+                body["producer_epoch"])
 
     def _on_producer_id_failure(self, error: BaseException) -> None:
-        self._init_in_flight = False
-        if getattr(error, "retriable", False):
+        retriable = bool(getattr(error, "retriable", False))
+        fenced = getattr(error, "errno", None) in _FENCED
+        self.idempotence.request_failed(retriable=retriable, fenced=fenced)
+        if self.idempotence.state is State.FATAL:
+            log.error("idempotent producer cannot get a producer id: %s", error)
+            self._fatal_error = error
+        elif retriable:
             self._init_retry_at = self._clock() + self._retry_backoff
-            return
-        log.error("idempotent producer cannot get a producer id: %s", error)
-        self._fatal_error = error
+        else:
+            log.warning("epoch bump refused (%s): asking for a new producer id", error)
 
     # -- produce ---------------------------------------------------------------------------
 
@@ -173,9 +190,7 @@ class Sender:
                     f"v{batch.builder.magic}"))
                 continue
             if self._idempotent and not batch.is_closed:
-                sequence = self._next_sequence.get(batch.tp, 0)
-                batch.set_producer_state(self.producer_id, self.producer_epoch, sequence)
-                self._next_sequence[batch.tp] = (sequence + batch.record_count) & _MAX_SEQUENCE
+                batch.set_producer_state(*self.idempotence.stamp(batch.tp, batch.record_count))
             records = batch.close()
             if self._guarantee_order:
                 self._accumulator.mute(batch.tp)
@@ -256,6 +271,8 @@ class Sender:
     def _fail(self, batch: ProducerBatch, error: BaseException) -> None:
         self._accumulator.unmute(batch.tp)
         self._accumulator.deallocate(batch)
+        if self._idempotent:  # the broker may or may not have written it: start over
+            self.idempotence.batch_failed(*batch.producer_identity)
         if not batch.future.is_done():
             batch.future.failure(error)
 

@@ -9,12 +9,16 @@ from kafkalite.protocol.schema import Message, Versions
 from kafkalite.protocol.schemas import (
     admin,
     api_versions,
+    cluster,
+    configs,
     fetch,
     groups,
+    inter_broker,
     metadata,
     offsets,
     produce,
     producer_id,
+    records_deletion,
     sasl,
 )
 
@@ -24,6 +28,10 @@ class ApiKey(IntEnum):
     FETCH = 1
     LIST_OFFSETS = 2
     METADATA = 3
+    LEADER_AND_ISR = 4
+    STOP_REPLICA = 5
+    UPDATE_METADATA = 6
+    CONTROLLED_SHUTDOWN = 7
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
@@ -37,13 +45,18 @@ class ApiKey(IntEnum):
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
+    DESCRIBE_LOG_DIRS = 35
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
+    DESCRIBE_CLUSTER = 60
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,26 @@ APIS: dict[ApiKey, Api] = {
         Api(ApiKey.FETCH, fetch.FETCH_REQUEST, fetch.FETCH_RESPONSE),
         Api(ApiKey.LIST_OFFSETS, offsets.LIST_OFFSETS_REQUEST, offsets.LIST_OFFSETS_RESPONSE),
         Api(ApiKey.METADATA, metadata.METADATA_REQUEST, metadata.METADATA_RESPONSE),
+        Api(
+            ApiKey.LEADER_AND_ISR,
+            inter_broker.LEADER_AND_ISR_REQUEST,
+            inter_broker.LEADER_AND_ISR_RESPONSE,
+        ),
+        Api(
+            ApiKey.STOP_REPLICA,
+            inter_broker.STOP_REPLICA_REQUEST,
+            inter_broker.STOP_REPLICA_RESPONSE,
+        ),
+        Api(
+            ApiKey.UPDATE_METADATA,
+            inter_broker.UPDATE_METADATA_REQUEST,
+            inter_broker.UPDATE_METADATA_RESPONSE,
+        ),
+        Api(
+            ApiKey.CONTROLLED_SHUTDOWN,
+            inter_broker.CONTROLLED_SHUTDOWN_REQUEST,
+            inter_broker.CONTROLLED_SHUTDOWN_RESPONSE,
+        ),
         Api(ApiKey.OFFSET_COMMIT, offsets.OFFSET_COMMIT_REQUEST, offsets.OFFSET_COMMIT_RESPONSE),
         Api(ApiKey.OFFSET_FETCH, offsets.OFFSET_FETCH_REQUEST, offsets.OFFSET_FETCH_RESPONSE),
         Api(
@@ -86,6 +119,11 @@ APIS: dict[ApiKey, Api] = {
         Api(ApiKey.CREATE_TOPICS, admin.CREATE_TOPICS_REQUEST, admin.CREATE_TOPICS_RESPONSE),
         Api(ApiKey.DELETE_TOPICS, admin.DELETE_TOPICS_REQUEST, admin.DELETE_TOPICS_RESPONSE),
         Api(
+            ApiKey.DELETE_RECORDS,
+            records_deletion.DELETE_RECORDS_REQUEST,
+            records_deletion.DELETE_RECORDS_RESPONSE,
+        ),
+        Api(
             ApiKey.INIT_PRODUCER_ID,
             producer_id.INIT_PRODUCER_ID_REQUEST,
             producer_id.INIT_PRODUCER_ID_RESPONSE,
@@ -100,6 +138,12 @@ APIS: dict[ApiKey, Api] = {
             admin.DESCRIBE_CONFIGS_REQUEST,
             admin.DESCRIBE_CONFIGS_RESPONSE,
         ),
+        Api(ApiKey.ALTER_CONFIGS, configs.ALTER_CONFIGS_REQUEST, configs.ALTER_CONFIGS_RESPONSE),
+        Api(
+            ApiKey.DESCRIBE_LOG_DIRS,
+            cluster.DESCRIBE_LOG_DIRS_REQUEST,
+            cluster.DESCRIBE_LOG_DIRS_RESPONSE,
+        ),
         Api(
             ApiKey.SASL_AUTHENTICATE,
             sasl.SASL_AUTHENTICATE_REQUEST,
@@ -111,7 +155,17 @@ APIS: dict[ApiKey, Api] = {
             admin.CREATE_PARTITIONS_RESPONSE,
         ),
         Api(ApiKey.DELETE_GROUPS, groups.DELETE_GROUPS_REQUEST, groups.DELETE_GROUPS_RESPONSE),
+        Api(
+            ApiKey.INCREMENTAL_ALTER_CONFIGS,
+            configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,
+            configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE,
+        ),
         Api(ApiKey.OFFSET_DELETE, groups.OFFSET_DELETE_REQUEST, groups.OFFSET_DELETE_RESPONSE),
+        Api(
+            ApiKey.DESCRIBE_CLUSTER,
+            cluster.DESCRIBE_CLUSTER_REQUEST,
+            cluster.DESCRIBE_CLUSTER_RESPONSE,
+        ),
     )
 }
 

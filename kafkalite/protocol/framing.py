@@ -34,6 +34,14 @@ class FrameDecoder:
         """Bytes received but not yet returned as a frame."""
         return len(self._buffer)
 
+    @property
+    def next_frame_size(self) -> int | None:
+        """The declared size of the frame being received, once its size prefix is in."""
+        if len(self._buffer) < 4:
+            return None
+        size: int = _SIZE.unpack_from(self._buffer)[0]
+        return size
+
     def feed(self, data: bytes | bytearray | memoryview) -> list[bytearray]:
         buf = self._buffer
         buf += data

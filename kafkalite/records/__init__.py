@@ -13,7 +13,13 @@ from kafkalite.records.builder import (
     encode_batch,
     estimate_record_size,
 )
-from kafkalite.records.compression import codec_id, codec_name, compress, decompress
+from kafkalite.records.compression import (
+    codec_id,
+    codec_name,
+    compress,
+    decompress,
+    iter_decompress,
+)
 from kafkalite.records.legacy_messages import assign_legacy_offsets
 from kafkalite.records.reader import RecordBatchView, decode_batches, iter_batches
 from kafkalite.records.record import Record
@@ -33,4 +39,5 @@ __all__ = [
     "encode_batch",
     "estimate_record_size",
     "iter_batches",
+    "iter_decompress",
 ]

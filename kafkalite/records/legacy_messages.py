@@ -108,11 +108,14 @@ def _read_bytes(data: bytes, pos: int, length: int, stop: int,
     return data[pos:pos + length], pos + length
 
 
-def read_inner_messages(wrapper: LegacyMessage, *, check_crcs: bool) -> list[LegacyMessage]:
-    """Decompress a wrapper and parse every inner message, which must fill it exactly."""
+def read_inner_messages(wrapper: LegacyMessage, *, check_crcs: bool,
+                        max_bytes: int | None = None) -> list[LegacyMessage]:
+    """Decompress a wrapper (to at most ``max_bytes``) and parse every inner message,
+    which must fill it exactly."""
     if wrapper.value is None:
         raise CorruptRecordError("compressed wrapper message has a null value", wrapper.offset)
-    inner = decompress(wrapper.compression, wrapper.value, magic=wrapper.magic)
+    inner = decompress(wrapper.compression, wrapper.value, magic=wrapper.magic,
+                       max_bytes=max_bytes)
     messages = []
     pos = 0
     while pos < len(inner):
@@ -129,14 +132,16 @@ def read_inner_messages(wrapper: LegacyMessage, *, check_crcs: bool) -> list[Leg
     return messages
 
 
-def decode_entry(data: bytes, batch: RecordBatchView, *, check_crcs: bool) -> list[Record]:
-    """The records of one legacy entry: itself, or a wrapper's inner messages."""
+def decode_entry(data: bytes, batch: RecordBatchView, *, check_crcs: bool,
+                 max_bytes: int | None = None) -> list[Record]:
+    """The records of one legacy entry: itself, or a wrapper's inner messages (whose
+    decompressed size ``max_bytes`` bounds)."""
     message = read_message(data, batch.header.position)
     log_append = bool(message.attributes & TIMESTAMP_TYPE_BIT) and message.magic == 1
     if message.compression == NONE:
         return [Record(message.offset, message.timestamp, message.key, message.value,
                        NO_HEADERS, batch)]
-    inner = read_inner_messages(message, check_crcs=check_crcs)
+    inner = read_inner_messages(message, check_crcs=check_crcs, max_bytes=max_bytes)
     shift = _inner_offset_shift(message, inner)
     return [Record(m.offset + shift, message.timestamp if log_append else m.timestamp,
                    m.key, m.value, NO_HEADERS, batch) for m in inner]
@@ -158,7 +163,8 @@ def _restamped(data: bytes, message: LegacyMessage, offset: int) -> bytes:
     return _OFFSET.pack(offset) + data[message.position + 8:message.position + message.size]
 
 
-def assign_legacy_offsets(message_set: bytes, base_offset: int) -> tuple[bytes, int]:
+def assign_legacy_offsets(message_set: bytes, base_offset: int, *,
+                          max_bytes: int | None = None) -> tuple[bytes, int]:
     """Stamp a produced legacy message set with log offsets starting at ``base_offset``.
 
     Returns the new bytes and the last offset assigned (``base_offset - 1`` for an
@@ -179,7 +185,7 @@ def assign_legacy_offsets(message_set: bytes, base_offset: int) -> tuple[bytes, 
             parts.append(_restamped(data, message, next_offset))
             next_offset += 1
         else:
-            inner = read_inner_messages(message, check_crcs=True)
+            inner = read_inner_messages(message, check_crcs=True, max_bytes=max_bytes)
             last_offset = next_offset + len(inner) - 1
             relative = message.magic == 1
             if relative and all(m.offset == i for i, m in enumerate(inner)):

@@ -118,11 +118,16 @@ class RecordBatchView:
             kind = "record batch" if self.magic == 2 else "legacy message"
             raise CorruptRecordError(f"{kind} CRC mismatch", self.base_offset)
 
-    def records(self, *, check_crcs: bool = False) -> list[Record]:
-        """Decode every record (decompressing as needed); ``check_crcs`` covers inner messages."""
+    def records(self, *, check_crcs: bool = False, max_bytes: int | None = None) -> list[Record]:
+        """Decode every record (decompressing as needed); ``check_crcs`` covers inner messages.
+
+        ``max_bytes`` bounds the decompressed size of a compressed entry
+        (:class:`~kafkalite.errors.DecompressedSizeError` past it).
+        """
         header = self.header
         if header.magic != 2:
-            return legacy_messages.decode_entry(self.data, self, check_crcs=check_crcs)
+            return legacy_messages.decode_entry(self.data, self, check_crcs=check_crcs,
+                                                max_bytes=max_bytes)
         start = header.position + V2_HEADER_SIZE
         end = header.position + header.size
         (base_timestamp,) = _BASE_TIMESTAMP.unpack_from(
@@ -130,7 +135,8 @@ class RecordBatchView:
         if header.compression == NONE:
             data, pos = self.data, start
         else:
-            data = decompress(header.compression, memoryview(self.data)[start:end])
+            data = decompress(header.compression, memoryview(self.data)[start:end],
+                              max_bytes=max_bytes)
             pos, end = 0, len(data)
         records = v2_records.decode_records(data, pos, end, header.record_count,
                                             header.base_offset, base_timestamp, self)
@@ -150,9 +156,11 @@ def iter_batches(data: Buffer) -> Iterator[RecordBatchView]:
         yield RecordBatchView(buffer, header)
 
 
-def decode_batches(data: Buffer, *, check_crcs: bool = True) -> Iterator[Record]:
-    """Yield every record of every entry, control records included (``record.batch``)."""
+def decode_batches(data: Buffer, *, check_crcs: bool = True,
+                   max_bytes: int | None = None) -> Iterator[Record]:
+    """Yield every record of every entry, control records included (``record.batch``);
+    ``max_bytes`` bounds each entry's decompressed size."""
     for batch in iter_batches(data):
         if check_crcs:
             batch.ensure_valid()
-        yield from batch.records(check_crcs=check_crcs)
+        yield from batch.records(check_crcs=check_crcs, max_bytes=max_bytes)

@@ -145,7 +145,7 @@ def _decode_headers(data: bytes, pos: int, offset: int) -> tuple[tuple[Header, .
         size, pos = decode_varint(data, pos)
         if size < 0 or pos + size > len(data):
             raise CorruptRecordError(f"record header key length {size} is invalid", offset)
-        name = data[pos:pos + size].decode()
+        name = data[pos:pos + size].decode(errors="replace")  # as Java's String(bytes, UTF_8)
         pos += size
         size, pos = decode_varint(data, pos)
         if size >= 0:

@@ -1,14 +1,19 @@
 """The controller: the only writer of the metadata image.
 
 It creates, deletes and grows topics, places partition leaders (partition ``i`` on the
-``i % N``-th broker), moves leaders between brokers of this process, persists every
-change, and tells the brokers' replica managers which partitions they lead. One
+``i % N``-th broker), moves leaders between brokers of this process and persists every
+change. It reaches brokers only through their channels, with the controller messages
+(LeaderAndIsr, StopReplica, UpdateMetadata): it never touches a broker's objects. One
 controller serves every broker of a process (a standalone broker, or an EmbeddedCluster).
+
+Every change goes through :meth:`Controller._commit`: the new topics are built as a copy,
+saved, and only then swapped into the image. A save that fails (a full disk) raises
+KafkaStorageError naming the file and leaves the image and the brokers untouched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kafkalite.errors import ConfigError
@@ -21,6 +26,8 @@ from kafkalite.protocol.errors import (
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite_server.cluster.config_changes import check_internal_topic
+from kafkalite_server.cluster.dynamic_config import DynamicBrokerConfigs, validate_dynamic
 from kafkalite_server.cluster.image import (
     BrokerEndpoint,
     MetadataImage,
@@ -28,11 +35,22 @@ from kafkalite_server.cluster.image import (
     PartitionInfo,
     TopicInfo,
 )
+from kafkalite_server.cluster.messages import (
+    LEADER_DURING_DELETE,
+    NO_LEADER,
+    BrokerChannel,
+    LeaderAndIsr,
+    PartitionState,
+    StopReplica,
+    UpdateMetadata,
+)
 from kafkalite_server.cluster.producer_ids import ProducerIdAllocator
 from kafkalite_server.cluster.topics import validate_topic_name
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import LogConfig
-from kafkalite_server.replication.replica_manager import ReplicaManager
+
+CONTROLLER_EPOCH = 1
+"""This controller is never re-elected: its epoch is constant."""
 
 
 class Controller:
@@ -41,40 +59,83 @@ class Controller:
         """``config`` supplies cluster-wide defaults (partitions, topic configs)."""
         metadata_dir.mkdir(parents=True, exist_ok=True)
         self.config = config
-        self.default_log_config = config.log_config()
+        self.dynamic_configs = DynamicBrokerConfigs(metadata_dir)
+        self.default_log_config = self.dynamic_configs.log_defaults(config.log_config())
         self.store = MetadataStore(metadata_dir)
         self.image: MetadataImage = self.store.load(cluster_id)
         self.producer_ids = ProducerIdAllocator(metadata_dir)
-        self.replica_managers: dict[int, ReplicaManager] = {}
+        self.channels: dict[int, BrokerChannel] = {}
 
     # ------------------------------------------------------------------ brokers
 
-    def register_broker(self, endpoint: BrokerEndpoint, replica_manager: ReplicaManager) -> None:
+    def register_broker(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
         self.image.brokers[endpoint.node_id] = endpoint
-        self.replica_managers[endpoint.node_id] = replica_manager
+        self.channels[endpoint.node_id] = channel
+        self._publish(self._all_partitions())
 
     def unregister_broker(self, node_id: int) -> None:
         self.image.brokers.pop(node_id, None)
-        self.replica_managers.pop(node_id, None)
+        channel = self.channels.pop(node_id, None)
+        if channel is not None:
+            channel.close()
+        self._publish(self._all_partitions())
 
     def elect_leaders(self) -> None:
         """After brokers register: partitions whose leader is not a known broker get one
         (with a bumped epoch), and each broker starts leading its partitions."""
+        topics = {name: info.copy() for name, info in self.image.topics.items()}
         changed = False
-        for info in self.image.topics.values():
+        for info in topics.values():
             for index, partition in enumerate(info.partitions):
                 if partition.leader not in self.image.brokers:
                     partition.leader = self.image.leader_for_new_partition(index)
                     partition.leader_epoch += 1
                     changed = True
-                self._lead(info.name, index, partition)
         if changed:
-            self.store.save(self.image)
+            self._commit(topics)
+        self._lead(self._all_partitions())
 
-    def _lead(self, topic: str, index: int, partition: PartitionInfo) -> None:
-        manager = self.replica_managers.get(partition.leader)
-        if manager is not None:
-            manager.become_leader(topic, index, partition.leader_epoch)
+    def _commit(self, topics: dict[str, TopicInfo]) -> None:
+        """Save ``topics`` (a new dict, never the image's), then make it the image's."""
+        self.store.save(self.image.cluster_id, topics)
+        self.image.topics = topics
+
+    # ------------------------------------------------------------------ messages to brokers
+
+    def _state(self, topic: str, index: int, partition: PartitionInfo) -> PartitionState:
+        """Replication factor one: the leader is the only replica and the whole ISR."""
+        alive = partition.leader in self.image.brokers
+        return PartitionState(topic, index, partition.leader if alive else NO_LEADER,
+                              partition.leader_epoch, (partition.leader,) if alive else (),
+                              (partition.leader,),
+                              offline_replicas=() if alive else (partition.leader,))
+
+    def _all_partitions(self) -> list[PartitionState]:
+        return [self._state(info.name, index, partition)
+                for info in self.image.topics.values()
+                for index, partition in enumerate(info.partitions)]
+
+    def _publish(self, states: list[PartitionState]) -> None:
+        message = UpdateMetadata(self.image.controller_id, CONTROLLER_EPOCH, tuple(states),
+                                 tuple(sorted(self.image.brokers.values(),
+                                              key=lambda b: b.node_id)))
+        for channel in list(self.channels.values()):
+            channel.send(message)
+
+    def _lead(self, states: list[PartitionState]) -> None:
+        """Metadata first (so a new leader's listeners see the topic), then each leader."""
+        self._publish(states)
+        for state in states:
+            channel = self.channels.get(state.leader)
+            if channel is not None:
+                channel.send(LeaderAndIsr(self.image.controller_id, CONTROLLER_EPOCH,
+                                          (state,)))
+
+    def _stop(self, broker_id: int, partitions: list[tuple[str, int]], *, delete: bool) -> None:
+        channel = self.channels.get(broker_id)
+        if channel is not None:
+            channel.send(StopReplica(self.image.controller_id, CONTROLLER_EPOCH,
+                                     tuple(partitions), delete))
 
     # ------------------------------------------------------------------ topic configs
 
@@ -84,14 +145,51 @@ class Controller:
             return self.default_log_config
         return LogConfig.from_topic_configs(self.default_log_config, info.configs)
 
-    def validated_configs(self, configs: Mapping[str, str | None]) -> dict[str, str]:
-        """Non-null entries, checked by LogConfig; INVALID_CONFIG names the bad key."""
+    def validated_configs(self, configs: Mapping[str, str | None],
+                          topic: str = "") -> dict[str, str]:
+        """Non-null entries, checked by LogConfig (and, for an internal ``topic``, against
+        what its records need); INVALID_CONFIG names the bad key."""
         kept = {key: value for key, value in configs.items() if value is not None}
         try:
-            LogConfig.from_topic_configs(self.default_log_config, kept)
+            config = LogConfig.from_topic_configs(self.default_log_config, kept)
         except ConfigError as exc:
             raise InvalidConfigError(str(exc)) from None
+        check_internal_topic(topic, config)
         return kept
+
+    def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
+                            validate_only: bool = False) -> None:
+        """``configs`` becomes the topic's complete set of overrides: saved, then sent to
+        the brokers in an UpdateMetadata for the topic, whose logs pick the new config up."""
+        info = self.image.topics.get(name)
+        if info is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r}")
+        kept = self.validated_configs(configs, name)
+        if validate_only:
+            return
+        changed = info.copy()
+        changed.configs = kept
+        self._commit({**self.image.topics, name: changed})
+        self._publish([self._state(name, index, p) for index, p in enumerate(changed.partitions)])
+
+    def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
+                             validate_only: bool = False) -> None:
+        """``configs`` becomes the dynamic layer ``resource_name`` ("" or a broker id);
+        dynamic log keys change the defaults of every topic at once."""
+        try:
+            validate_dynamic(configs)
+            defaults = self.dynamic_configs.log_defaults(self.config.log_config(),
+                                                         (resource_name, configs))
+            for topic, info in self.image.topics.items():
+                check_internal_topic(topic, LogConfig.from_topic_configs(defaults,
+                                                                         info.configs))
+            if validate_only:
+                return
+            self.dynamic_configs.replace(resource_name, configs)
+        except ConfigError as exc:
+            raise InvalidConfigError(str(exc)) from None
+        self.default_log_config = defaults
+        self._publish(self._all_partitions())
 
     # ------------------------------------------------------------------ topics
 
@@ -105,13 +203,11 @@ class Controller:
             raise TopicAlreadyExistsError(f"topic {name!r} already exists")
         leaders = self._placement(num_partitions, replication_factor, assignments or {})
         info = TopicInfo(name, [PartitionInfo(leader) for leader in leaders],
-                         self.validated_configs(configs or {}))
+                         self.validated_configs(configs or {}, name))
         if validate_only:
             return info
-        self.image.topics[name] = info
-        self.store.save(self.image)
-        for index, partition in enumerate(info.partitions):
-            self._lead(name, index, partition)
+        self._commit({**self.image.topics, name: info})
+        self._lead([self._state(name, index, p) for index, p in enumerate(info.partitions)])
         return info
 
     def _placement(self, num_partitions: int, replication_factor: int,
@@ -156,14 +252,15 @@ class Controller:
     def delete_topic(self, name: str) -> None:
         if not self.config.delete_topic_enable:
             raise TopicDeletionDisabledError("delete.topic.enable is false")
-        info = self.image.topics.pop(name, None)
+        topics = dict(self.image.topics)
+        info = topics.pop(name, None)
         if info is None:
             raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        self.store.save(self.image)
+        self._commit(topics)
         for index, partition in enumerate(info.partitions):
-            manager = self.replica_managers.get(partition.leader)
-            if manager is not None:
-                manager.delete_partition(name, index)
+            self._stop(partition.leader, [(name, index)], delete=True)
+        self._publish([PartitionState(name, index, LEADER_DURING_DELETE, p.leader_epoch, (), ())
+                       for index, p in enumerate(info.partitions)])
 
     def create_partitions(self, name: str, count: int,
                           assignments: list[list[int]] | None = None, *,
@@ -185,24 +282,36 @@ class Controller:
             leaders = [self.image.leader_for_new_partition(i) for i in range(current, count)]
         if validate_only:
             return
-        info.partitions.extend(PartitionInfo(leader) for leader in leaders)
-        self.store.save(self.image)
-        for index in range(current, count):
-            self._lead(name, index, info.partitions[index])
+        grown = info.copy()
+        grown.partitions.extend(PartitionInfo(leader) for leader in leaders)
+        self._commit({**self.image.topics, name: grown})
+        self._lead([self._state(name, index, grown.partitions[index])
+                    for index in range(current, count)])
 
-    def move_partition_leader(self, topic: str, index: int, broker_id: int) -> PartitionInfo:
-        """Moves the partition's log to ``broker_id`` (same process) and bumps its epoch."""
+    def move_partition_leader(self, topic: str, index: int, broker_id: int,
+                              transfer: Callable[[int, int], None]) -> PartitionInfo:
+        """Moves leadership to ``broker_id`` with a bumped epoch: the old leader stops the
+        replica, ``transfer(old, new)`` carries the log over (replication factor one has no
+        follower to take over from), then the new leader starts."""
         partition = self.image.partition(topic, index)
         if partition is None:
             raise UnknownTopicOrPartitionError(f"{topic}-{index}")
-        target = self.replica_managers.get(broker_id)
-        source = self.replica_managers.get(partition.leader)
-        if target is None or source is None:
+        old = partition.leader
+        if broker_id not in self.channels or old not in self.channels:
             raise InvalidReplicaAssignmentError(f"broker {broker_id} is not in this process")
-        if broker_id == partition.leader:
+        if broker_id == old:
             return partition
-        partition.leader = broker_id
-        partition.leader_epoch += 1
-        self.store.save(self.image)
-        source.hand_over(topic, index, target, partition.leader_epoch)
-        return partition
+        moved = self.image.topics[topic].copy()
+        moved.partitions[index] = PartitionInfo(broker_id, partition.leader_epoch + 1)
+        self._commit({**self.image.topics, topic: moved})
+        self._stop(old, [(topic, index)], delete=False)
+        transfer(old, broker_id)
+        self._lead([self._state(topic, index, moved.partitions[index])])
+        return moved.partitions[index]
+
+    # ------------------------------------------------------------------ broker-facing reads
+
+    def topic_overrides(self, topic: str) -> dict[str, str] | None:
+        """The topic's explicit configs, or None for an unknown topic."""
+        info = self.image.topics.get(topic)
+        return None if info is None else dict(info.configs)

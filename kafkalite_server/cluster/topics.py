@@ -1,14 +1,18 @@
-"""Topic name rules (Kafka's ``Topic.validate``)."""
+"""Topic name rules (Kafka's ``Topic.validate``) and topic config validation."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from kafkalite.protocol.errors import InvalidTopicError
+from kafkalite.errors import ConfigError
+from kafkalite.protocol.errors import InvalidConfigError, InvalidTopicError
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
+from kafkalite_server.log.config import LogConfig
 
 MAX_NAME_LENGTH = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+__all__ = ["INTERNAL_TOPICS", "MAX_NAME_LENGTH", "validate_topic_name", "validated_topic_configs"]
 
 
 def validate_topic_name(name: str) -> None:
@@ -22,3 +26,14 @@ def validate_topic_name(name: str) -> None:
     if not _LEGAL.fullmatch(name):
         raise InvalidTopicError(f"topic name {name!r} has characters outside "
                                 "ASCII letters, digits, '.', '_' and '-'")
+
+
+def validated_topic_configs(default: LogConfig,
+                            configs: Mapping[str, str | None]) -> dict[str, str]:
+    """Non-null entries, checked by LogConfig; INVALID_CONFIG names the bad key."""
+    kept = {key: value for key, value in configs.items() if value is not None}
+    try:
+        LogConfig.from_topic_configs(default, kept)
+    except ConfigError as exc:
+        raise InvalidConfigError(str(exc)) from None
+    return kept

@@ -53,10 +53,9 @@ class OffsetsLogStore:
 
     def _append(self, partition: int, entries: list[KeyValue]) -> None:
         """Raises NotLeaderOrFollowerError if this broker no longer leads the partition."""
-        target = self._replicas.leader_partition(OFFSETS_TOPIC, partition)
         now = self._now_ms()
         batch = bytearray(encode_batch((key, value, now, ()) for key, value in entries))
-        self._replicas.append(target, memoryview(batch), api_version=8)
+        self._replicas.append_local(OFFSETS_TOPIC, partition, memoryview(batch))
 
     def log_of(self, partition: int) -> Log:
         return self._replicas.leader_partition(OFFSETS_TOPIC, partition).log

@@ -1,21 +1,21 @@
 """The group coordinator inside a running broker.
 
 It ties the sans-IO :class:`GroupCoordinator` to the broker: timers on the event loop,
-storage on ``__consumer_offsets``, and ownership that follows which offsets partitions this
-broker leads. Ownership is reconciled whenever a group request arrives, so a partition moved
-here (start-up, ``move_partition_leader``) starts loading on the first request that could
-need it, and one moved away stops being served, without hooks into the replica manager.
+storage on ``__consumer_offsets``, and ownership that follows leadership of the offsets
+partitions: the replica manager calls :meth:`on_become_leader` / :meth:`on_resign` (Kafka's
+onLeadershipChange), so loading starts the moment the controller makes this broker leader.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from kafkalite.protocol.errors import TopicAlreadyExistsError
-from kafkalite_server.cluster.image import BrokerEndpoint, TopicInfo
+from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
 from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest
 from kafkalite_server.group.log_store import LOAD_CHUNK_BYTES, OffsetsLogStore, read_log_chunks
@@ -38,35 +38,34 @@ class GroupCoordinatorService:
         self.store = OffsetsLogStore(broker.replica_manager, broker.now_ms)
         self.coordinator = GroupCoordinator(self.config, LoopScheduler(broker.now_ms), self.store)
         self._loads: dict[int, asyncio.Task[None]] = {}
+        broker.replica_manager.add_leadership_listener(self)
 
     # -- ownership ----------------------------------------------------------------------------
 
-    def refresh_ownership(self) -> None:
-        """Load offsets partitions this broker newly leads; drop the ones it lost."""
-        info = self._broker.controller.image.topics.get(OFFSETS_TOPIC)
-        if info is None:
+    def on_become_leader(self, topic: str, partition: int, leader_epoch: int) -> None:
+        """Load the offsets partition this broker now leads (replaying its log)."""
+        if topic != OFFSETS_TOPIC or partition in self.coordinator.partitions():
             return
         if not self.coordinator.partitions():
-            self.coordinator.adopt_offsets_partition_count(len(info.partitions))
-        led = {
-            index
-            for topic, index in self._broker.replica_manager.partitions
-            if topic == OFFSETS_TOPIC
-        }
-        known = self.coordinator.partitions()
-        for partition in sorted(known - led):
-            task = self._loads.pop(partition, None)
-            if task is not None:
-                task.cancel()
-            self.coordinator.unload_partition(partition)
-        for partition in sorted(led - known):
-            self.coordinator.begin_loading(partition)
-            if self.store.log_of(partition).size_in_bytes <= LOAD_CHUNK_BYTES:
-                self._load_now(partition)  # small: no point answering LOAD_IN_PROGRESS
-            else:
-                self._loads[partition] = self._broker.tasks.spawn(
-                    self._load_in_steps(partition), f"load-offsets-{partition}"
-                )
+            known = self._broker.metadata_cache.partitions_of(OFFSETS_TOPIC)
+            self.coordinator.adopt_offsets_partition_count(
+                len(known) if known else self.config.offsets_topic_num_partitions)
+        self.coordinator.begin_loading(partition)
+        if self.store.log_of(partition).size_in_bytes <= LOAD_CHUNK_BYTES:
+            self._load_now(partition)  # small: no point answering LOAD_IN_PROGRESS
+        else:
+            self._loads[partition] = self._broker.tasks.spawn(
+                self._load_in_steps(partition), f"load-offsets-{partition}"
+            )
+
+    def on_resign(self, topic: str, partition: int) -> None:
+        """Stop serving the groups of an offsets partition led elsewhere now."""
+        if topic != OFFSETS_TOPIC or partition not in self.coordinator.partitions():
+            return
+        task = self._loads.pop(partition, None)
+        if task is not None:
+            task.cancel()
+        self.coordinator.unload_partition(partition)
 
     def _load_now(self, partition: int) -> None:
         replay = OffsetsReplay()
@@ -98,14 +97,14 @@ class GroupCoordinatorService:
 
     # -- the offsets topic and coordinator lookup -----------------------------------------
 
-    def ensure_offsets_topic(self) -> TopicInfo:
-        """``__consumer_offsets``, created with Kafka's internal-topic settings if missing."""
-        controller = self._broker.controller
-        info = controller.image.topics.get(OFFSETS_TOPIC)
-        if info is not None:
-            return info
-        try:
-            return controller.create_topic(
+    def ensure_offsets_topic(self) -> None:
+        """Asks the controller for ``__consumer_offsets`` (Kafka's internal-topic settings)
+        unless this broker's metadata already has it; the topic shows up in the metadata
+        cache once the controller has placed it."""
+        if self._broker.metadata_cache.partitions_of(OFFSETS_TOPIC) is not None:
+            return
+        with contextlib.suppress(TopicAlreadyExistsError):
+            self._broker.controller.create_topic(
                 OFFSETS_TOPIC,
                 self.config.offsets_topic_num_partitions,
                 configs={
@@ -113,17 +112,19 @@ class GroupCoordinatorService:
                     "segment.bytes": str(self.config.offsets_topic_segment_bytes),
                 },
             )
-        except TopicAlreadyExistsError:
-            return controller.image.topics[OFFSETS_TOPIC]
 
     def coordinator_for(self, group_id: str) -> BrokerEndpoint | None:
         """The broker leading the group's offsets partition, if it is up."""
-        info = self.ensure_offsets_topic()
-        self.refresh_ownership()
+        self.ensure_offsets_topic()
+        known = self._broker.metadata_cache.partitions_of(OFFSETS_TOPIC)
+        if not known:
+            return None
+        if not self.coordinator.partitions():
+            self.coordinator.adopt_offsets_partition_count(len(known))
         partition = self.coordinator.partition_for(group_id)
-        if partition >= len(info.partitions):
+        if partition >= len(known):
             return None  # the topic shrank under a running coordinator: not servable
-        return self._broker.controller.image.brokers.get(info.partitions[partition].leader)
+        return self._broker.metadata_cache.leader_endpoint(OFFSETS_TOPIC, partition)
 
     # -- parked requests as awaitables --------------------------------------------------------
 

@@ -13,9 +13,12 @@ from typing import Any
 from kafkalite.protocol.errors import (
     CoordinatorNotAvailableError,
     InvalidRequestError,
+    KafkaStorageError,
     TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
+from kafkalite_server.cluster.authorized_operations import GROUP_OPERATIONS
 from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
@@ -26,14 +29,6 @@ Body = dict[str, Any]
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 BATCHED_FIND_COORDINATOR_VERSION = 4
-#: Kafka's AclOperation codes of the operations a group has, as an authorized_operations bitfield.
-ACL_OPERATION_READ = 3
-ACL_OPERATION_DELETE = 6
-ACL_OPERATION_DESCRIBE = 8
-ALL_GROUP_OPERATIONS = sum(
-    1 << op for op in (ACL_OPERATION_READ, ACL_OPERATION_DELETE, ACL_OPERATION_DESCRIBE)
-)
-OPERATIONS_NOT_ASKED = -(2**31)
 NO_TRANSACTIONS = "this broker has no transaction coordinator: transactions are not supported yet"
 
 
@@ -70,7 +65,11 @@ def _find_coordinator(service: GroupCoordinatorService, key_type: int, key: str)
     if key_type != GROUP_KEY_TYPE:
         return {**no_node, "error_code": InvalidRequestError.errno,
                 "error_message": f"unknown coordinator key type {key_type}"}
-    endpoint = service.coordinator_for(key)
+    try:
+        endpoint = service.coordinator_for(key)
+    except KafkaStorageError as exc:  # the offsets topic could not be saved: retry later
+        return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
+                "error_message": exc.context}
     if endpoint is None:
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": "the group's offsets partition has no live leader"}
@@ -81,7 +80,6 @@ def _find_coordinator(service: GroupCoordinatorService, key_type: int, key: str)
 async def handle_join_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     version = ctx.api_version
     request = JoinRequest(
         group_id=body["group_id"],
@@ -116,7 +114,6 @@ async def handle_join_group(
 async def handle_sync_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}
     result = await service.sync(
         body["group_id"],
@@ -131,7 +128,6 @@ async def handle_sync_group(
 async def handle_heartbeat(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     error = service.coordinator.heartbeat(
         body["group_id"], body["generation_id"], body["member_id"], body.get("group_instance_id")
     )
@@ -141,7 +137,6 @@ async def handle_heartbeat(
 async def handle_leave_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     if ctx.api_version >= 3:
         leaving = [LeavingMember(m["member_id"], m["group_instance_id"]) for m in body["members"]]
     else:
@@ -163,14 +158,13 @@ async def handle_leave_group(
 async def handle_offset_commit(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
-    image = ctx.broker.controller.image
+    metadata = ctx.broker.metadata_cache
     unknown: set[TopicPartition] = set()
     entries: dict[TopicPartition, OffsetCommitEntry] = {}
     for topic in body["topics"]:
         for p in topic["partitions"]:
             tp = TopicPartition(topic["name"], p["partition_index"])
-            if image.partition(tp.topic, tp.partition) is None:
+            if metadata.partition(tp.topic, tp.partition) is None:
                 unknown.add(tp)  # Kafka refuses commits for partitions it does not know
                 continue
             entries[tp] = OffsetCommitEntry(
@@ -207,15 +201,14 @@ async def handle_offset_commit(
 async def handle_offset_delete(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
-    image = ctx.broker.controller.image
+    metadata = ctx.broker.metadata_cache
     asked = [
         TopicPartition(topic["name"], p["partition_index"])
         for topic in body["topics"]
         for p in topic["partitions"]
     ]
     # Like OffsetCommit, a partition the cluster does not have is refused up front.
-    unknown = {tp for tp in asked if image.partition(tp.topic, tp.partition) is None}
+    unknown = {tp for tp in asked if metadata.partition(tp.topic, tp.partition) is None}
     result = service.coordinator.delete_offsets(
         body["group_id"], [tp for tp in asked if tp not in unknown]
     )
@@ -243,7 +236,6 @@ def _partition_error(
 async def handle_offset_fetch(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     requested = body["topics"]
     partitions = None if requested is None else [
         TopicPartition(t["name"], index) for t in requested for index in t["partition_indexes"]
@@ -268,10 +260,11 @@ async def handle_offset_fetch(
 async def handle_describe_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     # Without ACLs every operation is allowed; the field is Integer.MIN_VALUE unless asked for.
     operations = (
-        ALL_GROUP_OPERATIONS if body.get("include_authorized_operations") else OPERATIONS_NOT_ASKED
+        GROUP_OPERATIONS
+        if body.get("include_authorized_operations")
+        else AUTHORIZED_OPERATIONS_NOT_REQUESTED
     )
     return {
         "throttle_time_ms": 0,
@@ -303,7 +296,6 @@ async def handle_describe_groups(
 async def handle_list_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     error, listings = service.coordinator.list_groups()
     return {
         "throttle_time_ms": 0,
@@ -315,7 +307,6 @@ async def handle_list_groups(
 async def handle_delete_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    service.refresh_ownership()
     results = service.coordinator.delete_groups(body["groups_names"])
     return {
         "throttle_time_ms": 0,

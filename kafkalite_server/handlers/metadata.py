@@ -1,7 +1,12 @@
-"""Metadata (3): brokers, controller, cluster id, and topics with their partition leaders.
+"""Metadata (3): brokers, controller, cluster id, and topics with leaders, replicas and ISR,
+all from this broker's own metadata cache.
 
-Topics that do not exist are created on the spot when ``auto.create.topics.enable`` is on
-and the request allows it (v4+ flag; always for v0-3), so the answer is immediately usable.
+Topics that do not exist are requested from the controller on the spot when
+``auto.create.topics.enable`` is on and the request allows it (v4+ flag; always for v0-3).
+A standalone broker's controller answers at once, so the reply is immediately usable; in a
+cluster the topic answers LEADER_NOT_AVAILABLE until the controller has placed it.
+
+Authorized operations (v8+) are reported only when asked for, all allowed (no authorizer).
 """
 
 from __future__ import annotations
@@ -10,47 +15,64 @@ from typing import Any
 
 from kafkalite.protocol.errors import (
     BrokerResponseError,
+    KafkaStorageError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite_server.cluster.image import MetadataImage, TopicInfo
+from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
+from kafkalite_server.cluster.authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
+from kafkalite_server.cluster.messages import NO_LEADER, PartitionState
+from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.cluster.topics import INTERNAL_TOPICS
 from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.handlers.registry import RequestContext
 
 
 async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    controller = ctx.broker.controller
-    image = controller.image
+    cache = ctx.broker.metadata_cache
     requested = body["topics"]
     if requested is None or (ctx.api_version == 0 and not requested):
-        topics = [_describe_topic(image, info) for info in image.topics.values()]
+        topics = [_describe_topic(ctx, name) for name in cache.topic_names()]
     else:
-        auto_create = controller.config.auto_create_topics_enable and (
+        auto_create = ctx.broker.config.auto_create_topics_enable and (
             body["allow_auto_topic_creation"])
         topics = []
         for entry in requested:
             name = entry["name"]
-            info = image.topics.get(name)
-            if info is None and auto_create:
+            if cache.partitions_of(name) is None and auto_create:
                 try:
-                    info = (ctx.broker.group_coordinator.ensure_offsets_topic()
-                            if name == OFFSETS_TOPIC else controller.create_topic(name))
+                    _create(ctx, name)
                 except BrokerResponseError as exc:
                     topics.append(_topic_error(name, exc.errno))
                     continue
-            if info is None:
+                if cache.partitions_of(name) is None:
+                    topics.append(_topic_error(name, LeaderNotAvailableError.errno))
+                    continue
+            if cache.partitions_of(name) is None:
                 topics.append(_topic_error(name, UnknownTopicOrPartitionError.errno))
             else:
-                topics.append(_describe_topic(image, info))
+                topics.append(_describe_topic(ctx, name))
+    if body["include_topic_authorized_operations"]:
+        for topic in topics:
+            topic["topic_authorized_operations"] = TOPIC_OPERATIONS
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": None}
-                    for b in sorted(image.brokers.values(), key=lambda b: b.node_id)],
-        "cluster_id": image.cluster_id,
-        "controller_id": image.controller_id,
+        "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+                    for b in sorted(cache.brokers.values(), key=lambda b: b.node_id)],
+        "cluster_id": cache.cluster_id,
+        "controller_id": cache.controller_id,
         "topics": topics,
+        "cluster_authorized_operations": (CLUSTER_OPERATIONS
+                                          if body["include_cluster_authorized_operations"]
+                                          else AUTHORIZED_OPERATIONS_NOT_REQUESTED),
     }
+
+
+def _create(ctx: RequestContext, name: str) -> None:
+    if name == OFFSETS_TOPIC:
+        ctx.broker.group_coordinator.ensure_offsets_topic()
+    else:
+        ctx.broker.controller.create_topic(name)
 
 
 def _topic_error(name: str, errno: int) -> dict[str, Any]:
@@ -58,19 +80,34 @@ def _topic_error(name: str, errno: int) -> dict[str, Any]:
             "partitions": []}
 
 
-def _describe_topic(image: MetadataImage, info: TopicInfo) -> dict[str, Any]:
-    partitions = []
-    for index, partition in enumerate(info.partitions):
-        alive = partition.leader in image.brokers
-        leader = partition.leader if alive else -1
-        partitions.append({
-            "error_code": 0 if alive else LeaderNotAvailableError.errno,
-            "partition_index": index,
-            "leader_id": leader,
-            "leader_epoch": partition.leader_epoch,
-            "replica_nodes": [partition.leader],
-            "isr_nodes": [leader] if alive else [],
-            "offline_replicas": [] if alive else [partition.leader],
-        })
-    return {"error_code": 0, "name": info.name, "is_internal": info.name in INTERNAL_TOPICS,
-            "partitions": partitions}
+def _describe_topic(ctx: RequestContext, name: str) -> dict[str, Any]:
+    cache: MetadataCache = ctx.broker.metadata_cache
+    is_offline = ctx.broker.replica_manager.is_offline
+    return {"error_code": 0, "name": name, "is_internal": name in INTERNAL_TOPICS,
+            "partitions": [_describe_partition(state, is_offline(name, state.partition))
+                           for state in cache.partitions_of(name) or []]}
+
+
+def _describe_partition(state: PartitionState, led_from_failed_dir: bool) -> dict[str, Any]:
+    """A partition this broker leads from a failed log dir (Kafka's offline replica) has no
+    leader and says KAFKA_STORAGE_ERROR, listing the leader in ``offline_replicas``."""
+    if led_from_failed_dir:
+        return {
+            "error_code": KafkaStorageError.errno,
+            "partition_index": state.partition,
+            "leader_id": NO_LEADER,
+            "leader_epoch": state.leader_epoch,
+            "replica_nodes": list(state.replicas),
+            "isr_nodes": [r for r in state.isr if r != state.leader],
+            "offline_replicas": sorted({*state.offline_replicas, state.leader}),
+        }
+    online = state.leader != NO_LEADER
+    return {
+        "error_code": 0 if online else LeaderNotAvailableError.errno,
+        "partition_index": state.partition,
+        "leader_id": state.leader,
+        "leader_epoch": state.leader_epoch,
+        "replica_nodes": list(state.replicas),
+        "isr_nodes": list(state.isr),
+        "offline_replicas": list(state.offline_replicas),
+    }

@@ -1,4 +1,11 @@
-"""InitProducerId (22): a fresh producer id with epoch 0 for idempotent producers.
+"""InitProducerId (22): producer ids and epochs for idempotent producers.
+
+Without a producer id (v0-2, or v3+ with -1/-1) the answer is a fresh id with epoch 0.
+With the producer's current id and epoch (v3+) it is an epoch bump (KIP-360, see
+:class:`~kafkalite_server.cluster.producer_ids.ProducerEpochs`): the same id with epoch + 1,
+or a new id once the epoch is exhausted. A stale epoch is PRODUCER_FENCED (v4+) or
+INVALID_PRODUCER_EPOCH (v3, as Kafka answers older clients); an id without an epoch or the
+reverse is INVALID_REQUEST.
 
 Transactions are not supported: a request naming a transactional id gets
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED, so a transactional producer fails at its first
@@ -9,14 +16,40 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkalite.protocol.errors import TransactionalIdAuthorizationFailedError
+from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    InvalidProducerEpochError,
+    InvalidRequestError,
+    ProducerFencedError,
+    TransactionalIdAuthorizationFailedError,
+)
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.log.producer_state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
+FIRST_VERSION_WITH_FENCED = 4
 
 async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if body["transactional_id"] is not None:
-        return {"throttle_time_ms": 0, "error_code": TransactionalIdAuthorizationFailedError.errno,
-                "producer_id": -1, "producer_epoch": -1}
-    producer_id = ctx.broker.controller.producer_ids.allocate()
+        return _error(TransactionalIdAuthorizationFailedError.errno)
+    allocator = ctx.broker.controller.producer_ids
+    producer_id, epoch = body["producer_id"], body["producer_epoch"]
+    try:
+        if producer_id == NO_PRODUCER_ID and epoch == NO_PRODUCER_EPOCH:
+            producer_id, epoch = allocator.allocate(), 0
+        elif NO_PRODUCER_ID in (producer_id, epoch):
+            raise InvalidRequestError(f"producer id {producer_id} and epoch {epoch}: give "
+                                      "both or neither")
+        else:
+            producer_id, epoch = allocator.epochs.bump(producer_id, epoch)
+    except ProducerFencedError:
+        return _error(ProducerFencedError.errno if ctx.api_version >= FIRST_VERSION_WITH_FENCED
+                      else InvalidProducerEpochError.errno)
+    except BrokerResponseError as exc:
+        return _error(exc.errno)
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id,
-            "producer_epoch": 0}
+            "producer_epoch": epoch}
+
+
+def _error(errno: int) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": errno, "producer_id": NO_PRODUCER_ID,
+            "producer_epoch": NO_PRODUCER_EPOCH}

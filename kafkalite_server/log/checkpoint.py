@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from kafkalite.errors import KafkaError
+from kafkalite_server.log.file_io import fsync_directory
 
 CHECKPOINT_VERSION = 0
 
@@ -85,21 +86,16 @@ class _CheckpointFile(ABC, Generic[Entry]):
         lines = [self._format_entry(entry) for entry in entries]
         text = "\n".join([str(CHECKPOINT_VERSION), str(len(lines)), *lines]) + "\n"
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, self.path)
-        _fsync_directory(self.path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            with open(tmp, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(tmp, self.path)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a full disk keeps the old file, without litter
+            raise
+        fsync_directory(self.path.parent)  # the rename itself durable
 
 
 class OffsetCheckpointFile(_CheckpointFile[tuple[str, int, int]]):

@@ -12,12 +12,15 @@ more than appends (one per ``index.interval.bytes`` written), so the plain file 
 from __future__ import annotations
 
 import bisect
+import operator
 import os
 import struct
 from array import array
+from itertools import islice
 from pathlib import Path
 
 from kafkalite.errors import KafkaError
+from kafkalite_server.log.file_io import Pwrite, write_fully
 
 
 class CorruptIndexError(KafkaError):
@@ -43,8 +46,10 @@ class _SparseIndex:
     _KEY_TYPE: str
     _OFFSET_COLUMN: str  # "keys" or "values"
 
-    def __init__(self, path: Path, base_offset: int, max_index_bytes: int) -> None:
+    def __init__(self, path: Path, base_offset: int, max_index_bytes: int, *,
+                 pwrite: Pwrite = os.pwrite) -> None:
         self.path = path
+        self._pwrite = pwrite
         self.base_offset = base_offset
         self.max_entries = max_index_bytes // self._ENTRY.size
         self._keys = array(self._KEY_TYPE)
@@ -77,7 +82,7 @@ class _SparseIndex:
         if len(self._keys) >= self.max_entries:
             raise IndexFullError(f"{self.path.name} is full ({self.max_entries} entries)")
         position = len(self._keys) * self._ENTRY.size
-        os.pwrite(self._fd, self._ENTRY.pack(key, value), position)
+        write_fully(self._pwrite, self._fd, self._ENTRY.pack(key, value), position)
         self._keys.append(key)
         self._values.append(value)
         self._file_length = max(self._file_length, position + self._ENTRY.size)
@@ -89,31 +94,46 @@ class _SparseIndex:
     def truncate_to(self, offset: int) -> None:
         """Drop every entry for ``offset`` and above (the log is being cut there)."""
         column = self._keys if self._OFFSET_COLUMN == "keys" else self._values
-        keep = bisect.bisect_left(column, offset - self.base_offset)
-        del self._keys[keep:]
-        del self._values[keep:]
+        self.truncate_entries(bisect.bisect_left(column, offset - self.base_offset))
+
+    def truncate_entries(self, count: int) -> None:
+        """Keep the first ``count`` entries (undoes appends whose log write failed)."""
+        del self._keys[count:]
+        del self._values[count:]
         self.trim_to_valid_size()
 
     def reset(self) -> None:
-        """Drop every entry (recovery rebuilds the index from the log)."""
-        self.truncate_to(self.base_offset)
+        """Drop every entry (recovery rebuilds the index from the log).
+
+        Not a bisect: a damaged index is reset too, and its columns need not be sorted.
+        """
+        self.truncate_entries(0)
 
     def trim_to_valid_size(self) -> None:
         """Make the file exactly as long as its entries (drops a torn trailing entry)."""
         self._file_length = self.size_in_bytes
         os.ftruncate(self._fd, self._file_length)
 
-    def sanity_check(self) -> None:
-        """Kafka's cheap load-time check; raises :class:`CorruptIndexError`."""
+    def _check_file_length(self) -> None:
         if self._file_length % self._ENTRY.size:
             raise CorruptIndexError(f"{self.path.name}: length {self._file_length} is not a "
                                     f"multiple of the entry size {self._ENTRY.size}")
-        if self._keys and self._relative_offsets_last() < 0:
-            raise CorruptIndexError(f"{self.path.name}: last entry points below the base "
-                                    f"offset {self.base_offset}")
 
-    def _relative_offsets_last(self) -> int:
-        return self._keys[-1] if self._OFFSET_COLUMN == "keys" else self._values[-1]
+    def _check_column(self, column: array, name: str, *, strictly: bool,
+                      minimum: int | None = None, below: int | None = None) -> None:
+        """Raise CorruptIndexError unless ``column`` is sorted (strictly if asked) and its
+        values lie in [minimum, below)."""
+        if not column:
+            return
+        if minimum is not None and column[0] < minimum:
+            raise CorruptIndexError(f"{self.path.name}: {name} {column[0]} is below {minimum}")
+        if below is not None and column[-1] >= below:
+            raise CorruptIndexError(f"{self.path.name}: {name} {column[-1]} is not below "
+                                    f"{below}")
+        order = operator.lt if strictly else operator.le
+        if not all(map(order, column, islice(column, 1, None))):
+            raise CorruptIndexError(f"{self.path.name}: {name}s are not "
+                                    f"{'strictly ' if strictly else ''}increasing")
 
     def flush(self) -> None:
         if self._fd >= 0:
@@ -155,7 +175,6 @@ class OffsetIndex(_SparseIndex):
             return self.base_offset, 0
         return self.base_offset + self._keys[slot], self._values[slot]
 
-
     def floor_position(self, position: int) -> int:
         """The largest indexed position at or below ``position`` (a batch start); else 0.
 
@@ -164,6 +183,18 @@ class OffsetIndex(_SparseIndex):
         """
         slot = bisect.bisect_right(self._values, position) - 1
         return self._values[slot] if slot >= 0 else 0
+
+    def sanity_check(self, log_size: int) -> None:
+        """Load-time check before any lookup trusts the index; raises CorruptIndexError.
+
+        Kafka checks only the length and the last entry; kafkalite checks every entry
+        (one C-speed pass per column), because a lookup bisects both columns: relative
+        offsets strictly increasing from 0, positions strictly increasing within the log.
+        """
+        self._check_file_length()
+        self._check_column(self._keys, "relative offset", strictly=True, minimum=0)
+        self._check_column(self._values, "position", strictly=True, minimum=0,
+                           below=log_size)
 
 
 class TimeIndex(_SparseIndex):
@@ -208,7 +239,8 @@ class TimeIndex(_SparseIndex):
         return self._keys[slot], self.base_offset + self._values[slot]
 
     def sanity_check(self) -> None:
-        super().sanity_check()
-        if self._keys and self._keys[-1] < self._keys[0]:
-            raise CorruptIndexError(f"{self.path.name}: last timestamp {self._keys[-1]} is "
-                                    f"below the first {self._keys[0]}")
+        """Load-time check: timestamps and relative offsets never decrease, offsets from 0
+        (the segment checks the last entry against the log); raises CorruptIndexError."""
+        self._check_file_length()
+        self._check_column(self._keys, "timestamp", strictly=False)
+        self._check_column(self._values, "relative offset", strictly=False, minimum=0)

@@ -15,7 +15,11 @@ UNDEFINED_EPOCH_OFFSET = -1
 
 
 class LeaderEpochCache:
-    """(epoch, start offset) entries, written through to the checkpoint file on change."""
+    """(epoch, start offset) entries, written through to the checkpoint file on change.
+
+    A change is written before it takes effect: a failed write (a full disk) raises and
+    leaves the cache as it was, still matching the file.
+    """
 
     def __init__(self, checkpoint: LeaderEpochCheckpointFile,
                  entries: list[tuple[int, int]] | None = None) -> None:
@@ -41,13 +45,13 @@ class LeaderEpochCache:
         """
         if epoch < 0 or (self._epochs and epoch == self._epochs[-1]):
             return
-        while self._epochs and (self._epochs[-1] >= epoch or self._starts[-1] >= start_offset):
-            self._epochs.pop()
-            self._starts.pop()
-        self._epochs.append(epoch)
-        self._starts.append(start_offset)
-        if persist:
-            self.persist()
+        epochs, starts = self._epochs[:], self._starts[:]
+        while epochs and (epochs[-1] >= epoch or starts[-1] >= start_offset):
+            epochs.pop()
+            starts.pop()
+        epochs.append(epoch)
+        starts.append(start_offset)
+        self._replace(epochs, starts, persist=persist)
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         """(largest known epoch <= ``epoch``, the offset where the next epoch starts).
@@ -69,19 +73,16 @@ class LeaderEpochCache:
         """The log was cut at ``end_offset``: drop epochs starting at or after it."""
         keep = bisect.bisect_left(self._starts, end_offset)
         if keep < len(self._starts):
-            del self._epochs[keep:]
-            del self._starts[keep:]
-            self.persist()
+            self._replace(self._epochs[:keep], self._starts[:keep])
 
     def truncate_from_start(self, start_offset: int) -> None:
         """The log start moved to ``start_offset``: drop epochs wholly below it, clamp one."""
         covering = bisect.bisect_right(self._starts, start_offset) - 1
         if covering < 0 or (covering == 0 and self._starts[0] == start_offset):
             return
-        del self._epochs[:covering]
-        del self._starts[:covering]
-        self._starts[0] = start_offset
-        self.persist()
+        starts = self._starts[covering:]
+        starts[0] = start_offset
+        self._replace(self._epochs[covering:], starts)
 
     def clear(self) -> None:
         self._epochs.clear()
@@ -89,3 +90,8 @@ class LeaderEpochCache:
 
     def persist(self) -> None:
         self.checkpoint.write(self.entries)
+
+    def _replace(self, epochs: list[int], starts: list[int], *, persist: bool = True) -> None:
+        if persist:
+            self.checkpoint.write(list(zip(epochs, starts, strict=True)))
+        self._epochs, self._starts = epochs, starts

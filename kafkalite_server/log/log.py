@@ -2,7 +2,10 @@
 
 Segments are found by base offset with ``bisect`` over a sorted list (Kafka uses a skip
 list for the same floor lookup). Everything here runs on the broker's event-loop thread,
-without locks, except :meth:`Log.flush`, which may run in a worker thread (see there).
+except :meth:`Log.flush`, which may run in a worker thread (see there), and the log
+cleaner's reads and swap (:mod:`kafkalite_server.log.cleaner` states the rule): every
+public method holds :attr:`Log.lock` while it reads or changes the segment list or a
+segment's files, and the cleaner takes the same lock for each of its short steps.
 
 Deliberate simplification: retention never deletes the active segment (Kafka rolls an
 idle active segment past retention and deletes it, emptying the partition; kafkalite keeps
@@ -12,21 +15,38 @@ the newest segment until a roll happens for another reason).
 from __future__ import annotations
 
 import bisect
+import os
+import random
 import shutil
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafkalite.protocol.errors import OffsetOutOfRangeError, RecordListTooLargeError
+from kafkalite.errors import CorruptRecordError
+from kafkalite.protocol.errors import (
+    KafkaStorageError,
+    OffsetOutOfRangeError,
+    RecordListTooLargeError,
+)
 from kafkalite.records import decode_batches
 from kafkalite.records.batch_header import BatchHeader
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import ProducerStateManager
+from kafkalite_server.log.recompress import recompress_for_topic
 from kafkalite_server.log.recovery import load_log
-from kafkalite_server.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from kafkalite_server.log.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+)
 from kafkalite_server.log.validator import (
     AssignedRecords,
     assign_offsets,
@@ -48,11 +68,19 @@ def parse_log_dir_name(name: str) -> tuple[str, int]:
 
 
 def _first_record_at_or_after(batch: bytes, header: BatchHeader, timestamp: int,
-                              start_offset: int) -> tuple[int, int]:
-    """(offset, timestamp) of the batch's first record at or after both targets."""
-    for record in decode_batches(batch, check_crcs=False):
-        if record.timestamp >= timestamp and record.offset >= start_offset:
-            return record.offset, record.timestamp
+                              start_offset: int, max_bytes: int) -> tuple[int, int]:
+    """(offset, timestamp) of the batch's first record at or after both targets.
+
+    Decompression stops at ``max_bytes``; a batch that does not decode (damaged, or
+    written before records were validated) answers its own first offset, where a
+    reader then meets the error.
+    """
+    try:
+        for record in decode_batches(batch, check_crcs=False, max_bytes=max_bytes):
+            if record.timestamp >= timestamp and record.offset >= start_offset:
+                return record.offset, record.timestamp
+    except CorruptRecordError:
+        return max(header.base_offset, start_offset), header.max_timestamp
     return max(header.last_offset, start_offset), header.max_timestamp
 
 
@@ -68,13 +96,35 @@ class AppendInfo:
     duplicate: bool = False
 
 
+DiskFailureHandler = Callable[["Log", OSError], None]
+"""Told when a file operation of the log failed (the log manager takes its dir offline)."""
+
+
+class SegmentsChangedError(Exception):
+    """The segments a cleaning works on are no longer the log's (retention, truncation or
+    deletion replaced them meanwhile): the cleaning is abandoned, nothing was swapped."""
+
+
+def roll_jitter(config: LogConfig) -> int:
+    """Kafka's per-segment jitter: uniform in [0, min(segment.jitter.ms, segment.ms))."""
+    bound = min(config.segment_jitter_ms, config.segment_ms)
+    return random.randrange(bound) if bound > 0 else 0
+
+
 class Log:
-    """A partition's segments plus log start offset, recovery point and epoch cache."""
+    """A partition's segments plus log start offset, recovery point and epoch cache.
+
+    Disk errors: any OSError from a file of the log marks the log :attr:`offline` and is
+    raised as KafkaStorageError; an offline log refuses every read and write (Kafka's
+    offline replica), so a failing disk is never tried again until the broker restarts.
+    A failed append leaves no bytes behind (see :meth:`LogSegment.append`).
+    """
 
     def __init__(self, directory: Path, config: LogConfig, segments: list[LogSegment], *,
                  log_start_offset: int, recovery_point: int,
                  leader_epoch_cache: LeaderEpochCache, producer_state: ProducerStateManager,
-                 now_ms: Callable[[], int] = wall_clock_ms) -> None:
+                 now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
+                 on_disk_failure: DiskFailureHandler | None = None) -> None:
         self.directory = directory
         self.config = config
         self._bases = [segment.base_offset for segment in segments]
@@ -87,19 +137,53 @@ class Log:
         self.last_flush_ms = now_ms()
         self._unflushed_messages = 0
         self._deleted_segments: list[tuple[int, LogSegment]] = []
+        self._pwrite = pwrite
+        self._on_disk_failure = on_disk_failure
+        self.offline = False
+        self.closed = False
+        """Set by :meth:`close` and :meth:`delete`: the files are no longer readable."""
+        self.lock = threading.RLock()
+        """Held by every public method around the segment list and segment files, and by
+        the cleaner thread for each read and for the swap (see the module docstring)."""
 
     @classmethod
     def open(cls, directory: Path, config: LogConfig, *, recovery_point: int = 0,
              log_start_offset: int = 0, clean_shutdown: bool = False,
-             now_ms: Callable[[], int] = wall_clock_ms) -> Log:
+             now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
+             on_disk_failure: DiskFailureHandler | None = None) -> Log:
         """Load (or create) the partition directory, recovering it unless clean."""
         loaded = load_log(directory, config, recovery_point=recovery_point,
                           log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
-                          now_ms=now_ms())
+                          now_ms=now_ms(), pwrite=pwrite)
         return cls(directory, config, loaded.segments, log_start_offset=loaded.log_start_offset,
                    recovery_point=loaded.recovery_point,
                    leader_epoch_cache=loaded.leader_epoch_cache,
-                   producer_state=loaded.producer_state, now_ms=now_ms)
+                   producer_state=loaded.producer_state, now_ms=now_ms, pwrite=pwrite,
+                   on_disk_failure=on_disk_failure)
+
+    # ------------------------------------------------------------------------ disk errors
+
+    @contextmanager
+    def _disk(self, action: str) -> Iterator[None]:
+        """Refuse if offline; turn an OSError inside into going offline plus a
+        KafkaStorageError that names the partition directory and the cause."""
+        with self.lock:
+            if self.offline:
+                raise KafkaStorageError(f"{self.directory.name}: its log directory "
+                                        f"{self.directory.parent} is offline")
+            try:
+                yield
+            except OSError as exc:
+                self.mark_offline(exc)
+                raise KafkaStorageError(f"{action} {self.directory}: {exc}") from exc
+
+    def mark_offline(self, exc: OSError | None = None) -> None:
+        """Stop serving this log; with ``exc``, report the failure to the log manager."""
+        if self.offline:
+            return
+        self.offline = True
+        if exc is not None and self._on_disk_failure is not None:
+            self._on_disk_failure(self, exc)
 
     # ------------------------------------------------------------------------- properties
 
@@ -109,7 +193,8 @@ class Log:
 
     @property
     def segments(self) -> list[LogSegment]:
-        return [self._segments[base] for base in self._bases]
+        with self.lock:
+            return [self._segments[base] for base in self._bases]
 
     @property
     def active_segment(self) -> LogSegment:
@@ -146,11 +231,13 @@ class Log:
                 return AppendInfo(original.first_offset, original.last_offset, -1,
                                   original.last_offset - original.first_offset + 1,
                                   self.log_start_offset, duplicate=True)
+        records, headers = recompress_for_topic(records, headers, self.config)
         now = self._now_ms()
         first_offset = self.log_end_offset
         assigned = assign_offsets(records, headers, first_offset, leader_epoch, self.config, now)
-        self.leader_epoch_cache.assign(leader_epoch, first_offset)
-        self._write(assigned, now)
+        with self._disk("append to"):
+            self.leader_epoch_cache.assign(leader_epoch, first_offset)
+            self._write(assigned, now)
         if headers[0].magic >= 2:
             self.producer_state.update(headers[0], assigned.first_offset, assigned.last_offset)
         return AppendInfo(assigned.first_offset, assigned.last_offset,
@@ -168,13 +255,17 @@ class Log:
             return None
         offset_of_max, max_timestamp = headers[0].last_offset, -1
         for header in headers:
-            self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
-            self.producer_state.load_batch(header)
             if header.max_timestamp > max_timestamp:
                 offset_of_max, max_timestamp = header.last_offset, header.max_timestamp
         first, last = headers[0].base_offset, headers[-1].last_offset
-        self._write(AssignedRecords(records, first, last, max_timestamp, offset_of_max,
-                                    sum(h.record_count for h in headers), -1), self._now_ms())
+        with self._disk("append to"):
+            for header in headers:
+                self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+            self._write(AssignedRecords(records, first, last, max_timestamp, offset_of_max,
+                                        sum(h.record_count for h in headers), -1),
+                        self._now_ms())
+        for header in headers:
+            self.producer_state.load_batch(header)
         return AppendInfo(first, last, -1, last - first + 1, self.log_start_offset)
 
     def _write(self, assigned: AssignedRecords, now: int) -> None:
@@ -184,17 +275,21 @@ class Log:
                                           f"{self.config.segment_bytes}")
         segment = self.active_segment
         if segment.should_roll(size, assigned.max_timestamp, assigned.last_offset, now):
-            segment = self.roll()
+            segment = self._roll()
         segment.append(assigned.first_offset, assigned.last_offset, assigned.max_timestamp,
                        assigned.offset_of_max_timestamp, assigned.data)
         self._unflushed_messages += assigned.record_count
         flush_messages, flush_ms = self.config.flush_messages, self.config.flush_ms
         if ((flush_messages is not None and self._unflushed_messages >= flush_messages)
                 or (flush_ms is not None and now - self.last_flush_ms >= flush_ms)):
-            self.flush()
+            self._flush(None)
 
     def roll(self) -> LogSegment:
         """Start a new active segment at the log end offset (an empty one is kept)."""
+        with self._disk("roll"):
+            return self._roll()
+
+    def _roll(self) -> LogSegment:
         active = self.active_segment
         if active.size == 0:
             return active
@@ -202,7 +297,8 @@ class Log:
         base = self.log_end_offset
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             (self.directory / f"{base:020d}{suffix}").unlink(missing_ok=True)
-        segment = LogSegment(self.directory, base, self.config, now_ms=self._now_ms())
+        segment = LogSegment(self.directory, base, self.config, now_ms=self._now_ms(),
+                             pwrite=self._pwrite, roll_jitter_ms=roll_jitter(self.config))
         self._bases.append(base)
         self._segments[base] = segment
         return segment
@@ -216,6 +312,11 @@ class Log:
         ``None`` at the log end offset (or at ``max_offset``, the high watermark); an
         offset outside [log start, log end] raises OffsetOutOfRangeError.
         """
+        with self._disk("read from"):
+            return self._read(fetch_offset, max_bytes, max_offset, min_one_batch)
+
+    def _read(self, fetch_offset: int, max_bytes: int, max_offset: int | None,
+              min_one_batch: bool) -> FileRegion | None:
         log_end = self.log_end_offset
         if fetch_offset == log_end:
             return None
@@ -243,6 +344,10 @@ class Log:
         ListOffsets' -1 (latest) and -2 (earliest) are the caller's: use
         :attr:`log_end_offset` and :attr:`log_start_offset`.
         """
+        with self._disk("search"):
+            return self._offset_for_timestamp(timestamp)
+
+    def _offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         for base in self._bases:
             segment = self._segments[base]
             if segment.largest_timestamp < timestamp:
@@ -251,7 +356,8 @@ class Log:
             if found is not None:
                 position, header = found
                 return _first_record_at_or_after(segment.read_batch(position, header), header,
-                                                 timestamp, self.log_start_offset)
+                                                 timestamp, self.log_start_offset,
+                                                 self.config.max_message_bytes)
         return None
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
@@ -269,11 +375,23 @@ class Log:
         It must not overlap :meth:`truncate_to`, :meth:`delete_old_segments`,
         :meth:`close` or :meth:`delete`, which close or remove files.
         """
-        end = self.log_end_offset
+        if self.offline:
+            raise KafkaStorageError(f"{self.directory.name}: its log directory "
+                                    f"{self.directory.parent} is offline")
+        try:
+            self._flush(up_to_offset)
+        except OSError as exc:
+            self.mark_offline(exc)
+            raise KafkaStorageError(f"flush {self.directory}: {exc}") from exc
+
+    def _flush(self, up_to_offset: int | None) -> None:
+        with self.lock:  # a snapshot; fsync runs unlocked (appends go on meanwhile)
+            end = self.log_end_offset
+            segments = list(self._segments.values())
         target = end if up_to_offset is None else min(up_to_offset, end)
         if target <= self.recovery_point:
             return
-        for segment in list(self._segments.values()):
+        for segment in segments:
             if segment.base_offset < target and segment.next_offset > self.recovery_point:
                 segment.flush()
         self.recovery_point = target
@@ -282,10 +400,14 @@ class Log:
 
     def truncate_to(self, offset: int) -> None:
         """Remove every batch from the one holding ``offset`` on (follower truncation)."""
+        with self._disk("truncate"):
+            self._truncate_to(offset)
+
+    def _truncate_to(self, offset: int) -> None:
         if offset >= self.log_end_offset:
             return
         if offset <= self.log_start_offset or offset <= self._bases[0]:
-            self.truncate_fully_and_start_at(offset)
+            self._truncate_fully_and_start_at(offset)
             return
         while self._bases[-1] >= offset:
             self._schedule_delete(self._segments.pop(self._bases.pop()))
@@ -296,12 +418,17 @@ class Log:
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop everything; the log restarts empty at ``offset``."""
+        with self._disk("truncate"):
+            self._truncate_fully_and_start_at(offset)
+
+    def _truncate_fully_and_start_at(self, offset: int) -> None:
         for base in self._bases:
             self._schedule_delete(self._segments.pop(base))
         self._bases = []
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             (self.directory / f"{offset:020d}{suffix}").unlink(missing_ok=True)
-        segment = LogSegment(self.directory, offset, self.config, now_ms=self._now_ms())
+        segment = LogSegment(self.directory, offset, self.config, now_ms=self._now_ms(),
+                             pwrite=self._pwrite)
         self._bases.append(offset)
         self._segments[offset] = segment
         self.log_start_offset = self.recovery_point = offset
@@ -318,6 +445,10 @@ class Log:
         active segment, never a segment with offsets at or above ``high_watermark``.
         Returns how many segments went.
         """
+        with self._disk("delete old segments of"):
+            return self._delete_old_segments(high_watermark)
+
+    def _delete_old_segments(self, high_watermark: int) -> int:
         self.purge_deleted_segments()
         deleted = 0
         config = self.config
@@ -360,8 +491,9 @@ class Log:
         if offset > self.log_end_offset:
             raise OffsetOutOfRangeError(f"{offset} is above the log end offset")
         if offset > self.log_start_offset:
+            with self._disk("move the log start of"):
+                self.leader_epoch_cache.truncate_from_start(offset)
             self.log_start_offset = offset
-            self.leader_epoch_cache.truncate_from_start(offset)
 
     def _schedule_delete(self, segment: LogSegment) -> None:
         """Rename to ``.deleted`` now; close and unlink after ``file.delete.delay.ms``.
@@ -380,28 +512,105 @@ class Log:
         """Unlink segments whose delete delay has passed (all of them when closing)."""
         now = self._now_ms()
         remaining = []
-        for due, segment in self._deleted_segments:
-            if everything or due <= now:
-                segment.delete_files()
-            else:
-                remaining.append((due, segment))
-        self._deleted_segments = remaining
+        with self.lock:
+            for due, segment in self._deleted_segments:
+                if everything or due <= now:
+                    segment.delete_files()
+                else:
+                    remaining.append((due, segment))
+            self._deleted_segments = remaining
+
+    # ---------------------------------------------------------------------------- compaction
+
+    def cleanable_segments(self) -> tuple[list[LogSegment], int]:
+        """(every segment but the active one, log start offset), for the cleaner."""
+        with self.lock:
+            if self.offline or self.closed:
+                raise SegmentsChangedError(f"{self.directory.name} is offline or closed")
+            segments = [self._segments[base] for base in self._bases[:-1]]
+            return segments, self.log_start_offset
+
+    def producer_last_offsets(self) -> dict[int, int]:
+        """Producer id -> last offset of its last batch (the batch compaction keeps)."""
+        with self.lock:
+            return {pid: entry.batches[-1].last_offset
+                    for pid, entry in self.producer_state.producers.items() if entry.batches}
+
+    def read_for_cleaning(self, segment: LogSegment, position: int, size: int) -> bytes:
+        """Up to ``size`` bytes of an inactive segment, read under the lock; raises
+        SegmentsChangedError once the segment is no longer one of the log's."""
+        with self.lock:
+            if (self.offline or self.closed
+                    or self._segments.get(segment.base_offset) is not segment
+                    or segment.base_offset == self._bases[-1]):
+                raise SegmentsChangedError(f"{segment.log_path.name} left {self.directory.name}")
+            return os.pread(segment.file.fileno(), min(size, segment.size - position), position)
+
+    def replace_segments(self, old: list[LogSegment], new: LogSegment | None) -> None:
+        """Swap a cleaned segment (files named ``*.swap``) in for ``old``, atomically for
+        readers: Kafka's order, so that a crash at any step is completed by recovery.
+
+        1. the new segment takes the old ones' place in the segment list;
+        2. the old files are renamed ``.deleted`` (unlinked after file.delete.delay.ms);
+        3. the ``.swap`` files get their final names.
+
+        ``new`` None: every record of ``old`` was obsolete; they simply go (any order of
+        their deletion is safe). If the old segments are first, the log start offset moves
+        to the first remaining segment. Raises SegmentsChangedError (nothing done) when
+        ``old`` are no longer all in the log.
+        """
+        with self.lock:
+            if self.offline or self.closed or any(self._segments.get(s.base_offset) is not s
+                                   or s.base_offset == self._bases[-1] for s in old):
+                raise SegmentsChangedError(f"segments of {self.directory.name} changed "
+                                           "during cleaning")
+            gone = {segment.base_offset for segment in old}
+            try:
+                bases = [base for base in self._bases if base not in gone]
+                segments = {base: self._segments[base] for base in bases}
+                if new is not None:
+                    bisect.insort(bases, new.base_offset)
+                    segments[new.base_offset] = new
+                self._bases, self._segments = bases, segments
+                for segment in old:
+                    self._schedule_delete(segment)
+                if new is not None:
+                    new.change_suffix(SWAP_SUFFIX, "")
+                if self._bases[0] > self.log_start_offset:
+                    self.log_start_offset = self._bases[0]
+                    self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+            except OSError as exc:
+                self.mark_offline(exc)
+                raise KafkaStorageError(f"swap cleaned segments into {self.directory}: "
+                                        f"{exc}") from exc
 
     # ---------------------------------------------------------------------------- lifecycle
 
     def close(self) -> None:
-        """Close every file (after a final time-index entry, as Kafka does on close)."""
-        self.active_segment.on_become_inactive()
-        for segment in self._segments.values():
-            segment.close()
-        self.purge_deleted_segments(everything=True)
+        """Close every file (after a final time-index entry, as Kafka does on close).
+
+        Never raises for a disk error: an offline log is closed without writing, and a
+        failing final entry takes the log offline (the index is checked on the next load).
+        """
+        with self.lock:
+            self.closed = True
+            if not self.offline:
+                try:
+                    self.active_segment.on_become_inactive()
+                except OSError as exc:
+                    self.mark_offline(exc)
+            for segment in self._segments.values():
+                segment.close()
+            self.purge_deleted_segments(everything=True)
 
     def delete(self) -> None:
         """Topic deletion: close everything and remove the partition directory."""
-        for segment in self._segments.values():
-            segment.close()
-        self.purge_deleted_segments(everything=True)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        with self.lock:
+            self.closed = True
+            for segment in self._segments.values():
+                segment.close()
+            self.purge_deleted_segments(everything=True)
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def __repr__(self) -> str:
         return (f"Log({self.directory.name}, start={self.log_start_offset}, "

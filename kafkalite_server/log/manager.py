@@ -3,20 +3,38 @@
 On start every ``<topic>-<partition>`` directory is loaded with the recovery point and
 log start offset from the directory's checkpoint files; recovery is skipped when the
 ``.kafka_cleanshutdown`` marker says the last stop was clean (the marker is consumed).
+
+Log directory failure (Kafka's LogDirFailureChannel): the first disk error in a log dir
+(a failed append, roll, flush, read or checkpoint) takes the whole dir offline, logged
+once at ERROR. Its logs refuse every request with KAFKA_STORAGE_ERROR, no maintenance
+task touches it again, new partitions go to other dirs, and the stop leaves it without a
+clean-shutdown marker so the next start recovers it.
+
+Compaction: :meth:`LogManager.start_cleaner` starts the log cleaner threads
+(:mod:`kafkalite_server.log.cleaner_manager`) over the compacted logs, bounded by the high
+watermark the replica manager reports; :meth:`shutdown` stops them before closing logs.
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import shutil
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from kafkalite.protocol.errors import KafkaStorageError
 from kafkalite_server.log.checkpoint import OffsetCheckpointFile
+from kafkalite_server.log.cleaner_manager import (
+    CLEANER_OFFSET_CHECKPOINT,
+    CleanerConfig,
+    LogCleanerManager,
+)
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.log import Log, parse_log_dir_name, wall_clock_ms
 
 LOCK_FILE = ".lock"
@@ -27,25 +45,36 @@ DELETE_DIR_SUFFIX = "-delete"
 
 TopicPartition = tuple[str, int]
 
+logger = logging.getLogger(__name__)
+
 
 class LogManager:
     """Creates, loads, checkpoints, cleans and deletes the broker's partition logs."""
 
     def __init__(self, log_dirs: list[Path], default_config: LogConfig, *,
                  now_ms: Callable[[], int] = wall_clock_ms,
-                 topic_config: Callable[[str], LogConfig] | None = None) -> None:
+                 topic_config: Callable[[str], LogConfig] | None = None,
+                 pwrite: Pwrite = os.pwrite,
+                 cleaner_config: CleanerConfig | None = None) -> None:
         """``topic_config`` gives a topic's effective config (the broker persists topic
-        overrides); without it every log uses ``default_config``."""
+        overrides); without it every log uses ``default_config``. :attr:`pwrite` writes
+        every log segment and index; tests replace it, even on a running broker, with one
+        that fails like a full disk."""
         if not log_dirs:
             raise ValueError("at least one log directory is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
         self.default_config = default_config
         self._now_ms = now_ms
         self._topic_config = topic_config or (lambda _topic: default_config)
+        self.pwrite = pwrite
+        self.offline_dirs: set[Path] = set()
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._pending_dir_deletes: list[tuple[int, Log]] = []
         self._locks: list[int] = []
+        self.cleaner_config = cleaner_config or CleanerConfig()
+        self._first_dirty_offsets: dict[TopicPartition, int] = {}
+        self.cleaner: LogCleanerManager | None = None
         for log_dir in self.log_dirs:
             log_dir.mkdir(parents=True, exist_ok=True)
             self._locks.append(_lock(log_dir))
@@ -54,6 +83,8 @@ class LogManager:
     def _load_dir(self, log_dir: Path) -> None:
         recovery_points = OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).read()
         start_offsets = OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read()
+        self._first_dirty_offsets.update(
+            OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).read())
         marker = log_dir / CLEAN_SHUTDOWN_FILE
         clean = marker.exists()
         for child in sorted(log_dir.iterdir()):
@@ -68,12 +99,41 @@ class LogManager:
                 continue
             if key in self._logs:
                 raise KafkaStorageError(f"{child.name} exists in two log directories")
-            self._logs[key] = Log.open(child, self._topic_config(key[0]),
-                                       recovery_point=recovery_points.get(key, 0),
-                                       log_start_offset=start_offsets.get(key, 0),
-                                       clean_shutdown=clean, now_ms=self._now_ms)
+            self._logs[key] = self._open(log_dir, child, self._topic_config(key[0]),
+                                         recovery_point=recovery_points.get(key, 0),
+                                         log_start_offset=start_offsets.get(key, 0),
+                                         clean_shutdown=clean)
             self._dir_of[key] = log_dir
         marker.unlink(missing_ok=True)
+
+    def _open(self, log_dir: Path, directory: Path, config: LogConfig, *,
+              clean_shutdown: bool, recovery_point: int = 0, log_start_offset: int = 0) -> Log:
+        return Log.open(directory, config, recovery_point=recovery_point,
+                        log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
+                        now_ms=self._now_ms, pwrite=self._write,
+                        on_disk_failure=lambda _log, exc: self.mark_dir_offline(log_dir, exc))
+
+    def _write(self, fd: int, data: bytes | bytearray | memoryview, position: int) -> int:
+        return self.pwrite(fd, data, position)
+
+    # ------------------------------------------------------------------- offline dirs
+
+    def mark_dir_offline(self, log_dir: Path, exc: BaseException) -> None:
+        """Take ``log_dir`` offline after a disk error: every log in it stops serving.
+
+        Called once per dir; later failures in an offline dir are already refused."""
+        if log_dir in self.offline_dirs:
+            return
+        self.offline_dirs.add(log_dir)
+        logs = [self._logs[key] for key, owner in self._dir_of.items() if owner == log_dir]
+        for log in logs:
+            log.mark_offline()
+        logger.error("log directory %s is offline after a disk error (%s); its %d partitions "
+                     "answer KAFKA_STORAGE_ERROR until the broker restarts", log_dir, exc,
+                     len(logs))
+
+    def _online_logs(self) -> list[Log]:
+        return [log for log in self._logs.values() if not log.offline]
 
     # --------------------------------------------------------------------------- logs
 
@@ -89,12 +149,22 @@ class LogManager:
         existing = self._logs.get(key)
         if existing is not None:
             return existing
-        counts = {log_dir: 0 for log_dir in self.log_dirs}
+        online = [log_dir for log_dir in self.log_dirs if log_dir not in self.offline_dirs]
+        if not online:
+            raise KafkaStorageError(f"cannot create {topic}-{partition}: every log directory "
+                                    "is offline")
+        counts = {log_dir: 0 for log_dir in online}
         for log_dir in self._dir_of.values():
-            counts[log_dir] += 1
-        log_dir = min(self.log_dirs, key=lambda d: counts[d])
-        log = Log.open(log_dir / f"{topic}-{partition}", config or self._topic_config(topic),
-                       clean_shutdown=True, now_ms=self._now_ms)
+            if log_dir in counts:
+                counts[log_dir] += 1
+        log_dir = min(online, key=lambda d: counts[d])
+        try:
+            log = self._open(log_dir, log_dir / f"{topic}-{partition}",
+                             config or self._topic_config(topic), clean_shutdown=True)
+        except OSError as exc:
+            self.mark_dir_offline(log_dir, exc)
+            raise KafkaStorageError(f"cannot create {topic}-{partition} in {log_dir}: "
+                                    f"{exc}") from exc
         self._logs[key] = log
         self._dir_of[key] = log_dir
         return log
@@ -107,6 +177,8 @@ class LogManager:
         self._dir_of.pop(key, None)
         if log is None:
             return
+        if self.cleaner is not None:
+            self.cleaner.forget(key)
         renamed = log.directory.with_name(
             f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
         os.rename(log.directory, renamed)
@@ -127,15 +199,24 @@ class LogManager:
                                      if when > now]
         for log in due:
             log.delete()
-        return sum(log.delete_old_segments(high_watermark_of(log)) for log in self.all_logs())
+        deleted = 0
+        for log in self._online_logs():
+            with suppress(KafkaStorageError):  # the dir went offline: mark_dir_offline said so
+                deleted += log.delete_old_segments(high_watermark_of(log))
+        return deleted
 
     def flush_dirty(self, now: int) -> int:
-        """Flush logs whose ``flush.ms`` has passed since their last flush; returns count."""
+        """Flush logs whose ``flush.ms`` has passed since their last flush; returns count.
+
+        May run in a worker thread; a failing fsync takes the log's dir offline."""
         flushed = 0
-        for log in self.all_logs():
+        for log in self._online_logs():
             flush_ms = log.config.flush_ms
             if flush_ms is not None and now - log.last_flush_ms >= flush_ms:
-                log.flush()
+                try:
+                    log.flush()
+                except KafkaStorageError:
+                    continue
                 flushed += 1
         return flushed
 
@@ -145,16 +226,52 @@ class LogManager:
     def checkpoint_log_start_offsets(self) -> None:
         self._write_checkpoints(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset)
 
-    def _write_checkpoints(self, name: str, value: Callable[[Log], int]) -> None:
+    # ---------------------------------------------------------------------- compaction
+
+    def start_cleaner(self, high_watermark_of: Callable[[Log], int]) -> LogCleanerManager:
+        """Start the log cleaner (unless ``log.cleaner.enable`` is false); compaction never
+        goes past ``high_watermark_of(log)``."""
+        if self.cleaner is None:
+            self.cleaner = LogCleanerManager(
+                self.cleaner_config,
+                logs=lambda: [log for log in list(self._logs.values()) if not log.offline],
+                first_dirty_offsets=self._first_dirty_offsets,
+                save_checkpoints=self._checkpoint_cleaner_offsets,
+                high_watermark_of=high_watermark_of, now_ms=self._now_ms)
+            self.cleaner.start()
+        return self.cleaner
+
+    def _checkpoint_cleaner_offsets(self, offsets: dict[TopicPartition, int]) -> None:
+        """``cleaner-offset-checkpoint`` of every dir: the first dirty offset of each of
+        its compacted logs (called from a cleaner thread)."""
+        self._write_checkpoints(CLEANER_OFFSET_CHECKPOINT, lambda log: offsets.get(
+            log.topic_partition) if log.config.compacts else None)
+
+    def _write_checkpoints(self, name: str, value: Callable[[Log], int | None]) -> None:
         for log_dir in self.log_dirs:
-            offsets = {key: value(self._logs[key]) for key, owner in self._dir_of.items()
-                       if owner == log_dir}
-            OffsetCheckpointFile(log_dir / name).write(offsets)
+            if log_dir in self.offline_dirs:
+                continue
+            owned = [(key, self._logs.get(key)) for key, owner in list(self._dir_of.items())
+                     if owner == log_dir]
+            offsets = {key: offset for key, log in owned if log is not None
+                       and (offset := value(log)) is not None}
+            try:
+                OffsetCheckpointFile(log_dir / name).write(offsets)
+            except OSError as exc:
+                self.mark_dir_offline(log_dir, exc)
 
     def shutdown(self) -> None:
-        """Flush, checkpoint, close, then mark each log dir cleanly shut down."""
-        for log in self.all_logs():
-            log.flush()
+        """Flush, checkpoint, close, then mark each log dir cleanly shut down.
+
+        Never raises for a disk error (a stop on a full disk still stops): a dir that is
+        or goes offline is closed without its clean-shutdown marker, so the next start
+        recovers it. The cleaner threads stop first (a pass in progress is dropped).
+        """
+        if self.cleaner is not None:
+            self.cleaner.stop()
+        for log in self._online_logs():
+            with suppress(KafkaStorageError):  # the dir is offline now, and logged so
+                log.flush()
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
         for log in self.all_logs():
@@ -163,13 +280,27 @@ class LogManager:
             log.delete()
         self._pending_dir_deletes.clear()
         for log_dir in self.log_dirs:
-            marker = log_dir / CLEAN_SHUTDOWN_FILE
-            marker.write_text('{"version":0,"brokerEpoch":-1}', encoding="utf-8")
+            if log_dir in self.offline_dirs:
+                continue
+            try:
+                write_clean_shutdown_marker(log_dir)
+            except OSError as exc:
+                logger.error("cannot mark %s cleanly shut down (%s); the next start "
+                             "recovers it", log_dir, exc)
         for fd in self._locks:
             os.close(fd)
         self._locks.clear()
         self._logs.clear()
         self._dir_of.clear()
+
+
+def write_clean_shutdown_marker(log_dir: Path) -> None:
+    marker = log_dir / CLEAN_SHUTDOWN_FILE
+    try:
+        marker.write_text('{"version":0,"brokerEpoch":-1}', encoding="utf-8")
+    except OSError:
+        marker.unlink(missing_ok=True)  # a half-written marker must not claim a clean stop
+        raise
 
 
 def _lock(log_dir: Path) -> int:

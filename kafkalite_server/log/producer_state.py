@@ -19,6 +19,7 @@ from kafkalite.protocol.errors import InvalidProducerEpochError, OutOfOrderSeque
 from kafkalite.records.batch_header import BatchHeader
 
 NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
 BATCHES_KEPT = 5
 SEGMENTS_SCANNED_ON_LOAD = 2
 _INT32_MAX = 2**31 - 1

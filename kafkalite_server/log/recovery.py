@@ -1,31 +1,43 @@
 """Loading a partition directory into segments, repairing what a crash left behind.
 
-Follows Kafka's LogLoader: remove temp files, open every segment, rebuild any index that
-is missing or fails its sanity check (kafkalite checks every segment, not only the tail),
-and after an unclean shutdown re-scan from the segment holding the recovery point to the
-end, cutting the log at the first torn or corrupt batch and dropping every later segment.
+Follows Kafka's LogLoader: remove temp files, complete interrupted compaction swaps, open
+every segment, rebuild any index that is missing or fails its sanity check (kafkalite
+checks every segment, not only the tail), and after an unclean shutdown re-scan from the
+segment holding the recovery point to the end, cutting the log at the first torn or
+corrupt batch and dropping every later segment.
+
+Swaps. The cleaner renames a cleaned segment from ``.cleaned`` to ``.swap`` only once it
+is complete and fsynced, so a ``.swap`` log file is the commit point of a cleaning: a
+``.cleaned`` file is an unfinished one and goes; a ``.swap`` replaces every old segment
+whose base offset lies in its offset range (some may already be renamed ``.deleted`` or
+gone), then takes its final name. A crash at any step thus ends with either the old
+segments or the cleaned one, never both and never neither.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from kafkalite_server.log.checkpoint import CorruptCheckpointError, LeaderEpochCheckpointFile
 from kafkalite_server.log.config import LogConfig
-from kafkalite_server.log.index import CorruptIndexError
+from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import SEGMENTS_SCANNED_ON_LOAD, ProducerStateManager
 from kafkalite_server.log.segment import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
+    SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
     LogSegment,
 )
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
-_TEMP_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+_TEMP_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, ".tmp")
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +52,12 @@ class LoadedLog:
 
 
 def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_start_offset: int,
-             clean_shutdown: bool, now_ms: int) -> LoadedLog:
+             clean_shutdown: bool, now_ms: int, pwrite: Pwrite = os.pwrite) -> LoadedLog:
     """Open (creating if needed) the partition directory and return consistent state."""
     directory.mkdir(parents=True, exist_ok=True)
     _remove_temp_files(directory)
-    segments = [LogSegment(directory, base, config, now_ms=now_ms)
+    _complete_swaps(directory, config, now_ms)
+    segments = [LogSegment(directory, base, config, now_ms=now_ms, pwrite=pwrite)
                 for base in _segment_base_offsets(directory)]
     for segment in segments:
         _repair_indexes_if_needed(segment, config)
@@ -62,7 +75,8 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
             segment.delete_files()
         segments = []
     if not segments:
-        segments = [LogSegment(directory, log_start_offset, config, now_ms=now_ms)]
+        segments = [LogSegment(directory, log_start_offset, config, now_ms=now_ms,
+                               pwrite=pwrite)]
     for inactive in segments[:-1]:  # a rebuilt time index gets its final entry back
         inactive.on_become_inactive()
     log_start_offset = max(log_start_offset, segments[0].base_offset)
@@ -81,6 +95,33 @@ def _remove_temp_files(directory: Path) -> None:
             path.unlink()
 
 
+def _complete_swaps(directory: Path, config: LogConfig, now_ms: int) -> None:
+    """Finish every interrupted swap (see the module docstring), lowest offset first."""
+    log_swap = LOG_SUFFIX + SWAP_SUFFIX
+    swapped = sorted(int(path.name[:-len(log_swap)]) for path in directory.glob(f"*{log_swap}")
+                     if path.name[:-len(log_swap)].isdigit())
+    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):  # index swaps without their log: junk
+        for path in directory.glob(f"*{suffix}{SWAP_SUFFIX}"):
+            stem = path.name[:-len(suffix + SWAP_SUFFIX)]
+            if not stem.isdigit() or int(stem) not in swapped:
+                path.unlink()
+    for base in swapped:
+        segment = LogSegment(directory, base, config, now_ms=now_ms, file_suffix=SWAP_SUFFIX)
+        try:
+            if segment.index_problem is not None or segment.needs_recovery:
+                segment.recover(config.max_message_bytes)  # an index was renamed already
+            end = segment.next_offset
+            replaced = [old for old in _segment_base_offsets(directory) if base <= old < end]
+            for old in replaced:
+                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                    (directory / f"{old:020d}{suffix}").unlink(missing_ok=True)
+            segment.change_suffix(SWAP_SUFFIX, "")
+            logger.info("completed the swap of cleaned segment %s for %d old segments",
+                        segment.log_path, len(replaced))
+        finally:
+            segment.close()
+
+
 def _segment_base_offsets(directory: Path) -> list[int]:
     """Base offsets of the ``.log`` files; orphan index files are deleted."""
     bases = set()
@@ -95,16 +136,11 @@ def _segment_base_offsets(directory: Path) -> list[int]:
 
 
 def _repair_indexes_if_needed(segment: LogSegment, config: LogConfig) -> None:
-    reason = None
-    if segment.indexes_were_missing:
-        reason = "index file missing"
-    elif segment.needs_recovery:
+    """Rebuild from the log when the segment found its indexes missing or damaged on open
+    (it emptied them then), or could not read a batch header past the last entry."""
+    reason = segment.index_problem
+    if reason is None and segment.needs_recovery:
         reason = "unreadable batch header"
-    else:
-        try:
-            segment.sanity_check()
-        except CorruptIndexError as exc:
-            reason = str(exc)
     if reason is not None:
         logger.warning("rebuilding indexes of %s: %s", segment.log_path, reason)
         segment.recover(config.max_message_bytes)

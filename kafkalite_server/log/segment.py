@@ -8,6 +8,7 @@ headers in the ``.log`` from that position.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from kafkalite.records.batch_header import (
     read_batch_header,
 )
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.file_io import Pwrite, write_fully
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.index import CorruptIndexError, OffsetIndex, TimeIndex
 
@@ -27,7 +29,14 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+"""Kafka's temporary suffixes of a compaction: a cleaned segment is written as
+``.cleaned``, renamed ``.swap`` once complete and durable, and renamed to its final name
+when it has replaced the old segments (recovery completes a left-over ``.swap``)."""
 _MAX_RELATIVE_OFFSET = 2**31 - 1
+
+logger = logging.getLogger(__name__)
 
 
 def segment_file_name(base_offset: int, suffix: str) -> str:
@@ -39,28 +48,46 @@ class LogSegment:
     """A ``<base>.log`` with its ``.index`` and ``.timeindex``; opened or created."""
 
     def __init__(self, directory: Path, base_offset: int, config: LogConfig, *,
-                 now_ms: int = 0) -> None:
+                 now_ms: int = 0, pwrite: Pwrite = os.pwrite, file_suffix: str = "",
+                 roll_jitter_ms: int = 0) -> None:
+        """Open (or create) the files. Indexes that fail :meth:`sanity_check` are emptied
+        and :attr:`index_problem` says why: the loader rebuilds them from the log.
+
+        ``file_suffix`` (``.cleaned``, ``.swap``) follows every file name: the cleaner
+        writes its output segments under it. ``roll_jitter_ms`` is subtracted from
+        ``segment.ms`` (``segment.jitter.ms`` spreads the rolls of many partitions)."""
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
-        self.log_path = directory / segment_file_name(base_offset, LOG_SUFFIX)
+        self.roll_jitter_ms = roll_jitter_ms
+        self.log_path = directory / (segment_file_name(base_offset, LOG_SUFFIX) + file_suffix)
         fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
         self.file = os.fdopen(fd, "r+b", buffering=0)
+        self._pwrite = pwrite
         self.size = os.fstat(fd).st_size
-        index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
-        time_index_path = directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX)
-        self.indexes_were_missing = self.size > 0 and not (index_path.exists()
-                                                           and time_index_path.exists())
-        self.offset_index = OffsetIndex(index_path, base_offset, config.segment_index_bytes)
-        self.time_index = TimeIndex(time_index_path, base_offset, config.segment_index_bytes)
+        index_path = directory / (segment_file_name(base_offset, INDEX_SUFFIX) + file_suffix)
+        time_index_path = directory / (segment_file_name(base_offset, TIME_INDEX_SUFFIX)
+                                       + file_suffix)
+        self.index_problem: str | None = None
+        if self.size > 0 and not (index_path.exists() and time_index_path.exists()):
+            self.index_problem = "index file missing"
+        self.offset_index = OffsetIndex(index_path, base_offset, config.segment_index_bytes,
+                                        pwrite=pwrite)
+        self.time_index = TimeIndex(time_index_path, base_offset, config.segment_index_bytes,
+                                    pwrite=pwrite)
         self.created_ms = now_ms
-        self._bytes_since_index_entry = 0
-        self.max_timestamp_so_far = -1
-        self.offset_of_max_timestamp = base_offset
-        self.next_offset = base_offset
-        self.first_batch_timestamp = -1
         self.needs_recovery = False
+        try:
+            self._check_index_entries()
+        except CorruptIndexError as exc:
+            self._drop_indexes(str(exc))
         self._load_tail_state()
+        if self.index_problem is None and not self.needs_recovery:
+            try:
+                self._check_entries_against_log()
+            except CorruptIndexError as exc:
+                self._drop_indexes(str(exc))
+                self._load_tail_state()
 
     # ----------------------------------------------------------------------------- scanning
 
@@ -90,17 +117,21 @@ class LogSegment:
         return None
 
     def _load_tail_state(self) -> None:
-        """Next offset and max timestamp, from the last index entries plus a short scan."""
-        if self.size == 0:
-            return
-        first = self._header_at(0)
-        self.first_batch_timestamp = first.max_timestamp if first is not None else -1
+        """Next offset and max timestamp, from the last index entries plus a short scan.
+
+        The indexes have passed their entry checks (or were emptied), so every position
+        they give lies inside the log.
+        """
+        self.next_offset = self.base_offset
+        self.first_batch_timestamp = -1
         self.max_timestamp_so_far, self.offset_of_max_timestamp = self.time_index.last_entry
         _, position = self.offset_index.lookup(self.offset_index.last_offset)
-        if position > self.size:
-            position = 0  # a bad index; sanity_check reports it
         self._bytes_since_index_entry = self.size - position
+        if self.size == 0:
+            return
         try:
+            first = self._header_at(0)
+            self.first_batch_timestamp = first.max_timestamp if first is not None else -1
             for _, header in self.iter_batches(position):
                 self._observe_timestamp(header)
                 self.next_offset = header.next_offset
@@ -126,17 +157,40 @@ class LogSegment:
             raise ValueError(f"offsets {first_offset}..{last_offset} do not fit segment "
                              f"{self.base_offset}")
         position = self.size
-        if position == 0:
-            self.first_batch_timestamp = max_timestamp
-        os.pwrite(self.file.fileno(), batch, position)
-        if max_timestamp > self.max_timestamp_so_far:
-            self.max_timestamp_so_far = max_timestamp
-            self.offset_of_max_timestamp = offset_of_max_timestamp
-        if self._bytes_since_index_entry > self.config.index_interval_bytes:
-            self._add_index_entries(last_offset, position)
+        before = (self.first_batch_timestamp, self.max_timestamp_so_far,
+                  self.offset_of_max_timestamp, self._bytes_since_index_entry,
+                  self.offset_index.entries, self.time_index.entries)
+        try:
+            write_fully(self._pwrite, self.file.fileno(), batch, position)
+            if position == 0:
+                self.first_batch_timestamp = max_timestamp
+            if max_timestamp > self.max_timestamp_so_far:
+                self.max_timestamp_so_far = max_timestamp
+                self.offset_of_max_timestamp = offset_of_max_timestamp
+            if self._bytes_since_index_entry > self.config.index_interval_bytes:
+                self._add_index_entries(last_offset, position)
+        except OSError:
+            self._roll_back(position, before)
+            raise
         self._bytes_since_index_entry += len(batch)
         self.size = position + len(batch)
         self.next_offset = last_offset + 1
+
+    def _roll_back(self, size: int, before: tuple[int, int, int, int, int, int]) -> None:
+        """Undo a failed append: the log and both indexes back to their last good size.
+
+        Shrinking a file needs no free space; should it fail anyway, the bytes past
+        ``size`` are an unacknowledged tail that recovery cuts at the next start.
+        """
+        (self.first_batch_timestamp, self.max_timestamp_so_far, self.offset_of_max_timestamp,
+         self._bytes_since_index_entry, index_entries, time_index_entries) = before
+        try:
+            self.file.truncate(size)
+            self.offset_index.truncate_entries(index_entries)
+            self.time_index.truncate_entries(time_index_entries)
+        except OSError as exc:
+            logger.error("cannot cut %s back to %d bytes after a failed write: %s",
+                         self.log_path, size, exc)
 
     def _add_index_entries(self, last_offset: int, position: int) -> None:
         if self.offset_index.is_full or self.time_index.is_full:
@@ -159,7 +213,7 @@ class LogSegment:
         else:
             age = now_ms - self.created_ms
         return (self.size > self.config.segment_bytes - batch_size
-                or age > self.config.segment_ms
+                or age > self.config.segment_ms - self.roll_jitter_ms
                 or self.offset_index.is_full or self.time_index.is_full
                 or last_offset - self.base_offset > _MAX_RELATIVE_OFFSET)
 
@@ -223,21 +277,57 @@ class LogSegment:
     # ----------------------------------------------------------------------------- recovery
 
     def sanity_check(self) -> None:
-        """Cheap load-time checks of both indexes against the log; CorruptIndexError."""
-        self.offset_index.sanity_check()
+        """Both indexes against the log, as on load; raises CorruptIndexError."""
+        self._check_index_entries()
+        self._check_entries_against_log()
+
+    def _check_index_entries(self) -> None:
+        """Every entry in order and every position inside the log (no log reads)."""
+        self.offset_index.sanity_check(self.size)
         self.time_index.sanity_check()
-        if self.offset_index.entries:
-            offset, position = self.offset_index.entry(self.offset_index.entries - 1)
+
+    def _check_entries_against_log(self) -> None:
+        """Every entry of both indexes agrees with the batches it points at.
+
+        An offset entry maps the last offset of one append to the position where that
+        append starts: a batch boundary whose batch begins after the previous entry's
+        offset and ends at or before this one's. Then a lookup never starts a scan past
+        the batch it wants. A time entry (max timestamp so far, offset holding it) names
+        a batch whose max timestamp is that timestamp. One header read per entry, on load
+        only: random damage that leaves the columns sorted must not skip records.
+        """
+        previous = self.base_offset - 1
+        for n in range(self.offset_index.entries):
+            relative, position = self.offset_index.entry(n)
+            offset = self.base_offset + relative
+            header = self._readable_header_at(position)
+            if (header is None or header.base_offset <= previous
+                    or not header.last_offset <= offset < self.next_offset):
+                raise CorruptIndexError(f"{self.offset_index.path.name}: entry "
+                                        f"({offset}, {position}) does not match the log")
+            previous = offset
+        for n in range(self.time_index.entries):
+            timestamp, relative = self.time_index.entry(n)
+            offset = self.base_offset + relative
             try:
-                header = self._header_at(position) if position < self.size else None
+                found = self.translate_offset(offset) if offset < self.next_offset else None
             except CorruptRecordError:
-                header = None
-            if header is None or header.last_offset != self.base_offset + offset:
-                raise CorruptIndexError(f"{self.offset_index.path.name}: last entry "
-                                        f"({offset}, {position}) is not a batch boundary")
-        if self.time_index.entries and self.time_index.last_entry[1] >= self.next_offset:
-            raise CorruptIndexError(f"{self.time_index.path.name}: last entry points past "
-                                    "the end of the log")
+                found = None
+            if found is None or found[1].max_timestamp != timestamp:
+                raise CorruptIndexError(f"{self.time_index.path.name}: entry "
+                                        f"({timestamp}, {offset}) does not match the log")
+
+    def _readable_header_at(self, position: int) -> BatchHeader | None:
+        try:
+            return self._header_at(position)
+        except CorruptRecordError:
+            return None
+
+    def _drop_indexes(self, reason: str) -> None:
+        """Empty both indexes (a damaged one cannot be trusted for any lookup)."""
+        self.index_problem = reason
+        self.offset_index.reset()
+        self.time_index.reset()
 
     def recover(self, max_message_bytes: int,
                 on_batch: Callable[[BatchHeader], None] | None = None) -> int:
@@ -327,10 +417,18 @@ class LogSegment:
 
     def mark_deleted(self) -> None:
         """Rename the files to ``*.deleted``; open handles (and regions) stay readable."""
-        for renamer, path in ((self._rename_log, self.log_path),
-                              (self.offset_index.rename, self.offset_index.path),
-                              (self.time_index.rename, self.time_index.path)):
-            renamer(path.with_name(path.name + DELETED_SUFFIX))
+        self.change_suffix("", DELETED_SUFFIX)
+
+    def change_suffix(self, old: str, new: str) -> None:
+        """Rename every file from ``<name><old>`` to ``<name><new>`` (log file last, so
+        that a crash in between leaves the ``.log`` under the old suffix with its indexes
+        either renamed or not: recovery rebuilds a missing index)."""
+        for renamer, path in ((self.offset_index.rename, self.offset_index.path),
+                              (self.time_index.rename, self.time_index.path),
+                              (self._rename_log, self.log_path)):
+            if not path.name.endswith(old):
+                raise ValueError(f"{path.name} does not end with {old!r}")
+            renamer(path.with_name(path.name[:len(path.name) - len(old)] + new))
 
     def _rename_log(self, path: Path) -> None:
         os.rename(self.log_path, path)

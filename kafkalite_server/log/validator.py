@@ -3,9 +3,12 @@
 Two steps, because idempotence sits between them: :func:`validate_records` checks the
 bytes and returns their headers (the log then asks producer state whether the batch is a
 retry), and :func:`assign_offsets` stamps offsets and the leader epoch into the buffer in
-place. v2 batches are never decompressed; the CRC is recomputed only when the topic uses
-LogAppendTime. Legacy (magic 0/1) entries are accepted for old Produce versions, as a
-log may hold both formats.
+place. Like Kafka's LogValidator, every record of a v2 batch is checked (lengths, offset
+deltas, the header's record count; a key on compacted topics) without building record
+objects; a compressed batch is decompressed for that with ``max.message.bytes`` as the
+bound on its records, but is stored as received. The CRC is recomputed only when the
+topic uses LogAppendTime. Legacy (magic 0/1) entries are accepted for old Produce
+versions, as a log may hold both formats.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 
 import crc32c
 
-from kafkalite.errors import CorruptRecordError
+from kafkalite.errors import CorruptRecordError, DecompressedSizeError
 from kafkalite.protocol.errors import (
     CorruptMessageError,
     InvalidRecordError,
@@ -33,6 +36,7 @@ from kafkalite.records.batch_header import (
     patch_v2_batch,
     read_batch_header,
 )
+from kafkalite.records.validation import InvalidRecordsError, check_batch_records
 from kafkalite_server.log.config import LogConfig
 
 ZSTD = 4
@@ -50,6 +54,15 @@ _LEGACY_CRC = 12
 _LEGACY_CRC_START = 16
 _LEGACY_ATTRIBUTES = 17
 _LEGACY_TIMESTAMP = 18
+
+
+class RecordValidationError(InvalidRecordError):
+    """INVALID_RECORD naming the bad records: ``record_errors`` holds (index in the
+    batch, message) pairs, which a Produce v8+ response carries (KIP-467)."""
+
+    def __init__(self, context: str, record_errors: tuple[tuple[int, str], ...]) -> None:
+        super().__init__(context)
+        self.record_errors = record_errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +145,34 @@ def _validate_entry(records: bytearray | memoryview, header: BatchHeader, api_ve
     if not batch_crc_is_valid(records, header):
         raise CorruptMessageError(f"CRC mismatch in the batch at byte {header.position}")
     if header.magic == 2:
-        if header.record_count <= 0 or header.record_count != (
-                header.last_offset - header.base_offset + 1):
-            raise InvalidRecordError(f"batch claims {header.record_count} records for "
-                                     f"{header.last_offset - header.base_offset + 1} offsets")
-        if header.is_control:
-            raise InvalidRecordError("clients may not produce control batches")
+        _validate_v2_batch(records, header, config)
+
+
+def _validate_v2_batch(records: bytearray | memoryview, header: BatchHeader,
+                       config: LogConfig) -> None:
+    """The header's own consistency, then every record (Kafka's validateBatch/Record)."""
+    if header.record_count <= 0:
+        raise InvalidRecordError(f"the batch header counts {header.record_count} records")
+    if header.record_count != header.last_offset - header.base_offset + 1:
+        raise InvalidRecordError(f"the batch header counts {header.record_count} records "
+                                 f"but its last offset delta is "
+                                 f"{header.last_offset - header.base_offset}")
+    if header.is_control:
+        raise InvalidRecordError("clients may not produce control batches")
+    if header.producer_id >= 0 and header.base_sequence < 0:
+        raise InvalidRecordError(f"invalid base sequence {header.base_sequence} in a batch "
+                                 f"of producer {header.producer_id}")
+    try:
+        check_batch_records(records, header, max_bytes=config.max_message_bytes,
+                            keys_required="compact" in config.cleanup_policy.split(","))
+    except DecompressedSizeError:
+        raise MessageTooLargeError(f"the batch's records decompress to more than "
+                                   f"max.message.bytes {config.max_message_bytes}") from None
+    except InvalidRecordsError as exc:
+        raise RecordValidationError(str(exc), tuple(
+            (problem.index, problem.message) for problem in exc.problems)) from None
+    except CorruptRecordError as exc:
+        raise CorruptMessageError(str(exc)) from None
 
 
 def assign_offsets(records: bytearray | memoryview, headers: list[BatchHeader],
@@ -170,7 +205,11 @@ def assign_offsets(records: bytearray | memoryview, headers: list[BatchHeader],
 def _assign_legacy(records: bytearray | memoryview, first_offset: int, config: LogConfig,
                    now_ms: int) -> AssignedRecords:
     try:
-        stamped, last_offset = assign_legacy_offsets(bytes(records), first_offset)
+        stamped, last_offset = assign_legacy_offsets(bytes(records), first_offset,
+                                                     max_bytes=config.max_message_bytes)
+    except DecompressedSizeError:
+        raise MessageTooLargeError(f"a wrapper message decompresses to more than "
+                                   f"max.message.bytes {config.max_message_bytes}") from None
     except CorruptRecordError as exc:
         raise CorruptMessageError(str(exc)) from None
     data = bytearray(stamped)

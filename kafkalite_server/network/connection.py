@@ -4,19 +4,31 @@ Handling one request at a time (awaiting delayed ones) is how Kafka mutes a chan
 responses leave in request order however long each takes. Record chunks (file regions)
 above ``SENDFILE_MIN_BYTES`` go out with ``loop.sendfile`` (zero copy); everything else
 is joined into one ``transport.write``.
+
+Limits (see ``docs/broker.md``): every connection is charged in the broker's
+:class:`~kafkalite_server.network.request_budget.RequestBytesBudget`
+(``queued.max.request.bytes``) and stops reading while its next request is not admitted; a
+connection with no request in progress is closed after ``connections.max.idle.ms``, and one
+whose request has not fully arrived ``kafkalite.request.receive.timeout.ms`` after its first
+byte is closed too. Time stalled by the budget counts: a stalled client cannot be seen to
+hang up (its bytes are not read), and by then it has given the request up anyway.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from kafkalite.protocol import FrameDecoder, FrameTooLargeError
 from kafkalite_server.network.dispatch import Disconnect, dispatch
+from kafkalite_server.network.request_budget import NO_BOUND, RequestBytesBudget
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
+    from kafkalite_server.config import BrokerConfig
 
 log = logging.getLogger(__name__)
 
@@ -26,23 +38,95 @@ SENDFILE_MIN_BYTES = 64 * 1024
 below this size the syscalls and bookkeeping of ``loop.sendfile`` cost more than the copy."""
 
 
+def _seconds(ms: int) -> float | None:
+    return None if ms == NO_BOUND else ms / 1000
+
+
+class ConnectionLimits:
+    """A broker's request budget, the connections waiting on it, and the two timeouts."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.budget = RequestBytesBudget(config.queued_max_request_bytes)
+        self.idle_timeout = _seconds(config.connections_max_idle_ms)
+        self.receive_timeout = _seconds(config.kafkalite_request_receive_timeout_ms)
+        self._waiters: set[asyncio.Future[None]] = set()
+
+    def charge(self, holder: Hashable, nbytes: int) -> None:
+        before = self.budget.total
+        self.budget.charge(holder, nbytes)
+        if self.budget.total < before:
+            for waiter in self._waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    async def admit(self, holder: Hashable, charge: int, frame_size: int) -> None:
+        """Wait until ``holder`` may receive its frame, then charge it."""
+        loop = asyncio.get_running_loop()
+        while not self.budget.admits(holder, charge, frame_size):
+            waiter = loop.create_future()
+            self._waiters.add(waiter)
+            try:
+                await waiter
+            finally:
+                self._waiters.discard(waiter)
+        self.budget.charge(holder, charge)
+
+
 async def serve_connection(broker: Broker, reader: asyncio.StreamReader,
                            writer: asyncio.StreamWriter) -> None:
     peername = writer.get_extra_info("peername")
     peer = f"{peername[0]}:{peername[1]}" if peername else "?"
+    limits: ConnectionLimits = broker.connection_limits
     decoder = FrameDecoder(broker.config.socket_request_max_bytes)
+    holder = object()
+    loop = asyncio.get_running_loop()
+    admitted = False
+    receive_deadline: float | None = None
     try:
         while True:
-            data = await reader.read(_READ_SIZE)
+            size = decoder.next_frame_size
+            if decoder.buffered:
+                timeout = None if receive_deadline is None else receive_deadline - loop.time()
+            else:
+                timeout = limits.idle_timeout
+            try:
+                if size is not None and not admitted:
+                    await asyncio.wait_for(limits.admit(holder, 4 + size, size), timeout)
+                    admitted = True
+                    continue
+                data = await asyncio.wait_for(reader.read(_READ_SIZE), timeout)
+            except TimeoutError:
+                if decoder.buffered:
+                    log.warning("closing connection from %s: a request was not received "
+                                "within kafkalite.request.receive.timeout.ms (%d bytes of it "
+                                "in)", peer, decoder.buffered)
+                else:
+                    log.info("closing connection from %s: idle for connections.max.idle.ms",
+                             peer)
+                return
             if not data:
                 return
+            if not decoder.buffered and limits.receive_timeout is not None:
+                receive_deadline = loop.time() + limits.receive_timeout
             try:
-                frames = decoder.feed(data)
+                frames = deque(decoder.feed(data))
             except FrameTooLargeError as exc:
                 log.warning("closing connection from %s: %s", peer, exc)
                 return
-            for frame in frames:
+            if frames:
+                admitted = False
+                if not decoder.buffered:
+                    receive_deadline = None
+                elif limits.receive_timeout is not None:
+                    receive_deadline = loop.time() + limits.receive_timeout
+            pending = sum(len(frame) for frame in frames)
+            limits.charge(holder, pending + _receiving(decoder, admitted))
+            while frames:
+                frame = frames.popleft()
                 chunks = await dispatch(broker, frame, peer)
+                pending -= len(frame)
+                del frame
+                limits.charge(holder, pending + _receiving(decoder, admitted))
                 if chunks is not None:
                     await write_chunks(writer, chunks)
     except Disconnect:
@@ -52,7 +136,14 @@ async def serve_connection(broker: Broker, reader: asyncio.StreamReader,
     except Exception:
         log.exception("closing connection from %s after an unexpected error", peer)
     finally:
+        limits.charge(holder, 0)
         writer.close()
+
+
+def _receiving(decoder: FrameDecoder, admitted: bool) -> int:
+    """The charge for the request being received: all of it once admitted, else what is in."""
+    size = decoder.next_frame_size
+    return 4 + size if admitted and size is not None else decoder.buffered
 
 
 async def write_chunks(writer: asyncio.StreamWriter, chunks: list[Any]) -> None:

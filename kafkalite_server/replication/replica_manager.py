@@ -1,77 +1,171 @@
-"""The partitions one broker leads, and the produce/fetch paths into their logs.
+"""The partitions this broker hosts, and the produce and fetch paths into their logs.
 
-Partitions exist here only while this broker leads them; the metadata image says whether a
-missing partition is unknown (UNKNOWN_TOPIC_OR_PARTITION) or led elsewhere
-(NOT_LEADER_OR_FOLLOWER). Every append wakes the delayed fetches and produces watching
-that partition.
+As in Kafka, the replica manager (not the request handlers) owns the request path's rules:
+valid acks, the min.insync.replicas check, the produce and fetch purgatories, and capping
+reads at the high watermark. It changes only on the controller's word
+(:meth:`become_leader_or_follower`, :meth:`stop_replicas`), fences controllers with an
+older epoch, and tells leadership listeners (the group coordinator) what it gained or lost.
+Whether a partition it does not lead is unknown or led elsewhere comes from the broker's
+own metadata cache.
 """
 
 from __future__ import annotations
 
-import shutil
+import logging
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
-from kafkalite.protocol.errors import NotLeaderOrFollowerError, UnknownTopicOrPartitionError
-from kafkalite_server.cluster.image import MetadataImage
+from kafkalite.errors import CorruptRecordError, ProtocolDecodeError
+from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    CorruptMessageError,
+    InvalidRecordError,
+    InvalidRequiredAcksError,
+    InvalidTopicError,
+    KafkaStorageError,
+    NotEnoughReplicasAfterAppendError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    RequestTimedOutError,
+    StaleControllerEpochError,
+    UnknownServerError,
+    UnknownTopicOrPartitionError,
+)
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
+from kafkalite_server.cluster.messages import LeaderAndIsr, StopReplica
+from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.log import AppendInfo, Log
 from kafkalite_server.log.manager import LogManager
+from kafkalite_server.log.validator import RecordValidationError
+from kafkalite_server.replication.delayed import DelayedFetch, DelayedProduce, FetchPosition
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.purgatory import Purgatory
 
+log = logging.getLogger(__name__)
+
 TopicPartition = tuple[str, int]
+VALID_ACKS = (-1, 0, 1)
+CONSUMER_REPLICA_ID = -1
+
+
+class LeadershipListener(Protocol):
+    """Kafka's onLeadershipChange callback: what the group coordinator follows."""
+
+    def on_become_leader(self, topic: str, index: int, leader_epoch: int) -> None: ...
+
+    def on_resign(self, topic: str, index: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceResult:
+    error_code: int = 0
+    error_message: str | None = None
+    base_offset: int = -1
+    log_append_time_ms: int = -1
+    log_start_offset: int = -1
+    last_offset: int = -1
+    record_errors: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    topic: str
+    partition: int
+    fetch_offset: int
+    max_bytes: int
+    current_leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class FetchParams:
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    error_code: int
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    records: object = b""
 
 
 class ReplicaManager:
-    def __init__(self, broker_id: int, log_manager: LogManager, image: MetadataImage,
+    def __init__(self, broker_id: int, log_manager: LogManager, metadata: MetadataCache,
                  topic_config: Callable[[str], LogConfig]) -> None:
         self.broker_id = broker_id
         self.log_manager = log_manager
-        self.image = image
+        self.metadata = metadata
         self.topic_config = topic_config
         self.partitions: dict[TopicPartition, Partition] = {}
+        self.controller_epoch = -1
         self.fetch_purgatory = Purgatory("fetch")
         self.produce_purgatory = Purgatory("produce")
+        self._listeners: list[LeadershipListener] = []
 
-    # ------------------------------------------------------------------ leadership
+    def add_leadership_listener(self, listener: LeadershipListener) -> None:
+        self._listeners.append(listener)
 
-    def become_leader(self, topic: str, index: int, leader_epoch: int) -> Partition:
-        key = (topic, index)
-        partition = self.partitions.get(key)
-        if partition is not None:
-            if leader_epoch > partition.leader_epoch:
-                partition.leader_epoch = leader_epoch
-                partition.log.leader_epoch_cache.assign(leader_epoch,
-                                                        partition.log.log_end_offset)
-            return partition
-        log = self.log_manager.create_log(topic, index, self.topic_config(topic))
-        partition = Partition(topic, index, log, leader_epoch)
-        self.partitions[key] = partition
-        return partition
+    # ------------------------------------------------------------------ controller requests
 
-    def stop_leading(self, topic: str, index: int) -> Partition | None:
-        """Leadership moved away (or the topic is gone): parked requests re-check now."""
-        partition = self.partitions.pop((topic, index), None)
-        self._wake((topic, index))
-        return partition
+    def fence(self, controller_epoch: int) -> None:
+        """STALE_CONTROLLER_EPOCH for a controller older than the newest one seen."""
+        if controller_epoch < self.controller_epoch:
+            raise StaleControllerEpochError(
+                f"controller epoch {controller_epoch} < {self.controller_epoch} already seen")
+        self.controller_epoch = controller_epoch
 
-    def delete_partition(self, topic: str, index: int) -> None:
-        self.stop_leading(topic, index)
-        self.log_manager.delete_log(topic, index)
+    def become_leader_or_follower(self, request: LeaderAndIsr) -> dict[TopicPartition, int]:
+        """Applies each partition state naming this broker as a replica; older leader
+        epochs are ignored (STALE_CONTROLLER_EPOCH for the partition, as Kafka answers)."""
+        self.fence(request.controller_epoch)
+        errors: dict[TopicPartition, int] = {}
+        for state in request.partitions:
+            if self.broker_id not in state.replicas:
+                errors[state.key] = UnknownTopicOrPartitionError.errno
+                continue
+            partition = self.partitions.get(state.key)
+            if partition is not None and state.leader_epoch < partition.leader_epoch:
+                errors[state.key] = StaleControllerEpochError.errno
+                continue
+            was_leader = partition is not None and partition.is_leader
+            if partition is None:
+                log_ = self.log_manager.create_log(state.topic, state.partition,
+                                                   self.topic_config(state.topic))
+                partition = self.partitions[state.key] = Partition(self.broker_id, state, log_)
+            else:
+                partition.apply(state)
+            errors[state.key] = 0
+            self._wake(state.key)
+            if partition.is_leader:
+                for listener in self._listeners:
+                    listener.on_become_leader(state.topic, state.partition,
+                                              partition.leader_epoch)
+            elif was_leader:
+                self._resigned(state.topic, state.partition)
+        return errors
 
-    def hand_over(self, topic: str, index: int, target: ReplicaManager,
-                  leader_epoch: int) -> Partition:
-        """Moves the partition's log files to ``target`` (another broker in this process),
-        which leads it from ``leader_epoch`` on. Runs on the loop: no append interleaves."""
-        partition = self.stop_leading(topic, index)
-        log = partition.log if partition else self.log_manager.get_log(topic, index)
-        if log is not None:
-            log.flush()
-            target_dir = target.log_manager.log_dirs[0] / log.directory.name
-            shutil.copytree(log.directory, target_dir, dirs_exist_ok=False,
-                            ignore=shutil.ignore_patterns("*.deleted"))
-            self.log_manager.delete_log(topic, index)
-        return target.become_leader(topic, index, leader_epoch)
+    def stop_replicas(self, request: StopReplica) -> dict[TopicPartition, int]:
+        """Drops the partitions (and their logs when ``delete``); parked requests re-check."""
+        self.fence(request.controller_epoch)
+        errors: dict[TopicPartition, int] = {}
+        for topic, index in request.partitions:
+            partition = self.partitions.pop((topic, index), None)
+            self._wake((topic, index))
+            if partition is not None and partition.is_leader:
+                self._resigned(topic, index)
+            if request.delete:
+                self.log_manager.delete_log(topic, index)
+            errors[(topic, index)] = 0
+        return errors
+
+    def _resigned(self, topic: str, index: int) -> None:
+        for listener in self._listeners:
+            listener.on_resign(topic, index)
 
     def update_config(self, topic: str) -> None:
         config = self.topic_config(topic)
@@ -83,20 +177,84 @@ class ReplicaManager:
 
     def leader_partition(self, topic: str, index: int) -> Partition:
         partition = self.partitions.get((topic, index))
-        if partition is not None:
+        if partition is not None and partition.is_leader:
+            if partition.log.offline:
+                raise KafkaStorageError(f"{topic}-{index}: log directory "
+                                        f"{partition.log.directory.parent} is offline")
             return partition
-        if self.image.partition(topic, index) is None:
+        if partition is None and self.metadata.partition(topic, index) is None:
             raise UnknownTopicOrPartitionError(f"{topic}-{index}")
         raise NotLeaderOrFollowerError(f"{topic}-{index} is not led by broker {self.broker_id}")
 
-    def high_watermark_of(self, log: Log) -> int:
-        partition = self.partitions.get(log.topic_partition)
-        return partition.high_watermark if partition is not None else log.log_start_offset
+    def is_offline(self, topic: str, index: int) -> bool:
+        """Led here, but its log directory failed (Kafka's offline replica)."""
+        partition = self.partitions.get((topic, index))
+        return partition is not None and partition.log.offline
+
+    def _leader_or_none(self, key: TopicPartition) -> Partition | None:
+        partition = self.partitions.get(key)
+        return partition if partition is not None and partition.is_leader else None
+
+    def high_watermark_of(self, log_: Log) -> int:
+        partition = self.partitions.get(log_.topic_partition)
+        return partition.high_watermark if partition is not None else log_.log_start_offset
 
     # ------------------------------------------------------------------ produce
 
-    def append(self, partition: Partition, records: memoryview, api_version: int) -> AppendInfo:
-        info = partition.append(records, api_version)
+    async def append_records(self, entries: list[tuple[TopicPartition, memoryview | None]], *,
+                             acks: int, timeout_ms: int, api_version: int
+                             ) -> dict[TopicPartition, ProduceResult]:
+        """Appends each partition's records; with acks=-1 waits in the produce purgatory
+        until the high watermark covers every append (REQUEST_TIMED_OUT otherwise, and
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas)."""
+        results: dict[TopicPartition, ProduceResult] = {}
+        for key, records in entries:
+            if acks not in VALID_ACKS:
+                results[key] = ProduceResult(InvalidRequiredAcksError.errno)
+            else:
+                results[key] = self._append_one(key, records, acks, api_version)
+        appended = {key: result.last_offset for key, result in results.items()
+                    if result.error_code == 0}
+        if acks != -1 or not appended:
+            return results
+        operation = DelayedProduce(timeout_ms, appended, self._leader_or_none)
+        await self.produce_purgatory.wait(operation, appended)
+        for key in appended:
+            partition = self._leader_or_none(key)
+            if partition is None:
+                results[key] = ProduceResult(NotLeaderOrFollowerError.errno)
+            elif not operation.acknowledged(key):
+                results[key] = ProduceResult(RequestTimedOutError.errno)
+            elif not partition.enough_replicas_after_append():
+                results[key] = ProduceResult(NotEnoughReplicasAfterAppendError.errno)
+        return results
+
+    def _append_one(self, key: TopicPartition, records: memoryview | None, acks: int,
+                    api_version: int) -> ProduceResult:
+        try:
+            partition = self.leader_partition(*key)
+            if records is None or len(records) == 0:
+                raise InvalidRecordError("produce request without records")
+            info = self._append(partition, records, acks, api_version)
+        except RecordValidationError as exc:
+            return ProduceResult(exc.errno, exc.context, record_errors=exc.record_errors)
+        except BrokerResponseError as exc:
+            return ProduceResult(exc.errno, exc.context or None)
+        except (CorruptRecordError, ProtocolDecodeError) as exc:
+            return ProduceResult(CorruptMessageError.errno, str(exc))
+        except Exception:
+            log.exception("append to %s-%d failed", *key)
+            return ProduceResult(UnknownServerError.errno)
+        return ProduceResult(0, None, info.first_offset, info.log_append_time_ms,
+                             info.log_start_offset, info.last_offset)
+
+    def append_local(self, topic: str, index: int, records: memoryview) -> AppendInfo:
+        """An internal append (the group coordinator's records) to a partition led here."""
+        return self._append(self.leader_partition(topic, index), records, 1, api_version=8)
+
+    def _append(self, partition: Partition, records: memoryview, acks: int,
+                api_version: int) -> AppendInfo:
+        info = partition.append_records_to_leader(records, acks=acks, api_version=api_version)
         if not info.duplicate:
             self._wake(partition.key)
         return info
@@ -105,3 +263,78 @@ class ReplicaManager:
         self.fetch_purgatory.check_and_complete(key)
         self.produce_purgatory.check_and_complete(key)
 
+    # ------------------------------------------------------------------ fetch
+
+    async def fetch_messages(self, params: FetchParams,
+                             requests: list[FetchRequest]) -> list[FetchResult]:
+        """One result per request, in order. Consumers read below the high watermark; when
+        fewer than ``min_bytes`` are ready the fetch waits in the purgatory for an append,
+        a leadership change or ``max_wait_ms``, then reads again."""
+        results, total, failed = self._read_all(params, requests)
+        if failed or total >= params.min_bytes or params.max_wait_ms <= 0:
+            return results
+        positions = [FetchPosition((r.topic, r.partition), r.fetch_offset, r.max_bytes)
+                     for r in requests]
+        operation = DelayedFetch(params.max_wait_ms, params.min_bytes, positions,
+                                 self._leader_or_none)
+        await self.fetch_purgatory.wait(operation, {position.key for position in positions})
+        return self._read_all(params, requests)[0]
+
+    def _read_all(self, params: FetchParams, requests: list[FetchRequest]
+                  ) -> tuple[list[FetchResult], int, bool]:
+        """(results, record bytes included, whether any partition has an error)."""
+        remaining = params.max_bytes
+        total = 0
+        failed = False
+        results = []
+        for request in requests:
+            result = self._read_one(request, min(remaining, request.max_bytes),
+                                    min_one_batch=total == 0)
+            size = len(result.records)  # type: ignore[arg-type]
+            total += size
+            remaining = max(remaining - size, 0)
+            failed = failed or result.error_code != 0
+            results.append(result)
+        return results, total, failed
+
+    def _read_one(self, request: FetchRequest, max_bytes: int, *,
+                  min_one_batch: bool) -> FetchResult:
+        partition = None
+        try:
+            partition = self.leader_partition(request.topic, request.partition)
+            partition.check_leader_epoch(request.current_leader_epoch)
+            high_watermark = partition.high_watermark
+            region = partition.log.read(request.fetch_offset, max_bytes,
+                                        max_offset=high_watermark, min_one_batch=min_one_batch)
+            return FetchResult(0, high_watermark, partition.log.log_start_offset,
+                               region if region is not None else b"")
+        except BrokerResponseError as exc:
+            if partition is None:
+                return FetchResult(exc.errno)
+            return FetchResult(exc.errno, partition.high_watermark,
+                               partition.log.log_start_offset)
+        except Exception:
+            log.exception("fetch from %s-%d failed", request.topic, request.partition)
+            return FetchResult(UnknownServerError.errno)
+
+    # ------------------------------------------------------------------ delete records
+
+    def delete_records(self, topic: str, index: int, offset: int) -> int:
+        """DeleteRecords: raise the log start offset to ``offset`` (-1: the high
+        watermark), never past the high watermark; returns the new low watermark.
+
+        The log-start-offset checkpoint is written at once, so the deletion survives a
+        crash; the segments below it go at the next retention pass.
+        """
+        if topic in INTERNAL_TOPICS:
+            raise InvalidTopicError(f"cannot delete records of internal topic {topic!r}")
+        partition = self.leader_partition(topic, index)
+        target = partition.high_watermark if offset == -1 else offset
+        if not 0 <= target <= partition.high_watermark:
+            raise OffsetOutOfRangeError(f"{topic}-{index}: cannot move the log start offset "
+                                        f"to {target}, the high watermark is "
+                                        f"{partition.high_watermark}")
+        partition.log.maybe_increment_log_start_offset(target)
+        self.log_manager.checkpoint_log_start_offsets()
+        self._wake(partition.key)
+        return partition.log.log_start_offset

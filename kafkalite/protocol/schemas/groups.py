@@ -4,6 +4,7 @@ OffsetDelete (47)."""
 
 from kafkalite.protocol.primitives import BOOL, BYTES, INT8, INT16, INT32, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
+from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 
 FIND_COORDINATOR_REQUEST = Message(
     "FindCoordinatorRequest", valid="0-4", flexible="3+", fields=(
@@ -148,7 +149,7 @@ DESCRIBE_GROUPS_RESPONSE = Message(
                 Field("member_metadata", BYTES),
                 Field("member_assignment", BYTES),
             ))),
-            Field("authorized_operations", INT32, "3+", default=-(2**31)),
+            Field("authorized_operations", INT32, "3+", default=AUTHORIZED_OPERATIONS_NOT_REQUESTED),
         ))),
     ),
 )

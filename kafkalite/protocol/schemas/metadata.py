@@ -3,7 +3,8 @@
 from kafkalite.protocol.primitives import BOOL, INT16, INT32, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
-_AUTHORIZED_OPERATIONS_NOT_REQUESTED = -(2**31)
+AUTHORIZED_OPERATIONS_NOT_REQUESTED = -(2**31)
+"""Authorized-operations value when the request did not ask for them."""
 
 METADATA_REQUEST = Message(
     "MetadataRequest", valid="0-8", flexible="none", fields=(
@@ -41,9 +42,9 @@ METADATA_RESPONSE = Message(
                 Field("offline_replicas", Array(INT32), "5+"),
             ))),
             Field("topic_authorized_operations", INT32, "8+",
-                  default=_AUTHORIZED_OPERATIONS_NOT_REQUESTED),
+                  default=AUTHORIZED_OPERATIONS_NOT_REQUESTED),
         ))),
         Field("cluster_authorized_operations", INT32, "8+",
-              default=_AUTHORIZED_OPERATIONS_NOT_REQUESTED),
+              default=AUTHORIZED_OPERATIONS_NOT_REQUESTED),
     ),
 )

@@ -68,12 +68,18 @@ def test_commit_offsets_accept_ints_and_offset_and_metadata() -> None:
         tp0: OffsetAndMetadata(5), tp1: OffsetAndMetadata(9, "note")}
 
 
+def test_commit_offsets_accept_kafka_pythons_none_metadata() -> None:
+    tp = TopicPartition("t", 0)
+    assert normalize_offsets({tp: OffsetAndMetadata(3, None, -1)}) == {  # type: ignore[arg-type]
+        tp: OffsetAndMetadata(3, "", -1)}
+
+
 @pytest.mark.parametrize(("offsets", "error"), [
     ({TopicPartition("t", 0): -1}, ValueError),
     ({TopicPartition("t", 0): "5"}, TypeError),
     ({TopicPartition("t", 0): True}, TypeError),
     ({("t", 0): 5}, TypeError),
-    ({TopicPartition("t", 0): OffsetAndMetadata(1, None)}, TypeError),  # type: ignore[arg-type]
+    ({TopicPartition("t", 0): OffsetAndMetadata(1, 5)}, TypeError),  # type: ignore[arg-type]
     ([(TopicPartition("t", 0), 5)], TypeError),
 ])
 def test_bad_commit_offsets_are_refused(offsets: object, error: type[Exception]) -> None:

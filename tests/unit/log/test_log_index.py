@@ -119,21 +119,48 @@ def test_sanity_check_rejects_partial_entry(tmp_path: Path) -> None:
     path.write_bytes(struct.pack(">ii", 1, 0) + b"\x00\x01\x02")
     index = OffsetIndex(path, BASE, 1 << 20)
     with pytest.raises(CorruptIndexError, match="multiple"):
-        index.sanity_check()
+        index.sanity_check(100)
     index.trim_to_valid_size()
-    index.sanity_check()
+    index.sanity_check(100)
     assert path.stat().st_size == 8
 
 
-def test_sanity_check_rejects_offset_below_base(tmp_path: Path) -> None:
+def _offset_index(tmp_path: Path, entries: list[tuple[int, int]]) -> OffsetIndex:
     path = tmp_path / "a.index"
-    path.write_bytes(struct.pack(">ii", -4, 0))
-    with pytest.raises(CorruptIndexError, match="below the base"):
-        OffsetIndex(path, BASE, 1 << 20).sanity_check()
+    path.write_bytes(b"".join(struct.pack(">ii", *entry) for entry in entries))
+    return OffsetIndex(path, BASE, 1 << 20)
 
 
-def test_time_sanity_check_rejects_decreasing_timestamps(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("entries", "problem"), [
+    ([(-4, 0)], "relative offset -4 is below 0"),
+    ([(5, 10), (5, 20)], "relative offsets are not strictly increasing"),
+    ([(5, 10), (3, 20)], "relative offsets are not strictly increasing"),
+    ([(5, -10)], "position -10 is below 0"),
+    ([(5, 20), (9, 10)], "positions are not strictly increasing"),
+    ([(5, 10), (9, 100)], "position 100 is not below 100"),
+])
+def test_offset_sanity_check_rejects_every_bad_entry(tmp_path: Path, entries, problem) -> None:
+    with pytest.raises(CorruptIndexError, match=problem):
+        _offset_index(tmp_path, entries).sanity_check(100)
+
+
+def test_offset_sanity_check_accepts_a_sorted_index_inside_the_log(tmp_path: Path) -> None:
+    _offset_index(tmp_path, [(1, 10), (5, 40), (9, 99)]).sanity_check(100)
+
+
+@pytest.mark.parametrize(("entries", "problem"), [
+    ([(500, 1), (100, 2)], "timestamps are not increasing"),
+    ([(100, 3), (200, 2)], "relative offsets are not increasing"),
+    ([(100, -3)], "relative offset -3 is below 0"),
+])
+def test_time_sanity_check_rejects_every_bad_entry(tmp_path: Path, entries, problem) -> None:
     path = tmp_path / "a.timeindex"
-    path.write_bytes(struct.pack(">qi", 500, 1) + struct.pack(">qi", 100, 2))
-    with pytest.raises(CorruptIndexError, match="below the first"):
+    path.write_bytes(b"".join(struct.pack(">qi", *entry) for entry in entries))
+    with pytest.raises(CorruptIndexError, match=problem):
         TimeIndex(path, BASE, 1 << 20).sanity_check()
+
+
+def test_reset_empties_an_unsorted_index(tmp_path: Path) -> None:
+    index = _offset_index(tmp_path, [(9, 10), (1, 20), (5, 5)])
+    index.reset()
+    assert index.entries == 0 and (tmp_path / "a.index").stat().st_size == 0

@@ -84,7 +84,7 @@ def test_oversized_batch_is_message_too_large() -> None:
 def test_empty_or_inconsistent_record_count_is_invalid() -> None:
     batch = v2_batch(3)
     struct.pack_into(">i", batch, 57, 0)
-    with pytest.raises(InvalidRecordError, match="claims 0 records"):
+    with pytest.raises(InvalidRecordError, match="counts 0 records"):
         validate_records(_recrc(batch), 8, CONFIG)
 
 

@@ -1,0 +1,1 @@
+"""kafka-python's ``kafka.coordinator.assignors.sticky`` package path."""

@@ -1,0 +1,314 @@
+"""A broker's membership of a ZooKeeper-mode cluster: registration, controller election,
+and (while elected) running the controller.
+
+Registration is the ephemeral ``/brokers/ids/<id>``: a second broker with the same id
+fails to start with :class:`BrokerIdInUseError`. Election creates the ephemeral
+``/controller`` and bumps ``/controller_epoch`` in one conditional batch; losers watch
+``/controller`` and run again when it goes. The role changes follow the table in
+:mod:`controller_state`; this module only carries out its actions. A clean stop first asks
+the controller (ControlledShutdown) to move this broker's leaderships away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from kafkalite.errors import KafkaError
+from kafkalite.protocol import ApiKey
+from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster.broker_channel import NetworkChannel, call
+from kafkalite_server.cluster.controller_state import Action, ControllerRole, Event, Role
+from kafkalite_server.cluster.coordination import (
+    BadVersionError,
+    Coordination,
+    CoordinationError,
+    Create,
+    NodeExistsError,
+    NoNodeError,
+    SessionExpiredError,
+    SetData,
+)
+from kafkalite_server.cluster.image import BrokerEndpoint, new_cluster_id
+from kafkalite_server.cluster.messages import BrokerChannel
+from kafkalite_server.cluster.zk_controller import FencedError, ZkController
+from kafkalite_server.config import BrokerConfig
+from kafkalite_server.log.log import wall_clock_ms
+
+log = logging.getLogger(__name__)
+
+CONTROLLED_SHUTDOWN_VERSION = 1
+
+
+class BrokerIdInUseError(KafkaError):
+    """Another live broker is registered with this broker.id."""
+
+
+class ClusterMembership:
+    def __init__(self, config: BrokerConfig, connect: Callable[[], Coordination], *,
+                 now_ms: Callable[[], int] = wall_clock_ms) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self._connect = connect
+        self._now_ms = now_ms
+        self.store: Coordination | None = None
+        self.role = ControllerRole()
+        self.active_controller: ZkController | None = None
+        self.controller_epoch = -1
+        self._epoch_version = -1
+        self._endpoint: BrokerEndpoint | None = None
+        self._local: BrokerChannel | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._rebalance: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ start and stop
+
+    def open(self) -> str:
+        """Connects, creates the top-level nodes, and returns the cluster id (created on
+        the first start of the cluster)."""
+        store = self._open_session()
+        try:
+            data, _stat = store.get(zk.CLUSTER_ID)
+        except NoNodeError:
+            with contextlib.suppress(NodeExistsError):
+                store.create(zk.CLUSTER_ID, zk.encode_cluster_id(new_cluster_id()))
+            data, _stat = store.get(zk.CLUSTER_ID)
+        return zk.decode_cluster_id(data)
+
+    def _open_session(self) -> Coordination:
+        store = self._connect()
+        for path in zk.PERSISTENT_PATHS:
+            store.ensure_path(path)
+        store.on_session_lost(lambda: self._later(lambda: self._on(Event.SESSION_LOST)))
+        self.store = store
+        return store
+
+    async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._endpoint = endpoint
+        self._local = channel
+        if self.store is None:
+            self.open()
+        self._register()
+        self._on(Event.REGISTERED)
+        if self.config.auto_leader_rebalance_enable:
+            self._rebalance = self._loop.create_task(self._rebalance_periodically())
+
+    def _register(self) -> None:
+        assert self.store is not None and self._endpoint is not None
+        try:
+            self.store.create(zk.broker_path(self.broker_id),
+                              zk.encode_broker(self._endpoint, self._now_ms()), ephemeral=True)
+        except NodeExistsError:
+            raise BrokerIdInUseError(
+                f"broker.id {self.broker_id} is already registered at "
+                f"{zk.broker_path(self.broker_id)} by another live broker; give each broker "
+                "its own broker.id") from None
+
+    async def leave(self, node_id: int) -> None:
+        """A clean stop: leadership moves away first (controlled.shutdown.enable)."""
+        if self.role.role is Role.STOPPED:
+            return
+        if self.config.controlled_shutdown_enable and self.role.role is not Role.STARTING:
+            await self._controlled_shutdown()
+        self.abandon()
+
+    def abandon(self) -> None:
+        """Leaves at once, as a crash would: the session ends, nothing is handed over."""
+        if self._rebalance is not None:
+            self._rebalance.cancel()
+        self._on(Event.SHUTDOWN)
+        if self.store is not None:
+            self.store.close()
+
+    # ------------------------------------------------------------------ role machine
+
+    def _later(self, action: Callable[[], None]) -> None:
+        """Runs ``action`` on the broker's loop (watch callbacks come from other threads)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._guarded, action)
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except FencedError as exc:
+            log.warning("broker %d: %s; stepping down as controller", self.broker_id, exc)
+            self._on(Event.FENCED)
+        except SessionExpiredError:
+            log.warning("broker %d: ZooKeeper session expired", self.broker_id)
+        except Exception:
+            log.exception("broker %d: cluster event failed", self.broker_id)
+
+    def _on(self, event: Event) -> None:
+        for action in self.role.on(event):
+            self._do(action)
+
+    def _do(self, action: Action) -> None:
+        if action is Action.RUN_FOR_CONTROLLER:
+            self._later(self._run_for_controller)
+        elif action is Action.WATCH_CONTROLLER:
+            self._watch_controller()
+        elif action is Action.START_CONTROLLING:
+            self._start_controlling()
+        elif action is Action.STOP_CONTROLLING:
+            if self.active_controller is not None:
+                self.active_controller.stop()
+                self.active_controller = None
+        elif action is Action.RESIGN:
+            self._resign()
+        elif action is Action.RECONNECT:
+            self._later(self._reconnect)
+
+    def _run_for_controller(self) -> None:
+        if self.role.role is not Role.CANDIDATE:
+            return
+        store = self.require_store()
+        try:
+            data, stat = store.get(zk.CONTROLLER_EPOCH)
+        except NoNodeError:
+            with contextlib.suppress(NodeExistsError):
+                store.create(zk.CONTROLLER_EPOCH, zk.encode_epoch(0))
+            data, stat = store.get(zk.CONTROLLER_EPOCH)
+        epoch = zk.decode_epoch(data) + 1
+        try:
+            store.commit([Create(zk.CONTROLLER, zk.encode_controller(self.broker_id,
+                                                                     self._now_ms()),
+                                 ephemeral=True),
+                          SetData(zk.CONTROLLER_EPOCH, zk.encode_epoch(epoch), stat.version)])
+        except (NodeExistsError, BadVersionError):
+            self._on(Event.ELECTION_LOST)
+            return
+        self.controller_epoch = epoch
+        self._epoch_version = stat.version + 1
+        log.info("broker %d is the controller (epoch %d)", self.broker_id, epoch)
+        self._on(Event.ELECTION_WON)
+
+    def _watch_controller(self) -> None:
+        store = self.require_store()
+        if store.exists(zk.CONTROLLER, watch=self._controller_watch) is None:
+            self._later(lambda: self._on(Event.CONTROLLER_GONE))
+
+    def _controller_watch(self, event: object) -> None:
+        self._later(self._controller_node_event)
+
+    def _controller_node_event(self) -> None:
+        store = self.store
+        if store is None or self.role.role in (Role.STOPPED, Role.STARTING):
+            return
+        try:
+            stat = store.exists(zk.CONTROLLER, watch=self._controller_watch)
+        except CoordinationError:
+            return
+        if stat is None:
+            self._on(Event.CONTROLLER_GONE)
+
+    def _start_controlling(self) -> None:
+        assert self._loop is not None
+        store = self.require_store()
+        loop = self._loop
+        controller = ZkController(
+            store, self.broker_id, self.controller_epoch, self._epoch_version,
+            unclean_election=self.config.unclean_leader_election_enable,
+            imbalance_percentage=self.config.leader_imbalance_per_broker_percentage,
+            open_channel=self._channel_to,
+            on_change=lambda action: loop.call_soon_threadsafe(self._guarded, action))
+        self.active_controller = controller
+        store.exists(zk.CONTROLLER, watch=self._controller_watch)
+        self._guarded(controller.start)
+
+    def _channel_to(self, endpoint: BrokerEndpoint) -> BrokerChannel:
+        if endpoint.node_id == self.broker_id and self._local is not None:
+            return _Deferred(self._local, self._later)
+        return NetworkChannel(endpoint, self.broker_id,
+                              timeout_s=self.config.controller_socket_timeout_ms / 1000)
+
+    def _resign(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        try:
+            stat = store.exists(zk.CONTROLLER)
+            if stat is not None and stat.ephemeral_owner == store.session_id:
+                store.delete(zk.CONTROLLER, stat.version)
+        except CoordinationError as exc:
+            log.info("broker %d: could not resign as controller: %s", self.broker_id, exc)
+
+    def _reconnect(self) -> None:
+        if self.role.role is not Role.STARTING:
+            return
+        log.warning("broker %d: ZooKeeper session lost; registering again", self.broker_id)
+        old = self.store
+        if old is not None:
+            with contextlib.suppress(CoordinationError):
+                old.close()
+        self._open_session()
+        self._register()
+        self._on(Event.REGISTERED)
+
+    def require_store(self) -> Coordination:
+        if self.store is None:
+            raise CoordinationError("not connected to the coordination service")
+        return self.store
+
+    # ------------------------------------------------------------------ controlled shutdown
+
+    async def _controlled_shutdown(self) -> None:
+        """Asks the controller to move leadership away; retried per Kafka's settings."""
+        for attempt in range(self.config.controlled_shutdown_max_retries + 1):
+            try:
+                remaining = await self._ask_controller_to_release()
+            except (OSError, TimeoutError, CoordinationError, KafkaError) as exc:
+                log.info("broker %d: controlled shutdown attempt %d failed: %s",
+                         self.broker_id, attempt + 1, exc)
+                remaining = None
+            if remaining == []:
+                return
+            await asyncio.sleep(self.config.controlled_shutdown_retry_backoff_ms / 1000)
+        log.warning("broker %d: stopping without a complete controlled shutdown",
+                    self.broker_id)
+
+    async def _ask_controller_to_release(self) -> list[tuple[str, int]] | None:
+        if self.active_controller is not None:
+            return self.active_controller.controlled_shutdown(self.broker_id)
+        store = self.require_store()
+        try:
+            controller_id = zk.decode_controller(store.get(zk.CONTROLLER)[0])
+            endpoint = zk.decode_broker(controller_id,
+                                        store.get(zk.broker_path(controller_id))[0])
+        except NoNodeError:
+            return None
+        response = await call(endpoint, ApiKey.CONTROLLED_SHUTDOWN, CONTROLLED_SHUTDOWN_VERSION,
+                              {"broker_id": self.broker_id}, client_id=f"broker-{self.broker_id}",
+                              timeout_s=self.config.controller_socket_timeout_ms / 1000)
+        if response["error_code"]:
+            return None
+        return [(p["topic_name"], p["partition_index"]) for p in response["remaining_partitions"]]
+
+    # ------------------------------------------------------------------ leader balance
+
+    async def _rebalance_periodically(self) -> None:
+        interval = self.config.leader_imbalance_check_interval_seconds
+        while True:
+            await asyncio.sleep(interval)
+            controller = self.active_controller
+            if controller is not None:
+                self._guarded(controller.rebalance_leaders)
+
+
+class _Deferred:
+    """The controller's channel to its own broker: delivered on the next loop turn, so the
+    controller never re-enters broker code from inside its own step."""
+
+    def __init__(self, channel: BrokerChannel, later: Callable[[Callable[[], None]], None]
+                 ) -> None:
+        self._channel = channel
+        self._later = later
+
+    def send(self, message: object) -> None:
+        self._later(lambda: self._channel.send(message))  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """The broker's own inbox needs no closing."""

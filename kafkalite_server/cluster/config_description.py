@@ -1,0 +1,121 @@
+"""DescribeConfigs (32) entries for topics and brokers: value, source, synonyms, type.
+
+A topic key's value comes from the first place that sets it, in Kafka's order: the topic's
+own override (source TOPIC_CONFIG), then each broker synonym in the per-broker dynamic
+layer (DYNAMIC_BROKER_CONFIG), in the cluster-wide dynamic layer
+(DYNAMIC_DEFAULT_BROKER_CONFIG), in the properties file (STATIC_BROKER_CONFIG), and last
+Kafka's default for the broker synonym (DEFAULT_CONFIG). ``synonyms`` lists every one of
+those that is set, in that order, so its head is the source. v0 has no source, only
+``is_default`` (source is DEFAULT_CONFIG).
+
+A broker resource named by its id lists the keys the broker knows (the properties-file keys
+and every dynamic key) with the same layering on the key itself; one named ``""`` lists the
+cluster-wide dynamic values only, as Kafka does. Dynamic keys are writable, the rest
+read-only; passwords are sensitive and described without a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from kafkalite_server.cluster.dynamic_config import (
+    CLUSTER_DEFAULT,
+    DYNAMIC_KEYS,
+    DynamicBrokerConfigs,
+)
+from kafkalite_server.config import BrokerConfig
+from kafkalite_server.log.config import TOPIC_CONFIGS, ConfigType, LogConfig
+
+
+class ConfigSource(IntEnum):
+    """DescribeConfigs v1+ ``config_source`` codes."""
+
+    UNKNOWN = 0
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerLayers:
+    """The values a broker key can take, highest priority first."""
+
+    per_broker: Mapping[str, str]
+    cluster_default: Mapping[str, str]
+    static: Mapping[str, str]
+    """Keys the operator set in the properties file, as the broker reports them."""
+
+    @classmethod
+    def of(cls, config: BrokerConfig, dynamic: DynamicBrokerConfigs) -> BrokerLayers:
+        static = {key: value for key, value, is_default in config.describe() if not is_default}
+        return cls(dynamic.layer(str(config.broker_id)), dynamic.layer(CLUSTER_DEFAULT), static)
+
+    def synonyms(self, keys: Iterable[tuple[str, str | None]]) -> list[dict[str, Any]]:
+        """Layer by layer, each key set there (``keys`` pairs a key with Kafka's default)."""
+        keys = list(keys)
+        found = []
+        for layer, source in ((self.per_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                              (self.cluster_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                              (self.static, ConfigSource.STATIC_BROKER_CONFIG)):
+            found += [_synonym(key, layer[key], source) for key, _ in keys if key in layer]
+        found += [_synonym(key, default, ConfigSource.DEFAULT_CONFIG)
+                  for key, default in keys if default is not None]
+        return found
+
+
+def describe_topic(config: LogConfig, overrides: Mapping[str, str],
+                   layers: BrokerLayers) -> list[dict[str, Any]]:
+    """Every topic key of a topic whose effective config is ``config``."""
+    entries = []
+    for key, spec in TOPIC_CONFIGS.items():
+        value = config.value_text(key)
+        synonyms = layers.synonyms(spec.synonyms)
+        if key in overrides:
+            synonyms.insert(0, _synonym(key, value, ConfigSource.TOPIC_CONFIG))
+        entries.append(_entry(key, value, synonyms, read_only=False, type_=spec.type,
+                              doc=spec.doc))
+    return entries
+
+
+def describe_broker(resource_name: str, config: BrokerConfig,
+                    layers: BrokerLayers) -> list[dict[str, Any]]:
+    """A broker's keys (``resource_name`` its id), or the cluster-wide layer (``""``)."""
+    static_defaults = {key: value for key, value, _default in config.describe()}
+    names = sorted(set(static_defaults) | set(DYNAMIC_KEYS))
+    if resource_name == CLUSTER_DEFAULT:
+        names = sorted(layers.cluster_default)
+        layers = BrokerLayers({}, layers.cluster_default, {})
+    entries = []
+    for name in names:
+        dynamic = DYNAMIC_KEYS.get(name)
+        default = dynamic.default if dynamic is not None else static_defaults.get(name)
+        if resource_name == CLUSTER_DEFAULT:
+            default = None
+        synonyms = layers.synonyms([(name, default)])
+        type_ = dynamic.type if dynamic is not None else ConfigType.UNKNOWN
+        value = synonyms[0]["value"] if synonyms else None
+        entries.append(_entry(name, value, synonyms, read_only=dynamic is None, type_=type_,
+                              doc=None))
+    return entries
+
+
+def _synonym(name: str, value: str | None, source: ConfigSource) -> dict[str, Any]:
+    return {"name": name, "value": value, "source": int(source)}
+
+
+def _entry(name: str, value: str | None, synonyms: list[dict[str, Any]], *, read_only: bool,
+           type_: ConfigType, doc: str | None) -> dict[str, Any]:
+    source = synonyms[0]["source"] if synonyms else ConfigSource.DEFAULT_CONFIG
+    sensitive = type_ == ConfigType.PASSWORD
+    if sensitive:
+        value = None
+        synonyms = [{**synonym, "value": None} for synonym in synonyms]
+    return {"name": name, "value": value, "read_only": read_only,
+            "is_default": source == ConfigSource.DEFAULT_CONFIG, "config_source": int(source),
+            "is_sensitive": sensitive, "synonyms": synonyms, "config_type": int(type_),
+            "documentation": doc}

@@ -1,0 +1,52 @@
+"""What a broker asks of the controller, whichever controller it is.
+
+Request handlers see only this: the in-process :class:`~kafkalite_server.cluster.controller.
+Controller` of a standalone broker answers it directly; in a ZooKeeper cluster a
+:class:`~kafkalite_server.cluster.zk_admin.ZkAdmin` writes the request into ZooKeeper for the
+elected controller to act on, as Kafka's ZooKeeper-mode brokers do. Changes reach the
+broker's own metadata cache later, through UpdateMetadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.messages import BrokerChannel
+from kafkalite_server.log.config import LogConfig
+
+
+class ProducerIds(Protocol):
+    epochs: Any  # ProducerEpochs: KIP-360 epoch bumps over this allocator
+
+    def allocate(self) -> int: ...
+
+
+class ControllerClient(Protocol):
+    default_log_config: LogConfig
+    producer_ids: ProducerIds
+
+    def topic_config(self, topic: str) -> LogConfig: ...
+
+    def topic_overrides(self, topic: str) -> dict[str, str] | None: ...
+
+    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                     configs: Mapping[str, str | None] | None = None, *,
+                     assignments: Mapping[int, list[int]] | None = None,
+                     validate_only: bool = False) -> Any: ...
+
+    def delete_topic(self, name: str) -> None: ...
+
+    def create_partitions(self, name: str, count: int,
+                          assignments: list[list[int]] | None = None, *,
+                          validate_only: bool = False) -> None: ...
+
+
+class Membership(Protocol):
+    """How a broker joins and leaves its cluster (registration, and for a clean stop,
+    moving its leaderships away first)."""
+
+    async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None: ...
+
+    async def leave(self, node_id: int) -> None: ...

@@ -1,0 +1,168 @@
+"""The coordination service the cluster runs on: ZooKeeper's model, behind one interface.
+
+Sessions with expiry, ephemeral nodes that vanish with their session, persistent nodes,
+one-shot watches, and writes conditional on a node's version (zkVersion), alone or in an
+atomic batch. Two backends implement it: :mod:`zk_store` over a real ZooKeeper (kazoo)
+and :mod:`memory_store` in memory with a controllable clock (EmbeddedCluster and unit
+tests), so the controller and brokers run the same code over both.
+
+Calls are synchronous (a local ZooKeeper answers in about a millisecond). Watch callbacks
+run on the backend's thread, after the change that fired them; drivers hop to their event
+loop before acting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from kafkalite.errors import KafkaError
+
+ANY_VERSION = -1
+
+
+class CoordinationError(KafkaError):
+    """A coordination call failed; subclasses name the ZooKeeper error."""
+
+
+class NodeExistsError(CoordinationError):
+    pass
+
+
+class NoNodeError(CoordinationError):
+    pass
+
+
+class BadVersionError(CoordinationError):
+    """A conditional write lost: the node changed since its version was read."""
+
+
+class NotEmptyError(CoordinationError):
+    pass
+
+
+class SessionExpiredError(CoordinationError):
+    """The session is gone (and its ephemeral nodes with it); nothing more can be done
+    through it."""
+
+
+class ConnectionLossError(CoordinationError):
+    """The server could not be reached; the outcome of the call is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stat:
+    version: int
+    creation_id: int
+    """The creating transaction's id (czxid): a broker's epoch is that of its registration."""
+    ephemeral_owner: int = 0
+    """The owning session's id for an ephemeral node, else 0."""
+
+
+class EventType(enum.Enum):
+    CREATED = "created"
+    DELETED = "deleted"
+    CHANGED = "changed"
+    CHILD = "child"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    type: EventType
+    path: str
+
+
+Watcher = Callable[[WatchEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    path: str
+    data: bytes = b""
+    ephemeral: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SetData:
+    path: str
+    data: bytes
+    version: int = ANY_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    path: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    path: str
+    version: int = ANY_VERSION
+
+
+Op = Create | SetData | Check | Delete
+
+
+class Coordination(ABC):
+    """One client session."""
+
+    @property
+    @abstractmethod
+    def session_id(self) -> int: ...
+
+    @abstractmethod
+    def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False,
+               sequential: bool = False, makepath: bool = False) -> str:
+        """The created path (with the sequence suffix for a sequential node)."""
+
+    @abstractmethod
+    def get(self, path: str, watch: Watcher | None = None) -> tuple[bytes, Stat]:
+        """Raises NoNodeError; ``watch`` fires once on the node's change or deletion."""
+
+    @abstractmethod
+    def exists(self, path: str, watch: Watcher | None = None) -> Stat | None:
+        """``watch`` fires once on creation, change or deletion."""
+
+    @abstractmethod
+    def children(self, path: str, watch: Watcher | None = None) -> list[str]:
+        """Child names, sorted; ``watch`` fires once when a child comes or goes."""
+
+    @abstractmethod
+    def set(self, path: str, data: bytes, version: int = ANY_VERSION) -> Stat:
+        """Raises BadVersionError unless ``version`` is the node's (or ANY_VERSION)."""
+
+    @abstractmethod
+    def delete(self, path: str, version: int = ANY_VERSION, *,
+               recursive: bool = False) -> None: ...
+
+    @abstractmethod
+    def commit(self, ops: Sequence[Op]) -> None:
+        """All ops or none; raises the error of the first op that failed."""
+
+    @abstractmethod
+    def on_session_lost(self, callback: Callable[[], None]) -> None:
+        """``callback`` runs once if the session expires (its ephemeral nodes are gone)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Ends the session: its ephemeral nodes go at once."""
+
+    def ensure_path(self, path: str) -> None:
+        """Creates the persistent node and its parents unless they exist."""
+        if self.exists(path) is None:
+            with contextlib.suppress(NodeExistsError):
+                self.create(path, makepath=True)
+
+
+def parent_of(path: str) -> str:
+    parent = path.rsplit("/", 1)[0]
+    return parent or "/"
+
+
+def check_path(path: str) -> None:
+    if not path.startswith("/") or (path != "/" and path.endswith("/")) or "//" in path:
+        raise CoordinationError(f"invalid node path {path!r}")

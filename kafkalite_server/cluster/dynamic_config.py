@@ -1,0 +1,234 @@
+"""Dynamic broker configs: what AlterConfigs and IncrementalAlterConfigs may change on a
+running broker, Kafka's way.
+
+Kafka keeps two dynamic layers above the static ``server.properties``: per-broker values
+(resource name = the broker id) and cluster-wide defaults (resource name ``""``). A broker
+key resolves per-broker first, then the cluster default, then the static file, then Kafka's
+default. Only keys Kafka marks dynamically updatable are accepted here.
+
+The dynamic log keys (``log.retention.ms``, ``log.cleanup.policy``, ``message.max.bytes``,
+...) are the broker synonyms of topic configs: they change the defaults of every topic
+without its own override, so they take effect at once. The others (thread pools,
+connection quotas, SASL/SSL listener settings, cleaner tuning) are validated, stored and
+described, with no effect: kafkalite has no such machinery to tune.
+
+Persisted in ``dynamic-broker-configs.json`` in the metadata directory (atomic write), as
+Kafka persists them in ZooKeeper under ``/config/brokers``, so they survive a restart.
+A cluster-wide (``""``) value applies to every broker of the process. kafkalite keeps one
+set of topic defaults per process, so a per-broker value of a log key applies to the whole
+process too (the same thing in a standalone broker).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkalite.errors import ConfigError
+from kafkalite_server.cluster.image import MetadataFileError, write_atomically
+from kafkalite_server.config_values import Parser, boolean, integer
+from kafkalite_server.log.config import (
+    TOPIC_CONFIGS,
+    ConfigType,
+    LogConfig,
+)
+
+DYNAMIC_CONFIG_FILE = "dynamic-broker-configs.json"
+CLUSTER_DEFAULT = ""
+"""The resource name of the cluster-wide default layer."""
+
+_INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicKey:
+    name: str
+    type: ConfigType
+    parse: Parser
+    default: str | None
+    topic_key: str | None = None
+    """The topic config this broker key supplies the default of, if any."""
+
+    @property
+    def honoured(self) -> bool:
+        return self.topic_key is not None and TOPIC_CONFIGS[self.topic_key].honoured
+
+
+def _text(key: str, text: str) -> str:
+    return text
+
+
+def _double(minimum: float) -> Parser:
+    def parse(key: str, text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ConfigError(key, f"{text!r} is not a number") from None
+        if value < minimum:
+            raise ConfigError(key, f"{value} is below {minimum}")
+        return value
+
+    return parse
+
+
+def _as_broker_key(topic_key: str, broker_key: str) -> Parser:
+    """The topic key's validator, reporting errors under the broker key."""
+    parse_topic = TOPIC_CONFIGS[topic_key].parse
+
+    def parse(key: str, text: str) -> object:
+        try:
+            return parse_topic(topic_key, text)
+        except ConfigError as exc:
+            raise ConfigError(key, str(exc).removeprefix(f"{topic_key}: ")) from None
+
+    return parse
+
+
+def _log_keys() -> list[DynamicKey]:
+    """The first broker synonym of each topic key, except log.message.format.version,
+    which Kafka does not let change dynamically."""
+    keys = []
+    for topic_key in TOPIC_CONFIGS.values():
+        if not topic_key.synonyms:
+            continue
+        broker_key, default = topic_key.synonyms[0]
+        if broker_key == "log.message.format.version":
+            continue
+        if default is None:  # e.g. log.roll.ms: Kafka's default comes from log.roll.hours
+            default = LogConfig().value_text(topic_key.name)
+        keys.append(DynamicKey(broker_key, topic_key.type,
+                               _as_broker_key(topic_key.name, broker_key), default,
+                               topic_key.name))
+    return keys
+
+
+_L, _I, _D, _S, _B, _LIST, _P, _SHORT = (
+    ConfigType.LONG, ConfigType.INT, ConfigType.DOUBLE, ConfigType.STRING, ConfigType.BOOLEAN,
+    ConfigType.LIST, ConfigType.PASSWORD, ConfigType.SHORT)
+
+_OTHER_KEYS = [
+    DynamicKey("background.threads", _I, integer(1, _INT32_MAX), "10"),
+    DynamicKey("num.io.threads", _I, integer(1, _INT32_MAX), "8"),
+    DynamicKey("num.network.threads", _I, integer(1, _INT32_MAX), "3"),
+    DynamicKey("num.replica.fetchers", _I, integer(1, _INT32_MAX), "1"),
+    DynamicKey("num.recovery.threads.per.data.dir", _I, integer(1, _INT32_MAX), "1"),
+    DynamicKey("log.cleaner.threads", _I, integer(0, _INT32_MAX), "1"),
+    DynamicKey("log.cleaner.backoff.ms", _L, integer(0), "15000"),
+    DynamicKey("log.cleaner.dedupe.buffer.size", _L, integer(0), "134217728"),
+    DynamicKey("log.cleaner.io.buffer.size", _I, integer(0, _INT32_MAX), "524288"),
+    DynamicKey("log.cleaner.io.buffer.load.factor", _D, _double(0.0), "0.9"),
+    DynamicKey("log.cleaner.io.max.bytes.per.second", _D, _double(0.0),
+               "1.7976931348623157E308"),
+    DynamicKey("max.connections", _I, integer(0, _INT32_MAX), str(_INT32_MAX)),
+    DynamicKey("max.connections.per.ip", _I, integer(0, _INT32_MAX), str(_INT32_MAX)),
+    DynamicKey("max.connections.per.ip.overrides", _S, _text, ""),
+    DynamicKey("max.connection.creation.rate", _I, integer(0, _INT32_MAX), str(_INT32_MAX)),
+    DynamicKey("follower.replication.throttled.rate", _L, integer(1), str(2**63 - 1)),
+    DynamicKey("leader.replication.throttled.rate", _L, integer(1), str(2**63 - 1)),
+    DynamicKey("replica.alter.log.dirs.io.max.bytes.per.second", _L, integer(1),
+               str(2**63 - 1)),
+    DynamicKey("metric.reporters", _LIST, _text, ""),
+    DynamicKey("sasl.kerberos.kinit.cmd", _S, _text, "/usr/bin/kinit"),
+    DynamicKey("sasl.kerberos.min.time.before.relogin", _L, integer(0, 2**63 - 1), "60000"),
+    DynamicKey("sasl.kerberos.service.name", _S, _text, None),
+    DynamicKey("sasl.kerberos.ticket.renew.jitter", _D, _double(0.0), "0.05"),
+    DynamicKey("sasl.kerberos.ticket.renew.window.factor", _D, _double(0.0), "0.8"),
+    DynamicKey("sasl.login.refresh.buffer.seconds", _SHORT, integer(0, 3600), "300"),
+    DynamicKey("sasl.login.refresh.min.period.seconds", _SHORT, integer(0, 900), "60"),
+    DynamicKey("sasl.login.refresh.window.factor", _D, _double(0.5), "0.8"),
+    DynamicKey("sasl.login.refresh.window.jitter", _D, _double(0.0), "0.05"),
+    DynamicKey("ssl.cipher.suites", _LIST, _text, ""),
+    DynamicKey("ssl.enabled.protocols", _LIST, _text, "TLSv1.2,TLSv1.3"),
+    DynamicKey("ssl.keystore.location", _S, _text, None),
+    DynamicKey("ssl.keystore.password", _P, _text, None),
+    DynamicKey("ssl.keystore.type", _S, _text, "JKS"),
+    DynamicKey("ssl.truststore.location", _S, _text, None),
+    DynamicKey("ssl.truststore.password", _P, _text, None),
+    DynamicKey("ssl.truststore.type", _S, _text, "JKS"),
+    DynamicKey("unclean.leader.election.check.interval.ms", _L, integer(1), "300000"),
+    DynamicKey("transaction.partition.verification.enable", _B, boolean, "true"),
+]
+
+DYNAMIC_KEYS: dict[str, DynamicKey] = {
+    key.name: key for key in sorted(_log_keys() + _OTHER_KEYS, key=lambda k: k.name)}
+"""Every broker key AlterConfigs may change, by name."""
+
+
+def validate_dynamic(configs: Mapping[str, str]) -> None:
+    """Raises ConfigError naming the first key that is not dynamic or has a bad value."""
+    for key, text in configs.items():
+        spec = DYNAMIC_KEYS.get(key)
+        if spec is None:
+            raise ConfigError(key, "is not a dynamically updatable broker config (set it in "
+                                   "the broker's properties file)")
+        spec.parse(key, text.strip())
+
+
+class DynamicBrokerConfigs:
+    """The two dynamic layers, persisted; read by the controller for topic defaults."""
+
+    def __init__(self, metadata_dir: Path) -> None:
+        self.path = metadata_dir / DYNAMIC_CONFIG_FILE
+        self.cluster_default: dict[str, str] = {}
+        self.per_broker: dict[int, dict[str, str]] = {}
+        if self.path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            default = {str(k): str(v) for k, v in raw["default"].items()}
+            brokers = {int(b): {str(k): str(v) for k, v in entries.items()}
+                       for b, entries in raw["brokers"].items()}
+            validate_dynamic(default)
+            for entries in brokers.values():
+                validate_dynamic(entries)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise MetadataFileError(f"{self.path}: {exc!r}") from None
+        self.cluster_default, self.per_broker = default, brokers
+
+    def layer(self, resource_name: str) -> dict[str, str]:
+        """The dynamic values of a resource: ``""`` or a broker id."""
+        if resource_name == CLUSTER_DEFAULT:
+            return dict(self.cluster_default)
+        return dict(self.per_broker.get(int(resource_name), {}))
+
+    def replace(self, resource_name: str, configs: Mapping[str, str]) -> None:
+        """Saves the resource's new complete set of dynamic values, then uses it."""
+        validate_dynamic(configs)
+        default = dict(self.cluster_default)
+        brokers = {broker: dict(entries) for broker, entries in self.per_broker.items()}
+        if resource_name == CLUSTER_DEFAULT:
+            default = dict(configs)
+        elif configs:
+            brokers[int(resource_name)] = dict(configs)
+        else:
+            brokers.pop(int(resource_name), None)
+        document = {"version": 1, "default": default,
+                    "brokers": {str(b): entries for b, entries in sorted(brokers.items())}}
+        write_atomically(self.path, json.dumps(document, indent=1, sort_keys=True).encode())
+        self.cluster_default, self.per_broker = default, brokers
+
+    def log_defaults(self, static: LogConfig,
+                     replacing: tuple[str, Mapping[str, str]] | None = None) -> LogConfig:
+        """``static`` (from the properties file) under the dynamic log keys, per-broker
+        values over cluster-wide ones; ``replacing`` = (resource name, values) previews a
+        change before it is made."""
+        default, brokers = self.cluster_default, dict(self.per_broker)
+        if replacing is not None:
+            name, configs = replacing
+            if name == CLUSTER_DEFAULT:
+                default = dict(configs)
+            else:
+                brokers[int(name)] = dict(configs)
+        overrides: dict[str, str] = {}
+        for layer in [default, *(brokers[b] for b in sorted(brokers))]:
+            for key, text in layer.items():
+                topic_key = DYNAMIC_KEYS[key].topic_key
+                if topic_key is not None:
+                    overrides[topic_key] = text
+        if not overrides:
+            return static
+        return LogConfig.from_topic_configs(static, overrides)

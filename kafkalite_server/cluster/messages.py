@@ -1,0 +1,80 @@
+"""What the controller tells brokers: LeaderAndIsr, StopReplica and UpdateMetadata, as data.
+
+The controller reaches a broker only through a :class:`BrokerChannel` carrying these
+objects. In one process the channel hands them straight to the broker's
+:class:`~kafkalite_server.cluster.inbox.ControllerInbox`; between processes it encodes them
+as Kafka's inter-broker requests (api keys 4, 5 and 6) and the receiving broker decodes them
+back into the same objects, so every deployment runs the same broker code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from kafkalite_server.cluster.image import BrokerEndpoint
+
+NO_LEADER = -1
+LEADER_DURING_DELETE = -2
+"""UpdateMetadata marks a deleted topic's partitions with this leader, as Kafka does."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """One partition as the controller sees it (the partition state node plus the
+    assignment). ``zk_version`` is the state node's version, for the leader's later ISR
+    writes."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    zk_version: int = 0
+    offline_replicas: tuple[int, ...] = ()
+    is_new: bool = False
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.topic, self.partition
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsr:
+    controller_id: int
+    controller_epoch: int
+    partitions: tuple[PartitionState, ...]
+    live_leaders: tuple[BrokerEndpoint, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplica:
+    controller_id: int
+    controller_epoch: int
+    partitions: tuple[tuple[str, int], ...]
+    delete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMetadata:
+    """Changed partitions (leader ``LEADER_DURING_DELETE`` for a deleted topic) and the full
+    list of live brokers."""
+
+    controller_id: int
+    controller_epoch: int
+    partitions: tuple[PartitionState, ...]
+    live_brokers: tuple[BrokerEndpoint, ...]
+
+
+ControllerMessage = LeaderAndIsr | StopReplica | UpdateMetadata
+
+
+class BrokerChannel(Protocol):
+    """The controller's one way to reach a broker. ``send`` never blocks the controller;
+    a channel that cannot deliver logs and retries or drops (a dead broker's channel is
+    closed when the broker leaves)."""
+
+    def send(self, message: ControllerMessage) -> None: ...
+
+    def close(self) -> None: ...

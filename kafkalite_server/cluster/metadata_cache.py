@@ -1,0 +1,47 @@
+"""One broker's own view of the cluster, fed only by the controller's UpdateMetadata.
+
+Metadata, FindCoordinator and the "unknown or led elsewhere?" question of the request
+path read this cache; no broker reads another broker's objects or the controller's image.
+"""
+
+from __future__ import annotations
+
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.messages import LEADER_DURING_DELETE, PartitionState, UpdateMetadata
+
+
+class MetadataCache:
+    def __init__(self, broker_id: int, cluster_id: str) -> None:
+        self.broker_id = broker_id
+        self.cluster_id = cluster_id
+        self.controller_id = -1
+        self.brokers: dict[int, BrokerEndpoint] = {}
+        self._topics: dict[str, dict[int, PartitionState]] = {}
+
+    def update(self, message: UpdateMetadata) -> None:
+        """Applies changed partitions (a LEADER_DURING_DELETE one removes its topic) and
+        replaces the live broker list."""
+        self.controller_id = message.controller_id
+        self.brokers = {b.node_id: b for b in message.live_brokers}
+        for state in message.partitions:
+            if state.leader == LEADER_DURING_DELETE:
+                self._topics.pop(state.topic, None)
+            else:
+                self._topics.setdefault(state.topic, {})[state.partition] = state
+
+    def topic_names(self) -> list[str]:
+        return list(self._topics)
+
+    def partitions_of(self, topic: str) -> list[PartitionState] | None:
+        """The topic's partitions in index order, or None for a topic not known here."""
+        found = self._topics.get(topic)
+        if found is None:
+            return None
+        return [found[index] for index in sorted(found)]
+
+    def partition(self, topic: str, index: int) -> PartitionState | None:
+        return self._topics.get(topic, {}).get(index)
+
+    def leader_endpoint(self, topic: str, index: int) -> BrokerEndpoint | None:
+        state = self.partition(topic, index)
+        return None if state is None else self.brokers.get(state.leader)

@@ -1,0 +1,102 @@
+"""Controller messages to and from the bodies of Kafka's inter-broker requests (keys 4-6).
+
+The network channel encodes with :func:`to_request`; the receiving broker's handlers decode
+with :func:`from_request` and hand the same objects to its inbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.protocol import ApiKey
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.messages import (
+    ControllerMessage,
+    LeaderAndIsr,
+    PartitionState,
+    StopReplica,
+    UpdateMetadata,
+)
+
+LISTENER = "PLAINTEXT"
+PLAINTEXT_PROTOCOL = 0
+VERSIONS = {ApiKey.LEADER_AND_ISR: 1, ApiKey.STOP_REPLICA: 1, ApiKey.UPDATE_METADATA: 4}
+
+
+def to_request(message: ControllerMessage) -> tuple[ApiKey, int, dict[str, Any]]:
+    """(api key, version, body) for the message."""
+    if isinstance(message, LeaderAndIsr):
+        body: dict[str, Any] = {
+            "controller_id": message.controller_id,
+            "controller_epoch": message.controller_epoch,
+            "ungrouped_partition_states": [
+                {"topic_name": s.topic, "partition_index": s.partition,
+                 "controller_epoch": message.controller_epoch, "leader": s.leader,
+                 "leader_epoch": s.leader_epoch, "isr": list(s.isr),
+                 "partition_epoch": s.zk_version, "replicas": list(s.replicas),
+                 "is_new": s.is_new}
+                for s in message.partitions],
+            "live_leaders": [{"broker_id": b.node_id, "host_name": b.host, "port": b.port}
+                             for b in message.live_leaders],
+        }
+        return ApiKey.LEADER_AND_ISR, VERSIONS[ApiKey.LEADER_AND_ISR], body
+    if isinstance(message, StopReplica):
+        topics: dict[str, list[int]] = {}
+        for topic, index in message.partitions:
+            topics.setdefault(topic, []).append(index)
+        body = {"controller_id": message.controller_id,
+                "controller_epoch": message.controller_epoch, "broker_epoch": -1,
+                "delete_partitions": message.delete,
+                "topics": [{"name": name, "partition_indexes": indexes}
+                           for name, indexes in topics.items()]}
+        return ApiKey.STOP_REPLICA, VERSIONS[ApiKey.STOP_REPLICA], body
+    body = {
+        "controller_id": message.controller_id,
+        "controller_epoch": message.controller_epoch,
+        "ungrouped_partition_states": [
+            {"topic_name": s.topic, "partition_index": s.partition,
+             "controller_epoch": message.controller_epoch, "leader": s.leader,
+             "leader_epoch": s.leader_epoch, "isr": list(s.isr), "zk_version": s.zk_version,
+             "replicas": list(s.replicas), "offline_replicas": list(s.offline_replicas)}
+            for s in message.partitions],
+        "live_brokers": [
+            {"id": b.node_id, "rack": b.rack,
+             "endpoints": [{"port": b.port, "host": b.host, "listener": LISTENER,
+                            "security_protocol": PLAINTEXT_PROTOCOL}]}
+            for b in message.live_brokers],
+    }
+    return ApiKey.UPDATE_METADATA, VERSIONS[ApiKey.UPDATE_METADATA], body
+
+
+def leader_and_isr_from(body: dict[str, Any]) -> LeaderAndIsr:
+    return LeaderAndIsr(
+        body["controller_id"], body["controller_epoch"],
+        tuple(PartitionState(s["topic_name"], s["partition_index"], s["leader"],
+                             s["leader_epoch"], tuple(s["isr"]), tuple(s["replicas"]),
+                             s["partition_epoch"], is_new=s["is_new"])
+              for s in body["ungrouped_partition_states"]),
+        tuple(BrokerEndpoint(b["broker_id"], b["host_name"], b["port"])
+              for b in body["live_leaders"]))
+
+
+def stop_replica_from(body: dict[str, Any]) -> StopReplica:
+    return StopReplica(body["controller_id"], body["controller_epoch"],
+                       tuple((t["name"], index) for t in body["topics"]
+                             for index in t["partition_indexes"]),
+                       body["delete_partitions"])
+
+
+def update_metadata_from(body: dict[str, Any]) -> UpdateMetadata:
+    brokers = []
+    for broker in body["live_brokers"]:
+        endpoint = next(iter(broker["endpoints"]), None)
+        if endpoint is not None:
+            brokers.append(BrokerEndpoint(broker["id"], endpoint["host"], endpoint["port"],
+                                          broker["rack"]))
+    return UpdateMetadata(
+        body["controller_id"], body["controller_epoch"],
+        tuple(PartitionState(s["topic_name"], s["partition_index"], s["leader"],
+                             s["leader_epoch"], tuple(s["isr"]), tuple(s["replicas"]),
+                             s["zk_version"], tuple(s["offline_replicas"]))
+              for s in body["ungrouped_partition_states"]),
+        tuple(brokers))

@@ -1,0 +1,209 @@
+"""A cluster broker's requests to the controller, written into ZooKeeper as Kafka's
+ZooKeeper-mode brokers do (AdminZkClient): the elected controller watches these nodes.
+
+CreateTopics places replicas here (AdminUtils over the live registered brokers) and writes
+``/config/topics/<t>`` and ``/brokers/topics/<t>`` in one batch; DeleteTopics writes
+``/admin/delete_topics/<t>``; CreatePartitions extends the assignment with a version check.
+Producer ids come in blocks claimed from ``/latest_producer_id_block`` by conditional write,
+so they are unique across the cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+
+from kafkalite.protocol.errors import (
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+    TopicAlreadyExistsError,
+    TopicDeletionDisabledError,
+    UnknownTopicOrPartitionError,
+)
+from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster.coordination import (
+    BadVersionError,
+    Coordination,
+    Create,
+    NodeExistsError,
+    NoNodeError,
+)
+from kafkalite_server.cluster.placement import assign_replicas
+from kafkalite_server.cluster.producer_ids import ProducerEpochs
+from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
+from kafkalite_server.config import BrokerConfig
+from kafkalite_server.log.config import LogConfig
+
+PRODUCER_ID_BLOCK_SIZE = 1000
+_CONFLICT_RETRIES = 10
+
+
+class ZkAdmin:
+    def __init__(self, config: BrokerConfig, store: Callable[[], Coordination]) -> None:
+        """``store()`` is the broker's current session (it changes after an expiry)."""
+        self.config = config
+        self.default_log_config = config.log_config()
+        self._store = store
+        self.producer_ids = ZkProducerIds(config.broker_id, store)
+
+    # ------------------------------------------------------------------ configs
+
+    def topic_overrides(self, topic: str) -> dict[str, str] | None:
+        store = self._store()
+        if store.exists(zk.topic_path(topic)) is None:
+            return None
+        try:
+            return zk.decode_topic_config(topic, store.get(zk.topic_config_path(topic))[0])
+        except NoNodeError:
+            return {}
+
+    def topic_config(self, topic: str) -> LogConfig:
+        overrides = self.topic_overrides(topic)
+        if not overrides:
+            return self.default_log_config
+        return LogConfig.from_topic_configs(self.default_log_config, overrides)
+
+    # ------------------------------------------------------------------ topics
+
+    def _live_brokers(self) -> dict[int, str | None]:
+        store = self._store()
+        brokers: dict[int, str | None] = {}
+        for name in store.children(zk.BROKER_IDS):
+            try:
+                endpoint = zk.decode_broker(int(name), store.get(zk.broker_path(int(name)))[0])
+            except NoNodeError:
+                continue
+            brokers[endpoint.node_id] = endpoint.rack
+        return brokers
+
+    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                     configs: Mapping[str, str | None] | None = None, *,
+                     assignments: Mapping[int, list[int]] | None = None,
+                     validate_only: bool = False) -> None:
+        validate_topic_name(name)
+        store = self._store()
+        if store.exists(zk.topic_path(name)) is not None:
+            raise TopicAlreadyExistsError(f"topic {name!r} already exists")
+        live = self._live_brokers()
+        if assignments:
+            if num_partitions != -1 or replication_factor != -1:
+                raise InvalidReplicaAssignmentError(
+                    "give either assignments or num_partitions/replication_factor")
+            assignment = _checked_assignment(dict(assignments), 0, live)
+        else:
+            count = self.config.num_partitions if num_partitions == -1 else num_partitions
+            factor = (self.config.default_replication_factor if replication_factor == -1
+                      else replication_factor)
+            if count <= 0:
+                raise InvalidPartitionsError(
+                    f"number of partitions must be positive, got {count}")
+            assignment = assign_replicas(live, count, factor)
+        kept = validated_topic_configs(self.default_log_config, configs or {})
+        if validate_only:
+            return
+        try:
+            store.commit([Create(zk.topic_config_path(name), zk.encode_topic_config(kept)),
+                          Create(zk.topic_path(name), zk.encode_assignment(assignment))])
+        except NodeExistsError:
+            raise TopicAlreadyExistsError(f"topic {name!r} already exists") from None
+
+    def delete_topic(self, name: str) -> None:
+        if not self.config.delete_topic_enable:
+            raise TopicDeletionDisabledError("delete.topic.enable is false")
+        store = self._store()
+        if store.exists(zk.topic_path(name)) is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r}")
+        with contextlib.suppress(NodeExistsError):
+            store.create(zk.delete_topic_path(name))
+
+    def create_partitions(self, name: str, count: int,
+                          assignments: list[list[int]] | None = None, *,
+                          validate_only: bool = False) -> None:
+        store = self._store()
+        for _attempt in range(_CONFLICT_RETRIES):
+            try:
+                data, stat = store.get(zk.topic_path(name))
+            except NoNodeError:
+                raise UnknownTopicOrPartitionError(f"topic {name!r}") from None
+            assignment = zk.decode_assignment(name, data)
+            current = len(assignment)
+            if count <= current:
+                raise InvalidPartitionsError(f"topic {name!r} has {current} partitions; the "
+                                             f"new count {count} must be more")
+            live = self._live_brokers()
+            if assignments is not None:
+                if len(assignments) != count - current:
+                    raise InvalidReplicaAssignmentError(
+                        f"{len(assignments)} assignments for {count - current} new partitions")
+                added = _checked_assignment(
+                    {current + i: list(r) for i, r in enumerate(assignments)}, current, live)
+            else:
+                added = assign_replicas(live, count - current, len(assignment[0]),
+                                        first_partition=current)
+            if validate_only:
+                return
+            try:
+                store.set(zk.topic_path(name), zk.encode_assignment({**assignment, **added}),
+                          stat.version)
+                return
+            except BadVersionError:
+                continue
+        raise InvalidPartitionsError(f"topic {name!r} kept changing; try again")
+
+
+def _checked_assignment(assignment: dict[int, list[int]], first: int,
+                        live: Mapping[int, str | None]) -> dict[int, list[int]]:
+    if sorted(assignment) != list(range(first, first + len(assignment))):
+        raise InvalidReplicaAssignmentError(f"partition indexes must be consecutive from {first}")
+    sizes = {len(replicas) for replicas in assignment.values()}
+    if len(sizes) != 1 or 0 in sizes:
+        raise InvalidReplicationFactorError("every partition needs the same, positive number "
+                                            "of replicas")
+    for index, replicas in assignment.items():
+        if len(set(replicas)) != len(replicas):
+            raise InvalidReplicaAssignmentError(f"partition {index} repeats a broker")
+        unknown = [b for b in replicas if b not in live]
+        if unknown:
+            raise InvalidReplicaAssignmentError(f"partition {index}: unknown broker(s) {unknown}")
+    return assignment
+
+
+class ZkProducerIds:
+    """Blocks of producer ids claimed cluster-wide; a claimed block is never reissued."""
+
+    def __init__(self, broker_id: int, store: Callable[[], Coordination]) -> None:
+        self.broker_id = broker_id
+        self._store = store
+        self._next = 0
+        self._end = 0
+        self.epochs = ProducerEpochs(self)  # type: ignore[arg-type]
+
+    def allocate(self) -> int:
+        if self._next >= self._end:
+            self._next, self._end = self._claim_block()
+        producer_id = self._next
+        self._next += 1
+        return producer_id
+
+    def _claim_block(self) -> tuple[int, int]:
+        store = self._store()
+        for _attempt in range(_CONFLICT_RETRIES):
+            try:
+                data, stat = store.get(zk.PRODUCER_ID_BLOCK)
+            except NoNodeError:
+                start = 0
+                try:
+                    store.create(zk.PRODUCER_ID_BLOCK, zk.encode_producer_id_block(
+                        self.broker_id, start, start + PRODUCER_ID_BLOCK_SIZE - 1))
+                    return start, start + PRODUCER_ID_BLOCK_SIZE
+                except NodeExistsError:
+                    continue
+            start = zk.decode_producer_id_block(data) + 1
+            try:
+                store.set(zk.PRODUCER_ID_BLOCK, zk.encode_producer_id_block(
+                    self.broker_id, start, start + PRODUCER_ID_BLOCK_SIZE - 1), stat.version)
+                return start, start + PRODUCER_ID_BLOCK_SIZE
+            except BadVersionError:
+                continue
+        raise BadVersionError(f"{zk.PRODUCER_ID_BLOCK}: too many concurrent claims")

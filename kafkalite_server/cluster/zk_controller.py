@@ -1,0 +1,399 @@
+"""The elected controller's work over the coordination store (Kafka's ZooKeeper-mode
+KafkaController, reduced to the control plane).
+
+It owns no broker objects: it reads and writes Kafka's ZooKeeper layout and talks to
+brokers only through their channels (LeaderAndIsr, StopReplica, UpdateMetadata). Every
+write carries a check on the ``/controller_epoch`` version it was elected with, so a
+controller that lost its place (a newer one was elected while it was paused) cannot write
+anything; :class:`FencedError` then tells the driver to stop. Partition state nodes are
+written only conditionally on their version, after a fresh read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+
+from kafkalite.protocol.errors import BrokerIdNotRegisteredError
+from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster.coordination import (
+    BadVersionError,
+    Check,
+    Coordination,
+    CoordinationError,
+    Create,
+    NodeExistsError,
+    NoNodeError,
+    SetData,
+)
+from kafkalite_server.cluster.election import (
+    NO_LEADER,
+    Election,
+    controlled_shutdown_leader,
+    imbalanced,
+    offline_partition_leader,
+    preferred_replica_leader,
+    without_replica,
+)
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.messages import (
+    LEADER_DURING_DELETE,
+    BrokerChannel,
+    LeaderAndIsr,
+    PartitionState,
+    StopReplica,
+    UpdateMetadata,
+)
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+MAX_STATE_WRITE_ATTEMPTS = 5
+
+
+class FencedError(CoordinationError):
+    """A newer controller exists: this one must stop acting."""
+
+
+class ZkController:
+    def __init__(self, store: Coordination, broker_id: int, epoch: int, epoch_version: int,
+                 *, unclean_election: bool, imbalance_percentage: int,
+                 open_channel: Callable[[BrokerEndpoint], BrokerChannel],
+                 on_change: Callable[[Callable[[], None]], None]) -> None:
+        """``on_change(action)`` schedules ``action`` on the controller's event loop; watch
+        callbacks arrive on the store's thread and go through it."""
+        self.store = store
+        self.broker_id = broker_id
+        self.epoch = epoch
+        self.epoch_version = epoch_version
+        self.unclean_election = unclean_election
+        self.imbalance_percentage = imbalance_percentage
+        self._open_channel = open_channel
+        self._schedule = on_change
+        self.live: dict[int, BrokerEndpoint] = {}
+        self.shutting_down: set[int] = set()
+        self.channels: dict[int, BrokerChannel] = {}
+        self.assignments: dict[str, dict[int, list[int]]] = {}
+        self.states: dict[TopicPartition, tuple[zk.LeaderIsr, int]] = {}
+        self.active = True
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Failover: load the cluster, elect what has no live leader, tell every broker."""
+        self._refresh_brokers()
+        for topic in self.store.children(zk.TOPICS, watch=self._watch(self._topics_changed)):
+            self._load_topic(topic)
+        keys = self.assignments_keys()
+        changed = self._elect_offline(keys)
+        for key in keys:
+            for broker_id in self.states[key][0].isr:
+                if broker_id not in self.live and self._remove_from_isr(key, broker_id):
+                    changed.append(key)
+        self._announce(keys, to=list(self.live), changed=changed)
+        self._deletions_requested()
+
+    def stop(self) -> None:
+        self.active = False
+        for channel in self.channels.values():
+            channel.close()
+        self.channels.clear()
+
+    def assignments_keys(self) -> list[TopicPartition]:
+        return [(t, p) for t, parts in self.assignments.items() for p in sorted(parts)]
+
+    def _watch(self, action: Callable[[], None]) -> Callable[[object], None]:
+        def fire(_event: object) -> None:
+            self._schedule(lambda: self._if_active(action))
+        return fire
+
+    def _if_active(self, action: Callable[[], None]) -> None:
+        if self.active:
+            action()
+
+    # ------------------------------------------------------------------ reads
+
+    def _refresh_brokers(self) -> tuple[set[int], set[int]]:
+        ids = {int(name) for name in
+               self.store.children(zk.BROKER_IDS, watch=self._watch(self._brokers_changed))}
+        joined = ids - set(self.live)
+        gone = set(self.live) - ids
+        for broker_id in gone:
+            del self.live[broker_id]
+            self.shutting_down.discard(broker_id)
+            channel = self.channels.pop(broker_id, None)
+            if channel is not None:
+                channel.close()
+        for broker_id in joined:
+            try:
+                data, _stat = self.store.get(zk.broker_path(broker_id))
+            except NoNodeError:
+                continue
+            endpoint = zk.decode_broker(broker_id, data)
+            self.live[broker_id] = endpoint
+            self.channels[broker_id] = self._open_channel(endpoint)
+        return joined & set(self.live), gone
+
+    def _load_topic(self, topic: str) -> list[TopicPartition]:
+        """Reads the assignment (watching it for new partitions); new partitions get their
+        first state node. Returns the partitions not known before."""
+        try:
+            data, _stat = self.store.get(zk.topic_path(topic),
+                                         watch=self._watch(lambda: self._topic_changed(topic)))
+        except NoNodeError:
+            return []
+        assignment = zk.decode_assignment(topic, data)
+        known = self.assignments.get(topic, {})
+        self.assignments[topic] = assignment
+        added = [(topic, p) for p in sorted(assignment) if p not in known]
+        for key in added:
+            self._load_or_create_state(key)
+        return added
+
+    def _load_or_create_state(self, key: TopicPartition) -> None:
+        path = zk.partition_state_path(*key)
+        try:
+            data, stat = self.store.get(path)
+            self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+            return
+        except NoNodeError:
+            pass
+        replicas = self.assignments[key[0]][key[1]]
+        live_replicas = tuple(b for b in replicas if self._eligible(b))
+        leader = live_replicas[0] if live_replicas else NO_LEADER
+        state = zk.LeaderIsr(leader, 0, live_replicas or tuple(replicas), self.epoch)
+        self.store.ensure_path(path.rsplit("/", 1)[0])
+        try:
+            self.store.commit([Check(zk.CONTROLLER_EPOCH, self.epoch_version),
+                               Create(path, state.encode())])
+        except BadVersionError:
+            raise FencedError(f"controller epoch {self.epoch} is no longer current") from None
+        except NodeExistsError:
+            data, stat = self.store.get(path)
+            self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+            return
+        self.states[key] = (state, 0)
+
+    def _eligible(self, broker_id: int) -> bool:
+        return broker_id in self.live and broker_id not in self.shutting_down
+
+    # ------------------------------------------------------------------ writes
+
+    def _write_state(self, key: TopicPartition,
+                     decide: Callable[[zk.LeaderIsr], zk.LeaderIsr | None]) -> bool:
+        """Read-decide-write with a version check, retried from fresh state; False when
+        ``decide`` says no change."""
+        path = zk.partition_state_path(*key)
+        for _attempt in range(MAX_STATE_WRITE_ATTEMPTS):
+            current, version = self.states[key]
+            new = decide(current)
+            if new is None:
+                return False
+            try:
+                self.store.commit([Check(zk.CONTROLLER_EPOCH, self.epoch_version),
+                                   SetData(path, new.encode(), version)])
+            except BadVersionError:
+                self._check_epoch()
+                data, stat = self.store.get(path)
+                self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+                continue
+            self.states[key] = (new, version + 1)
+            return True
+        raise CoordinationError(f"{path}: gave up after {MAX_STATE_WRITE_ATTEMPTS} conflicts")
+
+    def _check_epoch(self) -> None:
+        _data, stat = self.store.get(zk.CONTROLLER_EPOCH)
+        if stat.version != self.epoch_version:
+            raise FencedError(f"controller epoch {self.epoch} is no longer current")
+
+    def _apply_election(self, key: TopicPartition,
+                        elect: Callable[[list[int], zk.LeaderIsr], Election | None]) -> bool:
+        replicas = self.assignments[key[0]][key[1]]
+
+        def decide(current: zk.LeaderIsr) -> zk.LeaderIsr | None:
+            election = elect(replicas, current)
+            if election is None:
+                if current.leader == NO_LEADER:
+                    return None
+                return zk.LeaderIsr(NO_LEADER, current.leader_epoch + 1, current.isr,
+                                    self.epoch)
+            if (election.leader, election.isr) == (current.leader, current.isr):
+                return None
+            if election.unclean:
+                log.warning("unclean leader election for %s-%d: broker %d was not in the "
+                            "ISR %s, data may be lost", *key, election.leader, current.isr)
+            return zk.LeaderIsr(election.leader, current.leader_epoch + 1, election.isr,
+                                self.epoch)
+        return self._write_state(key, decide)
+
+    def _elect_offline(self, keys: Iterable[TopicPartition]) -> list[TopicPartition]:
+        live = {b for b in self.live if self._eligible(b)}
+
+        def elect(replicas: list[int], current: zk.LeaderIsr) -> Election | None:
+            return offline_partition_leader(replicas, current.isr, live,
+                                            unclean=self.unclean_election)
+        changed = []
+        for key in keys:
+            state, _version = self.states[key]
+            if not self._eligible(state.leader) and self._apply_election(key, elect):
+                changed.append(key)
+        return changed
+
+    # ------------------------------------------------------------------ telling brokers
+
+    def partition_state(self, key: TopicPartition) -> PartitionState:
+        state, version = self.states[key]
+        replicas = tuple(self.assignments[key[0]][key[1]])
+        return PartitionState(key[0], key[1], state.leader, state.leader_epoch, state.isr,
+                              replicas, version,
+                              tuple(b for b in replicas if b not in self.live))
+
+    def _announce(self, keys: list[TopicPartition], *, to: Iterable[int],
+                  changed: Iterable[TopicPartition] = ()) -> None:
+        """LeaderAndIsr to the replicas of ``changed`` (and of every key for brokers in
+        ``to``), then UpdateMetadata of ``keys`` to every live broker."""
+        states = {key: self.partition_state(key) for key in keys}
+        targets = set(to)
+        per_broker: dict[int, list[PartitionState]] = {}
+        changed_set = set(changed)
+        for key, state in states.items():
+            for replica in state.replicas:
+                if replica in self.live and (replica in targets or key in changed_set):
+                    per_broker.setdefault(replica, []).append(state)
+        leaders = tuple(self.live[s.leader] for s in states.values() if s.leader in self.live)
+        for broker_id, broker_states in per_broker.items():
+            self.channels[broker_id].send(LeaderAndIsr(self.broker_id, self.epoch,
+                                                       tuple(broker_states), leaders))
+        self._update_metadata(list(states.values()))
+
+    def _update_metadata(self, states: list[PartitionState]) -> None:
+        message = UpdateMetadata(self.broker_id, self.epoch, tuple(states),
+                                 tuple(self.live[b] for b in sorted(self.live)))
+        for channel in self.channels.values():
+            channel.send(message)
+
+    # ------------------------------------------------------------------ events
+
+    def _brokers_changed(self) -> None:
+        joined, gone = self._refresh_brokers()
+        if gone:
+            log.info("controller %d: brokers %s left", self.broker_id, sorted(gone))
+        if joined:
+            log.info("controller %d: brokers %s joined", self.broker_id, sorted(joined))
+        keys = self.assignments_keys()
+        changed = self._elect_offline(keys)
+        for key in keys:
+            for broker_id in gone:
+                if self._remove_from_isr(key, broker_id):
+                    changed.append(key)
+        self._announce(keys, to=joined, changed=changed)
+
+    def _remove_from_isr(self, key: TopicPartition, broker_id: int) -> bool:
+        def decide(current: zk.LeaderIsr) -> zk.LeaderIsr | None:
+            if broker_id not in current.isr or current.leader == broker_id:
+                return None
+            isr = without_replica(current.isr, broker_id)
+            if isr == current.isr:
+                return None
+            return zk.LeaderIsr(current.leader, current.leader_epoch + 1, isr, self.epoch)
+        return self._write_state(key, decide)
+
+    def _topics_changed(self) -> None:
+        names = set(self.store.children(zk.TOPICS, watch=self._watch(self._topics_changed)))
+        added: list[TopicPartition] = []
+        for topic in sorted(names - set(self.assignments)):
+            added.extend(self._load_topic(topic))
+        for topic in set(self.assignments) - names:
+            self._forget(topic)
+        if added:
+            self._announce(added, to=(), changed=added)
+
+    def _topic_changed(self, topic: str) -> None:
+        if topic in self.assignments:
+            added = self._load_topic(topic)
+            if added:
+                self._announce(added, to=(), changed=added)
+
+    def _deletions_requested(self) -> None:
+        for topic in self.store.children(zk.DELETE_TOPICS,
+                                         watch=self._watch(self._deletions_requested)):
+            self._delete_topic(topic)
+
+    def _delete_topic(self, topic: str) -> None:
+        assignment = self.assignments.get(topic, {})
+        by_broker: dict[int, list[TopicPartition]] = {}
+        for index, replicas in assignment.items():
+            for broker_id in replicas:
+                by_broker.setdefault(broker_id, []).append((topic, index))
+        for broker_id, keys in by_broker.items():
+            channel = self.channels.get(broker_id)
+            if channel is not None:
+                channel.send(StopReplica(self.broker_id, self.epoch, tuple(keys), True))
+        self._update_metadata([PartitionState(topic, index, LEADER_DURING_DELETE, 0, (), ())
+                               for index in assignment])
+        self._forget(topic)
+        for path in (zk.topic_path(topic), zk.topic_config_path(topic),
+                     zk.delete_topic_path(topic)):
+            with contextlib.suppress(NoNodeError):
+                self.store.delete(path, recursive=True)
+        log.info("controller %d: deleted topic %s", self.broker_id, topic)
+
+    def _forget(self, topic: str) -> None:
+        for index in self.assignments.pop(topic, {}):
+            self.states.pop((topic, index), None)
+
+    # ------------------------------------------------------------------ requests
+
+    def controlled_shutdown(self, broker_id: int) -> list[TopicPartition]:
+        """Moves leadership off a stopping broker and takes it out of the ISRs; returns
+        the partitions it still leads (no other live ISR member to take over)."""
+        if broker_id not in self.live:
+            raise BrokerIdNotRegisteredError(f"broker {broker_id} is not registered")
+        self.shutting_down.add(broker_id)
+        live = {b for b in self.live if self._eligible(b)}
+        keys = self.assignments_keys()
+        changed = []
+        def elect(replicas: list[int], current: zk.LeaderIsr) -> Election:
+            return (controlled_shutdown_leader(replicas, current.isr, live, broker_id)
+                    or Election(current.leader, current.isr))
+        for key in keys:
+            state, _version = self.states[key]
+            if state.leader == broker_id:
+                if self._apply_election(key, elect):
+                    changed.append(key)
+            elif self._remove_from_isr(key, broker_id):
+                changed.append(key)
+        self._announce(keys, to=(), changed=changed)
+        return [key for key in keys if self.states[key][0].leader == broker_id]
+
+    def elect_preferred(self, keys: Iterable[TopicPartition] | None = None
+                        ) -> dict[TopicPartition, bool]:
+        """Preferred leader election: True where the preferred replica now leads."""
+        live = {b for b in self.live if self._eligible(b)}
+        wanted = list(keys) if keys is not None else self.assignments_keys()
+        result: dict[TopicPartition, bool] = {}
+        changed = []
+        def elect(replicas: list[int], current: zk.LeaderIsr) -> Election:
+            return (preferred_replica_leader(replicas, current.isr, live)
+                    or Election(current.leader, current.isr))
+        for key in wanted:
+            if key not in self.states:
+                continue
+            if self._apply_election(key, elect):
+                changed.append(key)
+            replicas = self.assignments[key[0]][key[1]]
+            result[key] = bool(replicas) and self.states[key][0].leader == replicas[0]
+        if changed:
+            self._announce(changed, to=(), changed=changed)
+        return result
+
+    def rebalance_leaders(self) -> list[TopicPartition]:
+        """The auto.leader.rebalance check: preferred elections for brokers over
+        ``leader.imbalance.per.broker.percentage``."""
+        leaders = {key: state.leader for key, (state, _v) in self.states.items()}
+        preferred = {key: self.assignments[key[0]][key[1]][0] for key in self.states
+                     if self.assignments[key[0]][key[1]]}
+        chosen = imbalanced(leaders, preferred, self.imbalance_percentage)
+        moved = self.elect_preferred(chosen)
+        return [key for key, ok in moved.items() if ok]

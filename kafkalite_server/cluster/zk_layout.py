@@ -1,0 +1,188 @@
+"""Kafka's ZooKeeper-mode layout: node paths and their JSON documents.
+
+Anyone who knows Kafka can inspect a kafkalite cluster with ``zkCli.sh``:
+
+- ``/brokers/ids/<id>`` (ephemeral): host, port, endpoints, rack, timestamp.
+- ``/controller`` (ephemeral): ``{"version":1,"brokerid":N,"timestamp":"<ms>"}``.
+- ``/controller_epoch``: the controller epoch as plain digits.
+- ``/brokers/topics/<topic>``: ``{"version":1,"partitions":{"0":[1,2,3],...}}``.
+- ``/brokers/topics/<topic>/partitions/<p>/state``: leader, leader_epoch, isr,
+  controller_epoch; written only conditionally on its version.
+- ``/config/topics/<topic>``: ``{"version":1,"config":{...}}``.
+- ``/admin/delete_topics/<topic>``: a deletion request for the controller.
+- ``/latest_producer_id_block``: the last producer id block handed out.
+- ``/cluster/id``: ``{"version":"1","id":"..."}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kafkalite_server.cluster.coordination import CoordinationError
+from kafkalite_server.cluster.image import BrokerEndpoint
+
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CONFIG_TOPICS = "/config/topics"
+DELETE_TOPICS = "/admin/delete_topics"
+PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+CLUSTER_ID = "/cluster/id"
+
+PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/cluster")
+"""Created by every broker at start (Kafka's ``createTopLevelPaths``)."""
+
+
+class LayoutError(CoordinationError):
+    """A node holds a document that is not what Kafka's layout says it holds."""
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+
+
+def topic_config_path(topic: str) -> str:
+    return f"{CONFIG_TOPICS}/{topic}"
+
+
+def delete_topic_path(topic: str) -> str:
+    return f"{DELETE_TOPICS}/{topic}"
+
+
+def _dump(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+def _load(data: bytes, what: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise LayoutError(f"{what}: not JSON ({exc})") from None
+
+
+# ------------------------------------------------------------------ brokers and controller
+
+def encode_broker(endpoint: BrokerEndpoint, now_ms: int) -> bytes:
+    return _dump({"version": 4, "host": endpoint.host, "port": endpoint.port, "jmx_port": -1,
+                  "timestamp": str(now_ms),
+                  "endpoints": [f"PLAINTEXT://{endpoint.host}:{endpoint.port}"],
+                  "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+                  "rack": endpoint.rack})
+
+
+def decode_broker(broker_id: int, data: bytes) -> BrokerEndpoint:
+    document = _load(data, broker_path(broker_id))
+    try:
+        return BrokerEndpoint(broker_id, str(document["host"]), int(document["port"]),
+                              document.get("rack"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LayoutError(f"{broker_path(broker_id)}: {exc!r}") from None
+
+
+def encode_controller(broker_id: int, now_ms: int) -> bytes:
+    return _dump({"version": 1, "brokerid": broker_id, "timestamp": str(now_ms)})
+
+
+def decode_controller(data: bytes) -> int:
+    try:
+        return int(_load(data, CONTROLLER)["brokerid"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LayoutError(f"{CONTROLLER}: {exc!r}") from None
+
+
+def encode_epoch(epoch: int) -> bytes:
+    return str(epoch).encode()
+
+
+def decode_epoch(data: bytes) -> int:
+    try:
+        return int(data.decode())
+    except ValueError:
+        raise LayoutError(f"{CONTROLLER_EPOCH}: {data!r} is not a number") from None
+
+
+# ------------------------------------------------------------------ topics
+
+def encode_assignment(assignment: dict[int, list[int]]) -> bytes:
+    return _dump({"version": 1, "partitions": {str(p): list(replicas)
+                                               for p, replicas in sorted(assignment.items())}})
+
+
+def decode_assignment(topic: str, data: bytes) -> dict[int, list[int]]:
+    try:
+        partitions = _load(data, topic_path(topic))["partitions"]
+        return {int(p): [int(b) for b in replicas] for p, replicas in partitions.items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise LayoutError(f"{topic_path(topic)}: {exc!r}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderIsr:
+    """The partition state node's document."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+
+    def encode(self) -> bytes:
+        return _dump({"controller_epoch": self.controller_epoch, "leader": self.leader,
+                      "version": 1, "leader_epoch": self.leader_epoch, "isr": list(self.isr)})
+
+    @classmethod
+    def decode(cls, path: str, data: bytes) -> LeaderIsr:
+        document = _load(data, path)
+        try:
+            return cls(int(document["leader"]), int(document["leader_epoch"]),
+                       tuple(int(b) for b in document["isr"]),
+                       int(document["controller_epoch"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LayoutError(f"{path}: {exc!r}") from None
+
+
+def encode_topic_config(configs: dict[str, str]) -> bytes:
+    return _dump({"version": 1, "config": dict(sorted(configs.items()))})
+
+
+def decode_topic_config(topic: str, data: bytes) -> dict[str, str]:
+    try:
+        return {str(k): str(v) for k, v in _load(data, topic_config_path(topic))["config"].items()}
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise LayoutError(f"{topic_config_path(topic)}: {exc!r}") from None
+
+
+# ------------------------------------------------------------------ cluster id, producer ids
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    return _dump({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes) -> str:
+    try:
+        return str(_load(data, CLUSTER_ID)["id"])
+    except (KeyError, TypeError) as exc:
+        raise LayoutError(f"{CLUSTER_ID}: {exc!r}") from None
+
+
+def encode_producer_id_block(broker_id: int, start: int, end: int) -> bytes:
+    return _dump({"version": 1, "broker": broker_id, "block_start": str(start),
+                  "block_end": str(end)})
+
+
+def decode_producer_id_block(data: bytes) -> int:
+    """The block's last id."""
+    try:
+        return int(_load(data, PRODUCER_ID_BLOCK)["block_end"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LayoutError(f"{PRODUCER_ID_BLOCK}: {exc!r}") from None

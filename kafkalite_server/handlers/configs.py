@@ -1,0 +1,148 @@
+"""Config APIs: DescribeConfigs (32), AlterConfigs (33), IncrementalAlterConfigs (44).
+
+Resources are topics (type 2) and brokers (type 4: name ``""`` for the cluster-wide
+dynamic defaults, or this broker's id). Each resource succeeds or fails on its own, with an
+``error_message`` naming the key for INVALID_CONFIG. Other resource types (groups, broker
+loggers) answer INVALID_REQUEST, as Kafka 3.x does for groups.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    InvalidRequestError,
+    UnknownTopicOrPartitionError,
+)
+from kafkalite_server.cluster.config_changes import edit_from_wire, edited, replaced
+from kafkalite_server.cluster.config_description import (
+    BrokerLayers,
+    describe_broker,
+    describe_topic,
+)
+from kafkalite_server.cluster.dynamic_config import CLUSTER_DEFAULT, DYNAMIC_KEYS
+from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.log.config import TOPIC_CONFIGS, ConfigType
+
+RESOURCE_TOPIC = 2
+RESOURCE_BROKER = 4
+
+_LIST_DEFAULTS = {
+    **{key: spec.default or "" for key, spec in DYNAMIC_KEYS.items()
+       if spec.type == ConfigType.LIST},
+    **{key: spec.synonyms[0][1] or "" if spec.synonyms else ""
+       for key, spec in TOPIC_CONFIGS.items() if spec.type == ConfigType.LIST},
+}
+"""Where APPEND/SUBTRACT start on a list key without an override: Kafka's default."""
+
+
+def _message(exc: BrokerResponseError) -> str:
+    return exc.context or exc.message
+
+
+def _check_broker_name(ctx: RequestContext, name: str) -> None:
+    if name not in (CLUSTER_DEFAULT, str(ctx.broker.config.broker_id)):
+        raise InvalidRequestError(f"this is broker {ctx.broker.config.broker_id}: name it, "
+                                  f"or use '' for the cluster-wide default, not {name!r}")
+
+
+def _check_type(kind: int) -> None:
+    if kind not in (RESOURCE_TOPIC, RESOURCE_BROKER):
+        raise InvalidRequestError(f"config resource type {kind} is not supported")
+
+
+async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    for resource in body["resources"]:
+        kind, name = resource["resource_type"], resource["resource_name"]
+        try:
+            entries = _describe(ctx, kind, name)
+        except BrokerResponseError as exc:
+            results.append({"error_code": exc.errno, "error_message": _message(exc),
+                            "resource_type": kind, "resource_name": name, "configs": []})
+            continue
+        wanted = resource["configuration_keys"]
+        if wanted is not None:
+            entries = [entry for entry in entries if entry["name"] in wanted]
+        if not body["include_synonyms"]:
+            entries = [{**entry, "synonyms": []} for entry in entries]
+        if not body["include_documentation"]:
+            entries = [{**entry, "documentation": None} for entry in entries]
+        results.append({"error_code": 0, "error_message": None, "resource_type": kind,
+                        "resource_name": name, "configs": entries})
+    return {"throttle_time_ms": 0, "results": results}
+
+
+def _describe(ctx: RequestContext, kind: int, name: str) -> list[dict[str, Any]]:
+    _check_type(kind)
+    controller = ctx.broker.controller
+    layers = BrokerLayers.of(ctx.broker.config, controller.dynamic_configs)
+    if kind == RESOURCE_TOPIC:
+        info = controller.image.topics.get(name)
+        if info is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r}")
+        return describe_topic(controller.topic_config(name), info.configs, layers)
+    _check_broker_name(ctx, name)
+    return describe_broker(name, ctx.broker.config, layers)
+
+
+def _current(ctx: RequestContext, kind: int, name: str) -> dict[str, str]:
+    """The resource's overrides now: a topic's own configs, or a dynamic broker layer."""
+    _check_type(kind)
+    controller = ctx.broker.controller
+    if kind == RESOURCE_TOPIC:
+        info = controller.image.topics.get(name)
+        if info is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r}")
+        return dict(info.configs)
+    _check_broker_name(ctx, name)
+    return controller.dynamic_configs.layer(name)
+
+
+def _alter(ctx: RequestContext, body: dict[str, Any],
+           new_overrides: Callable[[dict[str, Any]], dict[str, str]]) -> dict[str, Any]:
+    controller = ctx.broker.controller
+    seen = Counter((r["resource_type"], r["resource_name"]) for r in body["resources"])
+    responses = []
+    for resource in body["resources"]:
+        kind, name = resource["resource_type"], resource["resource_name"]
+        try:
+            if seen[kind, name] > 1:
+                raise InvalidRequestError(f"resource {name!r} of type {kind} appears more "
+                                          "than once")
+            configs = new_overrides(resource)
+            if kind == RESOURCE_TOPIC:
+                controller.alter_topic_configs(name, configs,
+                                               validate_only=body["validate_only"])
+            else:
+                controller.alter_broker_configs(name, configs,
+                                                validate_only=body["validate_only"])
+        except BrokerResponseError as exc:
+            responses.append({"error_code": exc.errno, "error_message": _message(exc),
+                              "resource_type": kind, "resource_name": name})
+            continue
+        responses.append({"error_code": 0, "error_message": None, "resource_type": kind,
+                          "resource_name": name})
+    return {"throttle_time_ms": 0, "responses": responses}
+
+
+async def handle_alter_configs(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    def new_overrides(resource: dict[str, Any]) -> dict[str, str]:
+        _current(ctx, resource["resource_type"], resource["resource_name"])  # it exists
+        return replaced([(entry["name"], entry["value"]) for entry in resource["configs"]])
+
+    return _alter(ctx, body, new_overrides)
+
+
+async def handle_incremental_alter_configs(ctx: RequestContext,
+                                           body: dict[str, Any]) -> dict[str, Any]:
+    def new_overrides(resource: dict[str, Any]) -> dict[str, str]:
+        current = _current(ctx, resource["resource_type"], resource["resource_name"])
+        edits = [edit_from_wire(entry["name"], entry["config_operation"], entry["value"])
+                 for entry in resource["configs"]]
+        return edited(current, edits, _LIST_DEFAULTS)
+
+    return _alter(ctx, body, new_overrides)

@@ -1,0 +1,57 @@
+"""The controller's requests (LeaderAndIsr 4, StopReplica 5, UpdateMetadata 6) and the
+brokers' ControlledShutdown (7).
+
+The first three decode into controller messages for the broker's inbox (which fences an
+older controller epoch with STALE_CONTROLLER_EPOCH). ControlledShutdown is answered by the
+controller only; another broker says NOT_CONTROLLER.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.protocol.errors import BrokerResponseError, NotControllerError
+from kafkalite_server.cluster import wire
+from kafkalite_server.handlers.registry import RequestContext
+
+
+def _partition_errors(errors: dict[tuple[str, int], int]) -> list[dict[str, Any]]:
+    return [{"topic_name": topic, "partition_index": index, "error_code": code}
+            for (topic, index), code in errors.items()]
+
+
+async def handle_leader_and_isr(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    try:
+        errors = ctx.broker.inbox.handle(wire.leader_and_isr_from(body))
+    except BrokerResponseError as exc:
+        return {"error_code": exc.errno, "partition_errors": []}
+    return {"error_code": 0, "partition_errors": _partition_errors(errors)}
+
+
+async def handle_stop_replica(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    try:
+        errors = ctx.broker.inbox.handle(wire.stop_replica_from(body))
+    except BrokerResponseError as exc:
+        return {"error_code": exc.errno, "partition_errors": []}
+    return {"error_code": 0, "partition_errors": _partition_errors(errors)}
+
+
+async def handle_update_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    try:
+        ctx.broker.inbox.handle(wire.update_metadata_from(body))
+    except BrokerResponseError as exc:
+        return {"error_code": exc.errno}
+    return {"error_code": 0}
+
+
+async def handle_controlled_shutdown(ctx: RequestContext,
+                                     body: dict[str, Any]) -> dict[str, Any]:
+    controller = getattr(ctx.broker.membership, "active_controller", None)
+    if controller is None:
+        return {"error_code": NotControllerError.errno, "remaining_partitions": []}
+    try:
+        remaining = controller.controlled_shutdown(body["broker_id"])
+    except BrokerResponseError as exc:
+        return {"error_code": exc.errno, "remaining_partitions": []}
+    return {"error_code": 0, "remaining_partitions": [
+        {"topic_name": topic, "partition_index": index} for topic, index in remaining]}

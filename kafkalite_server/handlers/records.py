@@ -1,0 +1,33 @@
+"""DeleteRecords (21): move partitions' log start offsets forward.
+
+Each partition succeeds or fails on its own: OFFSET_OUT_OF_RANGE past the high watermark,
+INVALID_TOPIC_EXCEPTION for an internal topic, NOT_LEADER_OR_FOLLOWER or
+UNKNOWN_TOPIC_OR_PARTITION as for a fetch. With one replica per partition the new low
+watermark is reached at once, so ``timeout_ms`` never has to be waited for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.protocol.errors import BrokerResponseError
+from kafkalite_server.handlers.registry import RequestContext
+
+
+async def handle_delete_records(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    replicas = ctx.broker.replica_manager
+    topics = []
+    for topic in body["topics"]:
+        partitions = []
+        for request in topic["partitions"]:
+            index = request["partition_index"]
+            try:
+                low = replicas.delete_records(topic["name"], index, request["offset"])
+            except BrokerResponseError as exc:
+                partitions.append({"partition_index": index, "low_watermark": -1,
+                                   "error_code": exc.errno})
+                continue
+            partitions.append({"partition_index": index, "low_watermark": low,
+                               "error_code": 0})
+        topics.append({"name": topic["name"], "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,95 @@
+"""A standalone ZooKeeper server from Debian's ``zookeeper`` package, for tests and benchmarks.
+
+It writes a ``zoo.cfg`` into a fresh directory (loopback address, a free port, no admin
+server), runs ``java`` with the package's jar (its manifest carries the classpath), waits
+until the server answers ``ruok``, and stops it with SIGTERM (SIGKILL after a bound).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
+MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
+START_TIMEOUT_S = 30.0
+
+
+def zookeeper_available() -> bool:
+    return ZOOKEEPER_JAR.exists() and shutil.which("java") is not None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ZooKeeperServer:
+    def __init__(self, directory: Path, tick_ms: int = 500) -> None:
+        self.directory = directory
+        self.tick_ms = tick_ms
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def connect(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> ZooKeeperServer:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "data").mkdir(exist_ok=True)
+        self.port = self.port or free_port()
+        config = self.directory / "zoo.cfg"
+        config.write_text("\n".join([
+            f"tickTime={self.tick_ms}",
+            f"dataDir={self.directory / 'data'}",
+            f"clientPort={self.port}",
+            "clientPortAddress=127.0.0.1",
+            "maxSessionTimeout=60000",
+            "admin.enableServer=false",
+            "4lw.commands.whitelist=ruok,srvr",
+            "",
+        ]))
+        log_file = (self.directory / "zookeeper.log").open("ab")
+        self.process = subprocess.Popen(
+            ["java", "-Xmx128m", "-Dzookeeper.log.dir=" + str(self.directory),
+             "-cp", str(ZOOKEEPER_JAR), MAIN_CLASS, str(config)],
+            stdout=log_file, stderr=subprocess.STDOUT)
+        log_file.close()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"ZooKeeper exited: {self.log_text()}")
+            if self._answers_ruok():
+                return self
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"ZooKeeper did not start within {START_TIMEOUT_S}s: "
+                           f"{self.log_text()}")
+
+    def _answers_ruok(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                sock.sendall(b"ruok")
+                return sock.recv(4) == b"imok"
+        except OSError:
+            return False
+
+    def log_text(self) -> str:
+        path = self.directory / "zookeeper.log"
+        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+        self.process = None

@@ -1,0 +1,88 @@
+"""A broker's side of the controller protocol: epoch fencing, leader/follower changes,
+leadership listeners, and the metadata cache fed only by UpdateMetadata."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafkalite.protocol.errors import NotLeaderOrFollowerError, StaleControllerEpochError
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.inbox import ControllerInbox
+from kafkalite_server.cluster.messages import (
+    LEADER_DURING_DELETE,
+    LeaderAndIsr,
+    PartitionState,
+    StopReplica,
+    UpdateMetadata,
+)
+from kafkalite_server.cluster.metadata_cache import MetadataCache
+from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.manager import LogManager
+from kafkalite_server.replication.replica_manager import ReplicaManager
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, int]] = []
+
+    def on_become_leader(self, topic: str, index: int, leader_epoch: int) -> None:
+        self.events.append(("leader", topic, index))
+
+    def on_resign(self, topic: str, index: int) -> None:
+        self.events.append(("resign", topic, index))
+
+
+@pytest.fixture
+def inbox(tmp_path: Path):
+    manager = LogManager([tmp_path], LogConfig())
+    cache = MetadataCache(1, "cid")
+    replicas = ReplicaManager(1, manager, cache, lambda _topic: LogConfig())
+    yield ControllerInbox(replicas, cache)
+    manager.shutdown()
+
+
+def _state(leader: int, epoch: int, replicas=(1, 2)) -> PartitionState:
+    return PartitionState("t", 0, leader, epoch, tuple(replicas), tuple(replicas))
+
+
+def test_leadership_follows_leader_and_isr_and_listeners_hear_it(inbox):
+    recorder = Recorder()
+    inbox.replica_manager.add_leadership_listener(recorder)
+    inbox.handle(LeaderAndIsr(2, 1, (_state(1, 0),)))
+    assert inbox.replica_manager.leader_partition("t", 0).leader_epoch == 0
+    inbox.handle(LeaderAndIsr(2, 1, (_state(2, 1),)))
+    with pytest.raises(NotLeaderOrFollowerError):
+        inbox.replica_manager.leader_partition("t", 0)
+    assert recorder.events == [("leader", "t", 0), ("resign", "t", 0)]
+    assert ("t", 0) in inbox.replica_manager.partitions  # still hosted, as a follower
+
+
+def test_an_older_controller_epoch_is_fenced(inbox):
+    inbox.handle(LeaderAndIsr(2, 5, (_state(1, 3),)))
+    with pytest.raises(StaleControllerEpochError):
+        inbox.handle(LeaderAndIsr(3, 4, (_state(2, 4),)))
+    with pytest.raises(StaleControllerEpochError):
+        inbox.handle(StopReplica(3, 4, (("t", 0),), delete=True))
+    with pytest.raises(StaleControllerEpochError):
+        inbox.handle(UpdateMetadata(3, 4, (), ()))
+    assert inbox.replica_manager.leader_partition("t", 0).leader_epoch == 3
+
+
+def test_an_older_leader_epoch_is_refused_per_partition(inbox):
+    inbox.handle(LeaderAndIsr(2, 1, (_state(1, 3),)))
+    errors = inbox.handle(LeaderAndIsr(2, 1, (_state(2, 2),)))
+    assert errors == {("t", 0): StaleControllerEpochError.errno}
+    assert inbox.replica_manager.leader_partition("t", 0).leader_epoch == 3
+
+
+def test_metadata_cache_takes_update_metadata_and_deletions(inbox):
+    live = (BrokerEndpoint(1, "h", 1, "r1"), BrokerEndpoint(2, "h", 2, "r2"))
+    inbox.handle(UpdateMetadata(2, 1, (_state(1, 0), ), live))
+    cache = inbox.metadata
+    assert cache.controller_id == 2 and sorted(cache.brokers) == [1, 2]
+    assert cache.leader_endpoint("t", 0) == live[0]
+    inbox.handle(UpdateMetadata(2, 1, (PartitionState("t", 0, LEADER_DURING_DELETE, 0, (), ()),),
+                                live[:1]))
+    assert cache.partitions_of("t") is None and list(cache.brokers) == [1]

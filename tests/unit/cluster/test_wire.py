@@ -1,0 +1,40 @@
+"""Controller messages survive the trip through Kafka's inter-broker request encodings."""
+
+from __future__ import annotations
+
+from kafkalite.protocol import decode_request_body, decode_request_header, encode_request
+from kafkalite_server.cluster import wire
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.messages import (
+    LeaderAndIsr,
+    PartitionState,
+    StopReplica,
+    UpdateMetadata,
+)
+
+STATE = PartitionState("orders", 3, 2, 7, (2, 1), (1, 2, 3), 5, (3,))
+
+
+def _round_trip(message):
+    api_key, version, body = wire.to_request(message)
+    frame = encode_request(api_key, version, 9, "controller-1", body)[4:]
+    header, offset = decode_request_header(frame)
+    return decode_request_body(header, frame, offset)
+
+
+def test_leader_and_isr_round_trips():
+    message = LeaderAndIsr(1, 4, (PartitionState("orders", 3, 2, 7, (2, 1), (1, 2, 3), 5,
+                                                 is_new=True),),
+                           (BrokerEndpoint(2, "h2", 9093),))
+    assert wire.leader_and_isr_from(_round_trip(message)) == message
+
+
+def test_update_metadata_round_trips_with_racks_and_offline_replicas():
+    message = UpdateMetadata(1, 4, (STATE,), (BrokerEndpoint(1, "h1", 9092, "r1"),
+                                              BrokerEndpoint(2, "h2", 9093, None)))
+    assert wire.update_metadata_from(_round_trip(message)) == message
+
+
+def test_stop_replica_round_trips_grouped_by_topic():
+    message = StopReplica(1, 4, (("a", 0), ("a", 2), ("b", 1)), delete=True)
+    assert wire.stop_replica_from(_round_trip(message)) == message

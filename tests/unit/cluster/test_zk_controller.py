@@ -1,0 +1,130 @@
+"""The controller over the in-memory backend on a fake clock: failover state, leader
+election on broker loss with epoch bumps, and a stale controller fenced by its epoch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.memory_store import MemoryEnsemble
+from kafkalite_server.cluster.messages import LeaderAndIsr, UpdateMetadata
+from kafkalite_server.cluster.zk_controller import FencedError, ZkController
+
+
+class Recording:
+    def __init__(self) -> None:
+        self.sent: list[object] = []
+
+    def send(self, message: object) -> None:
+        self.sent.append(message)
+
+    def close(self) -> None:
+        pass
+
+
+class Cluster:
+    """Brokers as registrations with their own sessions, and a controller whose watch
+    callbacks queue up until :meth:`settle` runs them (the fake event loop)."""
+
+    def __init__(self, broker_ids: list[int]) -> None:
+        self.now = 0
+        self.ensemble = MemoryEnsemble(lambda: self.now)
+        self.admin = self.ensemble.connect()
+        for path in zk.PERSISTENT_PATHS:
+            self.admin.ensure_path(path)
+        self.admin.create(zk.CONTROLLER_EPOCH, zk.encode_epoch(0))
+        self.sessions = {}
+        for broker_id in broker_ids:
+            session = self.ensemble.connect(6000)
+            session.create(zk.broker_path(broker_id), zk.encode_broker(
+                BrokerEndpoint(broker_id, "127.0.0.1", 9000 + broker_id), 0), ephemeral=True)
+            self.sessions[broker_id] = session
+        self.channels: dict[int, Recording] = {}
+        self.queue: list[Callable[[], None]] = []
+
+    def elect(self, broker_id: int, **options: object) -> ZkController:
+        data, stat = self.admin.get(zk.CONTROLLER_EPOCH)
+        self.admin.set(zk.CONTROLLER_EPOCH, zk.encode_epoch(zk.decode_epoch(data) + 1),
+                       stat.version)
+
+        def channel(endpoint: BrokerEndpoint) -> Recording:
+            self.channels[endpoint.node_id] = Recording()
+            return self.channels[endpoint.node_id]
+        controller = ZkController(
+            self.ensemble.connect(), broker_id, zk.decode_epoch(data) + 1, stat.version + 1,
+            unclean_election=bool(options.get("unclean", False)), imbalance_percentage=10,
+            open_channel=channel, on_change=self.queue.append)
+        controller.start()
+        return controller
+
+    def settle(self) -> None:
+        while self.queue:
+            self.queue.pop(0)()
+
+    def state(self, topic: str, index: int) -> zk.LeaderIsr:
+        path = zk.partition_state_path(topic, index)
+        return zk.LeaderIsr.decode(path, self.admin.get(path)[0])
+
+
+def test_a_new_topic_gets_state_nodes_and_its_replicas_hear_of_it():
+    cluster = Cluster([1, 2, 3])
+    controller = cluster.elect(1)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.settle()
+    assert cluster.state("t", 0) == zk.LeaderIsr(2, 0, (2, 3, 1), controller.epoch)
+    told = [m for m in cluster.channels[3].sent if isinstance(m, LeaderAndIsr)]
+    assert told[-1].partitions[0].leader == 2 and told[-1].controller_epoch == 1
+    assert all(isinstance(m, UpdateMetadata) for m in cluster.channels[1].sent[-1:])
+
+
+def test_losing_the_leader_elects_the_next_isr_replica_with_a_bumped_epoch():
+    cluster = Cluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.settle()
+    cluster.sessions[2].pause()
+    cluster.now += 6001
+    assert cluster.ensemble.tick() == [cluster.sessions[2].session_id]
+    cluster.settle()
+    state = cluster.state("t", 0)
+    assert (state.leader, state.leader_epoch, state.isr) == (3, 1, (3, 1))
+
+
+@pytest.mark.parametrize(("unclean", "leader"), [(False, -1), (True, 1)])
+def test_with_no_live_isr_member_only_unclean_election_picks_a_leader(unclean, leader):
+    cluster = Cluster([1, 2])
+    cluster.elect(1, unclean=unclean)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 1]}))
+    cluster.settle()
+    # Only 2 is in sync (the ISR shrank behind the controller's back: its cached version
+    # is stale, so its next write conflicts and it retries from a fresh read).
+    path = zk.partition_state_path("t", 0)
+    cluster.admin.set(path, zk.LeaderIsr(2, 0, (2,), 1).encode())
+    cluster.ensemble.expire(cluster.sessions[2].session_id)
+    cluster.settle()
+    assert cluster.state("t", 0).leader == leader
+
+
+def test_a_controller_with_an_older_epoch_cannot_write():
+    cluster = Cluster([1, 2, 3])
+    stale = cluster.elect(1)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [1, 2]}))
+    cluster.settle()
+    cluster.elect(2)  # a newer controller while the first one was paused
+    with pytest.raises(FencedError):
+        stale.controlled_shutdown(1)
+    assert cluster.state("t", 0).leader == 1
+
+
+def test_controlled_shutdown_moves_leadership_first():
+    cluster = Cluster([1, 2, 3])
+    controller = cluster.elect(3)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [1, 2], 1: [1]}))
+    cluster.settle()
+    remaining = controller.controlled_shutdown(1)
+    assert remaining == [("t", 1)]  # no other replica to take partition 1
+    state = cluster.state("t", 0)
+    assert (state.leader, state.leader_epoch, state.isr) == (2, 1, (2,))
