@@ -50,13 +50,16 @@ def find_coordinator(client: KafkaClient, group_id: str, deadline: float) -> int
     while True:
         try:
             body = client.send(_any_node(client), ApiKey.FIND_COORDINATOR,
-                               {"key": group_id, "key_type": GROUP_KEY}).get(remaining(deadline))
+                               {"key": group_id, "key_type": GROUP_KEY,
+                                "coordinator_keys": [group_id]}).get(remaining(deadline))
         except KafkaError as exc:
             if not exc.retriable:
                 raise
             client.metadata.request_update()
             backoff(client, deadline)
             continue
+        if "coordinators" in body:  # v4+: one entry per key asked
+            body = body["coordinators"][0]
         code = body["error_code"]
         if code:
             error = error_for_code(code)

@@ -55,6 +55,7 @@ class ApiKey(IntEnum):
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
+    OFFSET_DELETE = 47
     DESCRIBE_CLUSTER = 60
 
 
@@ -159,6 +160,7 @@ APIS: dict[ApiKey, Api] = {
             configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,
             configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE,
         ),
+        Api(ApiKey.OFFSET_DELETE, groups.OFFSET_DELETE_REQUEST, groups.OFFSET_DELETE_RESPONSE),
         Api(
             ApiKey.DESCRIBE_CLUSTER,
             cluster.DESCRIBE_CLUSTER_REQUEST,
