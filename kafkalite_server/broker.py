@@ -28,6 +28,7 @@ from kafkalite_server.handlers import (
     admin,
     cluster,
     configs,
+    elections,
     fetch,
     inter_broker,
     metadata,
@@ -66,6 +67,7 @@ CORE_HANDLERS = {
     ApiKey.DELETE_RECORDS: records.handle_delete_records,
     ApiKey.DESCRIBE_CLUSTER: cluster.handle_describe_cluster,
     ApiKey.DESCRIBE_LOG_DIRS: cluster.handle_describe_log_dirs,
+    ApiKey.ELECT_LEADERS: elections.handle_elect_leaders,
 }
 
 

@@ -80,7 +80,8 @@ async def launch_cluster_broker(config: BrokerConfig,
     try:
         for log_dir in config.log_dirs:
             ensure_meta_properties(Path(log_dir), config.broker_id, cluster_id)
-        broker = Broker(config, ZkAdmin(config, membership.require_store), membership,
+        broker = Broker(config, ZkAdmin(config, membership.require_store,
+                                        lambda: membership.active_controller), membership,
                         cluster_id)
     except BaseException:
         assert membership.store is not None

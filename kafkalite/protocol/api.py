@@ -11,6 +11,7 @@ from kafkalite.protocol.schemas import (
     api_versions,
     cluster,
     configs,
+    elections,
     fetch,
     groups,
     inter_broker,
@@ -54,6 +55,7 @@ class ApiKey(IntEnum):
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    ELECT_LEADERS = 43
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     DESCRIBE_CLUSTER = 60
@@ -155,6 +157,11 @@ APIS: dict[ApiKey, Api] = {
             admin.CREATE_PARTITIONS_RESPONSE,
         ),
         Api(ApiKey.DELETE_GROUPS, groups.DELETE_GROUPS_REQUEST, groups.DELETE_GROUPS_RESPONSE),
+        Api(
+            ApiKey.ELECT_LEADERS,
+            elections.ELECT_LEADERS_REQUEST,
+            elections.ELECT_LEADERS_RESPONSE,
+        ),
         Api(
             ApiKey.INCREMENTAL_ALTER_CONFIGS,
             configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,

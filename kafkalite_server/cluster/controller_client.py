@@ -9,9 +9,11 @@ broker's own metadata cache later, through UpdateMetadata.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from kafkalite.protocol.errors import BrokerResponseError
+from kafkalite_server.cluster.election_requests import ElectionType
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import BrokerChannel
 from kafkalite_server.log.config import LogConfig
@@ -41,6 +43,11 @@ class ControllerClient(Protocol):
     def create_partitions(self, name: str, count: int,
                           assignments: list[list[int]] | None = None, *,
                           validate_only: bool = False) -> None: ...
+
+    def elect_on_request(self, kind: ElectionType, keys: Iterable[tuple[str, int]] | None
+                         ) -> dict[tuple[str, int], int | BrokerResponseError]:
+        """Each partition's leader after the election, or its error; raises
+        NotControllerError on a broker that cannot run elections."""
 
 
 class Membership(Protocol):

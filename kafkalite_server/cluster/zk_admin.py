@@ -11,12 +11,15 @@ so they are unique across the cluster.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from kafkalite.protocol.errors import (
+    BrokerResponseError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
+    NotControllerError,
     TopicAlreadyExistsError,
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
@@ -29,23 +32,43 @@ from kafkalite_server.cluster.coordination import (
     NodeExistsError,
     NoNodeError,
 )
+from kafkalite_server.cluster.election_requests import ElectionType
 from kafkalite_server.cluster.placement import assign_replicas
 from kafkalite_server.cluster.producer_ids import ProducerEpochs
 from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import LogConfig
 
+if TYPE_CHECKING:
+    from kafkalite_server.cluster.zk_controller import ZkController
+
+TopicPartition = tuple[str, int]
+
 PRODUCER_ID_BLOCK_SIZE = 1000
 _CONFLICT_RETRIES = 10
 
 
 class ZkAdmin:
-    def __init__(self, config: BrokerConfig, store: Callable[[], Coordination]) -> None:
-        """``store()`` is the broker's current session (it changes after an expiry)."""
+    def __init__(self, config: BrokerConfig, store: Callable[[], Coordination],
+                 active_controller: Callable[[], ZkController | None] = lambda: None) -> None:
+        """``store()`` is the broker's current session (it changes after an expiry);
+        ``active_controller()`` is this broker's controller while it is the elected one."""
         self.config = config
         self.default_log_config = config.log_config()
         self._store = store
+        self._active_controller = active_controller
         self.producer_ids = ZkProducerIds(config.broker_id, store)
+
+    # ------------------------------------------------------------------ elections
+
+    def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
+                         ) -> dict[TopicPartition, int | BrokerResponseError]:
+        """ElectLeaders goes straight to the elected controller, as in Kafka 2.4+: another
+        broker answers NOT_CONTROLLER and the client follows the metadata's controller id."""
+        controller = self._active_controller()
+        if controller is None:
+            raise NotControllerError(f"broker {self.config.broker_id} is not the controller")
+        return controller.elect_on_request(kind, keys)
 
     # ------------------------------------------------------------------ configs
 
