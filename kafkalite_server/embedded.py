@@ -80,13 +80,16 @@ async def launch_cluster_broker(config: BrokerConfig,
     try:
         for log_dir in config.log_dirs:
             ensure_meta_properties(Path(log_dir), config.broker_id, cluster_id)
-        broker = Broker(config, ZkAdmin(config, membership.require_store,
-                                        lambda: membership.active_controller), membership,
-                        cluster_id)
+        admin = ZkAdmin(config, membership.require_store, lambda: membership.active_controller)
+        broker = Broker(config, admin, membership, cluster_id)
     except BaseException:
         assert membership.store is not None
         membership.store.close()
         raise
+    replicas = broker.replica_manager
+    broker.tasks.spawn(admin.follow_config_changes(
+        replicas.update_config, lambda: {topic for topic, _ in replicas.partitions}),
+        "config-changes")
     try:
         await broker.start()
     except BaseException:

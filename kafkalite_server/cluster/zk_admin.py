@@ -11,11 +11,14 @@ so they are unique across the cluster.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from kafkalite.errors import ConfigError
 from kafkalite.protocol.errors import (
     BrokerResponseError,
+    InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
@@ -25,6 +28,8 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster.config_changes import check_internal_topic
+from kafkalite_server.cluster.config_watcher import ConfigChangeWatcher, notify_config_change
 from kafkalite_server.cluster.coordination import (
     BadVersionError,
     Coordination,
@@ -32,7 +37,13 @@ from kafkalite_server.cluster.coordination import (
     NodeExistsError,
     NoNodeError,
 )
+from kafkalite_server.cluster.dynamic_config import (
+    CLUSTER_DEFAULT,
+    DynamicLayers,
+    validate_dynamic,
+)
 from kafkalite_server.cluster.election_requests import ElectionType
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.cluster.placement import assign_replicas
 from kafkalite_server.cluster.producer_ids import ProducerEpochs
 from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
@@ -43,6 +54,7 @@ if TYPE_CHECKING:
     from kafkalite_server.cluster.zk_controller import ZkController
 
 TopicPartition = tuple[str, int]
+log = logging.getLogger(__name__)
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 _CONFLICT_RETRIES = 10
@@ -58,6 +70,10 @@ class ZkAdmin:
         self._store = store
         self._active_controller = active_controller
         self.producer_ids = ZkProducerIds(config.broker_id, store)
+        self.dynamic_configs = DynamicLayers()
+        self._update_topic: Callable[[str], None] = lambda _topic: None
+        self._hosted_topics: Callable[[], Iterable[str]] = tuple
+        self._load_broker_layers()
 
     # ------------------------------------------------------------------ elections
 
@@ -69,6 +85,90 @@ class ZkAdmin:
         if controller is None:
             raise NotControllerError(f"broker {self.config.broker_id} is not the controller")
         return controller.elect_on_request(kind, keys)
+
+    # ------------------------------------------------------------------ dynamic configs
+
+    async def follow_config_changes(self, update_topic: Callable[[str], None],
+                                    hosted_topics: Callable[[], Iterable[str]]) -> None:
+        """Runs until cancelled, following ``/config/changes``: a topic's change re-applies
+        its config (``update_topic``); a broker layer's change re-applies every hosted
+        topic's (the defaults under them moved)."""
+        self._update_topic = update_topic
+        self._hosted_topics = hosted_topics
+        await ConfigChangeWatcher(self._store, self._config_changed).run()
+
+    def _config_changed(self, entity: str | None) -> None:
+        kind, _, name = (entity or "").partition("/")
+        if kind == "topics":
+            self._update_topic(name)
+            return
+        self._load_broker_layers()
+        for topic in set(self._hosted_topics()):
+            self._update_topic(topic)
+
+    def _load_broker_layers(self) -> None:
+        """The cluster-wide and this broker's own dynamic layers, from ZooKeeper. A layer
+        that fails validation (written by hand) is logged and left out."""
+        layers = DynamicLayers()
+        for name in (CLUSTER_DEFAULT, str(self.config.broker_id)):
+            values = self._read_config(zk.broker_config_path(name))
+            try:
+                validate_dynamic(values)
+            except ConfigError as exc:
+                log.error("%s is ignored: %s", zk.broker_config_path(name), exc)
+                continue
+            if name == CLUSTER_DEFAULT:
+                layers.cluster_default = values
+            elif values:
+                layers.per_broker[self.config.broker_id] = values
+        self.dynamic_configs = layers
+        self.default_log_config = layers.log_defaults(self.config.log_config())
+
+    def _read_config(self, path: str) -> dict[str, str]:
+        try:
+            return zk.decode_config(path, self._store().get(path)[0])
+        except NoNodeError:
+            return {}
+
+    def _write_config(self, path: str, entity: str, configs: Mapping[str, str]) -> None:
+        store = self._store()
+        data = zk.encode_topic_config(dict(configs))
+        try:
+            store.set(path, data)
+        except NoNodeError:
+            store.create(path, data, makepath=True)
+        notify_config_change(store, entity)
+
+    def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
+                            validate_only: bool = False) -> None:
+        """``configs`` becomes the topic's complete set of overrides in
+        ``/config/topics/<name>``; every broker hears of it through ``/config/changes``."""
+        if self._store().exists(zk.topic_path(name)) is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r}")
+        kept = validated_topic_configs(self.default_log_config, configs)
+        check_internal_topic(name, LogConfig.from_topic_configs(self.default_log_config, kept))
+        if not validate_only:
+            self._write_config(zk.topic_config_path(name), zk.topic_config_entity(name), kept)
+
+    def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
+                             validate_only: bool = False) -> None:
+        """``configs`` becomes the dynamic layer ``resource_name`` (``""``: every broker's,
+        in ``/config/brokers/<default>``; a broker id: that broker's own)."""
+        try:
+            validate_dynamic(configs)
+            defaults = self.dynamic_configs.log_defaults(self.config.log_config(),
+                                                         (resource_name, configs))
+        except ConfigError as exc:
+            raise InvalidConfigError(str(exc)) from None
+        for topic in INTERNAL_TOPICS:
+            overrides = self.topic_overrides(topic)
+            if overrides is not None:
+                check_internal_topic(topic, LogConfig.from_topic_configs(defaults, overrides))
+        if validate_only:
+            return
+        self._write_config(zk.broker_config_path(resource_name),
+                           zk.broker_config_entity(resource_name), configs)
+        self._config_changed(zk.broker_config_entity(resource_name))
 
     # ------------------------------------------------------------------ configs
 
