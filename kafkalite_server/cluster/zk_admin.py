@@ -71,6 +71,7 @@ class ZkAdmin:
         self._active_controller = active_controller
         self.producer_ids = ZkProducerIds(config.broker_id, store)
         self.dynamic_configs = DynamicLayers()
+        self._topic_configs: dict[str, LogConfig] = {}
         self._update_topic: Callable[[str], None] = lambda _topic: None
         self._hosted_topics: Callable[[], Iterable[str]] = tuple
         self._load_broker_layers()
@@ -100,8 +101,10 @@ class ZkAdmin:
     def _config_changed(self, entity: str | None) -> None:
         kind, _, name = (entity or "").partition("/")
         if kind == "topics":
+            self._topic_configs.pop(name, None)
             self._update_topic(name)
             return
+        self._topic_configs.clear()
         self._load_broker_layers()
         for topic in set(self._hosted_topics()):
             self._update_topic(topic)
@@ -182,10 +185,16 @@ class ZkAdmin:
             return {}
 
     def topic_config(self, topic: str) -> LogConfig:
-        overrides = self.topic_overrides(topic)
-        if not overrides:
-            return self.default_log_config
-        return LogConfig.from_topic_configs(self.default_log_config, overrides)
+        """Cached (logs ask on every UpdateMetadata); a change notification for the topic,
+        or for a broker layer, drops the cached value."""
+        config = self._topic_configs.get(topic)
+        if config is None:
+            overrides = self.topic_overrides(topic)
+            config = (LogConfig.from_topic_configs(self.default_log_config, overrides)
+                      if overrides else self.default_log_config)
+            if overrides is not None:
+                self._topic_configs[topic] = config
+        return config
 
     # ------------------------------------------------------------------ topics
 
@@ -230,6 +239,8 @@ class ZkAdmin:
                           Create(zk.topic_path(name), zk.encode_assignment(assignment))])
         except NodeExistsError:
             raise TopicAlreadyExistsError(f"topic {name!r} already exists") from None
+        # Brokers may cache the configs of an earlier topic of this name.
+        notify_config_change(store, zk.topic_config_entity(name))
 
     def delete_topic(self, name: str) -> None:
         if not self.config.delete_topic_enable:
