@@ -70,7 +70,7 @@ class BrokerConfig:
     byte, including time stalled by ``queued.max.request.bytes``; -1: never."""
     min_insync_replicas: int = 1
     offsets_topic_num_partitions: int = 50
-    offsets_topic_replication_factor: int = 1
+    offsets_topic_replication_factor: int = 3
     offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from kafkalite.protocol.errors import TopicAlreadyExistsError
+from kafkalite_server.cluster.cluster_node import ClusterMembership
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
 from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest
@@ -107,11 +108,27 @@ class GroupCoordinatorService:
             self._broker.controller.create_topic(
                 OFFSETS_TOPIC,
                 self.config.offsets_topic_num_partitions,
+                self._offsets_replication_factor(),
                 configs={
                     "cleanup.policy": "compact",
                     "segment.bytes": str(self.config.offsets_topic_segment_bytes),
                 },
             )
+
+    def _offsets_replication_factor(self) -> int:
+        """``offsets.topic.replication.factor`` in a cluster, capped at the live brokers
+        (Kafka refuses instead; a warning says the topic is less durable than asked). The
+        standalone controller keeps one replica per partition."""
+        if not isinstance(self._broker.membership, ClusterMembership):
+            return 1
+        wanted = self._broker.config.offsets_topic_replication_factor
+        live = len(self._broker.metadata_cache.brokers)
+        if 0 < live < wanted:
+            log.warning("creating %s with replication factor %d: only %d brokers are live "
+                        "(offsets.topic.replication.factor is %d)", OFFSETS_TOPIC, live, live,
+                        wanted)
+            return live
+        return wanted
 
     def coordinator_for(self, group_id: str) -> BrokerEndpoint | None:
         """The broker leading the group's offsets partition, if it is up."""

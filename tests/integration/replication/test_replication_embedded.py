@@ -173,3 +173,42 @@ def test_killing_the_leader_mid_stream_loses_no_acknowledged_record(memory_clust
         until(lambda f=follower: f.log.log_end_offset >= high_watermark, "caught up")
         assert log_bytes(follower, high_watermark) == expected
     assert consume_all(cluster, "failover", len(values)) == values
+
+
+def test_committed_offsets_survive_the_coordinators_death(memory_cluster, wire):
+    """__consumer_offsets gets offsets.topic.replication.factor (3) replicas; when the
+    coordinator dies, the new leader of the offsets partition replays its copy."""
+    from confluent_kafka import TopicPartition
+
+    cluster = memory_cluster(3, **{"offsets.topic.num.partitions": "3",
+                                   "group.initial.rebalance.delay.ms": "0"})
+    create(cluster, "work")
+    produce(cluster, "work", [b"job"] * 10)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "workers",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe(["work"])
+    seen = 0
+    deadline = time.monotonic() + 30
+    while seen < 10 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            seen += 1
+    consumer.commit(asynchronous=False)
+    consumer.close()
+    answer = wire(cluster.bootstrap_servers).call(ApiKey.FIND_COORDINATOR, 1,
+                                                  {"key": "workers", "key_type": 0})
+    coordinator = answer["node_id"]
+    offsets = cluster.broker(coordinator).metadata_cache.partitions_of("__consumer_offsets")
+    assert offsets is not None and all(len(p.replicas) == 3 for p in offsets)
+    cluster.kill_broker(coordinator)
+
+    def committed() -> int | None:
+        probe = Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+                          "group.id": "workers"})
+        try:
+            return probe.committed([TopicPartition("work", 0)], timeout=5)[0].offset
+        except Exception:
+            return None
+        finally:
+            probe.close()
+    assert until(lambda: committed() == 10, "the commit read from the new coordinator", 40)
