@@ -87,7 +87,8 @@ class Broker:
             self.handlers.register(api_key, handler)
         self.log_manager = LogManager([Path(d) for d in config.log_dirs],
                                       controller.default_log_config, now_ms=now_ms,
-                                      topic_config=controller.topic_config)
+                                      topic_config=controller.topic_config,
+                                      cleaner_config=config.cleaner_config())
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
@@ -116,6 +117,7 @@ class Broker:
             self._on_connection, self.config.host_name, self.config.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         self._start_maintenance()
+        self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, LocalChannel(self.inbox))
 
     def _on_connection(self, reader: asyncio.StreamReader,
