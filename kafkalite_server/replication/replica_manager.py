@@ -316,17 +316,29 @@ class ReplicaManager:
                     if result.error_code == 0}
         if acks != -1 or not appended:
             return results
-        operation = DelayedProduce(timeout_ms, appended, self._leader_or_none)
-        await self.produce_purgatory.wait(operation, appended)
-        for key in appended:
+        for key, error in (await self.await_replication(appended, timeout_ms)).items():
+            if error:
+                results[key] = ProduceResult(error)
+        return results
+
+    async def await_replication(self, required: dict[TopicPartition, int],
+                                timeout_ms: int) -> dict[TopicPartition, int]:
+        """Waits in the produce purgatory until each partition's high watermark passes
+        its offset; an error code per partition (0: committed in the ISR)."""
+        operation = DelayedProduce(timeout_ms, required, self._leader_or_none)
+        await self.produce_purgatory.wait(operation, required)
+        errors = {}
+        for key in required:
             partition = self._leader_or_none(key)
             if partition is None:
-                results[key] = ProduceResult(NotLeaderOrFollowerError.errno)
+                errors[key] = NotLeaderOrFollowerError.errno
             elif not operation.acknowledged(key):
-                results[key] = ProduceResult(RequestTimedOutError.errno)
+                errors[key] = RequestTimedOutError.errno
             elif not partition.enough_replicas_after_append():
-                results[key] = ProduceResult(NotEnoughReplicasAfterAppendError.errno)
-        return results
+                errors[key] = NotEnoughReplicasAfterAppendError.errno
+            else:
+                errors[key] = 0
+        return errors
 
     def _append_one(self, key: TopicPartition, records: memoryview | None, acks: int,
                     api_version: int) -> ProduceResult:

@@ -158,8 +158,8 @@ def test_killing_the_leader_mid_stream_loses_no_acknowledged_record(memory_clust
             cluster.kill_broker(first_leader)
     assert producer.flush(60) == 0
     assert acked == values  # idempotent: every record once, in order
-    new_leader = until(lambda: next((b for b in (leader_of(cluster, "failover"),)
-                                     if b not in (-1, first_leader)), None), "a new leader")
+    until(lambda: leader_of(cluster, "failover") not in (-1, first_leader), "a new leader")
+    new_leader = leader_of(cluster, "failover")
     assert replica(cluster, new_leader, "failover").leader_epoch > 0
     cluster.restart_broker(first_leader)
     until(lambda: first_leader in replica(cluster, new_leader, "failover").isr,
