@@ -75,8 +75,10 @@ class Cluster:
 def _prefix_below(data: bytes, offset: int) -> bytes | None:
     """The whole batches of a v2 segment holding offsets below ``offset``; None if the
     segment does not reach it yet."""
+    if offset == 0:
+        return b""
     position = 0
-    while position < offset and position + 61 <= len(data):
+    while position + 61 <= len(data):
         base, length = struct.unpack_from(">qi", data, position)
         (delta,) = struct.unpack_from(">i", data, position + 23)
         end = position + 12 + length
@@ -85,7 +87,7 @@ def _prefix_below(data: bytes, offset: int) -> bytes | None:
         if base + delta >= offset - 1:
             return data[:end]
         position = end
-    return data[:position] if offset == 0 else None
+    return None
 
 
 @pytest.fixture
