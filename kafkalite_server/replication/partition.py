@@ -55,6 +55,8 @@ class Partition:
         self.followers = ReplicaSet(local_id, lag_time_max_ms=lag_time_max_ms,
                                     high_watermark=start)
         self.high_watermark_metadata = log_.offset_metadata(start)
+        self.leader_high_watermark = start
+        """As a follower: the leader's HW in its last fetch response."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -67,6 +69,14 @@ class Partition:
     @property
     def high_watermark(self) -> int:
         return self.high_watermark_metadata.offset
+
+    @property
+    def offset_lag(self) -> int:
+        """How far this replica's log is behind the leader's committed offset, as last
+        heard from the leader (0 on the leader): DescribeLogDirs' ``offset_lag``."""
+        if self.is_leader:
+            return 0
+        return max(self.leader_high_watermark - self.log.log_end_offset, 0)
 
     def _set_high_watermark(self, offset: int) -> None:
         self.followers.high_watermark = offset
@@ -212,6 +222,7 @@ class Partition:
                            leader_log_start_offset: int) -> AppendInfo | None:
         """The leader's batches, byte for byte; then HW = min(leader HW, own LEO)."""
         info = self.log.append_as_follower(records) if len(records) else None
+        self.leader_high_watermark = leader_high_watermark
         if leader_log_start_offset > self.log.log_start_offset:
             self.log.maybe_increment_log_start_offset(
                 min(leader_log_start_offset, self.log.log_end_offset))

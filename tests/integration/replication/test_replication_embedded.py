@@ -212,3 +212,25 @@ def test_committed_offsets_survive_the_coordinators_death(memory_cluster, wire):
         finally:
             probe.close()
     assert until(lambda: committed() == 10, "the commit read from the new coordinator", 40)
+
+
+def test_describe_log_dirs_reports_size_and_a_followers_lag(memory_cluster, wire):
+    cluster = memory_cluster(3)
+    create(cluster, "lagging")
+    leader_id = leader_of(cluster, "lagging")
+    follower = next(b for b in cluster.brokers if b.node_id != leader_id)
+    produce(cluster, "lagging", [b"x"] * 10)
+    until(lambda: replica(cluster, follower.node_id, "lagging").log.log_end_offset == 10,
+          "caught up")
+    cluster.call(follower.replica_manager.shutdown())  # it stops fetching
+    # As if its last fetch response had said the leader committed up to 25:
+    replica(cluster, follower.node_id, "lagging").leader_high_watermark = 25
+
+    def described(broker) -> dict:
+        answer = wire(f"{broker.endpoint.host}:{broker.endpoint.port}").call(
+            ApiKey.DESCRIBE_LOG_DIRS, 1, {"topics": [{"topic": "lagging",
+                                                      "partitions": [0]}]})
+        return answer["results"][0]["topics"][0]["partitions"][0]
+    assert described(follower)["offset_lag"] == 15
+    assert described(follower)["partition_size"] > 0
+    assert described(cluster.broker(leader_id))["offset_lag"] == 0
