@@ -71,6 +71,10 @@ class Partition:
         self._maybe_increment_high_watermark()
         return info
 
+    def advance_high_watermark(self) -> None:
+        """After an append made outside :meth:`append_records_to_leader` (a marker)."""
+        self._maybe_increment_high_watermark()
+
     def _maybe_increment_high_watermark(self) -> None:
         """Until followers fetch, every appended offset counts as replicated at once."""
         self.high_watermark = self.log.log_end_offset
