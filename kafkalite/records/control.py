@@ -56,7 +56,7 @@ def read_marker(buf: bytes | bytearray | memoryview, position: int = 0) -> Marke
     """The marker of the control batch at ``position`` of ``buf``; None when its record is
     not a commit or abort marker (unknown control types are skipped)."""
     start = position + V2_HEADER_SIZE
-    view = memoryview(batch)
+    view = memoryview(buf)
     _length, pos = decode_varint(view, start)
     pos += 1  # attributes
     _timestamp_delta, pos = decode_varint(view, pos)

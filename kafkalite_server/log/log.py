@@ -229,14 +229,14 @@ class Log:
     # ----------------------------------------------------------------------------- append
 
     def append_as_leader(self, records: bytearray | memoryview, *, leader_epoch: int,
-                         api_version: int = 8) -> AppendInfo:
+                         api_version: int = 8, coordinator: bool = False) -> AppendInfo:
         """Validate one partition's produce records, give them offsets and write them.
 
         ``records`` is patched in place (offsets, leader epoch, LogAppendTime). A retry of
         one of an idempotent producer's last five batches is not written again: its
         original offsets come back with ``duplicate=True``.
         """
-        headers = validate_records(records, api_version, self.config)
+        headers = validate_records(records, api_version, self.config, coordinator=coordinator)
         if headers[0].magic >= 2:
             original = self.producer_state.check(headers[0])
             if original is not None:

@@ -26,11 +26,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.records.control import read_marker
 from kafkalite_server.log.checkpoint import CorruptCheckpointError, LeaderEpochCheckpointFile
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
-from kafkalite.records.control import read_marker
 from kafkalite_server.log.producer_snapshot import (
     CorruptSnapshotError,
     decode_snapshot,

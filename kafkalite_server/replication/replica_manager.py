@@ -266,13 +266,17 @@ class ReplicaManager:
         self._wake(partition.key)
         return info
 
-    def append_local(self, topic: str, index: int, records: memoryview) -> AppendInfo:
-        """An internal append (the group coordinator's records) to a partition led here."""
-        return self._append(self.leader_partition(topic, index), records, 1, api_version=8)
+    def append_local(self, topic: str, index: int, records: memoryview, *,
+                     coordinator: bool = False) -> AppendInfo:
+        """An internal append (the coordinators' records) to a partition led here;
+        ``coordinator``: a transactional batch without sequence (TxnOffsetCommit)."""
+        return self._append(self.leader_partition(topic, index), records, 1, api_version=8,
+                            coordinator=coordinator)
 
     def _append(self, partition: Partition, records: memoryview, acks: int,
-                api_version: int) -> AppendInfo:
-        info = partition.append_records_to_leader(records, acks=acks, api_version=api_version)
+                api_version: int, coordinator: bool = False) -> AppendInfo:
+        info = partition.append_records_to_leader(records, acks=acks, api_version=api_version,
+                                                  coordinator=coordinator)
         if not info.duplicate:
             self._wake(partition.key)
         return info
