@@ -45,21 +45,22 @@ def _coordinator(ctx: RequestContext) -> TransactionCoordinator:
 
 async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
     metadata = ctx.broker.metadata_cache
-    requested = [(t["name"], p) for t in body["topics"] for p in t["partitions"]]
+    requested = [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]]
     unknown = {tp for tp in requested if metadata.partition(*tp) is None}
     if unknown:
         errors = {tp: UnknownTopicOrPartitionError.errno if tp in unknown
                   else OperationNotAttemptedError.errno for tp in requested}
     else:
         error = _coordinator(ctx).add_partitions(
-            body["transactional_id"], body["producer_id"], body["producer_epoch"], requested,
+            body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
+            body["v3_and_below_producer_epoch"], requested,
             fenced_error=fenced_error("add_partitions", ctx.api_version))
         errors = dict.fromkeys(requested, error)
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for (topic, index), error in errors.items():
-        by_topic[topic].append({"partition_index": index, "error_code": error})
-    return {"throttle_time_ms": 0,
-            "results": [{"name": t, "results": r} for t, r in by_topic.items()]}
+        by_topic[topic].append({"partition_index": index, "partition_error_code": error})
+    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
+        {"name": t, "results_by_partition": r} for t, r in by_topic.items()]}
 
 
 async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:

@@ -12,10 +12,10 @@ from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 ADD_PARTITIONS_TO_TXN_REQUEST = Message(
     "AddPartitionsToTxnRequest", valid="0-3", flexible="3+", fields=(
-        Field("transactional_id", STRING),
-        Field("producer_id", INT64),
-        Field("producer_epoch", INT16),
-        Field("topics", Array(Struct(
+        Field("v3_and_below_transactional_id", STRING),
+        Field("v3_and_below_producer_id", INT64),
+        Field("v3_and_below_producer_epoch", INT16),
+        Field("v3_and_below_topics", Array(Struct(
             Field("name", STRING),
             Field("partitions", Array(INT32)),
         ))),
@@ -25,11 +25,11 @@ ADD_PARTITIONS_TO_TXN_REQUEST = Message(
 ADD_PARTITIONS_TO_TXN_RESPONSE = Message(
     "AddPartitionsToTxnResponse", valid="0-3", flexible="3+", fields=(
         Field("throttle_time_ms", INT32),
-        Field("results", Array(Struct(
+        Field("results_by_topic_v3_and_below", Array(Struct(
             Field("name", STRING),
-            Field("results", Array(Struct(
+            Field("results_by_partition", Array(Struct(
                 Field("partition_index", INT32),
-                Field("error_code", INT16),
+                Field("partition_error_code", INT16),
             ))),
         ))),
     ),
