@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from conftest import create_topic, read_all
+from txn_helpers import TXN_SETTINGS, create_topic, read_all
 
 from kafkalite_server.embedded import EmbeddedCluster
+
+
+@pytest.fixture
+def txn_cluster(cluster_factory: Callable[..., EmbeddedCluster]) -> EmbeddedCluster:
+    return cluster_factory(**TXN_SETTINGS)
 
 
 def _producer(bootstrap: str, transactional_id: str, **extra: object) -> Producer:

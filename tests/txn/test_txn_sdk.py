@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import confluent_kafka
 import pytest
-from conftest import TXN_SETTINGS, create_topic, read_all
+from txn_helpers import TXN_SETTINGS, create_topic, read_all
 
 from kafkalite import Consumer, Producer, TopicPartition
 from kafkalite.errors import KafkaError
@@ -74,7 +74,7 @@ def test_commit_abort_and_isolation(bootstrap: str) -> None:
         producer.send(topic, b"c5", partition=0)
         producer.commit_transaction()
     committed = [f"c{i}".encode() for i in range(6)]
-    everything = committed[:5] + [b"a0", b"a1", b"a2", b"c5"]
+    everything = [*committed[:5], b"a0", b"a1", b"a2", b"c5"]
     assert _consume(bootstrap, topic, "read_uncommitted", 9) == everything
     if "," in bootstrap:
         # librdkafka's mock cluster keeps no aborted-transaction list: its read_committed

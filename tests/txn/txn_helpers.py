@@ -1,24 +1,15 @@
-"""Shared helpers of the transaction tests: a broker with a small transaction state topic,
+"""Shared helpers of the transaction tests: settings for a small transaction state topic,
 and reading a partition to its end at either isolation level."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
-import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkalite_server.embedded import EmbeddedCluster
-
 TXN_SETTINGS = {"transaction_state_log_num_partitions": "3",
                 "transaction_abort_timed_out_transaction_cleanup_interval_ms": "200"}
-
-
-@pytest.fixture
-def txn_cluster(cluster_factory: Callable[..., EmbeddedCluster]) -> EmbeddedCluster:
-    return cluster_factory(**TXN_SETTINGS)
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
