@@ -4,10 +4,9 @@ either complete or aborted, never half-visible to read_committed."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from typing import Any
 
 from confluent_kafka import Producer
-from conftest import BrokerProcess
 from txn_helpers import TXN_SETTINGS, create_topic, read_all
 
 SETTINGS = {k.replace("_", "."): v for k, v in TXN_SETTINGS.items()}
@@ -18,9 +17,12 @@ def _producer(bootstrap: str, transactional_id: str) -> Producer:
                      "transaction.timeout.ms": 2000, "log_level": 0})
 
 
-def test_kill_mid_transaction_then_restart(tmp_path: Path) -> None:
-    args = [arg for key, value in SETTINGS.items() for arg in ("--set", f"{key}={value}")]
-    broker = BrokerProcess(tmp_path / "data", args).start()
+def test_kill_mid_transaction_then_restart(broker_process: Any) -> None:
+    broker = broker_process
+    broker.kill()
+    broker.extra_args = [arg for key, value in SETTINGS.items()
+                         for arg in ("--set", f"{key}={value}")]
+    broker.start()
     try:
         bootstrap = broker.bootstrap_servers
         create_topic(bootstrap, "crash", 2)
