@@ -696,6 +696,29 @@ class GroupCoordinator:
                 results.update(dict.fromkeys(accepted, codes.NONE))
         return {tp: results[tp] for tp in offsets}
 
+    def validate_transactional_commit(
+        self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
+    ) -> int:
+        """TxnOffsetCommit's group checks (see :mod:`kafkalite_server.group.txn_offsets`)."""
+        error = self._validate_group_status(group_id)
+        if error:
+            return error
+        group = self._groups.get(group_id)
+        if group is None or (generation_id < 0 and not member_id and group_instance_id is None):
+            return codes.NONE
+        return self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
+
+    def apply_transactional_offsets(
+        self, group_id: str, offsets: dict[TopicPartition, OffsetAndMetadata]
+    ) -> None:
+        """A transaction holding these offsets committed."""
+        group = self._groups.get(group_id)
+        if group is None:
+            if self.partition_for(group_id) not in self._owned:
+                return
+            group = self._create_group(group_id)
+        group.offsets.update(offsets)
+
     def fetch_offsets(
         self, group_id: str, partitions: list[TopicPartition] | None
     ) -> OffsetFetchResult:

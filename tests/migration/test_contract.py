@@ -68,9 +68,12 @@ def test_settings_needing_tls_sasl_or_a_proxy_are_refused_naming_the_key(key: st
         validate_producer_config({key: value})
 
 
-def test_transactional_id_is_refused_naming_the_key() -> None:
-    with pytest.raises(UnsupportedFeatureError, match="transactional_id"):
-        validate_producer_config({"transactional_id": "tx-1"})
+def test_transactional_id_is_accepted_and_checked_naming_the_key() -> None:
+    assert validate_producer_config({"transactional_id": "tx-1"})["transactional_id"] == "tx-1"
+    with pytest.raises(ConfigError, match="transactional_id"):
+        validate_producer_config({"transactional_id": "tx-1", "acks": 1})
+    with pytest.raises(ConfigError, match="transactional_id"):
+        validate_producer_config({"transactional_id": ""})
 
 
 CLIENT_SIDE_NAMES = {"CorruptRecordError"}
