@@ -78,6 +78,10 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    # --- committed offsets (group coordinator)
+    offsets_retention_minutes: int = 7 * 24 * 60
+    offsets_retention_check_interval_ms: int = 600_000
+    # --- end of committed offsets block
     # --- log cleaner (compaction) and segment rolling/deletion
     log_cleaner_enable: bool = True
     log_cleaner_threads: int = 1
@@ -298,6 +302,11 @@ _SPECS: dict[str, _Spec] = {
         "group_initial_rebalance_delay_ms", integer(0, _INT_MAX)),
     "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, _INT_MAX)),
     "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, _INT_MAX)),
+    # --- committed offsets (group coordinator)
+    "offsets.retention.minutes": _Spec("offsets_retention_minutes", integer(1, _INT_MAX)),
+    "offsets.retention.check.interval.ms": _Spec("offsets_retention_check_interval_ms",
+                                                 integer(1)),
+    # --- end of committed offsets block
     # --- log cleaner (compaction) and segment rolling/deletion
     "log.cleaner.enable": _Spec("log_cleaner_enable", boolean),
     "log.cleaner.threads": _Spec("log_cleaner_threads", integer(0, _INT_MAX)),
