@@ -87,6 +87,9 @@ class BrokerConfig:
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
     transactional_id_expiration_ms: int = 7 * 24 * _HOUR_MS
     transaction_remove_expired_transaction_cleanup_interval_ms: int = _HOUR_MS
+    # --- committed offsets (group coordinator)
+    offsets_retention_minutes: int = 7 * 24 * 60
+    offsets_retention_check_interval_ms: int = 600_000
     # --- log cleaner (compaction) and segment rolling/deletion
     log_cleaner_enable: bool = True
     log_cleaner_threads: int = 1
@@ -322,6 +325,10 @@ _SPECS: dict[str, _Spec] = {
                                             integer(1, _INT_MAX)),
     "transaction.remove.expired.transaction.cleanup.interval.ms": _Spec(
         "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
+    # --- committed offsets (group coordinator)
+    "offsets.retention.minutes": _Spec("offsets_retention_minutes", integer(1, _INT_MAX)),
+    "offsets.retention.check.interval.ms": _Spec("offsets_retention_check_interval_ms",
+                                                 integer(1)),
     # --- log cleaner (compaction) and segment rolling/deletion
     "log.cleaner.enable": _Spec("log_cleaner_enable", boolean),
     "log.cleaner.threads": _Spec("log_cleaner_threads", integer(0, _INT_MAX)),
