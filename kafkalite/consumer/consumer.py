@@ -18,9 +18,10 @@ from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, KafkaClient
 from kafkalite.client.metrics import ConsumerMetrics
+from kafkalite.consumer.commits import CommitCallback
 from kafkalite.consumer.config import validate_consumer_config
 from kafkalite.consumer.fetcher import Fetcher
-from kafkalite.consumer.group import CommitCallback, ConsumerCoordinator
+from kafkalite.consumer.group import ConsumerCoordinator
 from kafkalite.consumer.list_offsets import (
     EARLIEST,
     LATEST,
@@ -394,7 +395,7 @@ class Consumer:
                timeout_ms: int | None = None) -> None:
         """Commit ``offsets`` (default: the positions of everything ``poll`` returned) and wait.
 
-        Raises :class:`~kafkalite.consumer.group.CommitFailedError` when the group has moved
+        Raises :class:`~kafkalite.consumer.commits.CommitFailedError` when the group has moved
         on without this member.
         """
         coordinator = self._require_group("commit()")

@@ -20,6 +20,7 @@ from kafkalite.protocol.schemas import (
     producer_id,
     records_deletion,
     sasl,
+    transactions,
 )
 
 
@@ -48,6 +49,11 @@ class ApiKey(IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
@@ -55,7 +61,11 @@ class ApiKey(IntEnum):
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
+    OFFSET_DELETE = 47
     DESCRIBE_CLUSTER = 60
+    DESCRIBE_PRODUCERS = 61
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
 
 
 @dataclass(frozen=True)
@@ -159,10 +169,19 @@ APIS: dict[ApiKey, Api] = {
             configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,
             configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE,
         ),
+        Api(ApiKey.OFFSET_DELETE, groups.OFFSET_DELETE_REQUEST, groups.OFFSET_DELETE_RESPONSE),
         Api(
             ApiKey.DESCRIBE_CLUSTER,
             cluster.DESCRIBE_CLUSTER_REQUEST,
             cluster.DESCRIBE_CLUSTER_RESPONSE,
+        ),
+        *(
+            Api(key, getattr(transactions, f"{key.name}_REQUEST"),
+                getattr(transactions, f"{key.name}_RESPONSE"))
+            for key in (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN,
+                        ApiKey.END_TXN, ApiKey.WRITE_TXN_MARKERS, ApiKey.TXN_OFFSET_COMMIT,
+                        ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TRANSACTIONS,
+                        ApiKey.LIST_TRANSACTIONS)
         ),
     )
 }

@@ -40,21 +40,23 @@ class FetchPosition:
 
 
 class DelayedFetch(DelayedOperation):
-    """Done when the readable bytes (below the high watermark for consumers, below the
-    log end for followers) reach ``min_bytes``, or a partition changed in a way the
-    fetcher must hear about (leadership, truncation, a new segment, the offset range).
+    """Done when the readable bytes (below ``end_of(partition)``: the log end for
+    followers, the high watermark or for read_committed the last stable offset for
+    consumers) reach ``min_bytes``, or a partition changed in a way the fetcher must hear
+    about (leadership, truncation, a new segment, the offset range).
 
     Bytes are measured between offset metadata (segment, position), as in Kafka's
-    DelayedFetch: checking never reads the log."""
+    DelayedFetch: with the high watermark or the log end as the bound, checking never
+    reads the log."""
 
     def __init__(self, timeout_ms: int, min_bytes: int, positions: list[FetchPosition],
-                 lookup: Callable[[TopicPartition], Partition | None], *,
-                 follower: bool) -> None:
+                 lookup: Callable[[TopicPartition], Partition | None],
+                 end_of: Callable[[Partition], LogOffsetMetadata]) -> None:
         super().__init__(timeout_ms)
         self.min_bytes = min_bytes
         self.positions = positions
         self.lookup = lookup
-        self.follower = follower
+        self.end_of = end_of
 
     def is_satisfied(self) -> bool:
         available = 0
@@ -62,10 +64,9 @@ class DelayedFetch(DelayedOperation):
             partition = self.lookup(position.key)
             if partition is None or position.start is None:
                 return True
-            end = (partition.log.offset_metadata(partition.log.log_end_offset) if self.follower
-                   else partition.high_watermark_metadata)
             if position.fetch_offset > partition.log.log_end_offset:
                 return True
+            end = self.end_of(partition)
             if end.offset <= position.fetch_offset:
                 continue
             gained = end.bytes_since(position.start)
