@@ -41,7 +41,9 @@ from kafkalite_server.handlers.registry import HandlerRegistry
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
-from kafkalite_server.replication.replica_manager import ReplicaManager
+from kafkalite_server.replication.fetcher import FetcherSettings
+from kafkalite_server.replication.isr_store import PartitionStateStore
+from kafkalite_server.replication.replica_manager import ReplicaManager, ReplicationSettings
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +74,10 @@ CORE_HANDLERS = {
 class Broker:
     def __init__(self, config: BrokerConfig, controller: ControllerClient,
                  membership: Membership, cluster_id: str, *,
+                 state_store: PartitionStateStore | None = None,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
+        """``state_store`` is where leaders write ISR changes (a cluster's partition state
+        nodes); a standalone broker has none, its ISRs are their leaders alone."""
         self.config = config
         self.controller = controller
         self.membership = membership
@@ -85,8 +90,9 @@ class Broker:
                                       topic_config=controller.topic_config,
                                       cleaner_config=config.cleaner_config())
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
-        self.replica_manager = ReplicaManager(config.broker_id, self.log_manager,
-                                              self.metadata_cache, controller.topic_config)
+        self.replica_manager = ReplicaManager(
+            config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
+            state_store, replication_settings(config), now_ms=now_ms)
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
         self.tasks = BackgroundTasks()
         self.port = 0
@@ -128,6 +134,12 @@ class Broker:
                                        self.replica_manager.high_watermark_of))
         self.tasks.every(config.log_flush_offset_checkpoint_interval_ms, "checkpoints",
                          lambda: _sync(self._checkpoint))
+        replicas = self.replica_manager
+        self.tasks.every(max(config.replica_lag_time_max_ms // 2, 1), "isr-shrink",
+                         lambda: _sync(replicas.maybe_shrink_isr))
+        self.tasks.every(config.replica_high_watermark_checkpoint_interval_ms,
+                         "high-watermark-checkpoint",
+                         lambda: _sync(replicas.checkpoint_high_watermarks))
         flush_ms = config.log_flush_interval_ms
         self.tasks.every(min(flush_ms or 1000, 1000), "flush",
                          lambda: asyncio.to_thread(manager.flush_dirty, self.now_ms()))
@@ -147,9 +159,19 @@ class Broker:
         await asyncio.gather(*self._connections, return_exceptions=True)
         self.group_coordinator.shutdown()
         await self.tasks.cancel_all()
+        await self.replica_manager.shutdown()
         if self._server is not None:
             await self._server.wait_closed()
         self.log_manager.shutdown()
+
+
+def replication_settings(config: BrokerConfig) -> ReplicationSettings:
+    return ReplicationSettings(config.replica_lag_time_max_ms, FetcherSettings(
+        wait_max_ms=config.replica_fetch_wait_max_ms, min_bytes=config.replica_fetch_min_bytes,
+        max_bytes=config.replica_fetch_max_bytes,
+        response_max_bytes=config.replica_fetch_response_max_bytes,
+        backoff_ms=config.replica_fetch_backoff_ms,
+        socket_timeout_ms=config.replica_socket_timeout_ms))
 
 
 class BackgroundTasks:
