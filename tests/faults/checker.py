@@ -25,7 +25,8 @@ so they count neither as lost nor as an error when read.
 
 from __future__ import annotations
 
-from collections import defaultdict
+import itertools
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -81,6 +82,8 @@ class Report:
     unavailable_s: float = 0.0
     failed: int = 0
     unknown: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    """The most common errors of failed sends, with counts."""
 
     @property
     def ok(self) -> bool:
@@ -95,14 +98,17 @@ class Report:
                 f"divergent={len(self.divergent)} "
                 f"offsets_backwards={len(self.offsets_backwards)} failed={self.failed} "
                 f"unknown={self.unknown} unavailable_s={self.unavailable_s:.1f}"
-                + (f" first_lost={self.lost[:3]}" if self.lost else ""))
+                + (f" first_lost={self.lost[:3]}" if self.lost else "")
+                + (f" errors={self.errors}" if self.errors else ""))
 
 
 def check(history: History) -> Report:
     acked = [s for s in history.sends if s.outcome == ACKED]
     report = Report(acked=len(acked),
                     failed=sum(s.outcome == FAILED for s in history.sends),
-                    unknown=sum(s.outcome == UNKNOWN for s in history.sends))
+                    unknown=sum(s.outcome == UNKNOWN for s in history.sends),
+                    errors=dict(Counter(s.error[:80] for s in history.sends
+                                        if s.outcome == FAILED).most_common(3)))
     read_at = _read_offsets(history.reads)
     report.lost = _lost(acked, read_at, history.log_start)
     report.duplicated = sorted(v for v in {s.value for s in acked} if len(read_at[v]) > 1)
@@ -189,5 +195,5 @@ def _backwards(commits: Iterable[tuple[float, str, int, int]]
 
 def unavailable_seconds(ack_times: Iterable[float]) -> float:
     times = sorted(ack_times)
-    return sum(gap for a, b in zip(times, times[1:], strict=False)
+    return sum(gap for a, b in itertools.pairwise(times)
                if (gap := b - a) > UNAVAILABLE_GAP_S)

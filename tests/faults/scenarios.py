@@ -58,6 +58,8 @@ class Outcome:
     report: Report
     notes: list[str]
     seconds: float
+    writer_errors: list[str]
+    """Errors that ended a writer early (librdkafka's fatal idempotence errors)."""
 
 
 def run_scenario(scenario: Scenario, root: Path, zookeeper: ZooKeeperServer, *,
@@ -78,7 +80,8 @@ def run_scenario(scenario: Scenario, root: Path, zookeeper: ZooKeeperServer, *,
             run.history.sends = workload.finish()
         _collect(run)
     report = check(run.history)
-    return Outcome(scenario.name, report, run.notes, time.monotonic() - started)
+    return Outcome(scenario.name, report, run.notes, time.monotonic() - started,
+                   workload.errors())
 
 
 def _heal(cluster: FaultCluster) -> None:
@@ -352,26 +355,3 @@ def java_hash(text: str) -> int:
         value = (31 * value + unit) & 0xFFFFFFFF
     return value - (1 << 32) if value >= 1 << 31 else value
 
-
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
-    Scenario("F1", "repeated leader SIGKILL and restart", leader_kill),
-    Scenario("F2", "controller SIGKILL", controller_kill),
-    Scenario("F3", "Jepsen-2013: isolate the followers, then kill the leader", jepsen_2013),
-    Scenario("F3-unclean", "negative control: F3 with unclean election, min.insync=1",
-             unclean_control, {"unclean.leader.election.enable": "true",
-                               "min.insync.replicas": "1"}, expect_loss=True),
-    Scenario("F4", "SIGSTOP the leader past the session timeout", leader_pause),
-    Scenario("F5", "partitioned or slow follower: ISR shrinks, then expands",
-             follower_partition),
-    Scenario("F6", "torn segment tail after SIGKILL", torn_tail),
-    Scenario("F8", "whole-cluster SIGKILL, random restart order, fsync per message",
-             whole_cluster_crash, {"log.flush.interval.messages": "1"}),
-    Scenario("F9", "leader cut from ZooKeeper, not from clients", leader_cut_from_zookeeper),
-    Scenario("F13", "preferred leader returns", preferred_leader_returns,
-             {"auto.leader.rebalance.enable": "true",
-              "leader.imbalance.check.interval.seconds": "1",
-              "leader.imbalance.per.broker.percentage": "0"}),
-    Scenario("F14", "retention under load never deletes above the high watermark",
-             retention_under_load, {"log.retention.check.interval.ms": "300"},
-             {"segment.bytes": "4096", "retention.bytes": "8192"}),
-]}
