@@ -41,5 +41,5 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
               "leader.imbalance.per.broker.percentage": "0"}),
     Scenario("F14", "retention under load never deletes above the high watermark",
              retention_under_load, {"log.retention.check.interval.ms": "300"},
-             {"segment.bytes": "20000", "retention.bytes": "20000"}),
+             {"segment.bytes": "10000", "retention.bytes": "10000"}),
 ]}

@@ -86,7 +86,7 @@ class Member(threading.Thread):
         while not self.stopping.is_set():
             try:
                 polled = self.consumer.poll(200)
-                if self.consumer.generation_id >= 0 and self.consumer.assignment():
+                if self.consumer.generation_id >= 0:
                     self.joined.set()
                 positions = {tp.partition: records[-1].offset + 1
                              for tp, records in polled.items() if records}

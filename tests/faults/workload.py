@@ -21,6 +21,9 @@ from checker import ACKED, FAILED, Batch, Send
 
 from kafkalite.records.batch_header import iter_batch_headers
 
+BATCH_BYTES = 8192
+"""Producer batch size: below the retention scenario's segment size (a broker refuses a
+batch larger than a segment)."""
 SEND_INTERVAL_S = 0.004
 """Pause between two sends of one writer: a few hundred records per second each."""
 CLOSE_TIMEOUT_S = 40.0
@@ -92,7 +95,7 @@ class ConfluentWriter(Writer):
 
         self.producer = Producer({
             "bootstrap.servers": self.bootstrap, "acks": "all", "enable.idempotence": True,
-            "linger.ms": 5, "message.timeout.ms": 30000, "request.timeout.ms": 10000,
+            "linger.ms": 5, "batch.size": BATCH_BYTES, "message.timeout.ms": 30000, "request.timeout.ms": 10000,
             "retry.backoff.ms": 100, "topic.metadata.refresh.interval.ms": 1000})
 
     def submit(self, send: Send) -> None:
@@ -118,7 +121,7 @@ class KafkaliteWriter(Writer):
         from kafkalite import Producer
 
         self.producer = Producer(bootstrap_servers=self.bootstrap, acks="all",
-                                 enable_idempotence=True, linger_ms=5,
+                                 enable_idempotence=True, linger_ms=5, batch_size=BATCH_BYTES,
                                  delivery_timeout_ms=30000, request_timeout_ms=10000,
                                  retry_backoff_ms=100, metadata_max_age_ms=1000)
 
