@@ -1,5 +1,5 @@
 """Fault-suite fixtures: the cluster tests' module-scoped real ZooKeeper server (each
-scenario works under its own chroot), and every scenario test here marked ``faults`` (and
+scenario works under its own chroot), and every scenario test (test_scenarios.py) marked ``faults`` (and
 ``slow``) for selection: ``pytest -m faults``."""
 
 from __future__ import annotations
@@ -23,6 +23,6 @@ zookeeper = _cluster_fixtures.zookeeper
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.fspath))
-        if path.parent == _HERE and path.name != "test_checker.py":
+        if path.parent == _HERE and path.name == "test_scenarios.py":
             item.add_marker(pytest.mark.faults)
             item.add_marker(pytest.mark.slow)
