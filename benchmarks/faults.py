@@ -18,6 +18,7 @@ import argparse
 import datetime
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -128,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in only if name not in SCENARIOS]
     if unknown:
         parser.error(f"unknown scenarios {unknown}; choose from {list(SCENARIOS)}")
+    # A SIGTERM unwinds like Ctrl-C, so ZooKeeper and the brokers are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rows, problems = run(args.minutes, args.seed, only)
     text = table(rows)
     print(text)

@@ -154,6 +154,7 @@ class FaultCluster:
         from kazoo.client import KazooClient
 
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)
         self.chroot = chroot
         self.ids = list(range(1, brokers + 1))
         self.config = {**BASE_CONFIG, **(config or {})}
