@@ -58,7 +58,7 @@ def find_coordinator(client: KafkaClient, group_id: str, deadline: float) -> int
             client.metadata.request_update()
             backoff(client, deadline)
             continue
-        if "coordinators" in body:  # v4+: one entry per key asked
+        if body.get("coordinators"):  # v4+: one entry per key asked
             body = body["coordinators"][0]
         code = body["error_code"]
         if code:
