@@ -196,6 +196,7 @@ class FaultCluster:
             self.start(broker_id)
         until(lambda: len(self.zk.get_children("/brokers/ids")) == len(self.ids),
               "every broker registered")
+        until(lambda: self.controller() in self.ids, "a controller")
         return self
 
     def close(self) -> None:
