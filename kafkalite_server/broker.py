@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from kafkalite.protocol import ApiKey
+from kafkalite_server.cancellation import cancel_and_wait
 from kafkalite_server.cluster.controller_client import ControllerClient, Membership
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
@@ -154,9 +155,7 @@ class Broker:
         await self.membership.leave(self.node_id)
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        await cancel_and_wait(list(self._connections))
         self.group_coordinator.shutdown()
         await self.tasks.cancel_all()
         await self.replica_manager.shutdown()
@@ -199,9 +198,7 @@ class BackgroundTasks:
         return self.spawn(repeat(), name)
 
     async def cancel_all(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
 
 
 async def _sync(function: Callable[..., object], *args: object) -> None:

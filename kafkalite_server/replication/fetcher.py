@@ -25,6 +25,7 @@ from kafkalite.protocol.errors import (
     OffsetOutOfRangeError,
     error_for_code,
 )
+from kafkalite_server.cancellation import cancel_and_wait
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkalite_server.replication.partition import Partition
@@ -66,6 +67,7 @@ class ReplicaFetcher:
         self.settings = settings
         self.states: dict[TopicPartition, FetchState] = {}
         self._changed = asyncio.Event()
+        self._stopped = False
         self._connection = PeerConnection(
             source, f"replica-fetcher-{local_id}", timeout_s=settings.socket_timeout_ms / 1000,
             max_response_bytes=settings.response_max_bytes + 1024 * 1024)
@@ -81,16 +83,15 @@ class ReplicaFetcher:
         self.states.pop(key, None)
 
     async def stop(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        self._stopped = True
+        await cancel_and_wait([self._task])
         self._connection.close()
 
     # ------------------------------------------------------------------ the loop
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
+        while not self._stopped:
             now = loop.time()
             ready = {k: s for k, s in self.states.items() if s.retry_at <= now}
             if not ready:

@@ -4,7 +4,7 @@ lost acknowledged record and no divergence between the replicas."""
 
 from __future__ import annotations
 
-from conftest import leader_of, log_bytes, replica, until
+from replication_helpers import leader_of, log_bytes, replica, until
 
 from kafkalite.protocol import ApiKey
 from kafkalite_server import EmbeddedCluster

@@ -10,7 +10,7 @@ import time
 
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from conftest import leader_of, log_bytes, replica, until
+from replication_helpers import leader_of, log_bytes, replica, until
 
 from kafkalite.protocol import ApiKey
 from kafkalite_server import EmbeddedCluster
