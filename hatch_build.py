@@ -1,8 +1,9 @@
 """Build hook: compiles the optional record-codec accelerator (kafkalite/records/_speedups.c).
 
 Hatchling runs :class:`SpeedupsHook` for wheels, editable ones included. It compiles the
-C file with the compiler and flags this Python was built with (``sysconfig``), so there
-are no build dependencies beyond a C compiler. Without a compiler, or when compiling
+C file with the compiler and flags this Python was built with (``sysconfig``; ``CC`` and
+``LDSHARED`` in the environment override them), so there are no build dependencies
+beyond a C compiler. Without a compiler, or when compiling
 fails, or with ``KAFKALITE_NO_SPEEDUPS=1`` in the environment, it builds nothing and the
 package runs its pure-Python codec; the wheel is then a pure-Python one.
 
@@ -32,14 +33,16 @@ def compile_extension(out_dir: Path) -> Path | None:
     (a line on stderr says why)."""
     if os.environ.get("KAFKALITE_NO_SPEEDUPS", "") not in ("", "0"):
         return None
-    compiler = sysconfig.get_config_var("LDSHARED") or ""
+    link = shlex.split(os.environ.get("LDSHARED") or sysconfig.get_config_var("LDSHARED") or "")
+    if link and os.environ.get("CC"):  # as distutils did: CC replaces the compiler only
+        link[:1] = shlex.split(os.environ["CC"])
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    if not compiler or not suffix:
+    if not link or not suffix:
         _note("no C compiler configuration for this Python")
         return None
     target = out_dir / f"_speedups{suffix}"
     command = [
-        *shlex.split(compiler),
+        *link,
         *shlex.split(sysconfig.get_config_var("CCSHARED") or ""),
         "-O2", "-std=c99", "-Wall", "-I", sysconfig.get_paths()["include"],
         str(SOURCE), "-o", str(target),
