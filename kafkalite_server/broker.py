@@ -29,12 +29,14 @@ from kafkalite_server.handlers import (
     cluster,
     configs,
     fetch,
+    groups,
     inter_broker,
     metadata,
     offsets,
     produce,
     producer_id,
     records,
+    transactions,
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
@@ -42,6 +44,7 @@ from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
 from kafkalite_server.replication.replica_manager import ReplicaManager
+from kafkalite_server.txn.service import install as install_txn_coordinator
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +69,14 @@ CORE_HANDLERS = {
     ApiKey.DELETE_RECORDS: records.handle_delete_records,
     ApiKey.DESCRIBE_CLUSTER: cluster.handle_describe_cluster,
     ApiKey.DESCRIBE_LOG_DIRS: cluster.handle_describe_log_dirs,
+    ApiKey.ADD_PARTITIONS_TO_TXN: transactions.handle_add_partitions_to_txn,
+    ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets_to_txn,
+    ApiKey.END_TXN: transactions.handle_end_txn,
+    ApiKey.WRITE_TXN_MARKERS: transactions.handle_write_txn_markers,
+    ApiKey.TXN_OFFSET_COMMIT: groups.handle_txn_offset_commit,
+    ApiKey.DESCRIBE_PRODUCERS: transactions.handle_describe_producers,
+    ApiKey.DESCRIBE_TRANSACTIONS: transactions.handle_describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: transactions.handle_list_transactions,
 }
 
 
@@ -94,6 +105,7 @@ class Broker:
         self._connections: set[asyncio.Task[None]] = set()
         self.connection_limits = ConnectionLimits(config)
         self.group_coordinator = install_group_coordinator(self)
+        self.txn_coordinator = install_txn_coordinator(self)
 
     @property
     def node_id(self) -> int:
@@ -111,6 +123,7 @@ class Broker:
             self._on_connection, self.config.host_name, self.config.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         self._start_maintenance()
+        self.txn_coordinator.start()
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, LocalChannel(self.inbox))
 
