@@ -171,7 +171,7 @@ class RecordBatchBuilder(BatchBuilder):
                 records, index, self._size, self.record_count, self._max_timestamp = encoded
                 if records:
                     self._parts.append(records)
-                return index  # type: ignore[no-any-return]
+                return index
         batch_size = self.batch_size
         size = self._size
         max_timestamp = self._max_timestamp
