@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from kafkalite.protocol import ApiKey
+from kafkalite_server.cancellation import cancel_and_wait
 from kafkalite_server.cluster.controller_client import ControllerClient, Membership
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
@@ -30,19 +31,24 @@ from kafkalite_server.handlers import (
     configs,
     elections,
     fetch,
+    groups,
     inter_broker,
     metadata,
     offsets,
     produce,
     producer_id,
     records,
+    transactions,
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
-from kafkalite_server.replication.replica_manager import ReplicaManager
+from kafkalite_server.replication.fetcher import FetcherSettings
+from kafkalite_server.replication.isr_store import PartitionStateStore
+from kafkalite_server.replication.replica_manager import ReplicaManager, ReplicationSettings
+from kafkalite_server.txn.service import install as install_txn_coordinator
 
 log = logging.getLogger(__name__)
 
@@ -68,13 +74,24 @@ CORE_HANDLERS = {
     ApiKey.DESCRIBE_CLUSTER: cluster.handle_describe_cluster,
     ApiKey.DESCRIBE_LOG_DIRS: cluster.handle_describe_log_dirs,
     ApiKey.ELECT_LEADERS: elections.handle_elect_leaders,
+    ApiKey.ADD_PARTITIONS_TO_TXN: transactions.handle_add_partitions_to_txn,
+    ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets_to_txn,
+    ApiKey.END_TXN: transactions.handle_end_txn,
+    ApiKey.WRITE_TXN_MARKERS: transactions.handle_write_txn_markers,
+    ApiKey.TXN_OFFSET_COMMIT: groups.handle_txn_offset_commit,
+    ApiKey.DESCRIBE_PRODUCERS: transactions.handle_describe_producers,
+    ApiKey.DESCRIBE_TRANSACTIONS: transactions.handle_describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: transactions.handle_list_transactions,
 }
 
 
 class Broker:
     def __init__(self, config: BrokerConfig, controller: ControllerClient,
                  membership: Membership, cluster_id: str, *,
+                 state_store: PartitionStateStore | None = None,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
+        """``state_store`` is where leaders write ISR changes (a cluster's partition state
+        nodes); a standalone broker has none, its ISRs are their leaders alone."""
         self.config = config
         self.controller = controller
         self.membership = membership
@@ -87,8 +104,9 @@ class Broker:
                                       topic_config=controller.topic_config,
                                       cleaner_config=config.cleaner_config())
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
-        self.replica_manager = ReplicaManager(config.broker_id, self.log_manager,
-                                              self.metadata_cache, controller.topic_config)
+        self.replica_manager = ReplicaManager(
+            config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
+            state_store, replication_settings(config), now_ms=now_ms)
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
         self.tasks = BackgroundTasks()
         self.port = 0
@@ -96,6 +114,7 @@ class Broker:
         self._connections: set[asyncio.Task[None]] = set()
         self.connection_limits = ConnectionLimits(config)
         self.group_coordinator = install_group_coordinator(self)
+        self.txn_coordinator = install_txn_coordinator(self)
 
     @property
     def node_id(self) -> int:
@@ -113,6 +132,7 @@ class Broker:
             self._on_connection, self.config.host_name, self.config.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         self._start_maintenance()
+        self.txn_coordinator.start()
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, LocalChannel(self.inbox))
 
@@ -130,6 +150,12 @@ class Broker:
                                        self.replica_manager.high_watermark_of))
         self.tasks.every(config.log_flush_offset_checkpoint_interval_ms, "checkpoints",
                          lambda: _sync(self._checkpoint))
+        replicas = self.replica_manager
+        self.tasks.every(max(config.replica_lag_time_max_ms // 2, 1), "isr-shrink",
+                         lambda: _sync(replicas.maybe_shrink_isr))
+        self.tasks.every(config.replica_high_watermark_checkpoint_interval_ms,
+                         "high-watermark-checkpoint",
+                         lambda: _sync(replicas.checkpoint_high_watermarks))
         flush_ms = config.log_flush_interval_ms
         self.tasks.every(min(flush_ms or 1000, 1000), "flush",
                          lambda: asyncio.to_thread(manager.flush_dirty, self.now_ms()))
@@ -144,14 +170,22 @@ class Broker:
         await self.membership.leave(self.node_id)
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        await cancel_and_wait(list(self._connections))
         self.group_coordinator.shutdown()
         await self.tasks.cancel_all()
+        await self.replica_manager.shutdown()
         if self._server is not None:
             await self._server.wait_closed()
         self.log_manager.shutdown()
+
+
+def replication_settings(config: BrokerConfig) -> ReplicationSettings:
+    return ReplicationSettings(config.replica_lag_time_max_ms, FetcherSettings(
+        wait_max_ms=config.replica_fetch_wait_max_ms, min_bytes=config.replica_fetch_min_bytes,
+        max_bytes=config.replica_fetch_max_bytes,
+        response_max_bytes=config.replica_fetch_response_max_bytes,
+        backoff_ms=config.replica_fetch_backoff_ms,
+        socket_timeout_ms=config.replica_socket_timeout_ms))
 
 
 class BackgroundTasks:
@@ -179,9 +213,7 @@ class BackgroundTasks:
         return self.spawn(repeat(), name)
 
     async def cancel_all(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
 
 
 async def _sync(function: Callable[..., object], *args: object) -> None:

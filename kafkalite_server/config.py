@@ -73,11 +73,23 @@ class BrokerConfig:
     byte, including time stalled by ``queued.max.request.bytes``; -1: never."""
     min_insync_replicas: int = 1
     offsets_topic_num_partitions: int = 50
-    offsets_topic_replication_factor: int = 1
+    offsets_topic_replication_factor: int = 3
     offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    # --- transaction coordinator (Kafka's names and defaults, replication as offsets topic)
+    transaction_state_log_num_partitions: int = 50
+    transaction_state_log_replication_factor: int = 1
+    transaction_state_log_min_isr: int = 1
+    transaction_state_log_segment_bytes: int = 100 * 1024 * 1024
+    transaction_max_timeout_ms: int = 900_000
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
+    transactional_id_expiration_ms: int = 7 * 24 * _HOUR_MS
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = _HOUR_MS
+    # --- committed offsets (group coordinator)
+    offsets_retention_minutes: int = 7 * 24 * 60
+    offsets_retention_check_interval_ms: int = 600_000
     # --- log cleaner (compaction) and segment rolling/deletion
     log_cleaner_enable: bool = True
     log_cleaner_threads: int = 1
@@ -105,6 +117,15 @@ class BrokerConfig:
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff_ms: int = 5000
     controller_socket_timeout_ms: int = 30_000
+    # -- replication
+    replica_lag_time_max_ms: int = 30_000
+    replica_fetch_wait_max_ms: int = 500
+    replica_fetch_min_bytes: int = 1
+    replica_fetch_max_bytes: int = 1024 * 1024
+    replica_fetch_response_max_bytes: int = 10 * 1024 * 1024
+    replica_fetch_backoff_ms: int = 1000
+    replica_socket_timeout_ms: int = 30_000
+    replica_high_watermark_checkpoint_interval_ms: int = 5000
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
     """Keys set by the operator (DescribeConfigs reports the others as defaults)."""
 
@@ -298,6 +319,25 @@ _SPECS: dict[str, _Spec] = {
         "group_initial_rebalance_delay_ms", integer(0, _INT_MAX)),
     "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, _INT_MAX)),
     "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, _INT_MAX)),
+    "transaction.state.log.num.partitions": _Spec("transaction_state_log_num_partitions",
+                                                  integer(1, _INT_MAX)),
+    "transaction.state.log.replication.factor": _Spec(
+        "transaction_state_log_replication_factor", integer(1, 32767)),
+    "transaction.state.log.min.isr": _Spec("transaction_state_log_min_isr",
+                                           integer(1, _INT_MAX)),
+    "transaction.state.log.segment.bytes": _Spec("transaction_state_log_segment_bytes",
+                                                 integer(1, _INT_MAX)),
+    "transaction.max.timeout.ms": _Spec("transaction_max_timeout_ms", integer(1, _INT_MAX)),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": _Spec(
+        "transaction_abort_timed_out_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
+    "transactional.id.expiration.ms": _Spec("transactional_id_expiration_ms",
+                                            integer(1, _INT_MAX)),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": _Spec(
+        "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
+    # --- committed offsets (group coordinator)
+    "offsets.retention.minutes": _Spec("offsets_retention_minutes", integer(1, _INT_MAX)),
+    "offsets.retention.check.interval.ms": _Spec("offsets_retention_check_interval_ms",
+                                                 integer(1)),
     # --- log cleaner (compaction) and segment rolling/deletion
     "log.cleaner.enable": _Spec("log_cleaner_enable", boolean),
     "log.cleaner.threads": _Spec("log_cleaner_threads", integer(0, _INT_MAX)),
@@ -336,7 +376,21 @@ _CLUSTER_SPECS: dict[str, _Spec] = {
     "controller.socket.timeout.ms": _Spec("controller_socket_timeout_ms", integer(1, _INT_MAX)),
 }
 """Cluster keys, kept in their own block (Kafka's names and defaults)."""
+_REPLICATION_SPECS: dict[str, _Spec] = {
+    "replica.lag.time.max.ms": _Spec("replica_lag_time_max_ms", integer(1, _INT_MAX)),
+    "replica.fetch.wait.max.ms": _Spec("replica_fetch_wait_max_ms", integer(0, _INT_MAX)),
+    "replica.fetch.min.bytes": _Spec("replica_fetch_min_bytes", integer(1, _INT_MAX)),
+    "replica.fetch.max.bytes": _Spec("replica_fetch_max_bytes", integer(0, _INT_MAX)),
+    "replica.fetch.response.max.bytes": _Spec("replica_fetch_response_max_bytes",
+                                              integer(0, _INT_MAX)),
+    "replica.fetch.backoff.ms": _Spec("replica_fetch_backoff_ms", integer(0, _INT_MAX)),
+    "replica.socket.timeout.ms": _Spec("replica_socket_timeout_ms", integer(1, _INT_MAX)),
+    "replica.high.watermark.checkpoint.interval.ms": _Spec(
+        "replica_high_watermark_checkpoint_interval_ms", integer(1, _INT_MAX)),
+}
+"""Follower fetching and the ISR (Kafka's names and defaults)."""
 _UNSET_IS_NULL = frozenset({"broker.rack", "zookeeper.connect"})
 _SPECS.update(_CLUSTER_SPECS)
+_SPECS.update(_REPLICATION_SPECS)
 
 BROKER_CONFIG_KEYS: tuple[str, ...] = tuple(_SPECS)

@@ -21,6 +21,7 @@ from kafkalite.protocol.schemas import (
     producer_id,
     records_deletion,
     sasl,
+    transactions,
 )
 
 
@@ -49,6 +50,11 @@ class ApiKey(IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
@@ -59,6 +65,9 @@ class ApiKey(IntEnum):
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     DESCRIBE_CLUSTER = 60
+    DESCRIBE_PRODUCERS = 61
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
 
 
 @dataclass(frozen=True)
@@ -172,6 +181,14 @@ APIS: dict[ApiKey, Api] = {
             ApiKey.DESCRIBE_CLUSTER,
             cluster.DESCRIBE_CLUSTER_REQUEST,
             cluster.DESCRIBE_CLUSTER_RESPONSE,
+        ),
+        *(
+            Api(key, getattr(transactions, f"{key.name}_REQUEST"),
+                getattr(transactions, f"{key.name}_RESPONSE"))
+            for key in (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN,
+                        ApiKey.END_TXN, ApiKey.WRITE_TXN_MARKERS, ApiKey.TXN_OFFSET_COMMIT,
+                        ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TRANSACTIONS,
+                        ApiKey.LIST_TRANSACTIONS)
         ),
     )
 }

@@ -97,6 +97,7 @@ class ZkController:
                     changed.append(key)
         self._announce(keys, to=list(self.live), changed=changed)
         self._deletions_requested()
+        self._isr_changed()
 
     def stop(self) -> None:
         self.active = False
@@ -318,6 +319,31 @@ class ZkController:
             added = self._load_topic(topic)
             if added:
                 self._announce(added, to=(), changed=added)
+
+    def _isr_changed(self) -> None:
+        """Leaders changed ISRs in the state nodes (Kafka 2.x's isr_change_notification):
+        re-read those states and tell every broker with UpdateMetadata."""
+        keys: set[TopicPartition] = set()
+        for name in self.store.children(zk.ISR_CHANGE_NOTIFICATION,
+                                        watch=self._watch(self._isr_changed)):
+            path = f"{zk.ISR_CHANGE_NOTIFICATION}/{name}"
+            try:
+                keys.update(zk.decode_isr_change(path, self.store.get(path)[0]))
+                self.store.delete(path)
+            except NoNodeError:
+                continue
+            except zk.LayoutError as exc:
+                log.warning("controller %d: ignoring %s", self.broker_id, exc)
+                with contextlib.suppress(NoNodeError):
+                    self.store.delete(path)
+        known = sorted(key for key in keys if key in self.states)
+        for key in known:
+            path = zk.partition_state_path(*key)
+            with contextlib.suppress(NoNodeError):
+                data, stat = self.store.get(path)
+                self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+        if known:
+            self._update_metadata([self.partition_state(key) for key in known])
 
     def _deletions_requested(self) -> None:
         for topic in self.store.children(zk.DELETE_TOPICS,

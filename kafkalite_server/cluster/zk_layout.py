@@ -34,8 +34,11 @@ CONFIG_TOPICS = "/config/topics"
 DELETE_TOPICS = "/admin/delete_topics"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 CLUSTER_ID = "/cluster/id"
+ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
+ISR_CHANGE_PREFIX = f"{ISR_CHANGE_NOTIFICATION}/isr_change_"
 
-PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/cluster")
+PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/cluster",
+                    ISR_CHANGE_NOTIFICATION)
 """Created by every broker at start (Kafka's ``createTopLevelPaths``)."""
 
 
@@ -152,6 +155,20 @@ class LeaderIsr:
                        int(document["controller_epoch"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise LayoutError(f"{path}: {exc!r}") from None
+
+
+def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
+    """A leader changed these partitions' ISR (the controller re-reads their state)."""
+    return _dump({"version": 1, "partitions": [{"topic": t, "partition": p}
+                                               for t, p in partitions]})
+
+
+def decode_isr_change(path: str, data: bytes) -> list[tuple[str, int]]:
+    try:
+        return [(str(entry["topic"]), int(entry["partition"]))
+                for entry in _load(data, path)["partitions"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LayoutError(f"{path}: {exc!r}") from None
 
 
 def encode_topic_config(configs: dict[str, str]) -> bytes:
