@@ -75,20 +75,23 @@ def test_preferred_election_moves_leadership_back_and_bumps_the_epoch(cluster):
         assert isinstance(again[TopicPartition("back", 0)], ElectionNotNeededError)
 
 
-def test_a_preferred_replica_outside_the_isr_is_not_available(cluster):
+def test_a_preferred_replica_that_is_down_is_not_available(cluster):
     _seed(cluster, "lagging", {0: ([0, 1], 1, [1])})
+    cluster.stop_broker(0)
     with AdminClient(cluster.bootstrap_servers) as admin:
-        with pytest.raises(PreferredLeaderNotAvailableError, match="not in the ISR"):
+        with pytest.raises(PreferredLeaderNotAvailableError, match="not alive"):
             admin.elect_leaders(ElectionType.PREFERRED, ["lagging"])
         outcome = admin.elect_leaders(0, [TopicPartition("lagging", 0),
                                           TopicPartition("nope", 0)], raise_errors=False)
     assert isinstance(outcome[TopicPartition("nope", 0)], UnknownTopicOrPartitionError)
-    assert _state(cluster, 0, "lagging", 0).leader == 1
+    assert _state(cluster, 1, "lagging", 0).leader == 1
 
 
 def test_unclean_election_takes_a_live_replica_outside_the_isr(cluster):
+    cluster.stop_broker(2)  # down while broker 1 alone is in sync
     _seed(cluster, "offline", {0: ([1, 2], 1, [1])})
     cluster.stop_broker(1)  # the only ISR member: the partition goes offline
+    cluster.restart_broker(2)
     controller = cluster.controller_id
     _until(lambda: _state(cluster, controller, "offline", 0).leader == -1, "offline")
     with AdminClient(cluster.bootstrap_servers) as admin:
