@@ -1,0 +1,176 @@
+"""Leader failover time on a three-process kafkalite cluster over a real ZooKeeper.
+
+Three ``python -m kafkalite_server start`` processes (the suite's ``BrokerProcess`` helper)
+join a standalone ZooKeeper (Debian's package, the suite's ``ZooKeeperServer`` helper) with
+``zookeeper.session.timeout.ms=6000``. One topic has three partitions, replication factor 3
+and ``min.insync.replicas=2``. Each round picks the broker leading partition 0, stops it,
+and has a warmed-up confluent-kafka producer (``acks=all``) send one record to every
+partition that broker led, right after the signal. The figure is the time from the signal
+to the last of those records being acknowledged: until then some partition of the stopped
+broker takes no writes.
+
+- ``kill``: SIGKILL. The controller learns of the loss only when the broker's ZooKeeper
+  session expires, so the session timeout bounds the figure from below.
+- ``stop``: SIGTERM. The broker asks the controller to move its leaderships away
+  (ControlledShutdown) before it closes its sockets; the goal is under a second.
+
+The stopped broker is restarted and the ISR of every partition is full again before the
+next round. Automatic leader rebalance is off so that no leader moves mid-round.
+
+    python -m benchmarks.cluster [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tests" / "cluster"))
+from zookeeper_server import ZooKeeperServer  # noqa: E402
+
+BROKERS = (1, 2, 3)
+TOPIC = "failover"
+PARTITIONS = 3
+SESSION_MS = 6000
+WAIT_S = 60.0
+
+
+def _suite_helpers() -> ModuleType:
+    """tests/conftest.py, which holds ``BrokerProcess`` (loaded by path: ``conftest`` is
+    also the name of tests/cluster/conftest.py)."""
+    spec = importlib.util.spec_from_file_location("suite_conftest",
+                                                  REPO_ROOT / "tests" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _until(condition: Any, what: str) -> Any:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+@contextlib.contextmanager
+def cluster(root: Path) -> Iterator[dict[int, Any]]:
+    broker_process = _suite_helpers().BrokerProcess
+    zookeeper = ZooKeeperServer(root / "zookeeper").start()
+    brokers = {b: broker_process(root / f"broker-{b}", [
+        "--set", f"broker.id={b}", "--set", f"zookeeper.connect={zookeeper.connect}/bench",
+        "--set", f"zookeeper.session.timeout.ms={SESSION_MS}",
+        "--set", "auto.leader.rebalance.enable=false",
+        "--set", "replica.fetch.backoff.ms=200"]) for b in BROKERS}
+    try:
+        for broker in brokers.values():
+            broker.start()
+        yield brokers
+    finally:
+        for broker in brokers.values():
+            broker.kill()
+        zookeeper.stop()
+
+
+def partition_states(admin: AdminClient) -> dict[int, tuple[int, list[int]]]:
+    """partition -> (leader, ISR), as a live broker's metadata cache has them."""
+    topic = admin.list_topics(TOPIC, timeout=10).topics[TOPIC]
+    return {p.id: (p.leader, sorted(p.isrs)) for p in topic.partitions.values()}
+
+
+def fully_replicated(admin: AdminClient) -> bool:
+    states = partition_states(admin)
+    return len(states) == PARTITIONS and all(
+        leader in BROKERS and isr == list(BROKERS) for leader, isr in states.values())
+
+
+def failover_seconds(brokers: dict[int, Any], admin: AdminClient, producer: Producer,
+                     how: str) -> float:
+    """One round: stop partition 0's leader, time the first acknowledged record on each
+    partition it led, then bring it back with a full ISR."""
+    _until(lambda: fully_replicated(admin), "a full ISR on every partition")
+    states = partition_states(admin)
+    victim = states[0][0]
+    led = [p for p, (leader, _isr) in states.items() if leader == victim]
+    acked: dict[int, float] = {}
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def delivered(err: Any, msg: Any) -> None:
+        with lock:
+            if err is None:
+                acked.setdefault(msg.partition(), time.monotonic())
+            else:
+                failures.append(str(err))
+
+    process = brokers[victim].process
+    started = time.monotonic()
+    process.send_signal(9 if how == "kill" else 15)
+    for partition in led:
+        producer.produce(TOPIC, b"after", partition=partition, on_delivery=delivered)
+    while len(acked) < len(led) and time.monotonic() - started < WAIT_S:
+        producer.poll(0.005)
+    if failures or len(acked) < len(led):
+        raise RuntimeError(f"not acknowledged: {failures or led}")
+    elapsed = max(acked.values()) - started
+    if how == "kill":
+        brokers[victim].kill()  # reaps it
+    else:
+        brokers[victim].terminate()  # lets the clean shutdown finish
+    # A SIGKILLed broker's registration lives until its session expires.
+    _until(lambda: victim not in admin.list_topics(timeout=10).brokers, "the registration gone")
+    brokers[victim].start()
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp, cluster(Path(tmp)) as brokers:
+        # The stopped broker keeps its port across restarts: one bootstrap list serves all.
+        bootstrap = ",".join(b.bootstrap_servers for b in brokers.values())
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3,
+                                      config={"min.insync.replicas": "2"})])[TOPIC].result(30)
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "log_level": 0,
+                             "linger.ms": 0, "message.timeout.ms": int(WAIT_S * 1000),
+                             "retry.backoff.ms": 20, "retry.backoff.max.ms": 100,
+                             "topic.metadata.refresh.fast.interval.ms": 20})
+        _until(lambda: fully_replicated(admin), "a full ISR on every partition")
+        for partition in range(PARTITIONS):  # connections and metadata warm
+            producer.produce(TOPIC, b"warm", partition=partition)
+        if producer.flush(30):
+            raise RuntimeError("warm-up records not acknowledged")
+        results: dict[str, list[float]] = {"kill": [], "stop": []}
+        for _ in range(args.rounds):
+            for how in results:
+                results[how].append(failover_seconds(brokers, admin, producer, how))
+        producer.flush(10)
+    labels = {"kill": "SIGKILL of the leader (session 6 s)",
+              "stop": "SIGTERM, controlled shutdown      "}
+    for how, seconds in results.items():
+        print(f"{labels[how]}  median {statistics.median(seconds):6.3f} s  "
+              f"max {max(seconds):6.3f} s  ({len(seconds)} rounds: "
+              f"{' '.join(f'{s:.2f}' for s in seconds)})")
+
+
+if __name__ == "__main__":
+    main()
