@@ -47,6 +47,7 @@ TOPIC = "failover"
 PARTITIONS = 3
 SESSION_MS = 6000
 WAIT_S = 60.0
+SEND_INTERVAL_S = 0.01
 
 
 def _suite_helpers() -> ModuleType:
@@ -101,35 +102,57 @@ def fully_replicated(admin: AdminClient) -> bool:
         leader in BROKERS and isr == list(BROKERS) for leader, isr in states.values())
 
 
-def failover_seconds(brokers: dict[int, Any], admin: AdminClient, producer: Producer,
-                     how: str) -> float:
-    """One round: stop partition 0's leader, time the first acknowledged record on each
-    partition it led, then bring it back with a full ISR."""
+def failover_round(brokers: dict[int, Any], admin: AdminClient, producer: Producer,
+                   how: str) -> tuple[float, float]:
+    """One round: stop partition 0's leader and, from the signal on, send a record every
+    ``SEND_INTERVAL_S`` to each partition it led, until metadata names new leaders for all
+    of them and every record sent is acknowledged. Returns (the time from the signal to the
+    last partition's first acknowledgement, the longest produce-to-acknowledgement latency
+    of a record sent in that window). Then brings the broker back with a full ISR."""
     _until(lambda: fully_replicated(admin), "a full ISR on every partition")
     states = partition_states(admin)
     victim = states[0][0]
     led = [p for p, (leader, _isr) in states.items() if leader == victim]
     acked: dict[int, float] = {}
+    latencies: list[float] = []
     failures: list[str] = []
-    lock = threading.Lock()
+    moved = threading.Event()
 
     def delivered(err: Any, msg: Any) -> None:
-        with lock:
-            if err is None:
-                acked.setdefault(msg.partition(), time.monotonic())
-            else:
-                failures.append(str(err))
+        if err is None:
+            acked.setdefault(msg.partition(), time.monotonic())
+            latencies.append(msg.latency())
+        else:
+            failures.append(str(err))
+
+    def watch_leaders() -> None:
+        def new_leaders() -> bool:
+            now = partition_states(admin)
+            return all(now[p][0] not in (-1, victim) for p in led)
+        _until(new_leaders, "new leaders in the metadata")
+        moved.set()
 
     process = brokers[victim].process
-    started = time.monotonic()
+    started, wall = time.monotonic(), time.time()
     process.send_signal(9 if how == "kill" else 15)
-    for partition in led:
-        producer.produce(TOPIC, b"after", partition=partition, on_delivery=delivered)
-    while len(acked) < len(led) and time.monotonic() - started < WAIT_S:
-        producer.poll(0.005)
-    if failures or len(acked) < len(led):
-        raise RuntimeError(f"not acknowledged: {failures or led}")
-    elapsed = max(acked.values()) - started
+    threading.Thread(target=watch_leaders, daemon=True).start()
+    sent = 0
+    next_send = started
+    while not (moved.is_set() and len(latencies) == sent) and not failures:
+        if time.monotonic() - started > WAIT_S:
+            raise RuntimeError(f"no failover within {WAIT_S} s")
+        if not moved.is_set() and time.monotonic() >= next_send:
+            for partition in led:
+                producer.produce(TOPIC, b"after", partition=partition, on_delivery=delivered)
+                sent += 1
+            next_send += SEND_INTERVAL_S
+        producer.poll(0.002)
+    if failures:
+        raise RuntimeError(f"not acknowledged: {failures}")
+    first_ack, stall = max(acked.values()) - started, max(latencies)
+    print(f"{how} broker {victim} at {time.strftime('%H:%M:%S', time.localtime(wall))}: "
+          f"partitions {led}, first acknowledgement {first_ack:.3f} s, "
+          f"longest latency {stall:.3f} s, {sent} records", file=sys.stderr, flush=True)
     if how == "kill":
         brokers[victim].kill()  # reaps it
     else:
@@ -137,14 +160,18 @@ def failover_seconds(brokers: dict[int, Any], admin: AdminClient, producer: Prod
     # A SIGKILLed broker's registration lives until its session expires.
     _until(lambda: victim not in admin.list_topics(timeout=10).brokers, "the registration gone")
     brokers[victim].start()
-    return elapsed
+    return first_ack, stall
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--data-dir", type=Path,
+                        help="keep the brokers' logs and data here (default: a temporary dir)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp, cluster(Path(tmp)) as brokers:
+    with contextlib.ExitStack() as stack:
+        root = args.data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        brokers = stack.enter_context(cluster(root))
         # The stopped broker keeps its port across restarts: one bootstrap list serves all.
         bootstrap = ",".join(b.bootstrap_servers for b in brokers.values())
         admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
@@ -159,18 +186,18 @@ def main(argv: list[str] | None = None) -> None:
             producer.produce(TOPIC, b"warm", partition=partition)
         if producer.flush(30):
             raise RuntimeError("warm-up records not acknowledged")
-        results: dict[str, list[float]] = {"kill": [], "stop": []}
+        results: dict[str, list[tuple[float, float]]] = {"kill": [], "stop": []}
         for _ in range(args.rounds):
             for how in results:
-                results[how].append(failover_seconds(brokers, admin, producer, how))
+                results[how].append(failover_round(brokers, admin, producer, how))
         producer.flush(10)
     labels = {"kill": "SIGKILL of the leader (session 6 s)",
               "stop": "SIGTERM, controlled shutdown      "}
-    for how, seconds in results.items():
-        print(f"{labels[how]}  median {statistics.median(seconds):6.3f} s  "
-              f"max {max(seconds):6.3f} s  ({len(seconds)} rounds: "
-              f"{' '.join(f'{s:.2f}' for s in seconds)})")
-
+    for how, rounds in results.items():
+        for index, figure in enumerate(("first ack", "longest  ")):
+            seconds = [r[index] for r in rounds]
+            print(f"{labels[how]}  {figure}  median {statistics.median(seconds):6.3f} s  "
+                  f"max {max(seconds):6.3f} s  ({len(seconds)} rounds)")
 
 if __name__ == "__main__":
     main()
