@@ -245,7 +245,7 @@ def survive_a_crash(cluster: Any, events: int, notes: list[str]) -> None:
             "min.insync.replicas": str(MIN_INSYNC_REPLICAS)})])
         before = wait_for(admin, ORDERS, lambda s: len(s) == ORDER_PARTITIONS and all(
             leader >= 0 and len(isr) == REPLICATION_FACTOR for leader, isr in s.values()))
-        victim = before[0][0]
+        victim, controller = before[0][0], cluster.controller_id
         notes.append(f"{ORDERS}: {ORDER_PARTITIONS} partitions, replication factor "
                      f"{REPLICATION_FACTOR}, min.insync.replicas={MIN_INSYNC_REPLICAS}")
         notes.append(f"before: {show(before)}")
@@ -280,6 +280,7 @@ def survive_a_crash(cluster: Any, events: int, notes: list[str]) -> None:
         after = wait_for(admin, ORDERS, lambda s: all(
             leader not in (-1, victim) and victim not in isr for leader, isr in s.values()))
         moved = sorted(p for p, (leader, _) in before.items() if leader != after[p][0])
+        notes.append(f"controller: broker {controller} -> broker {cluster.controller_id}")
         notes.append("leader moves: " + (", ".join(
             f"p{p} {before[p][0]}->{after[p][0]}" for p in moved) or "none"))
         notes.append(f"after: {show(after)}")
