@@ -7,6 +7,7 @@ from enum import IntEnum
 
 from kafkalite.protocol.schema import Message, Versions
 from kafkalite.protocol.schemas import (
+    acls,
     admin,
     api_versions,
     cluster,
@@ -20,6 +21,7 @@ from kafkalite.protocol.schemas import (
     producer_id,
     records_deletion,
     sasl,
+    scram_credentials,
 )
 
 
@@ -48,6 +50,9 @@ class ApiKey(IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
@@ -55,6 +60,8 @@ class ApiKey(IntEnum):
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
 
 
@@ -132,6 +139,9 @@ APIS: dict[ApiKey, Api] = {
             offsets.OFFSET_FOR_LEADER_EPOCH_REQUEST,
             offsets.OFFSET_FOR_LEADER_EPOCH_RESPONSE,
         ),
+        Api(ApiKey.DESCRIBE_ACLS, acls.DESCRIBE_ACLS_REQUEST, acls.DESCRIBE_ACLS_RESPONSE),
+        Api(ApiKey.CREATE_ACLS, acls.CREATE_ACLS_REQUEST, acls.CREATE_ACLS_RESPONSE),
+        Api(ApiKey.DELETE_ACLS, acls.DELETE_ACLS_REQUEST, acls.DELETE_ACLS_RESPONSE),
         Api(
             ApiKey.DESCRIBE_CONFIGS,
             admin.DESCRIBE_CONFIGS_REQUEST,
@@ -158,6 +168,16 @@ APIS: dict[ApiKey, Api] = {
             ApiKey.INCREMENTAL_ALTER_CONFIGS,
             configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,
             configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE,
+        ),
+        Api(
+            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+            scram_credentials.DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST,
+            scram_credentials.DESCRIBE_USER_SCRAM_CREDENTIALS_RESPONSE,
+        ),
+        Api(
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
+            scram_credentials.ALTER_USER_SCRAM_CREDENTIALS_REQUEST,
+            scram_credentials.ALTER_USER_SCRAM_CREDENTIALS_RESPONSE,
         ),
         Api(
             ApiKey.DESCRIBE_CLUSTER,

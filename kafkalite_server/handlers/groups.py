@@ -20,6 +20,8 @@ from kafkalite_server.group.coordinator import JoinRequest
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import per_partition_error, requires
 
 Body = dict[str, Any]
 
@@ -53,9 +55,11 @@ async def handle_find_coordinator(
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": "the group's offsets partition has no live leader"}
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-            "node_id": endpoint.node_id, "host": endpoint.host, "port": endpoint.port}
+            "node_id": endpoint.node_id, "host": endpoint.on(ctx.listener).host,
+            "port": endpoint.on(ctx.listener).port}
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
 async def handle_join_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -90,6 +94,7 @@ async def handle_join_group(
     }
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
 async def handle_sync_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -100,6 +105,7 @@ async def handle_sync_group(
     return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment}
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
 async def handle_heartbeat(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -109,6 +115,7 @@ async def handle_heartbeat(
     return {"throttle_time_ms": 0, "error_code": error}
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
 async def handle_leave_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -130,6 +137,7 @@ async def handle_leave_group(
     }
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id", per_partition_error)
 async def handle_offset_commit(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -179,6 +187,7 @@ def _commit_error(
     return UnknownTopicOrPartitionError.errno if tp in unknown else results[tp]
 
 
+@requires(AclOperation.DESCRIBE, ResourceType.GROUP, "group_id")
 async def handle_offset_fetch(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:

@@ -1,0 +1,61 @@
+"""One-line authorization for whole requests: ``@requires(operation, resource type, field)``
+on a handler answers the request with an authorization error, without calling the handler,
+when the principal may not act on the resource the request names.
+
+Requests about many topics (Produce, Fetch, Metadata) check per topic in their handlers with
+``ctx.denied`` / ``ctx.authorize``; requests about one group, and the controller's requests
+to brokers (ClusterAction on the Cluster), are checked here.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+)
+from kafkalite_server.security.acls import CLUSTER_NAME, AclOperation, ResourceType
+
+Body = dict[str, Any]
+Denial = Callable[[Body, int], Body]
+
+_ERRORS: dict[ResourceType, type[BrokerResponseError]] = {
+    ResourceType.GROUP: GroupAuthorizationFailedError,
+    ResourceType.CLUSTER: ClusterAuthorizationFailedError,
+}
+
+
+def top_level_error(body: Body, errno: int) -> Body:
+    return {"throttle_time_ms": 0, "error_code": errno}
+
+
+def per_partition_error(body: Body, errno: int) -> Body:
+    """OffsetCommit's answer: the error on every partition of the request."""
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": topic["name"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": errno}
+            for p in topic["partitions"]]}
+        for topic in body["topics"]]}
+
+
+def requires(operation: AclOperation, resource_type: ResourceType, field: str | None = None,
+             deny: Denial = top_level_error) -> Callable[[Any], Any]:
+    """Handler decorator; ``field`` names the request field holding the resource name (the
+    Cluster resource when None). The handler's last two arguments are (ctx, body)."""
+    errno = _ERRORS[resource_type].errno
+
+    def decorate(handler: Callable[..., Awaitable[Body | None]]) -> Any:
+        @functools.wraps(handler)
+        async def checked(*args: Any) -> Body | None:
+            ctx, body = args[-2], args[-1]
+            name = CLUSTER_NAME if field is None else body[field]
+            if not ctx.authorize(operation, resource_type, name):
+                return deny(body, errno)
+            return await handler(*args)
+        return checked
+
+    return decorate
