@@ -152,7 +152,12 @@ _CLIENT_TRANSITIONS = {_Step.FIRST: ("_on_server_first", _Step.FINAL),
 
 class ScramServer:
     """The broker's side of one exchange. ``lookup(user)`` returns the stored credential or
-    None; an unknown user fails exactly like a wrong password (after the same messages)."""
+    None; an unknown user fails exactly like a wrong password (after the same messages).
+
+    The client-final nonce must be the server's (client + server part), or, as Kafka 3.x
+    accepts, the client part followed by it: librdkafka before 2.6.1 prepends its nonce a
+    second time. The proof is checked over the message as sent, so nothing else loosens.
+    """
 
     def __init__(self, mechanism: str,
                  lookup: Callable[[str], ScramCredential | None], *,
@@ -169,6 +174,7 @@ class ScramServer:
         self._client_first_bare = ""
         self._server_first = ""
         self._full_nonce = ""
+        self._client_nonce = ""
         self._known = False
 
     @property
@@ -210,6 +216,7 @@ class ScramServer:
             self.mechanism, secrets.token_urlsafe(16), MIN_ITERATIONS)
         self._known = found is not None
         self._client_first_bare = bare
+        self._client_nonce = client_nonce
         self._full_nonce = client_nonce + self._nonce()
         self._server_first = (f"r={self._full_nonce},s={_b64(self._credential.salt)},"
                               f"i={self._credential.iterations}")
@@ -222,7 +229,7 @@ class ScramServer:
             raise ScramError("client-final-message has no proof")
         if channel not in ("biws", "eSws"):
             raise ScramError("channel binding is not supported")
-        if nonce != self._full_nonce:
+        if nonce not in (self._full_nonce, self._client_nonce + self._full_nonce):
             raise ScramError("the nonce does not match")
         proof = _unb64(pairs[-1][1])
         without_proof = message.decode("utf-8").rsplit(",p=", 1)[0]
