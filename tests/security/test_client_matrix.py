@@ -172,7 +172,7 @@ def test_produce_and_consume(secure: SecureBroker, client: str, protocol: str,
                                                  ("SASL_PLAINTEXT", "SCRAM-SHA-256")])
 def test_wrong_password_fails_cleanly(secure: SecureBroker, client: str, protocol: str,
                                       mechanism: str) -> None:
-    run, value = CLIENTS[client]
+    run, _value = CLIENTS[client]
     topic = f"w-{uuid.uuid4().hex[:10]}"
     with pytest.raises(Exception):  # noqa: B017 - each client has its own error type
         run(secure, protocol, mechanism, topic, password="not-the-password")
