@@ -90,7 +90,7 @@ def consume(conf: dict[str, str], topic: str, size: int, total: int) -> float:
     count, received = max(1, total // size), 0
     started = time.perf_counter()
     while received < count:
-        for message in consumer.consume(1000, 5):
+        for message in consumer.consume(10_000, 0.1):
             if not message.error():
                 received += 1
     elapsed = time.perf_counter() - started
@@ -120,7 +120,8 @@ def main() -> int:
                                 topic = f"bench-{protocol.lower()}-{size}-{uuid.uuid4().hex}"
                                 runs.append(produce(conf, topic, size, total))
                             else:
-                                produce(conf, topic, size, total) if not runs else None
+                                if not runs:
+                                    produce(conf, topic, size, total)
                                 runs.append(consume(conf, topic, size, total))
                         best[protocol] = max(runs)
                     name = f"{action.__name__} {size // 1024} KB"
