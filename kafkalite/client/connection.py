@@ -148,6 +148,8 @@ class BrokerConnection:
         self._connect_deadline = 0.0
         self._security = security
         self._sasl: SaslExchange | None = None
+        self.last_error: BaseException | None = None
+        """Why the connection last closed (None: closed on purpose)."""
         self.on_state_change: Callable[[BrokerConnection], None] | None = None
 
     def __repr__(self) -> str:
@@ -210,6 +212,7 @@ class BrokerConnection:
         self._out.clear()
         self._decoder = FrameDecoder(self._max_frame_bytes)
         self._versions.clear()
+        self.last_error = error
         was = self.state
         if was is not ConnectionState.DISCONNECTED:
             log.debug("closing %r: %s", self, error)

@@ -16,11 +16,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkalite.errors import ConfigError
+from kafkalite.protocol.errors import (
+    IllegalSaslStateError,
+    SaslAuthenticationFailedError,
+    UnsupportedSaslMechanismError,
+)
 from kafkalite.protocol.sasl_plain import plain_message
 from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
 from kafkalite.protocol.scram import ScramClient
 
 SASL_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)
+AUTHENTICATION_ERRORS = (SaslAuthenticationFailedError, UnsupportedSaslMechanismError,
+                         IllegalSaslStateError)
+"""A connection closed with one of these will not do better by retrying: callers waiting
+for metadata get it at once (as Kafka's clients raise AuthenticationException)."""
 
 
 @dataclass(frozen=True)
