@@ -18,13 +18,10 @@ from types import TracebackType
 from typing import Any
 
 from kafkalite.client.client import KafkaClient
+from kafkalite.client.coordinator import find_coordinator
 from kafkalite.client.metrics import client_metrics
-from kafkalite.consumer.group import (
-    PROTOCOL_TYPE,
-    assignment_from_wire,
-    fetch_committed_offsets,
-    find_coordinator,
-)
+from kafkalite.consumer.commits import fetch_committed_offsets
+from kafkalite.consumer.group_wire import PROTOCOL_TYPE, assignment_from_wire
 from kafkalite.consumer.list_offsets import LATEST, OffsetAndTimestamp, list_offsets
 from kafkalite.errors import KafkaError, KafkaTimeoutError, NoError, ProtocolDecodeError
 from kafkalite.protocol import ApiKey

@@ -211,7 +211,7 @@ def __getattr__(name: str) -> type[KafkaError]:
     """``CommitFailedError`` lives with the group coordinator; resolved on first use so that
     this module, at the bottom of the layers, imports nothing above it."""
     if name == "CommitFailedError":
-        from kafkalite.consumer.group import CommitFailedError
+        from kafkalite.consumer.commits import CommitFailedError
 
         return CommitFailedError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

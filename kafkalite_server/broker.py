@@ -104,7 +104,8 @@ class Broker:
                 self.handlers.register(api_key, handler)
         self.log_manager = LogManager([Path(d) for d in config.log_dirs],
                                       controller.default_log_config, now_ms=now_ms,
-                                      topic_config=controller.topic_config)
+                                      topic_config=controller.topic_config,
+                                      cleaner_config=config.cleaner_config())
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(config.broker_id, self.log_manager,
                                               self.metadata_cache, controller.topic_config)
@@ -137,6 +138,7 @@ class Broker:
         await self.listeners.start(self._on_connection)
         self.port = self.listeners.ports[self.listeners.inter_broker.name]
         self._start_maintenance()
+        self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, LocalChannel(self.inbox))
 
     def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,

@@ -20,13 +20,16 @@ from typing import Any
 
 from kafkalite.errors import ConfigError
 from kafkalite_server.config_values import (
+    LONG_MAX,
     Parser,
     boolean,
     choice,
+    decimal,
     format_value,
     integer,
     never_when_max,
 )
+from kafkalite_server.log.cleaner_manager import NO_IO_LIMIT, CleanerConfig, check_map_size
 from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
 
 _HOUR_MS = 60 * 60 * 1000
@@ -75,6 +78,20 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    # --- log cleaner (compaction) and segment rolling/deletion
+    log_cleaner_enable: bool = True
+    log_cleaner_threads: int = 1
+    log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
+    log_cleaner_io_buffer_size: int = 512 * 1024
+    log_cleaner_io_max_bytes_per_second: float = NO_IO_LIMIT
+    log_cleaner_backoff_ms: int = 15_000
+    log_cleaner_min_cleanable_ratio: float = 0.5
+    log_cleaner_delete_retention_ms: int = 24 * _HOUR_MS
+    log_cleaner_min_compaction_lag_ms: int = 0
+    log_cleaner_max_compaction_lag_ms: int = LONG_MAX
+    log_segment_delete_delay_ms: int = 60_000
+    log_roll_jitter_ms: int = 0
+    # --- end of log cleaner block
     # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
     broker_rack: str | None = None
     zookeeper_connect: str | None = None
@@ -133,8 +150,12 @@ class BrokerConfig:
             if spec.target not in chosen or spec.rank < chosen[spec.target][0]:
                 chosen[spec.target] = (spec.rank, value)
         changes = {target: value for target, (_rank, value) in chosen.items()}
-        return dataclasses.replace(cls(), **changes, listener_overrides=overrides,
-                                   explicit=frozenset(settings))
+        config = dataclasses.replace(cls(), **changes, listener_overrides=overrides,
+                                     explicit=frozenset(settings))
+        problem = check_map_size(config.cleaner_config())
+        if problem is not None:
+            raise ConfigError("log.cleaner.dedupe.buffer.size", problem)
+        return config
 
     @property
     def advertised_host(self) -> str:
@@ -157,6 +178,23 @@ class BrokerConfig:
             flush_messages=self.log_flush_interval_messages,
             flush_ms=self.log_flush_interval_ms,
             min_insync_replicas=self.min_insync_replicas,
+            file_delete_delay_ms=self.log_segment_delete_delay_ms,
+            segment_jitter_ms=self.log_roll_jitter_ms,
+            delete_retention_ms=self.log_cleaner_delete_retention_ms,
+            min_cleanable_dirty_ratio=self.log_cleaner_min_cleanable_ratio,
+            min_compaction_lag_ms=self.log_cleaner_min_compaction_lag_ms,
+            max_compaction_lag_ms=self.log_cleaner_max_compaction_lag_ms,
+        )
+
+    def cleaner_config(self) -> CleanerConfig:
+        """The log cleaner's settings (``log.cleaner.*``)."""
+        return CleanerConfig(
+            enable=self.log_cleaner_enable,
+            threads=self.log_cleaner_threads,
+            dedupe_buffer_size=self.log_cleaner_dedupe_buffer_size,
+            io_buffer_size=self.log_cleaner_io_buffer_size,
+            io_max_bytes_per_second=self.log_cleaner_io_max_bytes_per_second,
+            backoff_ms=self.log_cleaner_backoff_ms,
         )
 
     def describe(self) -> list[tuple[str, str | None, bool]]:
@@ -290,6 +328,22 @@ _SPECS: dict[str, _Spec] = {
         "group_initial_rebalance_delay_ms", integer(0, _INT_MAX)),
     "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, _INT_MAX)),
     "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, _INT_MAX)),
+    # --- log cleaner (compaction) and segment rolling/deletion
+    "log.cleaner.enable": _Spec("log_cleaner_enable", boolean),
+    "log.cleaner.threads": _Spec("log_cleaner_threads", integer(0, _INT_MAX)),
+    "log.cleaner.dedupe.buffer.size": _Spec("log_cleaner_dedupe_buffer_size", integer(0)),
+    "log.cleaner.io.buffer.size": _Spec("log_cleaner_io_buffer_size", integer(1, _INT_MAX)),
+    "log.cleaner.io.max.bytes.per.second": _Spec("log_cleaner_io_max_bytes_per_second",
+                                                 decimal(0.0, NO_IO_LIMIT)),
+    "log.cleaner.backoff.ms": _Spec("log_cleaner_backoff_ms", integer(0)),
+    "log.cleaner.min.cleanable.ratio": _Spec("log_cleaner_min_cleanable_ratio",
+                                             decimal(0.0, 1.0)),
+    "log.cleaner.delete.retention.ms": _Spec("log_cleaner_delete_retention_ms", integer(0)),
+    "log.cleaner.min.compaction.lag.ms": _Spec("log_cleaner_min_compaction_lag_ms", integer(0)),
+    "log.cleaner.max.compaction.lag.ms": _Spec("log_cleaner_max_compaction_lag_ms", integer(1)),
+    "log.segment.delete.delay.ms": _Spec("log_segment_delete_delay_ms", integer(0)),
+    "log.roll.jitter.ms": _Spec("log_roll_jitter_ms", integer(0)),
+    "log.roll.jitter.hours": _Spec("log_roll_jitter_ms", integer(0, scale=_HOUR_MS), 1),
 }
 
 _CLUSTER_SPECS: dict[str, _Spec] = {

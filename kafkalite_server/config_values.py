@@ -34,6 +34,21 @@ def integer(minimum: int, maximum: int = LONG_MAX, scale: int = 1) -> Parser:
     return parse
 
 
+def decimal(minimum: float, maximum: float) -> Parser:
+    """A number (Java double) in [minimum, maximum], e.g. ``min.cleanable.dirty.ratio``."""
+
+    def parse(key: str, text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ConfigError(key, f"{text!r} is not a number") from None
+        if not minimum <= value <= maximum:
+            raise ConfigError(key, f"{value} is outside [{minimum}, {maximum}]")
+        return value
+
+    return parse
+
+
 def never_when_max(minimum: int) -> Parser:
     """An integer where Long.MAX_VALUE (Kafka's default for flush.*) means never: None."""
     parse_int = integer(minimum)

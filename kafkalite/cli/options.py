@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from kafkalite.properties import client_setting
+
 USAGE_ERROR = 2
 DEFAULT_BOOTSTRAP = "localhost:9092"
 BOOTSTRAP_ENV = "KAFKALITE_BOOTSTRAP_SERVERS"
@@ -39,7 +41,7 @@ def connection_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("connection")
     group.add_argument(
-        "-b", "--bootstrap-servers", metavar="HOST:PORT[,...]",
+        "-b", "--bootstrap-servers", "--bootstrap-server", metavar="HOST:PORT[,...]",
         default=os.environ.get(BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP),
         help=f"brokers to start from (default: ${BOOTSTRAP_ENV} or {DEFAULT_BOOTSTRAP})")
     group.add_argument(
@@ -87,6 +89,20 @@ def key_value(text: str) -> tuple[str, str]:
     if not eq or not key:
         raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
     return key, value
+
+
+def client_property(text: str) -> tuple[str, Any]:
+    """``-X fetch.max.bytes=1048576``: a client setting, Java-style name, as kcat passes them."""
+    key, value = key_value(text)
+    return client_setting(key, value)
+
+
+def add_client_properties(parser: argparse.ArgumentParser, client: str) -> None:
+    """``-X KEY=VALUE`` (repeatable), passed to the command's kafkalite ``client``."""
+    parser.add_argument("-X", "--property", dest="client_properties", type=client_property,
+                        action="append", default=[], metavar="KEY=VALUE",
+                        help=f"a {client} setting, e.g. fetch.max.bytes=1048576 or "
+                             "fetch_max_bytes=1048576 (repeatable)")
 
 
 def acks(text: str) -> int:

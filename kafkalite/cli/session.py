@@ -29,6 +29,11 @@ def client_config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def sdk_config(args: argparse.Namespace, **command_settings: Any) -> dict[str, Any]:
+    """A producer's or consumer's settings: the shared ones, the command's, then ``-X``."""
+    return {**client_config(args), **command_settings, **dict(args.client_properties)}
+
+
 def unreachable(args: argparse.Namespace) -> CliError:
     return CliError(f"no broker reachable at {args.bootstrap_servers} within "
                     f"{args.connect_timeout_ms} ms")

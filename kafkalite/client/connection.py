@@ -404,7 +404,9 @@ class BrokerConnection:
         try:
             correlation_id, body = self._decode(entry, frame)
         except ProtocolDecodeError as exc:
-            self.close(KafkaConnectionError(f"node {self.node_id}: undecodable response: {exc}"))
+            error = KafkaConnectionError(f"node {self.node_id}: undecodable response: {exc}")
+            error.__cause__ = exc  # callers can tell a malformed answer from a lost connection
+            self.close(error)
             return
         if correlation_id != entry.correlation_id:
             self.close(KafkaConnectionError(

@@ -8,8 +8,8 @@ from kafkalite.consumer.assignors import (
     StickyAssignor,
     Subscription,
 )
+from kafkalite.consumer.commits import CommitFailedError
 from kafkalite.consumer.consumer import Consumer, KafkaConsumer
-from kafkalite.consumer.group import CommitFailedError
 from kafkalite.consumer.list_offsets import OffsetAndTimestamp
 from kafkalite.consumer.listener import ConsumerRebalanceListener
 from kafkalite.errors import IllegalStateError, NoOffsetForPartitionError

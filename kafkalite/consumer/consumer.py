@@ -12,15 +12,16 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, KafkaClient
 from kafkalite.client.metrics import ConsumerMetrics
+from kafkalite.consumer.commits import CommitCallback
 from kafkalite.consumer.config import validate_consumer_config
 from kafkalite.consumer.fetcher import Fetcher
-from kafkalite.consumer.group import CommitCallback, ConsumerCoordinator
+from kafkalite.consumer.group import ConsumerCoordinator
 from kafkalite.consumer.list_offsets import (
     EARLIEST,
     LATEST,
@@ -200,21 +201,65 @@ class Consumer:
         if records and not update_offsets:
             for tp, batch in records.items():
                 self._subscriptions.seek(tp, batch[0].offset)
-        elif records:
-            self._metrics.record(records)
+        elif records:  # counted without a per-record loop
+            metrics = self._metrics
+            metrics.polls += 1
+            metrics.records += sum(map(len, records.values()))
+            metrics.bytes = self._fetcher.returned_bytes
         return records
 
+    def poll_arrow(self, timeout_ms: float = 0, max_records: int | None = None) -> Any:
+        """Like :meth:`poll`, but the records come as one ``pyarrow.RecordBatch`` with the
+        columns key, value, topic, partition, offset, timestamp and headers (see
+        :mod:`kafkalite.arrow`), built from the fetched batches without a ConsumerRecord
+        per record; zero rows if none came. Keys and values are the raw bytes: the
+        configured deserializers are not applied. Needs pyarrow
+        (``pip install 'kafkalite[arrow]'``)."""
+        from kafkalite.arrow import record_batch, require_pyarrow
+
+        require_pyarrow()
+        self._check_open()
+        if self._subscriptions.type is SubscriptionType.NONE:
+            raise IllegalStateError("poll_arrow() needs subscribe() or assign() first")
+        if max_records is None:
+            max_records = self.config["max_poll_records"]
+        elif isinstance(max_records, bool) or not isinstance(max_records, int) or \
+                max_records < 1:
+            raise ValueError(f"max_records must be a positive integer, not {max_records!r}")
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int | float) or \
+                timeout_ms < 0:
+            raise ValueError(f"timeout_ms must be a non-negative number, not {timeout_ms!r}")
+        chunks = self._poll(timeout_ms, max_records, self._fetcher.fetched_chunks)
+        batch = record_batch([(tp.topic, tp.partition, chunk.columns)
+                              for tp, runs in chunks.items() for chunk in runs])
+        if batch.num_rows:
+            import pyarrow.compute as pc
+
+            fetcher = self._fetcher
+            for name in ("key", "value"):
+                fetcher.returned_bytes += pc.sum(pc.binary_length(batch[name])).as_py() or 0
+            metrics = self._metrics
+            metrics.polls += 1
+            metrics.records += batch.num_rows
+            metrics.bytes = fetcher.returned_bytes
+        return batch
+
     def _poll(self, timeout_ms: float, max_records: int,
-              ) -> dict[TopicPartition, list[ConsumerRecord]]:
+              take: Callable[[int], dict[TopicPartition, Any]] | None = None,
+              ) -> dict[TopicPartition, Any]:
+        """Records (or, with ``take``, what it returns) from the buffered fetches, waiting
+        up to ``timeout_ms`` for some."""
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000
         fetcher = self._fetcher
+        if take is None:
+            take = fetcher.fetched_records
         while True:
             if self._coordinator is not None:
                 self._coordinator.poll(deadline)
             elif self._subscriptions.is_auto_assigned:
                 self._assign_all_subscribed()
             self._update_positions()
-            records = fetcher.fetched_records(max_records)
+            records = take(max_records)
             fetcher.send_fetches()  # before returning: the broker works while the app does
             if records:
                 return records
@@ -350,7 +395,7 @@ class Consumer:
                timeout_ms: int | None = None) -> None:
         """Commit ``offsets`` (default: the positions of everything ``poll`` returned) and wait.
 
-        Raises :class:`~kafkalite.consumer.group.CommitFailedError` when the group has moved
+        Raises :class:`~kafkalite.consumer.commits.CommitFailedError` when the group has moved
         on without this member.
         """
         coordinator = self._require_group("commit()")

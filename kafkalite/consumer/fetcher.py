@@ -16,9 +16,10 @@ from __future__ import annotations
 import logging
 import struct
 import threading
+from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafkalite.client.client import KafkaClient
 from kafkalite.consumer.subscription_state import SubscriptionState
@@ -30,6 +31,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite.records import RecordBatchView, iter_batches
+from kafkalite.records.v2_records import Columns
 from kafkalite.serde import BytesDeserializer, Deserializer
 from kafkalite.structs import ConsumerRecord, TopicPartition
 
@@ -53,6 +55,14 @@ class CompletedFetch:
         self.assignment_version = assignment_version
 
 
+class BatchChunk(NamedTuple):
+    """Consecutive records of one batch, as columns, with the batch facts they share."""
+
+    columns: Columns
+    timestamp_type: int
+    leader_epoch: int
+
+
 class PartitionRecords:
     """The records of one completed fetch, decoded one batch at a time as they are taken.
 
@@ -62,15 +72,16 @@ class PartitionRecords:
     :attr:`error` (naming the partition and offset) is what the next take raises.
     """
 
-    __slots__ = ("_batch_end", "_batches", "_index", "_records", "error", "exhausted",
+    __slots__ = ("_batch_end", "_batches", "_chunk", "_index", "_size", "error", "exhausted",
                  "position", "tp")
 
     def __init__(self, tp: TopicPartition,
-                 batches: Iterator[tuple[list[ConsumerRecord], int]], position: int) -> None:
+                 batches: Iterator[tuple[BatchChunk | None, int]], position: int) -> None:
         self.tp = tp
         self._batches = batches
-        self._records: list[ConsumerRecord] = []
+        self._chunk: BatchChunk | None = None
         self._index = 0
+        self._size = 0
         self._batch_end = position
         self.exhausted = False
         self.error: CorruptRecordError | None = None
@@ -80,30 +91,38 @@ class PartitionRecords:
         once its records are taken, so control batches and compacted gaps are not
         fetched again."""
 
-    def take(self, count: int) -> list[ConsumerRecord]:
-        """Up to ``count`` records; :attr:`position` moves past them."""
-        taken: list[ConsumerRecord] = []
-        while len(taken) < count and not self.exhausted:
-            records, index = self._records, self._index
-            if index < len(records):
-                self._index = min(index + count - len(taken), len(records))
-                taken += records[index:self._index]
-                self.position = taken[-1].offset + 1
-                if self._index == len(records):
+    def take(self, count: int) -> tuple[list[BatchChunk], int]:
+        """Up to ``count`` records, as chunks of batches, and how many; :attr:`position`
+        moves past them."""
+        taken: list[BatchChunk] = []
+        total = 0
+        while total < count and not self.exhausted:
+            chunk, index, size = self._chunk, self._index, self._size
+            if chunk is not None and index < size:
+                stop = min(index + count - total, size)
+                if index or stop < size:
+                    chunk = BatchChunk(Columns(*[column[index:stop] for column in chunk.columns]),
+                                       chunk.timestamp_type, chunk.leader_epoch)
+                taken.append(chunk)
+                total += stop - index
+                self._index = stop
+                self.position = chunk.columns.offsets[-1] + 1
+                if stop == size:
                     self.position = max(self.position, self._batch_end)
                 continue
             try:
-                self._records, self._batch_end = next(self._batches)
+                chunk, self._batch_end = next(self._batches)
             except StopIteration:
                 self.exhausted = True
             except CorruptRecordError as exc:
                 self.error = exc
                 self.exhausted = True
             else:
-                self._index = 0
-                if not self._records:  # control batch, aborted data, or before the position
+                self._chunk, self._index = chunk, 0
+                self._size = 0 if chunk is None else len(chunk.columns.offsets)
+                if not self._size:  # control batch, aborted data, or before the position
                     self.position = max(self.position, self._batch_end)
-        return taken
+        return taken, total
 
 
 class Fetcher:
@@ -125,6 +144,9 @@ class Fetcher:
         self._in_flight: set[int] = set()
         self._current: PartitionRecords | None = None
         self._event = threading.Condition()
+        self.returned_bytes = 0
+        """Key and value bytes of every record handed out so far (the consumer's byte
+        metric, summed per chunk so that it adds no per-record Python loop)."""
 
     # -- sending (application thread) ------------------------------------------------------
 
@@ -222,6 +244,19 @@ class Fetcher:
     def fetched_records(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max_records`` records from the buffered fetches, positions advanced."""
         drained: dict[TopicPartition, list[ConsumerRecord]] = {}
+        for tp, chunks in self.fetched_chunks(max_records).items():
+            records = drained[tp] = []
+            for chunk in chunks:
+                built, size = _consumer_records(tp, chunk, self._key_deserializer,
+                                                self._value_deserializer)
+                records += built
+                self.returned_bytes += size
+        return drained
+
+    def fetched_chunks(self, max_records: int) -> dict[TopicPartition, list[BatchChunk]]:
+        """Up to ``max_records`` records from the buffered fetches as column chunks (what
+        ``poll_arrow`` builds its arrays from), positions advanced."""
+        drained: dict[TopicPartition, list[BatchChunk]] = {}
         remaining = max_records
         subscriptions = self._subscriptions
         while remaining > 0:
@@ -238,10 +273,10 @@ class Fetcher:
             if state is None or state.position != current.position:
                 self._current = None  # paused, revoked or moved by seek since the fetch
                 continue
-            records = current.take(remaining)
-            if records:
-                drained.setdefault(current.tp, []).extend(records)
-                remaining -= len(records)
+            chunks, count = current.take(remaining)
+            if chunks:
+                drained.setdefault(current.tp, []).extend(chunks)
+                remaining -= count
             state.position = current.position
             if current.error is not None:
                 if drained:
@@ -294,7 +329,7 @@ class Fetcher:
 
     def _decode(self, tp: TopicPartition, raw: bytes | memoryview, position: int,
                 aborted: list[dict[str, int]] | None
-                ) -> Iterator[tuple[list[ConsumerRecord], int]]:
+                ) -> Iterator[tuple[BatchChunk | None, int]]:
         """Per batch: its records at or after ``position`` (none for control batches and
         aborted data) and the offset after it.
 
@@ -302,10 +337,6 @@ class Fetcher:
         iteration with a :class:`CorruptRecordError` naming the partition and offset.
         """
         topic, partition = tp
-        key_deserializer = self._key_deserializer
-        value_deserializer = self._value_deserializer
-        raw_keys = isinstance(key_deserializer, BytesDeserializer)
-        raw_values = isinstance(value_deserializer, BytesDeserializer)
         max_bytes = self._max_bytes
         aborted_producers: set[int] = set()
         next_offset = position
@@ -324,40 +355,50 @@ class Fetcher:
                         if batch.producer_id in aborted_producers and _is_abort_marker(batch, max_bytes):
                             aborted_producers.discard(batch.producer_id)
                         next_offset = batch.next_offset
-                        yield [], next_offset
+                        yield None, next_offset
                         continue
                     if batch.is_transactional and batch.producer_id in aborted_producers:
                         next_offset = batch.next_offset
-                        yield [], next_offset
+                        yield None, next_offset
                         continue
                 if batch.is_control:
                     next_offset = batch.next_offset
-                    yield [], next_offset
+                    yield None, next_offset
                     continue
                 if self._check_crcs:
                     batch.ensure_valid()
-                records = batch.records(check_crcs=self._check_crcs, max_bytes=max_bytes)
+                columns = batch.columns(check_crcs=self._check_crcs, max_bytes=max_bytes)
             except CorruptRecordError as exc:
                 where = max(next_offset, position)
                 raise exc.at(topic, partition, where) from exc
             next_offset = batch.next_offset
-            timestamp_type = batch.timestamp_type
-            leader_epoch = batch.partition_leader_epoch if batch.magic == 2 else -1
-            out: list[ConsumerRecord] = []
-            append = out.append
-            for record in records:
-                offset = record.offset
-                if offset < position:
-                    continue
-                key = record.key
-                value = record.value
-                append(_new_record(ConsumerRecord, (
-                    topic, partition, offset, record.timestamp, timestamp_type,
-                    key if raw_keys else key_deserializer.deserialize(topic, key),
-                    value if raw_values else value_deserializer.deserialize(topic, value),
-                    record.headers, leader_epoch,
-                    -1 if key is None else len(key), -1 if value is None else len(value), -1)))
-            yield out, next_offset
+            offsets = columns.offsets
+            if offsets and offsets[0] < position:  # the fetch started inside this batch
+                start = bisect_left(offsets, position)
+                columns = Columns(*[column[start:] for column in columns])
+            yield BatchChunk(columns, batch.timestamp_type,
+                             batch.partition_leader_epoch if batch.magic == 2 else -1), next_offset
+
+
+def _consumer_records(tp: TopicPartition, chunk: BatchChunk, key_deserializer: Deserializer,
+                      value_deserializer: Deserializer) -> tuple[list[ConsumerRecord], int]:
+    """A chunk's records, built with one comprehension, and their key and value bytes."""
+    topic, partition = tp
+    offsets, timestamps, keys, values, headers = chunk.columns
+    timestamp_type, leader_epoch = chunk.timestamp_type, chunk.leader_epoch
+    sizes = [-1 if key is None else len(key) for key in keys]
+    value_sizes = [-1 if value is None else len(value) for value in values]
+    size = sum(sizes) + sizes.count(-1) + sum(value_sizes) + value_sizes.count(-1)
+    if not isinstance(key_deserializer, BytesDeserializer):
+        keys = [key_deserializer.deserialize(topic, key) for key in keys]
+    if not isinstance(value_deserializer, BytesDeserializer):
+        values = [value_deserializer.deserialize(topic, value) for value in values]
+    return [_new_record(ConsumerRecord, (topic, partition, offset, timestamp, timestamp_type,
+                                         key, value, header, leader_epoch, key_size, value_size,
+                                         -1))
+            for offset, timestamp, key, value, header, key_size, value_size
+            in zip(offsets, timestamps, keys, values, headers, sizes, value_sizes, strict=True)
+            ], size
 
 
 def _is_abort_marker(batch: RecordBatchView, max_bytes: int) -> bool:

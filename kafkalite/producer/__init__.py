@@ -1,6 +1,6 @@
 """The producer: partitioners, record accumulator and sender."""
 
-from kafkalite.producer.batch import FutureRecordMetadata
+from kafkalite.producer.batch import BatchMetadata, FutureBatchMetadata, FutureRecordMetadata
 from kafkalite.producer.partitioners import (
     DefaultPartitioner,
     Partitioner,
@@ -11,7 +11,9 @@ from kafkalite.producer.partitioners import (
 from kafkalite.producer.producer import KafkaProducer, MessageSizeTooLargeError, Producer
 
 __all__ = [
+    "BatchMetadata",
     "DefaultPartitioner",
+    "FutureBatchMetadata",
     "FutureRecordMetadata",
     "KafkaProducer",
     "MessageSizeTooLargeError",

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, Protocol
 
 from kafkalite.errors import KafkaError, KafkaTimeoutError
-from kafkalite.producer.batch import FutureRecordMetadata, ProducerBatch
+from kafkalite.producer.batch import FutureBatchMetadata, FutureRecordMetadata, ProducerBatch
 from kafkalite.records import BatchBuilder
 from kafkalite.structs import Header, TopicPartition
 
@@ -32,14 +32,6 @@ class LeaderSource(Protocol):
     def leader_for(self, tp: TopicPartition) -> int | None: ...
 
 
-class AppendResult(NamedTuple):
-    future: FutureRecordMetadata | None
-    """None only when ``abort_on_new_batch`` stopped the append."""
-    new_batch_created: bool
-    """The sender should look again: a linger clock started, and any earlier batch of the
-    partition is full (a batch only closes when the next record does not fit)."""
-
-
 class ReadyCheck(NamedTuple):
     ready_nodes: set[int]
     next_check: float | None
@@ -47,7 +39,7 @@ class ReadyCheck(NamedTuple):
     unknown_leaders: bool
 
 
-_ABORTED = AppendResult(None, False)
+_new = tuple.__new__
 
 
 class RecordAccumulator:
@@ -94,13 +86,16 @@ class RecordAccumulator:
         headers: Sequence[Header] | None,
         *,
         abort_on_new_batch: bool = False,
-    ) -> AppendResult:
-        """Add one record to ``tp``'s open batch, opening a new batch when needed.
+    ) -> FutureRecordMetadata | None:
+        """Add one record to ``tp``'s open batch, opening a new batch when needed; returns
+        the record's future, whose ``opens_batch`` tells the sender to look again.
 
         With ``abort_on_new_batch`` the record is not added when ``tp``'s open batch is full,
         so the caller can let a sticky partitioner move on first (Java's abortOnNewBatch;
         unlike Java, a partition without an open batch simply gets one).
         """
+        # The per-record hot path: one lock, one dict lookup, the open batch's builder and
+        # the record's future, with no intermediate objects (see ProducerBatch.try_append).
         with self._lock:
             if self._closed:
                 raise KafkaError("the producer is closed")
@@ -108,16 +103,54 @@ class RecordAccumulator:
             if queue is None:
                 queue = self._batches[tp] = deque()
             elif queue:
-                future = queue[-1].try_append(timestamp_ms, key, value, headers)
-                if future is not None:
-                    return AppendResult(future, False)
+                batch = queue[-1]
+                if not batch.is_full:
+                    builder = batch.builder
+                    count = builder.record_count
+                    if builder.append(timestamp_ms, key, value, headers):
+                        return _new(FutureRecordMetadata, (
+                            tp, batch.future, count, timestamp_ms,
+                            -1 if key is None else len(key),
+                            -1 if value is None else len(value)))
+                    batch.is_full = True
                 if abort_on_new_batch:  # the open batch is full
-                    return _ABORTED
+                    return None
             batch = self._new_batch(tp, key, value)
             future = batch.try_append(timestamp_ms, key, value, headers)
             assert future is not None  # the first record always fits
             queue.append(batch)
-            return AppendResult(future, True)
+            return future
+
+    def append_many(self, tp: TopicPartition, timestamps: Sequence[int],
+                    keys: Sequence[bytes | None], values: Sequence[bytes | None],
+                    headers: Sequence[Sequence[Header] | None] | None, start: int, stop: int,
+                    *, one_batch: bool = False) -> tuple[list[FutureBatchMetadata], int]:
+        """Append records ``start..stop-1`` of the parallel sequences to ``tp``: the open
+        batch first, then new ones. Returns one future per batch touched and the index
+        reached, which is short of ``stop`` only with ``one_batch`` (stop once a batch is
+        full, so a sticky partitioner can move on)."""
+        futures: list[FutureBatchMetadata] = []
+        with self._lock:
+            if self._closed:
+                raise KafkaError("the producer is closed")
+            queue = self._batches.setdefault(tp, deque())
+            index = start
+            while index < stop:
+                batch = queue[-1] if queue and not queue[-1].is_full else None
+                if batch is None:
+                    batch = self._new_batch(tp, keys[index], values[index])
+                    queue.append(batch)
+                builder = batch.builder
+                first = builder.record_count
+                reached = builder.append_many(timestamps, keys, values, headers, index, stop)
+                if reached > index:
+                    futures.append(FutureBatchMetadata(tp, batch.future, first, reached - index))
+                if reached < stop:
+                    batch.is_full = True
+                    if one_batch:
+                        return futures, reached
+                index = reached
+        return futures, index
 
     def _new_batch(self, tp: TopicPartition, key: bytes | None,
                    value: bytes | None) -> ProducerBatch:

@@ -9,6 +9,7 @@ so ``send()`` allocates no lock or event per record.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from kafkalite.client.future import Future
@@ -24,33 +25,36 @@ class BatchResult(NamedTuple):
     log_start_offset: int = -1
 
 
-class FutureRecordMetadata:
-    """The future ``Producer.send`` returns; ``get()`` gives a :class:`RecordMetadata`."""
+class FutureRecordMetadata(tuple):  # type: ignore[type-arg]
+    """The future ``Producer.send`` returns; ``get()`` gives a :class:`RecordMetadata`.
 
-    __slots__ = (
-        "_future",
-        "_key_size",
-        "_relative_offset",
-        "_timestamp",
-        "_tp",
-        "_value_size",
-    )
+    A tuple ``(tp, batch future, relative offset, timestamp, key size, value size)``: the
+    producer builds one per record with ``tuple.__new__``, the cheapest object Python has.
+    """
 
-    def __init__(self, tp: TopicPartition, future: Future[BatchResult], relative_offset: int,
-                 timestamp_ms: int, key_size: int, value_size: int) -> None:
-        self._tp = tp
-        self._future = future
-        self._relative_offset = relative_offset
-        self._timestamp = timestamp_ms
-        self._key_size = key_size
-        self._value_size = value_size
+    __slots__ = ()
+
+    def __new__(cls, tp: TopicPartition, future: Future[BatchResult], relative_offset: int,
+                timestamp_ms: int, key_size: int, value_size: int) -> FutureRecordMetadata:
+        return tuple.__new__(cls, (tp, future, relative_offset, timestamp_ms, key_size,
+                                   value_size))
+
+    _tp: TopicPartition = property(itemgetter(0))  # type: ignore[assignment]
+    _future: Future[BatchResult] = property(itemgetter(1))  # type: ignore[assignment]
+
+    @property
+    def opens_batch(self) -> bool:
+        """True for the first record of its batch: a linger clock started, and any earlier
+        batch of the partition is full, so the sender should look again."""
+        return self[2] == 0
 
     def _metadata(self, result: BatchResult) -> RecordMetadata:
-        tp = self._tp
-        offset = -1 if result.base_offset < 0 else result.base_offset + self._relative_offset
-        timestamp = self._timestamp if result.log_append_time_ms < 0 else result.log_append_time_ms
+        tp, _, relative_offset, timestamp, key_size, value_size = self
+        offset = -1 if result.base_offset < 0 else result.base_offset + relative_offset
+        if result.log_append_time_ms >= 0:
+            timestamp = result.log_append_time_ms
         return RecordMetadata(tp.topic, tp.partition, offset, timestamp, result.log_start_offset,
-                              self._key_size, self._value_size, -1)
+                              key_size, value_size, -1)
 
     def is_done(self) -> bool:
         return self._future.is_done()
@@ -84,11 +88,74 @@ class FutureRecordMetadata:
         return self
 
 
+class BatchMetadata(NamedTuple):
+    """Where a run of records from ``Producer.send_batch`` landed: records
+    ``base_offset .. base_offset + record_count - 1`` of one partition, in input order."""
+
+    topic: str
+    partition: int
+    base_offset: int
+    """-1 with ``acks=0``."""
+    record_count: int
+    log_append_time_ms: int = -1
+    """The broker's timestamp for the records when the topic uses LogAppendTime, else -1."""
+
+
+class FutureBatchMetadata:
+    """One future of ``Producer.send_batch``: a run of consecutive records in one batch;
+    ``get()`` gives a :class:`BatchMetadata`."""
+
+    __slots__ = ("_future", "_start", "record_count", "tp")
+
+    def __init__(self, tp: TopicPartition, future: Future[BatchResult], start: int,
+                 record_count: int) -> None:
+        self.tp = tp
+        self._future = future
+        self._start = start
+        self.record_count = record_count
+
+    def _metadata(self, result: BatchResult) -> BatchMetadata:
+        offset = -1 if result.base_offset < 0 else result.base_offset + self._start
+        return BatchMetadata(self.tp.topic, self.tp.partition, offset, self.record_count,
+                             result.log_append_time_ms)
+
+    def is_done(self) -> bool:
+        return self._future.is_done()
+
+    def succeeded(self) -> bool:
+        return self._future.succeeded()
+
+    def failed(self) -> bool:
+        return self._future.failed()
+
+    @property
+    def exception(self) -> BaseException | None:
+        return self._future.exception
+
+    def get(self, timeout: float | None = None) -> BatchMetadata:
+        """Block until the broker acknowledged the records; raise the error if they failed."""
+        return self._metadata(self._future.get(timeout))
+
+    def add_callback(self, callback: Callable[..., Any], *args: Any) -> FutureBatchMetadata:
+        """``callback(*args, batch_metadata)`` on success, on the producer's I/O thread."""
+        self._future.add_callback(lambda result: callback(*args, self._metadata(result)))
+        return self
+
+    def add_errback(self, errback: Callable[..., Any], *args: Any) -> FutureBatchMetadata:
+        """``errback(*args, exception)`` on failure, on the producer's I/O thread."""
+        self._future.add_errback(errback, *args)
+        return self
+
+    def __repr__(self) -> str:
+        return (f"<FutureBatchMetadata {self.tp.topic}-{self.tp.partition} "
+                f"records={self.record_count}>")
+
+
 def failed_record_future(tp: TopicPartition, error: BaseException) -> FutureRecordMetadata:
     """The future of a record rejected before batching (too large): already failed."""
     future: Future[BatchResult] = Future()
     future.failure(error)
-    return FutureRecordMetadata(tp, future, 0, -1, -1, -1)
+    return FutureRecordMetadata(tp, future, -1, -1, -1, -1)  # in no batch
 
 
 class ProducerBatch:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from time import time_ns as _time_ns
 from types import TracebackType
 from typing import Any
 
@@ -23,7 +24,11 @@ from kafkalite.errors import (
     UnsupportedFeatureError,
 )
 from kafkalite.producer.accumulator import RecordAccumulator
-from kafkalite.producer.batch import FutureRecordMetadata, failed_record_future
+from kafkalite.producer.batch import (
+    FutureBatchMetadata,
+    FutureRecordMetadata,
+    failed_record_future,
+)
 from kafkalite.producer.config import validate_producer_config
 from kafkalite.producer.partitioners import Partitioner, resolve_partitioner
 from kafkalite.producer.sender import Sender, record_magic_for
@@ -82,6 +87,7 @@ class Producer:
         self._sender = Sender(self._client, self._accumulator, self.config)
         self._client.ready_listeners.append(self._on_connection_ready)
         self._client.add_poll_hook(self._sender.run_once)
+        self._partitions: dict[tuple[str, int], TopicPartition] = {}
         self._closed = False
         self._client.start()
 
@@ -131,28 +137,147 @@ class Producer:
             raise UnknownTopicOrPartitionError(
                 f"partition {partition} of topic {topic!r}: the topic has partitions "
                 f"0..{len(partitions) - 1}")
-        tp = TopicPartition(topic, partition)
+        tp = self._topic_partition(topic, partition)
 
         size = (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
         if size + _SIZE_CHECK_MARGIN > self._max_request_size or headers:
             error = self._size_error(key_bytes, value_bytes, headers)
             if error is not None:
                 return failed_record_future(tp, error)
-        timestamp = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
+        timestamp = timestamp_ms if timestamp_ms is not None else _time_ns() // 1_000_000
 
-        accumulator = self._accumulator
-        result = accumulator.append(tp, timestamp, key_bytes, value_bytes, headers,
-                                    abort_on_new_batch=chosen and self._sticky)
-        if result.future is None:  # the sticky partition's batch is full: move on first
+        future = self._accumulator.append(tp, timestamp, key_bytes, value_bytes, headers,
+                                          abort_on_new_batch=chosen and self._sticky)
+        if future is None:  # the sticky partition's batch is full: move on first
             self._partitioner.on_new_batch(topic, cluster, tp.partition)
             partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
                                                     cluster)
-            tp = TopicPartition(topic, partition)
-            result = accumulator.append(tp, timestamp, key_bytes, value_bytes, headers)
-        if result.new_batch_created:
+            tp = self._topic_partition(topic, partition)
+            future = self._accumulator.append(tp, timestamp, key_bytes, value_bytes, headers)
+            assert future is not None
+        if not future[2]:  # the first record of a new batch (see opens_batch)
             self._client.wakeup()
-        assert result.future is not None
-        return result.future
+        return future
+
+    def send_batch(
+        self,
+        topic: str,
+        values: Any,
+        keys: Any = None,
+        partition: int | None = None,
+        headers: Sequence[Sequence[Header] | None] | None = None,
+        timestamps: int | Sequence[int] | None = None,
+    ) -> list[FutureBatchMetadata]:
+        """Queue many records at once; one future per batch they went into.
+
+        ``values`` is a sequence of bytes (or None), a pyarrow binary/string Array, or a
+        pyarrow Table/RecordBatch with a ``value`` column (and optionally ``key``,
+        ``headers`` and ``timestamp`` columns, as :meth:`Consumer.poll_arrow` returns them).
+        ``keys`` and ``headers`` (one list of ``(str, bytes | None)`` pairs or None per
+        record) run parallel to ``values``; ``timestamps`` is one int (ms) for all records
+        or one per record (default: now). Without ``partition`` keyed records go where
+        :meth:`send` would put them and unkeyed ones fill one batch of a partition at a
+        time. Each future's ``get()`` returns a :class:`BatchMetadata`: records of one
+        partition keep their input order, at ``base_offset`` onwards.
+
+        The configured serializers apply when they are not the bytes default. Blocks like
+        :meth:`send` for metadata and ``buffer_memory``.
+        """
+        if self._closed:
+            raise KafkaError("send_batch() on a closed producer")
+        if any(_is_arrow_like(column) for column in (values, keys, headers, timestamps)):
+            from kafkalite.arrow import columns_from_arrow
+
+            values, keys, headers, timestamps = columns_from_arrow(values, keys, headers,
+                                                                   timestamps)
+        count = len(values)
+        if keys is not None and len(keys) != count:
+            raise ValueError(f"send_batch got {len(keys)} keys for {count} values")
+        if headers is not None:
+            if len(headers) != count:
+                raise ValueError(f"send_batch got {len(headers)} header lists for {count} "
+                                 "values")
+            headers = [None if h is None else _checked_headers(h) for h in headers]
+            if not any(headers):
+                headers = None
+        if timestamps is None or isinstance(timestamps, int):
+            stamp = _time_ns() // 1_000_000 if timestamps is None else timestamps
+            timestamps = [stamp] * count
+        elif len(timestamps) != count:
+            raise ValueError(f"send_batch got {len(timestamps)} timestamps for {count} values")
+        raw_values = list(values) if self._raw_values else [
+            self._value_serializer.serialize(topic, value) for value in values]
+        raw_keys = [None] * count if keys is None else list(keys) if self._raw_keys else [
+            self._key_serializer.serialize(topic, key) for key in keys]
+        self._check_batch_sizes(raw_keys, raw_values, headers)
+
+        cluster = self._cluster
+        partitions = cluster.partitions_for_topic(topic)
+        if partitions is None:
+            partitions = self._wait_on_metadata(topic)
+        if partition is not None and partition not in partitions:
+            raise UnknownTopicOrPartitionError(
+                f"partition {partition} of topic {topic!r}: the topic has partitions "
+                f"0..{len(partitions) - 1}")
+        accumulator = self._accumulator
+        futures: list[FutureBatchMetadata] = []
+        if partition is not None or (keys is None and self._sticky):
+            index = 0
+            while index < count:  # one partition per batch: the sticky rule, in bulk
+                chosen = partition if partition is not None else self._partitioner.partition(
+                    topic, None, None, None, None, cluster)
+                tp = self._topic_partition(topic, chosen)
+                made, index = accumulator.append_many(tp, timestamps, raw_keys, raw_values,
+                                                      headers, index, count,
+                                                      one_batch=partition is None)
+                futures += made
+                if index < count and partition is None:
+                    self._partitioner.on_new_batch(topic, cluster, chosen)
+        else:
+            for tp, indices in self._partition_records(topic, keys, values, raw_keys,
+                                                       raw_values).items():
+                selected = [[column[i] for i in indices]
+                            for column in (timestamps, raw_keys, raw_values)]
+                made, _ = accumulator.append_many(
+                    tp, *selected, None if headers is None else [headers[i] for i in indices],
+                    0, len(indices))
+                futures += made
+        self._client.wakeup()
+        return futures
+
+    def _partition_records(self, topic: str, keys: Any, values: Any, raw_keys: list[Any],
+                           raw_values: list[Any]) -> dict[TopicPartition, list[int]]:
+        """Record indices by partition, chosen per record by the partitioner."""
+        cluster = self._cluster
+        partition_of = self._partitioner.partition
+        by_partition: dict[TopicPartition, list[int]] = {}
+        for index in range(len(raw_values)):
+            chosen = partition_of(topic, None if keys is None else keys[index], raw_keys[index],
+                                  values[index], raw_values[index], cluster)
+            by_partition.setdefault(self._topic_partition(topic, chosen), []).append(index)
+        return by_partition
+
+    def _check_batch_sizes(self, keys: list[Any], values: list[Any],
+                           headers: list[Any] | None) -> None:
+        """send()'s size rule for every record of a send_batch, before any is queued."""
+        limit = self._max_request_size - _SIZE_CHECK_MARGIN
+        largest = max(map(len, filter(None, values)), default=0) + \
+            max(map(len, filter(None, keys)), default=0)
+        if largest <= limit and headers is None:
+            return
+        for index, (key, value) in enumerate(zip(keys, values, strict=True)):
+            error = self._size_error(key, value, None if headers is None else headers[index])
+            if error is not None:
+                raise MessageSizeTooLargeError(f"send_batch record {index}: {error}")
+
+    def _topic_partition(self, topic: str, partition: int) -> TopicPartition:
+        """One shared TopicPartition per partition: building a NamedTuple per record shows
+        in the send loop's profile."""
+        key = (topic, partition)
+        tp = self._partitions.get(key)
+        if tp is None:
+            tp = self._partitions[key] = TopicPartition(topic, partition)
+        return tp
 
     def _size_error(self, key: bytes | None, value: bytes | None,
                     headers: Sequence[Header] | None) -> KafkaError | None:
@@ -282,6 +407,12 @@ class Producer:
 
 KafkaProducer = Producer
 """kafka-python's name for :class:`Producer`: the same class."""
+
+
+def _is_arrow_like(column: Any) -> bool:
+    """A pyarrow Array, ChunkedArray, Table or RecordBatch (checked without importing
+    pyarrow, which stays optional)."""
+    return type(column).__module__.startswith("pyarrow")
 
 
 def _checked_headers(headers: Sequence[Header]) -> list[Header]:

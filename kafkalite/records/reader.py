@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from itertools import repeat
 
 from kafkalite.errors import CorruptRecordError
 from kafkalite.records import legacy_messages, v2_records
@@ -22,6 +23,7 @@ from kafkalite.records.batch_header import (
 )
 from kafkalite.records.compression import NONE, decompress
 from kafkalite.records.record import LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Record
+from kafkalite.records.v2_records import Columns
 
 _BASE_TIMESTAMP = struct.Struct(">q")
 _BASE_TIMESTAMP_POSITION = 27
@@ -124,10 +126,22 @@ class RecordBatchView:
         ``max_bytes`` bounds the decompressed size of a compressed entry
         (:class:`~kafkalite.errors.DecompressedSizeError` past it).
         """
-        header = self.header
-        if header.magic != 2:
+        if self.header.magic != 2:
             return legacy_messages.decode_entry(self.data, self, check_crcs=check_crcs,
                                                 max_bytes=max_bytes)
+        offsets, timestamps, keys, values, headers = self.columns(max_bytes=max_bytes)
+        return list(map(Record, offsets, timestamps, keys, values, headers, repeat(self)))
+
+    def columns(self, *, check_crcs: bool = False, max_bytes: int | None = None) -> Columns:
+        """The records as parallel lists (see :class:`~kafkalite.records.v2_records.Columns`);
+        the same checks and bounds as :meth:`records`. Timestamps are the batch's for
+        LogAppendTime."""
+        header = self.header
+        if header.magic != 2:
+            records = self.records(check_crcs=check_crcs, max_bytes=max_bytes)
+            return Columns([r.offset for r in records], [r.timestamp for r in records],
+                           [r.key for r in records], [r.value for r in records],
+                           [r.headers for r in records])
         start = header.position + V2_HEADER_SIZE
         end = header.position + header.size
         (base_timestamp,) = _BASE_TIMESTAMP.unpack_from(
@@ -138,12 +152,11 @@ class RecordBatchView:
             data = decompress(header.compression, memoryview(self.data)[start:end],
                               max_bytes=max_bytes)
             pos, end = 0, len(data)
-        records = v2_records.decode_records(data, pos, end, header.record_count,
-                                            header.base_offset, base_timestamp, self)
+        columns = v2_records.decode_columns(data, pos, end, header.record_count,
+                                            header.base_offset, base_timestamp)
         if header.timestamp_type == LOG_APPEND_TIME:
-            for record in records:
-                record.timestamp = header.max_timestamp
-        return records
+            columns.timestamps[:] = [header.max_timestamp] * len(columns.timestamps)
+        return columns
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records())

@@ -10,14 +10,11 @@ read past the data surfaces as :class:`CorruptRecordError`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 from kafkalite.errors import CorruptRecordError, ProtocolDecodeError
 from kafkalite.protocol.varint import decode_varint
-from kafkalite.records.record import NO_HEADERS, Header, Record
-
-if TYPE_CHECKING:
-    from kafkalite.records.reader import RecordBatchView
+from kafkalite.records.record import NO_HEADERS, Header
 
 _ONE_BYTE = tuple((raw >> 1) ^ -(raw & 1) for raw in range(0x80))
 """Zig-zag value of a one-byte varint, by byte."""
@@ -29,27 +26,47 @@ the table starts with 0x80 unused entries and the lookup needs no masking.
 """
 
 
-def decode_records(data: bytes, pos: int, end: int, count: int, base_offset: int,
-                   base_timestamp: int, batch: RecordBatchView) -> list[Record]:
+class Columns(NamedTuple):
+    """The records of one batch as parallel lists, one entry per record.
+
+    Column form is what both consumers of decoding want cheaply: the consumer builds its
+    records with one comprehension, and Arrow arrays are built from the lists directly.
+    """
+
+    offsets: list[int]
+    timestamps: list[int]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[tuple[Header, ...]]
+
+    def __len__(self) -> int:  # type: ignore[override]
+        return len(self.offsets)
+
+
+def decode_columns(data: bytes, pos: int, end: int, count: int, base_offset: int,
+                   base_timestamp: int) -> Columns:
     """Decode ``count`` records from ``data[pos:end]``, which they must fill exactly."""
     try:
-        records = _decode(data, pos, end, count, base_offset, base_timestamp, batch)
+        return _decode(data, pos, end, count, base_offset, base_timestamp)
     except (IndexError, ProtocolDecodeError, UnicodeDecodeError) as exc:
         raise CorruptRecordError(f"record batch structure is invalid: {exc}",
                                  base_offset) from exc
-    return records
 
 
 def _decode(data: bytes, pos: int, end: int, count: int, base_offset: int,
-            base_timestamp: int, batch: RecordBatchView,
+            base_timestamp: int,
             one: tuple[int, ...] = _ONE_BYTE, two: tuple[int, ...] = _TWO_BYTES,
             slow: Callable[[bytes, int], tuple[int, int]] = decode_varint,
-            record_type: type[Record] = Record,
-            no_headers: tuple[Header, ...] = NO_HEADERS) -> list[Record]:
+            no_headers: tuple[Header, ...] = NO_HEADERS) -> Columns:
     # Each field below repeats one pattern: one byte (< 0x80), two bytes, or the general
     # decoder. It is written out because Python has no cheap inlining.
-    records: list[Record] = []
-    append = records.append
+    offsets: list[int] = []
+    timestamps: list[int] = []
+    keys: list[bytes | None] = []
+    values: list[bytes | None] = []
+    header_lists: list[tuple[Header, ...]] = []
+    add_offset, add_timestamp = offsets.append, timestamps.append
+    add_key, add_value, add_headers = keys.append, values.append, header_lists.append
     for _ in range(count):
         b = data[pos]
         if b < 0x80:
@@ -128,12 +145,15 @@ def _decode(data: bytes, pos: int, end: int, count: int, base_offset: int,
         if pos != record_end:
             raise CorruptRecordError(f"record length {length} does not match its fields",
                                      base_offset + offset_delta)
-        append(record_type(base_offset + offset_delta, base_timestamp + timestamp_delta,
-                           key, value, headers, batch))
+        add_offset(base_offset + offset_delta)
+        add_timestamp(base_timestamp + timestamp_delta)
+        add_key(key)
+        add_value(value)
+        add_headers(headers)
     if pos != end:
         raise CorruptRecordError(f"{end - pos} bytes left after the batch's {count} records"
                                  if pos < end else "records overrun the batch", base_offset)
-    return records
+    return Columns(offsets, timestamps, keys, values, header_lists)
 
 
 def _decode_headers(data: bytes, pos: int, offset: int) -> tuple[tuple[Header, ...], int]:

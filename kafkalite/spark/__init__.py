@@ -6,8 +6,15 @@
 ...       .option("kafka.bootstrap.servers", "localhost:9092")
 ...       .option("subscribe", "events").load())
 
-Needs ``pip install kafkalite[spark]`` (pyspark >= 4.0 with pyarrow); see docs/spark.md.
+Needs ``pip install 'kafkalite[spark]'`` (pyspark >= 4.0 with pyarrow); see docs/spark.md.
 """
+
+try:
+    import pyarrow  # noqa: F401
+    import pyspark  # noqa: F401
+except ImportError as exc:  # say how to get them rather than which module is missing
+    raise ImportError(f"kafkalite.spark needs pyspark and pyarrow ({exc}); install them with "
+                      "pip install 'kafkalite[spark]'", name=exc.name) from exc
 
 from kafkalite.spark.datasource import KafkaliteDataSource, register
 from kafkalite.spark.demo import demo_job

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrameWriter, SparkSession
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -21,7 +21,12 @@ from kafkalite.spark.options import (
 )
 from kafkalite.spark.readers import BatchReader, StreamReader
 from kafkalite.spark.schema import source_schema_ddl
-from kafkalite.spark.writers import BatchWriter, StreamWriter, check_write_schema
+from kafkalite.spark.writers import (
+    BatchWriter,
+    StreamWriter,
+    check_save_mode,
+    check_write_schema,
+)
 
 
 class KafkaliteDataSource(DataSource):
@@ -42,6 +47,7 @@ class KafkaliteDataSource(DataSource):
         return StreamReader(parse_read_options(self.options, streaming=True), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        check_save_mode(overwrite)
         options = parse_write_options(self.options)
         check_write_schema(schema, options)
         return BatchWriter(options)
@@ -53,5 +59,52 @@ class KafkaliteDataSource(DataSource):
 
 
 def register(spark: SparkSession | Any) -> None:
-    """Make ``format("kafkalite")`` available in this Spark session."""
+    """Make ``format("kafkalite")`` available in this Spark session.
+
+    Also lets ``df.write.format("kafkalite").save()`` run without ``.mode("append")``, as
+    with Spark's Kafka sink (see :func:`_default_to_append`).
+    """
     spark.dataSource.register(KafkaliteDataSource)
+    _default_to_append(DataFrameWriter)
+    try:
+        from pyspark.sql.connect.readwriter import DataFrameWriter as ConnectWriter
+    except ImportError:  # Spark Connect's client dependencies are not installed
+        return
+    _default_to_append(ConnectWriter)
+
+
+_DEFAULT_MODES = frozenset({None, "error", "errorifexists", "default"})
+
+
+def _default_to_append(writer_class: type) -> None:
+    """Make a kafkalite write's default save mode (ErrorIfExists) Append.
+
+    Spark refuses ErrorIfExists for every Python data source before the source is asked,
+    while Spark's Kafka sink takes it (a topic is always appended to). So the writer
+    class's ``format()`` and ``mode()`` turn "no mode" and ErrorIfExists into Append once
+    the format is ``kafkalite``; other formats and other modes pass through unchanged.
+    Idempotent: a class is wrapped once.
+    """
+    if getattr(writer_class, "_kafkalite_default_append", False):
+        return
+    original_format, original_mode = writer_class.format, writer_class.mode
+    name = KafkaliteDataSource.name()
+
+    def format(self: Any, source: str) -> Any:
+        result = original_format(self, source)
+        self._kafkalite_sink = source.lower() == name
+        if self._kafkalite_sink and getattr(self, "_kafkalite_mode", None) in _DEFAULT_MODES:
+            original_mode(self, "append")
+        return result
+
+    def mode(self: Any, saveMode: str | None) -> Any:
+        if saveMode is None:  # save(mode=None) calls mode(None): keeps the mode set before
+            return original_mode(self, saveMode)
+        self._kafkalite_mode = saveMode.lower()
+        if getattr(self, "_kafkalite_sink", False) and self._kafkalite_mode in _DEFAULT_MODES:
+            saveMode = "append"
+        return original_mode(self, saveMode)
+
+    format.__doc__, mode.__doc__ = original_format.__doc__, original_mode.__doc__
+    writer_class.format, writer_class.mode = format, mode  # type: ignore[attr-defined]
+    writer_class._kafkalite_default_append = True  # type: ignore[attr-defined]

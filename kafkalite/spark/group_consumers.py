@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkalite.idle import IdleTimer
 from kafkalite.structs import ConsumerRecord, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -63,12 +64,13 @@ class _MemberJob:
 
         stats = MemberStats(member, attempt=_task_attempt())
         owned: set[TopicPartition] = set()
-        started = idle_since = time.monotonic()
+        started = time.monotonic()
+        idle = IdleTimer(self.idle_timeout_ms)
         config = {"auto_offset_reset": "earliest", "client_id": f"spark-member-{member}",
                   **self.consumer_config, "group_id": self.group_id,
                   "enable_auto_commit": False}
         with Consumer(bootstrap_servers=self.bootstrap_servers, **config) as consumer:
-            consumer.subscribe(list(self.topics))
+            consumer.subscribe(list(self.topics), listener=idle)
             while True:
                 fetched = consumer.poll(timeout_ms=min(500, self.idle_timeout_ms))
                 self._note_membership(consumer, stats, owned)
@@ -79,8 +81,8 @@ class _MemberJob:
                     stats.batches += 1
                     if not _commit(consumer):
                         stats.failed_commits += 1
-                    idle_since = time.monotonic()
-                elif (time.monotonic() - idle_since) * 1000 >= self.idle_timeout_ms:
+                    idle.record_activity()
+                elif idle.expired():
                     break
         stats.partitions = [f"{tp.topic}-{tp.partition}" for tp in sorted(owned)]
         stats.seconds = time.monotonic() - started
@@ -122,7 +124,10 @@ def run_group_consumers(spark: Any, topics: str | Sequence[str], group_id: str,
 
     Each member polls, calls ``process_batch(records)`` (a list of ConsumerRecords; it runs
     on the executor, so it must be picklable and its side effects happen there), then commits
-    the batch's offsets. A member stops after ``idle_timeout_ms`` without records. The members
+    the batch's offsets. A member stops once it has held an assignment for ``idle_timeout_ms``
+    without records: joining the group (Kafka brokers delay a new group's first rebalance by
+    ``group.initial.rebalance.delay.ms``, 3 s by default) and later rebalances do not count
+    as idle time. The members
     run concurrently only when the cluster has ``num_consumers`` free task slots; otherwise
     the later ones start as earlier ones finish and find little left to do.
     ``consumer_config`` is passed to each kafkalite Consumer (``auto_offset_reset`` defaults

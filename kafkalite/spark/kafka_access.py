@@ -11,26 +11,26 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from kafkalite.errors import KafkaError, KafkaTimeoutError
+from kafkalite.errors import ConfigError, KafkaError, KafkaTimeoutError
 from kafkalite.protocol.errors import OffsetOutOfRangeError
 from kafkalite.spark.offsets import EARLIEST, LATEST, OffsetSpec, PartitionOffsets
-from kafkalite.spark.options import ReadOptions, TopicSelection
+from kafkalite.spark.options import ReadOptions, TimestampStrategy, TopicSelection
 from kafkalite.spark.planning import OffsetRange
 from kafkalite.spark.schema import ArrowBatchBuilder
 from kafkalite.structs import TopicPartition
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ARROW_BATCH_RECORDS = 20_000
 """Records per Arrow batch handed to Spark: large enough to amortise the per-batch cost."""
 
 _SOURCE_CLIENT_SETTINGS: Mapping[str, Any] = {
-    "group_id": None,
     "enable_auto_commit": False,
     "auto_offset_reset": "none",
 }
@@ -45,11 +45,18 @@ class DataLossError(KafkaError):
     """
 
 
-def make_consumer(client_config: Mapping[str, Any]) -> Any:
-    """A group-less kafkalite Consumer that reads raw bytes and never resets on its own."""
+def make_consumer(options: ReadOptions, role: str) -> Any:
+    """A kafkalite Consumer that reads raw bytes and never resets on its own.
+
+    It carries the query's group id (``<groupIdPrefix>-<uuid>-driver`` or ``-executor``, as
+    Spark names its consumers, or ``kafka.group.id``) for the broker's logs and ACLs, but
+    uses ``assign()`` only: it never joins the group and never commits.
+    """
     from kafkalite.consumer import Consumer
 
-    return Consumer(**{**_TUNABLE_DEFAULTS, **client_config, **_SOURCE_CLIENT_SETTINGS})
+    group_id = options.group_id if options.group_id_given else f"{options.group_id}-{role}"
+    return Consumer(**{**_TUNABLE_DEFAULTS, **options.client_config,
+                       **_SOURCE_CLIENT_SETTINGS, "group_id": group_id})
 
 
 def report_data_loss(fail: bool, message: str) -> None:
@@ -59,12 +66,33 @@ def report_data_loss(fail: bool, message: str) -> None:
     log.warning("%s; skipping it (failOnDataLoss=false)", message)
 
 
+def with_retries(call: Callable[[], T], what: str, retries: int, interval_ms: int,
+                 sleep: Callable[[float], None] = time.sleep) -> T:
+    """``call()``, tried again up to ``retries`` times on a Kafka error (fetchOffset.numRetries,
+    fetchOffset.retryIntervalMs); the last error is raised, naming what was being looked up."""
+    for attempt in range(retries + 1):
+        try:
+            return call()
+        except (DataLossError, ConfigError):
+            raise
+        except KafkaError as exc:
+            if attempt == retries:
+                raise KafkaError(f"fetching {what} failed {retries + 1} times "
+                                 f"(fetchOffset.numRetries={retries}): {exc}") from exc
+            log.warning("fetching %s failed (%s); retrying in %d ms", what, exc, interval_ms)
+            sleep(interval_ms / 1000)
+    raise AssertionError("unreachable")
+
+
 class OffsetResolver:
-    """Driver-side lookups; holds one consumer, so close it (or use ``with``)."""
+    """Driver-side lookups; holds one consumer, so close it (or use ``with``).
+
+    Every lookup is retried per fetchOffset.numRetries / fetchOffset.retryIntervalMs.
+    """
 
     def __init__(self, options: ReadOptions) -> None:
         self.options = options
-        self._consumer = make_consumer(options.client_config)
+        self._consumer = make_consumer(options, "driver")
 
     def __enter__(self) -> OffsetResolver:
         return self
@@ -75,6 +103,10 @@ class OffsetResolver:
     def close(self) -> None:
         self._consumer.close()
 
+    def _retrying(self, call: Callable[[], T], what: str) -> T:
+        return with_retries(call, what, self.options.fetch_offset_retries,
+                            self.options.fetch_offset_retry_interval_ms)
+
     def partitions(self) -> list[TopicPartition]:
         """The selected partitions as of now (a pattern or a new partition may add some)."""
         selection: TopicSelection = self.options.selection
@@ -82,45 +114,97 @@ class OffsetResolver:
             return list(selection.partitions)
         if selection.pattern is not None:
             pattern = re.compile(selection.pattern)
-            topics: Iterable[str] = sorted(t for t in self._consumer.topics()
-                                           if pattern.fullmatch(t) and not t.startswith("__"))
+            topics: Iterable[str] = sorted(
+                t for t in self._retrying(self._consumer.topics, "topics")
+                if pattern.fullmatch(t) and not t.startswith("__"))
         else:
             topics = selection.topics
-        return sorted(TopicPartition(topic, p) for topic in topics
-                      for p in self._consumer.partitions_for_topic(topic) or ())
+        return sorted(TopicPartition(topic, p) for topic in topics for p in self._retrying(
+            lambda t=topic: self._consumer.partitions_for_topic(t) or (), "partitions"))
 
     def earliest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
-        return dict(self._consumer.beginning_offsets(partitions)) if partitions else {}
+        if not partitions:
+            return {}
+        return dict(self._retrying(lambda: self._consumer.beginning_offsets(partitions),
+                                   "earliest offsets"))
 
     def latest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
-        return dict(self._consumer.end_offsets(partitions)) if partitions else {}
+        if not partitions:
+            return {}
+        return dict(self._retrying(lambda: self._consumer.end_offsets(partitions),
+                                   "latest offsets"))
 
-    def resolve(self, spec: OffsetSpec, partitions: list[TopicPartition], option: str,
-                timestamp: int | None = None) -> PartitionOffsets:
-        """Concrete offsets for ``spec`` (or for ``timestamp``, which takes precedence).
+    def starting_offsets(self, partitions: list[TopicPartition]) -> PartitionOffsets:
+        """Where a read starts: startingTimestamp, else startingOffsetsByTimestamp, else
+        startingOffsets (Spark's precedence)."""
+        options = self.options
+        timestamps = self._timestamps(options.starting_timestamp, options.starting_by_timestamp,
+                                      partitions, "startingOffsetsByTimestamp")
+        if timestamps is None:
+            return self.resolve(options.starting, partitions, "startingOffsets")
+        return self._offsets_at(timestamps, "startingTimestamp", options.timestamp_strategy)
 
-        A timestamp maps to the first offset at or after it; a partition with no such record
-        gets its end offset (nothing to read yet). JSON offsets must name every selected
-        partition, as in Spark, so a forgotten partition is an error, not a silent default.
-        """
+    def ending_offsets(self, partitions: list[TopicPartition]) -> PartitionOffsets:
+        """Where a batch read ends: endingTimestamp, endingOffsetsByTimestamp, endingOffsets.
+        A timestamp after a partition's last record ends it at its latest offset."""
+        options = self.options
+        timestamps = self._timestamps(options.ending_timestamp, options.ending_by_timestamp,
+                                      partitions, "endingOffsetsByTimestamp")
+        if timestamps is None:
+            return self.resolve(options.ending, partitions, "endingOffsets")
+        return self._offsets_at(timestamps, "endingTimestamp", "latest")
+
+    @staticmethod
+    def _timestamps(timestamp: int | None, per_partition: PartitionOffsets | None,
+                    partitions: list[TopicPartition], option: str) -> PartitionOffsets | None:
         if timestamp is not None:
-            found = self._consumer.offsets_for_times({tp: timestamp for tp in partitions})
-            ends = self.latest(partitions)
-            return {tp: found[tp].offset if found.get(tp) is not None else ends[tp]
-                    for tp in partitions}
+            return {tp: timestamp for tp in partitions}
+        if per_partition is None:
+            return None
+        _require_every_partition(per_partition, partitions, option)
+        return {tp: per_partition[tp] for tp in partitions}
+
+    def _offsets_at(self, timestamps: PartitionOffsets, option: str,
+                    strategy: TimestampStrategy) -> PartitionOffsets:
+        """The first offset at or after each partition's timestamp. Where there is none,
+        ``error`` fails the read (Spark's default for starting offsets) and ``latest`` takes
+        the partition's latest offset."""
+        partitions = list(timestamps)
+        found = self._retrying(lambda: self._consumer.offsets_for_times(timestamps),
+                               "offsets for timestamps")
+        missing = sorted(tp for tp in partitions if found.get(tp) is None)
+        if missing and strategy == "error":
+            tp = missing[0]
+            raise KafkaError(f"{option}: {tp.topic}-{tp.partition} has no record at or after "
+                             f"timestamp {timestamps[tp]}. Set "
+                             "startingOffsetsByTimestampStrategy=latest to start such "
+                             "partitions at their latest offset")
+        latest = self.latest(missing)
+        return {tp: latest[tp] if tp in latest else found[tp].offset for tp in partitions}
+
+    def resolve(self, spec: OffsetSpec, partitions: list[TopicPartition],
+                option: str) -> PartitionOffsets:
+        """Concrete offsets for ``spec``: earliest, latest, or JSON offsets, which must name
+        every selected partition, as in Spark, so a forgotten partition is an error, not a
+        silent default."""
         if spec == "earliest":
             return self.earliest(partitions)
         if spec == "latest":
             return self.latest(partitions)
         assert isinstance(spec, dict)
-        missing = sorted(set(partitions) - set(spec))
-        if missing:
-            raise KafkaError(f"{option}: JSON offsets leave out selected partitions "
-                             f"{[f'{tp.topic}-{tp.partition}' for tp in missing]}")
+        _require_every_partition(spec, partitions, option)
         offsets = {tp: spec[tp] for tp in partitions}
         earliest = self.earliest([tp for tp, o in offsets.items() if o == EARLIEST])
         latest = self.latest([tp for tp, o in offsets.items() if o == LATEST])
         return {**offsets, **earliest, **latest}
+
+
+def _require_every_partition(given: PartitionOffsets, partitions: list[TopicPartition],
+                             option: str) -> None:
+    missing = sorted(set(partitions) - set(given))
+    if missing:
+        raise KafkaError(f"{option}: JSON leaves out selected partitions "
+                         f"{[f'{tp.topic}-{tp.partition}' for tp in missing]}")
 
 
 def read_range(options: ReadOptions, offset_range: OffsetRange,
@@ -133,7 +217,7 @@ def read_range(options: ReadOptions, offset_range: OffsetRange,
     """
     tp, end = offset_range.topic_partition, offset_range.end
     builder = ArrowBatchBuilder(arrow_schema, options.value)
-    with make_consumer(options.client_config) as consumer:
+    with make_consumer(options, "executor") as consumer:
         consumer.assign([tp])
         position = _first_readable(consumer, options, offset_range, offset_range.start)
         if position >= end:

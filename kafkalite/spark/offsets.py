@@ -27,7 +27,7 @@ def parse_offset_spec(text: str, option: str) -> OffsetSpec:
     word = text.strip().lower()
     if word in ("earliest", "latest"):
         return "earliest" if word == "earliest" else "latest"
-    offsets = offsets_from_json(_load_json(text, option), option)
+    offsets = offsets_from_json(load_json(text, option), option)
     for tp, offset in offsets.items():
         if offset < EARLIEST:
             raise ConfigError(option, f"offset {offset} of {tp.topic}-{tp.partition} is "
@@ -37,7 +37,7 @@ def parse_offset_spec(text: str, option: str) -> OffsetSpec:
 
 def parse_partition_list(text: str, option: str) -> tuple[TopicPartition, ...]:
     """The ``assign`` option: ``{"topicA": [0, 1], "topicB": [2]}``."""
-    data = _load_json(text, option)
+    data = load_json(text, option)
     if not isinstance(data, dict) or not data:
         raise ConfigError(option, 'must be a JSON object such as {"topic": [0, 1]}')
     partitions: list[TopicPartition] = []
@@ -73,7 +73,7 @@ def offsets_to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str
     return data
 
 
-def _load_json(text: str, option: str) -> Any:
+def load_json(text: str, option: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

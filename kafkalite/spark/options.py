@@ -9,14 +9,26 @@ a misspelt one fails as early as a misspelt source option.
 
 from __future__ import annotations
 
+import logging
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kafkalite.errors import ConfigError
-from kafkalite.spark.offsets import OffsetSpec, parse_offset_spec, parse_partition_list
+from kafkalite.properties import client_setting
+from kafkalite.spark.offsets import (
+    OffsetSpec,
+    PartitionOffsets,
+    load_json,
+    offsets_from_json,
+    parse_offset_spec,
+    parse_partition_list,
+)
 from kafkalite.structs import TopicPartition
+
+log = logging.getLogger(__name__)
 
 KAFKA_PREFIX = "kafka."
 SPARK_INJECTED = frozenset({"path", "checkpointlocation"})
@@ -24,20 +36,30 @@ SPARK_INJECTED = frozenset({"path", "checkpointlocation"})
 
 READ_OPTIONS = (
     "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets",
-    "startingTimestamp", "endingTimestamp", "maxOffsetsPerTrigger", "minPartitions",
+    "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy", "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger", "maxTriggerDelay", "minPartitions", "maxRecordsPerPartition",
     "failOnDataLoss", "includeHeaders", "valueFormat", "valueSchema",
-    "kafkaConsumer.pollTimeoutMs",
+    "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+    "groupIdPrefix",
 )
+STREAMING_ONLY = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
+"""Options a batch read ignores with a warning, as Spark does."""
+BATCH_ONLY = ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")
+"""Options a streaming query refuses (a stream has no end), as Spark does."""
+DEFAULT_GROUP_ID_PREFIX = "spark-kafka-source"
+DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 WRITE_OPTIONS = ("topic", "includeHeaders", "valueFormat", "valueSchema")
 
 SOURCE_OWNED_CLIENT_KEYS = frozenset({
-    "group_id", "enable_auto_commit", "auto_offset_reset", "key_deserializer",
+    "enable_auto_commit", "auto_offset_reset", "key_deserializer",
     "value_deserializer", "key_serializer", "value_serializer",
 })
 """Client settings the source decides itself (it reads exact ranges without a group, and
 always moves raw bytes), so setting them is an error rather than silently ignored."""
 
 ValueFormat = Literal["binary", "msgpack"]
+TimestampStrategy = Literal["error", "latest"]
 
 
 @dataclass(frozen=True)
@@ -77,12 +99,27 @@ class ReadOptions:
     ending: OffsetSpec
     starting_timestamp: int | None = None
     ending_timestamp: int | None = None
+    starting_by_timestamp: PartitionOffsets | None = None
+    """startingOffsetsByTimestamp: a timestamp per partition (startingTimestamp wins)."""
+    ending_by_timestamp: PartitionOffsets | None = None
+    timestamp_strategy: TimestampStrategy = "error"
+    """What a starting timestamp with no record at or after it means: fail, or latest."""
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
     min_partitions: int | None = None
+    max_records_per_partition: int | None = None
     fail_on_data_loss: bool = True
     include_headers: bool = False
     value: ValueEncoding = field(default_factory=ValueEncoding)
     poll_timeout_ms: int = 120_000
+    fetch_offset_retries: int = 3
+    fetch_offset_retry_interval_ms: int = 10
+    group_id: str = DEFAULT_GROUP_ID_PREFIX
+    """The group id the source's consumers carry (they never join or commit): kafka.group.id,
+    else groupIdPrefix plus a per-query unique part, as Spark names its consumers."""
+    group_id_given: bool = False
+    """True when kafka.group.id set the id: then it is used exactly as given."""
 
 
 @dataclass(frozen=True)
@@ -97,13 +134,14 @@ def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOp
     """Check and parse a read's options; raises ConfigError naming the first bad option."""
     opts = _lower_keys(options)
     _reject_unknown(opts, READ_OPTIONS, "read")
-    if not streaming:
-        for name in ("maxoffsetspertrigger",):
-            if name in opts:
-                raise ConfigError("maxOffsetsPerTrigger",
-                                  "applies to streaming queries only, not to batch reads")
-    elif "endingoffsets" in opts or "endingtimestamp" in opts:
-        raise ConfigError("endingOffsets", "applies to batch reads only, not to streaming")
+    if streaming:
+        for name in BATCH_ONLY:
+            if name.lower() in opts:
+                raise ConfigError(name, "applies to batch reads only, not to streaming")
+    else:
+        for name in STREAMING_ONLY:
+            if opts.pop(name.lower(), None) is not None:
+                log.warning("%s option ignored in batch queries", name)
     starting_default = "earliest" if not streaming else "latest"
     starting = parse_offset_spec(opts.get("startingoffsets", starting_default), "startingOffsets")
     ending = parse_offset_spec(opts.get("endingoffsets", "latest"), "endingOffsets")
@@ -113,21 +151,42 @@ def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOp
         raise ConfigError("endingOffsets", "'earliest' is not allowed")
     if isinstance(ending, dict) and -2 in ending.values():
         raise ConfigError("endingOffsets", "-2 (earliest) is not allowed as an ending offset")
+    client_config = _client_config(opts, for_write=False)
+    group_id = client_config.pop("group_id", None)
+    group_id_given = group_id is not None
+    if group_id is None:
+        prefix = opts.get("groupidprefix", DEFAULT_GROUP_ID_PREFIX).strip()
+        if not prefix:
+            raise ConfigError("groupIdPrefix", "must not be empty")
+        group_id = f"{prefix}-{uuid.uuid4()}"
     return ReadOptions(
-        client_config=_client_config(opts, for_write=False),
+        client_config=client_config,
         selection=_selection(opts),
         starting=starting,
         ending=ending,
         starting_timestamp=_optional_int(opts, "startingtimestamp", "startingTimestamp", 0),
         ending_timestamp=_optional_int(opts, "endingtimestamp", "endingTimestamp", 0),
+        starting_by_timestamp=_timestamps(opts, "startingOffsetsByTimestamp"),
+        ending_by_timestamp=_timestamps(opts, "endingOffsetsByTimestamp"),
+        timestamp_strategy=_timestamp_strategy(opts),
         max_offsets_per_trigger=_optional_int(opts, "maxoffsetspertrigger",
                                               "maxOffsetsPerTrigger", 1),
+        min_offsets_per_trigger=_optional_int(opts, "minoffsetspertrigger",
+                                              "minOffsetsPerTrigger", 1),
+        max_trigger_delay_ms=_duration_ms(opts, "maxTriggerDelay",
+                                          DEFAULT_MAX_TRIGGER_DELAY_MS),
         min_partitions=_optional_int(opts, "minpartitions", "minPartitions", 1),
+        max_records_per_partition=_optional_int(opts, "maxrecordsperpartition",
+                                                "maxRecordsPerPartition", 1),
         fail_on_data_loss=_bool(opts, "failondataloss", "failOnDataLoss", True),
         include_headers=_bool(opts, "includeheaders", "includeHeaders", False),
         value=_value_encoding(opts),
         poll_timeout_ms=_optional_int(opts, "kafkaconsumer.polltimeoutms",
                                       "kafkaConsumer.pollTimeoutMs", 1) or 120_000,
+        fetch_offset_retries=_int_or(opts, "fetchOffset.numRetries", 0, 3),
+        fetch_offset_retry_interval_ms=_int_or(opts, "fetchOffset.retryIntervalMs", 0, 10),
+        group_id=str(group_id),
+        group_id_given=group_id_given,
     )
 
 
@@ -169,11 +228,11 @@ def _client_config(opts: Mapping[str, str], *, for_write: bool) -> dict[str, Any
     for key, raw in opts.items():
         if not key.startswith(KAFKA_PREFIX):
             continue
-        name = key[len(KAFKA_PREFIX):].replace(".", "_")
+        name, value = client_setting(key[len(KAFKA_PREFIX):], raw)
         if name in SOURCE_OWNED_CLIENT_KEYS:
             raise ConfigError(key, "is set by the kafkalite source itself and cannot be "
                               "overridden")
-        config[name] = _typed(raw)
+        config[name] = value
     if "bootstrap_servers" not in config:
         raise ConfigError("kafka.bootstrap.servers", "is required")
     config["bootstrap_servers"] = str(config["bootstrap_servers"])
@@ -192,19 +251,6 @@ def _check_client_config(config: Mapping[str, Any], for_write: bool) -> None:
         (validate_producer_config if for_write else validate_consumer_config)(config)
     except ConfigError as exc:
         raise ConfigError(f"kafka.{exc.key.replace('_', '.')}", str(exc)) from None
-
-
-_INT = re.compile(r"-?\d+")
-
-
-def _typed(raw: str) -> Any:
-    """Spark passes every option as a string; the client wants ints and bools as such."""
-    text = raw.strip()
-    if _INT.fullmatch(text):
-        return int(text)
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return raw
 
 
 def _selection(opts: Mapping[str, str]) -> TopicSelection:
@@ -237,6 +283,46 @@ def _optional_int(opts: Mapping[str, str], key: str, name: str, minimum: int) ->
     if value < minimum:
         raise ConfigError(name, f"must be at least {minimum}, not {value}")
     return value
+
+
+def _int_or(opts: Mapping[str, str], name: str, minimum: int, default: int) -> int:
+    value = _optional_int(opts, name.lower(), name, minimum)
+    return default if value is None else value
+
+
+def _timestamps(opts: Mapping[str, str], name: str) -> PartitionOffsets | None:
+    """``{"topic": {"0": 1700000000000}}``: epoch milliseconds per partition."""
+    if name.lower() not in opts:
+        return None
+    timestamps = offsets_from_json(load_json(opts[name.lower()], name), name)
+    for tp, timestamp in timestamps.items():
+        if timestamp < 0:
+            raise ConfigError(name, f"timestamp {timestamp} of {tp.topic}-{tp.partition} is "
+                              "negative (give epoch milliseconds)")
+    return timestamps
+
+
+def _timestamp_strategy(opts: Mapping[str, str]) -> TimestampStrategy:
+    text = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if text not in ("error", "latest"):
+        raise ConfigError("startingOffsetsByTimestampStrategy",
+                          f"must be 'error' or 'latest', not {text!r}")
+    return "error" if text == "error" else "latest"
+
+
+_DURATION = re.compile(r"(\d+)\s*(ms|s|m|h|d)?")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _duration_ms(opts: Mapping[str, str], name: str, default: int) -> int:
+    """Spark's time strings: ``15m``, ``30s``, ``500ms`` (a bare number is milliseconds)."""
+    if name.lower() not in opts:
+        return default
+    match = _DURATION.fullmatch(opts[name.lower()].strip().lower())
+    if match is None:
+        raise ConfigError(name, f"must be a duration such as 15m, 30s or 500ms, not "
+                          f"{opts[name.lower()]!r}")
+    return int(match.group(1)) * _UNIT_MS[match.group(2) or "ms"]
 
 
 def _bool(opts: Mapping[str, str], key: str, name: str, default: bool) -> bool:

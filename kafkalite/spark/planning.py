@@ -1,8 +1,9 @@
 """Offset-range planning: which records each Spark task reads. Pure functions, no I/O.
 
 A range is half-open, ``[start, end)``, in one topic-partition. Batch reads plan one range per
-partition (split further to reach ``minPartitions``); streaming micro-batches plan the ranges
-between two checkpointed offset maps, capped by ``maxOffsetsPerTrigger``.
+partition (cut to at most ``maxRecordsPerPartition`` records, split further to reach
+``minPartitions``); streaming micro-batches plan the ranges between two checkpointed offset
+maps, capped by ``maxOffsetsPerTrigger``.
 """
 
 from __future__ import annotations
@@ -42,22 +43,33 @@ def ranges_between(start: Mapping[TopicPartition, int],
     return sorted(r for r in ranges if r.size > 0)
 
 
-def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:
-    """Split ranges into at least ``min_partitions`` pieces (when there are that many records).
-
-    Each range gets a share of the pieces proportional to its size (at least one), and is cut
-    into pieces of nearly equal size, so no task reads far more than the others.
-    """
+def split_ranges(ranges: list[OffsetRange], min_partitions: int | None,
+                 max_records_per_partition: int | None = None) -> list[OffsetRange]:
+    """Split ranges so no piece holds more than ``max_records_per_partition`` records, then,
+    if that leaves fewer than ``min_partitions`` pieces, split again to reach it (as Spark's
+    maxRecordsPerPartition and minPartitions combine)."""
+    if max_records_per_partition:
+        ranges = [piece for r in ranges
+                  for piece in _cut(r, -(-r.size // max_records_per_partition))]
     total = sum(r.size for r in ranges)
     if not min_partitions or len(ranges) >= min_partitions or total == 0:
         return ranges
-    pieces: list[OffsetRange] = []
-    for r in ranges:
-        count = min(r.size, max(1, -(-r.size * min_partitions // total)))
-        bounds = [r.start + r.size * i // count for i in range(count + 1)]
-        pieces.extend(OffsetRange(r.topic, r.partition, lo, hi)
-                      for lo, hi in pairwise(bounds))
-    return pieces
+    # Each range gets a share of the pieces proportional to its size (at least one), cut
+    # into pieces of nearly equal size, so no task reads far more than the others.
+    return [piece for r in ranges
+            for piece in _cut(r, max(1, -(-r.size * min_partitions // total)))]
+
+
+def _cut(r: OffsetRange, count: int) -> list[OffsetRange]:
+    """``r`` in ``count`` nearly equal pieces (never more pieces than offsets)."""
+    count = min(r.size, max(1, count))
+    bounds = [r.start + r.size * i // count for i in range(count + 1)]
+    return [OffsetRange(r.topic, r.partition, lo, hi) for lo, hi in pairwise(bounds)]
+
+
+def backlog(start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]) -> int:
+    """Offsets between ``start`` and ``latest`` (a new partition counts from 0)."""
+    return sum(max(0, end - start.get(tp, 0)) for tp, end in latest.items())
 
 
 def cap_offsets(start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int],

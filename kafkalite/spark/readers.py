@@ -8,7 +8,8 @@ last committed micro-batch ended: no record lost, none read twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +21,13 @@ from kafkalite.errors import KafkaError
 from kafkalite.spark.kafka_access import OffsetResolver, read_range, report_data_loss
 from kafkalite.spark.offsets import PartitionOffsets, offsets_from_json, offsets_to_json
 from kafkalite.spark.options import ReadOptions
-from kafkalite.spark.planning import OffsetRange, cap_offsets, ranges_between, split_ranges
+from kafkalite.spark.planning import (
+    OffsetRange,
+    backlog,
+    cap_offsets,
+    ranges_between,
+    split_ranges,
+)
 
 try:  # pyspark >= 4.2: the engine passes read limits and supports Trigger.AvailableNow
     from pyspark.sql.streaming.datasource import (
@@ -42,7 +49,8 @@ class RangePartition(InputPartition):
 
 
 def _plan(ranges: list[OffsetRange], options: ReadOptions) -> list[RangePartition]:
-    return [RangePartition(r) for r in split_ranges(ranges, options.min_partitions)]
+    return [RangePartition(r) for r in split_ranges(ranges, options.min_partitions,
+                                                    options.max_records_per_partition)]
 
 
 def _read(options: ReadOptions, schema: StructType,
@@ -63,10 +71,8 @@ class BatchReader(DataSourceReader):
         options = self.options
         with OffsetResolver(options) as resolver:
             partitions = resolver.partitions()
-            start = resolver.resolve(options.starting, partitions, "startingOffsets",
-                                     options.starting_timestamp)
-            end = resolver.resolve(options.ending, partitions, "endingOffsets",
-                                   options.ending_timestamp)
+            start = resolver.starting_offsets(partitions)
+            end = resolver.ending_offsets(partitions)
         backwards = sorted(tp for tp in partitions if end[tp] < start[tp])
         if backwards:
             tp = backwards[0]
@@ -84,14 +90,21 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     ``maxOffsetsPerTrigger`` reaches the engine as its default read limit (pyspark >= 4.2),
     so triggers that ignore limits (the engine may pass ReadAllAvailable) do; on older
     pyspark, ``latestOffset()`` gets no start and caps from the previous batch's end.
+
+    ``minOffsetsPerTrigger`` holds a micro-batch back (``latestOffset()`` answers the start
+    offsets, so the engine plans nothing) until that many offsets are waiting or
+    ``maxTriggerDelay`` has passed since the last batch; an AvailableNow run never waits.
     """
 
-    def __init__(self, options: ReadOptions, schema: StructType) -> None:
+    def __init__(self, options: ReadOptions, schema: StructType,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.options = options
         self.schema = schema
+        self._clock = clock
         self._resolver: OffsetResolver | None = None
         self._available_now_target: PartitionOffsets | None = None
         self._last_end: PartitionOffsets | None = None
+        self._last_trigger: float | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Tasks get the options and schema, never the driver's live consumer."""
@@ -104,10 +117,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._resolver
 
     def initialOffset(self) -> dict[str, Any]:
-        options, resolver = self.options, self.resolver
-        start = resolver.resolve(options.starting, resolver.partitions(), "startingOffsets",
-                                 options.starting_timestamp)
-        return offsets_to_json(start)
+        resolver = self.resolver
+        return offsets_to_json(resolver.starting_offsets(resolver.partitions()))
 
     def getDefaultReadLimit(self) -> Any:
         limit = self.options.max_offsets_per_trigger
@@ -129,6 +140,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if latest is None:
             latest = self.resolver.latest(self.resolver.partitions())
         start_offsets = self._checked_for_loss(start_offsets, latest)
+        if self._held_back(start_offsets, latest):
+            return offsets_to_json(start_offsets)
         if limit is None:  # pyspark < 4.2: no read limit from the engine
             max_records = self.options.max_offsets_per_trigger if start_offsets else None
         else:  # ReadMaxRows carries a limit; ReadAllAvailable (and others) do not
@@ -136,6 +149,20 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         end = cap_offsets(start_offsets, latest, max_records)
         self._last_end = end
         return offsets_to_json(end)
+
+    def _held_back(self, start: PartitionOffsets, latest: PartitionOffsets) -> bool:
+        """True while fewer than minOffsetsPerTrigger offsets wait and the last batch is less
+        than maxTriggerDelay ago (the first batch is never held back, as in Spark)."""
+        minimum = self.options.min_offsets_per_trigger
+        if minimum is None or self._available_now_target is not None or not start:
+            return False
+        now = self._clock()
+        waited_ms = None if self._last_trigger is None else (now - self._last_trigger) * 1000
+        if backlog(start, latest) < minimum and waited_ms is not None and \
+                waited_ms < self.options.max_trigger_delay_ms:
+            return True
+        self._last_trigger = now
+        return False
 
     def _checked_for_loss(self, start: PartitionOffsets,
                           latest: PartitionOffsets) -> PartitionOffsets:

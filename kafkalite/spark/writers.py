@@ -47,6 +47,15 @@ class ProducedRecords(WriterCommitMessage):
     records: int
 
 
+def check_save_mode(overwrite: bool) -> None:
+    """The sink appends, as Spark's Kafka sink: Overwrite is refused (Kafka cannot replace a
+    topic's records); ErrorIfExists, the default, is taken as Append (see
+    :func:`kafkalite.spark.datasource.register`)."""
+    if overwrite:
+        raise ConfigError("mode", "Overwrite is not allowed for a kafkalite write; the sink "
+                          "appends records (use mode 'append', the default)")
+
+
 def check_write_schema(schema: StructType, options: WriteOptions) -> None:
     """Refuse, on the driver, a DataFrame the sink cannot write; the error names the column."""
     columns = {f.name: f.dataType for f in schema.fields}
@@ -60,8 +69,9 @@ def check_write_schema(schema: StructType, options: WriteOptions) -> None:
     for name, types in expected.items():
         if name in columns:
             _require(name, columns[name], types)
-    if "headers" in columns and columns["headers"] != _HEADERS:
-        raise ConfigError("headers", f"must be {_HEADERS.simpleString()}, "
+    # simpleString leaves nullability out: F.array(F.struct(...)) builds non-null fields.
+    if "headers" in columns and columns["headers"].simpleString() != _HEADERS.simpleString():
+        raise ConfigError("headers", f"column must be {_HEADERS.simpleString()}, "
                           f"not {columns['headers'].simpleString()}")
 
 

@@ -1,7 +1,7 @@
 """The broker's group coordinator (classic protocol) and its offsets store."""
 
 from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
-from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest
+from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest, LeavingMember
 from kafkalite_server.group.hashing import java_string_hashcode, offsets_partition_for
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.state import GroupState
@@ -12,6 +12,7 @@ __all__ = [
     "GroupCoordinatorConfig",
     "GroupState",
     "JoinRequest",
+    "LeavingMember",
     "OffsetAndMetadata",
     "OffsetCommitEntry",
     "TopicPartition",

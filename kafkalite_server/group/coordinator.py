@@ -13,11 +13,12 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kafkalite.errors import KafkaError
 from kafkalite_server.group import error_codes as codes
 from kafkalite_server.group.config import GroupCoordinatorConfig
-from kafkalite_server.group.group import ClassicGroup
+from kafkalite_server.group.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from kafkalite_server.group.hashing import offsets_partition_for
 from kafkalite_server.group.member import GroupMember, JoinCallback, SyncCallback
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
@@ -27,6 +28,7 @@ from kafkalite_server.group.results import (
     JoinResult,
     LeaveResult,
     MemberDescription,
+    OffsetDeleteResult,
     OffsetFetchResult,
     SyncResult,
 )
@@ -48,6 +50,13 @@ def default_member_id(client_id: str) -> str:
     return f"{client_id}-{uuid.uuid4()}"
 
 
+class LeavingMember(NamedTuple):
+    """One member named by a LeaveGroup request (v3+ names several, maybe by instance id)."""
+
+    member_id: str
+    group_instance_id: str | None = None
+
+
 @dataclass(frozen=True)
 class JoinRequest:
     """The fields of a JoinGroup request the coordinator acts on."""
@@ -64,6 +73,17 @@ class JoinRequest:
     #: JoinGroup v4+ (KIP-394): a member without an id first gets one back with
     #: MEMBER_ID_REQUIRED, so a client that times out cannot leave ghost members behind.
     require_known_member_id: bool = False
+
+
+def member_error(group: ClassicGroup, member_id: str, group_instance_id: str | None) -> int:
+    """Whether ``member_id`` may act in the group: a request naming a group.instance.id
+    must come from the member id now holding it (else FENCED_INSTANCE_ID, KIP-345)."""
+    if group_instance_id is not None:
+        current = group.static_member_id(group_instance_id)
+        if current is None:
+            return codes.UNKNOWN_MEMBER_ID
+        return codes.NONE if current == member_id else codes.FENCED_INSTANCE_ID
+    return codes.NONE if member_id in group.members else codes.UNKNOWN_MEMBER_ID
 
 
 class GroupCoordinator:
@@ -201,7 +221,11 @@ class GroupCoordinator:
     def _join_new_member(
         self, group: ClassicGroup, request: JoinRequest, respond: JoinCallback
     ) -> None:
-        member_id = self._new_member_id(request.client_id)
+        # Kafka names a static member after its instance id, a dynamic one after its client.
+        member_id = self._new_member_id(request.group_instance_id or request.client_id)
+        if group.static_member_id(request.group_instance_id) is not None:
+            self._rejoin_static_member(group, request, member_id, respond)
+            return
         if request.require_known_member_id and request.group_instance_id is None:
             group.pending_members[member_id] = self._scheduler.call_later(
                 request.session_timeout_ms, lambda: self._expire_pending_member(group, member_id)
@@ -214,13 +238,14 @@ class GroupCoordinator:
         self, group: ClassicGroup, request: JoinRequest, respond: JoinCallback
     ) -> None:
         member_id = request.member_id
-        if member_id in group.pending_members:
+        if member_id in group.pending_members and request.group_instance_id is None:
             group.pending_members.pop(member_id).cancel()
             self._add_member_and_rebalance(group, request, member_id, respond)
             return
+        error = member_error(group, member_id, request.group_instance_id)
         member = group.members.get(member_id)
-        if member is None or group.is_state(GroupState.EMPTY):
-            respond(JoinResult(codes.UNKNOWN_MEMBER_ID, member_id=member_id))
+        if error or member is None or group.is_state(GroupState.EMPTY):
+            respond(JoinResult(error or codes.UNKNOWN_MEMBER_ID, member_id=member_id))
         elif group.is_state(PREPARING):
             self._update_member_and_rebalance(group, member, request, respond)
         elif group.is_state(COMPLETING) and member.matches(request.protocols):
@@ -267,6 +292,59 @@ class GroupCoordinator:
         group.add(member)
         self._schedule_expiry(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance(group)
+
+    def _rejoin_static_member(
+        self, group: ClassicGroup, request: JoinRequest, new_member_id: str, respond: JoinCallback
+    ) -> None:
+        """KIP-345: a static member came back without its member id (it restarted). It takes
+        over the old member's place under a new id, and the old id is fenced. In a Stable
+        group whose protocol choice stays the same it gets its old assignment back with no
+        rebalance, so nobody else gives up partitions."""
+        instance_id = request.group_instance_id
+        assert instance_id is not None
+        previous_leader = group.leader_id
+        member = group.members[group.static_members[instance_id]]
+        old_member_id = member.member_id
+        fenced = JoinResult(codes.FENCED_INSTANCE_ID, member_id=old_member_id)
+        member.answer_join(fenced)
+        member.answer_sync(SyncResult(codes.FENCED_INSTANCE_ID))
+        before = (member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
+        group.replace_static_member(instance_id, new_member_id)
+        member.protocols = list(request.protocols)
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+        member.session_timeout_ms = request.session_timeout_ms
+        member.join_callback = respond
+        self._schedule_expiry(group, member, member.session_timeout_ms)
+        if group.is_state(GroupState.STABLE):
+            if group.select_protocol() != group.protocol_name:
+                self._prepare_rebalance(group)
+                return
+            try:
+                self._store.store_group(
+                    group.partition, group.group_id, self._metadata_record(group, {})
+                )
+            except (KafkaError, OSError) as exc:
+                log.warning("group %s: storing a static rejoin failed: %s", group.group_id, exc)
+                group.replace_static_member(instance_id, old_member_id)
+                member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = before
+                error = codes.storage_error_code(exc, group_metadata=True)
+                member.answer_join(JoinResult(error, member_id=new_member_id))
+                return
+            # The leader id stays the one from before, so a returning leader does not think it
+            # must assign: a Stable group would not hand out a new assignment anyway.
+            member.answer_join(
+                JoinResult(
+                    codes.NONE,
+                    member_id=new_member_id,
+                    generation_id=group.generation_id,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    leader_id=previous_leader or "",
+                )
+            )
+        elif group.is_state(COMPLETING):
+            # The leader may have assigned to the old id already: start over with the new one.
+            self._prepare_rebalance(group)
 
     def _update_member_and_rebalance(
         self, group: ClassicGroup, member: GroupMember, request: JoinRequest, respond: JoinCallback
@@ -338,6 +416,8 @@ class GroupCoordinator:
         answer every parked JoinGroup (the leader gets the member list)."""
         group.cancel_join_timer()
         for member in group.members_not_rejoined():
+            if member.group_instance_id is not None:
+                continue  # KIP-345: a static member keeps its place until its session expires
             log.info("group %s: member %s did not rejoin in time", group.group_id, member.member_id)
             self._drop_member(group, member)
         group.elect_joined_leader()
@@ -360,6 +440,7 @@ class GroupCoordinator:
         assignments: dict[str, bytes],
         respond: SyncCallback,
         *,
+        group_instance_id: str | None = None,
         protocol_type: str | None = None,
         protocol_name: str | None = None,
     ) -> None:
@@ -371,10 +452,12 @@ class GroupCoordinator:
         member = group.members.get(member_id) if group is not None else None
         if error:
             pass
-        elif group is None or member is None:
+        elif group is None:
             error = codes.UNKNOWN_MEMBER_ID
         elif group.is_state(GroupState.DEAD):
             error = codes.COORDINATOR_NOT_AVAILABLE
+        elif membership_error := member_error(group, member_id, group_instance_id):
+            error = membership_error
         elif generation_id != group.generation_id:
             error = codes.ILLEGAL_GENERATION
         elif (protocol_type is not None and protocol_type != group.protocol_type) or (
@@ -425,44 +508,59 @@ class GroupCoordinator:
 
     # -- Heartbeat, LeaveGroup, expiry --------------------------------------------------------
 
-    def heartbeat(self, group_id: str, generation_id: int, member_id: str) -> int:
+    def heartbeat(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None = None,
+    ) -> int:
         error = self._validate_group_status(group_id)
         if error == codes.COORDINATOR_LOAD_IN_PROGRESS:
             return codes.NONE  # Kafka answers blindly; the next heartbeat after loading decides
         if error:
             return error
         group = self._groups.get(group_id)
-        member = group.members.get(member_id) if group is not None else None
-        if group is not None and group.is_state(GroupState.DEAD):
-            return codes.COORDINATOR_NOT_AVAILABLE
-        if group is None or member is None:
+        if group is None:
             return codes.UNKNOWN_MEMBER_ID
+        if group.is_state(GroupState.DEAD):
+            return codes.COORDINATOR_NOT_AVAILABLE
+        error = member_error(group, member_id, group_instance_id)
+        if error:
+            return error
+        member = group.members[member_id]
         if generation_id != group.generation_id:
             return codes.ILLEGAL_GENERATION
         self._schedule_expiry(group, member, member.session_timeout_ms)
         return codes.REBALANCE_IN_PROGRESS if group.is_state(PREPARING) else codes.NONE
 
-    def leave_group(self, group_id: str, member_ids: list[str]) -> LeaveResult:
+    def leave_group(self, group_id: str, leaving: list[LeavingMember]) -> LeaveResult:
+        """Remove members by member id, or (LeaveGroup v3+, an admin removing a static
+        member) by group.instance.id alone with an empty member id."""
         error = self._validate_group_status(group_id)
         if error:
             return LeaveResult(error)
         group = self._groups.get(group_id)
         if group is None:
-            return LeaveResult(codes.NONE, [codes.UNKNOWN_MEMBER_ID] * len(member_ids))
+            return LeaveResult(codes.NONE, [codes.UNKNOWN_MEMBER_ID] * len(leaving))
         if group.is_state(GroupState.DEAD):
             return LeaveResult(codes.COORDINATOR_NOT_AVAILABLE)
-        member_errors = []
-        for member_id in member_ids:
-            if member_id in group.pending_members:
-                group.pending_members.pop(member_id).cancel()
-                self._try_complete_join(group)
-                member_errors.append(codes.NONE)
-            elif member_id in group.members:
-                self._remove_member_and_update_group(group, group.members[member_id])
-                member_errors.append(codes.NONE)
-            else:
-                member_errors.append(codes.UNKNOWN_MEMBER_ID)
-        return LeaveResult(codes.NONE, member_errors)
+        return LeaveResult(codes.NONE, [self._leave(group, entry) for entry in leaving])
+
+    def _leave(self, group: ClassicGroup, leaving: LeavingMember) -> int:
+        member_id, instance_id = leaving.member_id, leaving.group_instance_id
+        if not member_id:
+            member_id = group.static_member_id(instance_id) or ""
+            instance_id = None  # resolved: the id holding the instance is the one to remove
+        if member_id in group.pending_members and instance_id is None:
+            group.pending_members.pop(member_id).cancel()
+            self._try_complete_join(group)
+            return codes.NONE
+        error = member_error(group, member_id, instance_id)
+        if error:
+            return error
+        self._remove_member_and_update_group(group, group.members[member_id])
+        return codes.NONE
 
     def _schedule_expiry(self, group: ClassicGroup, member: GroupMember, timeout_ms: int) -> None:
         """(Re)start the member's session: it must heartbeat (or rejoin) before this fires."""
@@ -556,8 +654,9 @@ class GroupCoordinator:
         if group.is_state(GroupState.DEAD):
             return codes.COORDINATOR_NOT_AVAILABLE
         if generation_id >= 0 or member_id or group_instance_id is not None:
-            if member_id not in group.members:
-                return codes.UNKNOWN_MEMBER_ID
+            error = member_error(group, member_id, group_instance_id)
+            if error:
+                return error
             if generation_id != group.generation_id:
                 return codes.ILLEGAL_GENERATION
             return codes.NONE
@@ -609,6 +708,49 @@ class GroupCoordinator:
         if partitions is None:
             return OffsetFetchResult(codes.NONE, dict(committed))
         return OffsetFetchResult(codes.NONE, {tp: committed.get(tp) for tp in partitions})
+
+    def delete_offsets(
+        self, group_id: str, partitions: list[TopicPartition]
+    ) -> OffsetDeleteResult:
+        """OffsetDelete (KIP-496): forget committed offsets, except of topics an active member
+        is subscribed to (GROUP_SUBSCRIBED_TO_TOPIC): those would be re-committed anyway."""
+        error = self._validate_group_status(group_id)
+        if error:
+            return OffsetDeleteResult(error)
+        group = self._groups.get(group_id)
+        if group is None or group.is_state(GroupState.DEAD):
+            return OffsetDeleteResult(codes.GROUP_ID_NOT_FOUND)
+        if group.is_state(GroupState.EMPTY):
+            subscribed: set[str] = set()
+        elif group.protocol_type == CONSUMER_PROTOCOL_TYPE:
+            # Unknown subscriptions (not yet chosen, unreadable) protect every topic.
+            known = group.subscribed_topics()
+            subscribed = known if known is not None else {tp.topic for tp in partitions}
+        else:
+            return OffsetDeleteResult(codes.NON_EMPTY_GROUP)
+        results = {
+            tp: codes.GROUP_SUBSCRIBED_TO_TOPIC if tp.topic in subscribed else codes.NONE
+            for tp in partitions
+        }
+        eligible = [tp for tp, code in results.items() if code == codes.NONE]
+        removed = [tp for tp in eligible if tp in group.offsets]
+        # An Empty group left with no offsets is gone: its metadata gets a tombstone too.
+        goes_dead = group.is_state(GroupState.EMPTY) and set(group.offsets) <= set(removed)
+        if removed:
+            try:
+                if goes_dead:
+                    self._store.delete_group(group.partition, group_id, removed)
+                else:
+                    self._store.delete_offsets(group.partition, group_id, removed)
+            except (KafkaError, OSError) as exc:
+                log.warning("group %s: deleting offsets failed: %s", group_id, exc)
+                results.update(dict.fromkeys(eligible, codes.storage_error_code(exc)))
+                return OffsetDeleteResult(codes.NONE, results)
+            for tp in removed:
+                del group.offsets[tp]
+            if goes_dead:
+                self._kill_group(group, codes.COORDINATOR_NOT_AVAILABLE)
+        return OffsetDeleteResult(codes.NONE, results)
 
     # -- admin: DescribeGroups, ListGroups, DeleteGroups -------------------------------------
 

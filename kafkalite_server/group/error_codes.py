@@ -20,6 +20,8 @@ INVALID_COMMIT_OFFSET_SIZE = errors.InvalidCommitOffsetSizeError.errno
 NON_EMPTY_GROUP = errors.NonEmptyGroupError.errno
 GROUP_ID_NOT_FOUND = errors.GroupIdNotFoundError.errno
 MEMBER_ID_REQUIRED = errors.MemberIdRequiredError.errno
+FENCED_INSTANCE_ID = errors.FencedInstanceIdError.errno
+GROUP_SUBSCRIBED_TO_TOPIC = errors.GroupSubscribedToTopicError.errno
 
 #: How a failed write to the offsets log is reported to the member (Kafka's mapping in
 #: GroupMetadataManager): the client must look for the coordinator again or shrink the commit.

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kafkalite.errors import ProtocolDecodeError
+from kafkalite.protocol.consumer_protocol import ConsumerProtocolSubscription
 from kafkalite_server.group.member import GroupMember
 from kafkalite_server.group.offsets import OffsetAndMetadata, TopicPartition
 from kafkalite_server.group.results import JoinedMember
 from kafkalite_server.group.state import VALID_PREVIOUS_STATES, GroupState
 from kafkalite_server.group.timers import TimerHandle
+
+#: The protocol type of consumers, whose subscriptions the coordinator can read (OffsetDelete).
+CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
 class IllegalStateTransition(RuntimeError):
@@ -31,6 +36,8 @@ class ClassicGroup:
         self.protocol_name: str | None = None
         self.leader_id: str | None = None
         self.members: dict[str, GroupMember] = {}
+        #: KIP-345 static members: group.instance.id -> the member id currently holding it.
+        self.static_members: dict[str, str] = {}
         #: Members told MEMBER_ID_REQUIRED that have not joined with their id yet.
         self.pending_members: dict[str, TimerHandle] = {}
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
@@ -66,6 +73,8 @@ class ClassicGroup:
         if not self.members:
             self.protocol_type = member.protocol_type
         self.members[member.member_id] = member
+        if member.group_instance_id is not None:
+            self.static_members[member.group_instance_id] = member.member_id
         if self.leader_id is None:
             self.leader_id = member.member_id
 
@@ -73,8 +82,28 @@ class ClassicGroup:
         """Drop a member; if it led, the oldest remaining member takes over."""
         member = self.members.pop(member_id)
         member.cancel_expiry()
+        if member.group_instance_id is not None:
+            self.static_members.pop(member.group_instance_id, None)
         if self.is_leader(member_id):
             self.leader_id = next(iter(self.members), None)
+        return member
+
+    def static_member_id(self, group_instance_id: str | None) -> str | None:
+        """The member id registered under ``group_instance_id``, if any."""
+        if group_instance_id is None:
+            return None
+        return self.static_members.get(group_instance_id)
+
+    def replace_static_member(self, group_instance_id: str, new_member_id: str) -> GroupMember:
+        """Move a static member to a fresh member id (its restarted incarnation), keeping its
+        place, assignment and leadership. The caller answers the old id's parked requests."""
+        old_member_id = self.static_members[group_instance_id]
+        member = self.members.pop(old_member_id)
+        member.member_id = new_member_id
+        self.members[new_member_id] = member
+        self.static_members[group_instance_id] = new_member_id
+        if self.leader_id == old_member_id:
+            self.leader_id = new_member_id
         return member
 
     def cancel_join_timer(self) -> None:
@@ -93,6 +122,20 @@ class ClassicGroup:
 
     def members_not_rejoined(self) -> list[GroupMember]:
         return [m for m in self.members.values() if not m.awaiting_join]
+
+    def subscribed_topics(self) -> set[str] | None:
+        """The topics the members' consumer-protocol subscriptions name; None when they cannot
+        be known (another protocol type, no protocol chosen yet, or unreadable metadata)."""
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE or self.protocol_name is None:
+            return None
+        topics: set[str] = set()
+        for member in self.members.values():
+            try:
+                metadata = member.metadata_for(self.protocol_name)
+                topics.update(ConsumerProtocolSubscription.decode(metadata).topics)
+            except (KeyError, ProtocolDecodeError):
+                return None
+        return topics
 
     def candidate_protocols(self) -> set[str]:
         """The protocols every current member supports."""

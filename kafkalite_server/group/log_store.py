@@ -42,6 +42,11 @@ class OffsetsLogStore:
             partition, [offset_commit_record(group_id, tp, o) for tp, o in offsets.items()]
         )
 
+    def delete_offsets(
+        self, partition: int, group_id: str, offsets: list[TopicPartition]
+    ) -> None:
+        self._append(partition, [offset_tombstone(group_id, tp) for tp in offsets])
+
     def delete_group(self, partition: int, group_id: str, offsets: list[TopicPartition]) -> None:
         entries = [offset_tombstone(group_id, tp) for tp in offsets]
         self._append(partition, [*entries, group_tombstone(group_id)])

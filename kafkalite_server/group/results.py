@@ -52,6 +52,14 @@ class OffsetFetchResult:
 
 
 @dataclass(frozen=True)
+class OffsetDeleteResult:
+    """``error`` is group-wide; otherwise ``partitions`` has a code for each asked partition."""
+
+    error: int
+    partitions: dict[TopicPartition, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class MemberDescription:
     member_id: str
     group_instance_id: str | None

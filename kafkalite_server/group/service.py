@@ -134,11 +134,21 @@ class GroupCoordinatorService:
         return await future
 
     async def sync(
-        self, group_id: str, generation_id: int, member_id: str, assignments: dict[str, bytes]
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        assignments: dict[str, bytes],
+        group_instance_id: str | None = None,
     ) -> SyncResult:
         future: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
         self.coordinator.sync_group(
-            group_id, generation_id, member_id, assignments, _resolver(future)
+            group_id,
+            generation_id,
+            member_id,
+            assignments,
+            _resolver(future),
+            group_instance_id=group_instance_id,
         )
         return await future
 

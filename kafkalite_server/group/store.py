@@ -58,6 +58,10 @@ class GroupStore(Protocol):
         self, partition: int, group_id: str, offsets: dict[TopicPartition, OffsetAndMetadata]
     ) -> None: ...
 
+    def delete_offsets(
+        self, partition: int, group_id: str, offsets: list[TopicPartition]
+    ) -> None: ...
+
     def delete_group(
         self, partition: int, group_id: str, offsets: list[TopicPartition]
     ) -> None: ...

@@ -1,5 +1,5 @@
 """Group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-OffsetFetch, DescribeGroups, ListGroups, DeleteGroups.
+OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups.
 
 Each handler translates between the wire body (a dict, see kafkalite.protocol.schemas) and
 the coordinator's calls; every decision about groups is the coordinator's.
@@ -14,9 +14,12 @@ from kafkalite.protocol.errors import (
     CoordinatorNotAvailableError,
     InvalidRequestError,
     KafkaStorageError,
+    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite_server.group.coordinator import JoinRequest
+from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
+from kafkalite_server.cluster.authorized_operations import GROUP_OPERATIONS
+from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
 from kafkalite_server.handlers.registry import RequestContext
@@ -27,6 +30,8 @@ Body = dict[str, Any]
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+BATCHED_FIND_COORDINATOR_VERSION = 4
+NO_TRANSACTIONS = "this broker has no transaction coordinator: transactions are not supported yet"
 
 
 def _client_host(ctx: RequestContext) -> str:
@@ -39,24 +44,43 @@ async def handle_find_coordinator(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     key_type = body.get("key_type", GROUP_KEY_TYPE)
-    no_node: Body = {"throttle_time_ms": 0, "node_id": -1, "host": "", "port": -1}
+    if ctx.api_version < BATCHED_FIND_COORDINATOR_VERSION:
+        return {"throttle_time_ms": 0, **_find_coordinator(service, key_type, body["key"],
+                                                                ctx.listener)}
+    return {
+        "throttle_time_ms": 0,
+        "coordinators": [
+            {"key": key, **_find_coordinator(service, key_type, key, ctx.listener)}
+            for key in body["coordinator_keys"]
+        ],
+    }
+
+
+def _find_coordinator(service: GroupCoordinatorService, key_type: int, key: str,
+                      listener: str | None) -> Body:
+    """The coordinator of one key, as the fields v0-3 responses and v4 entries share, at its
+    address on the request's ``listener``."""
+    no_node: Body = {"node_id": -1, "host": "", "port": -1}
     if key_type == TRANSACTION_KEY_TYPE:
-        return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
-                "error_message": "transactions are not supported by this broker"}
+        # Not COORDINATOR_NOT_AVAILABLE: clients retry that until their own long timeout.
+        # This is the one answer librdkafka and the Java client treat as fatal at this
+        # step, so init_transactions() fails at once and says why.
+        return {**no_node, "error_code": TransactionalIdAuthorizationFailedError.errno,
+                "error_message": NO_TRANSACTIONS}
     if key_type != GROUP_KEY_TYPE:
         return {**no_node, "error_code": InvalidRequestError.errno,
                 "error_message": f"unknown coordinator key type {key_type}"}
     try:
-        endpoint = service.coordinator_for(body["key"])
+        endpoint = service.coordinator_for(key)
     except KafkaStorageError as exc:  # the offsets topic could not be saved: retry later
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": exc.context}
     if endpoint is None:
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": "the group's offsets partition has no live leader"}
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-            "node_id": endpoint.node_id, "host": endpoint.on(ctx.listener).host,
-            "port": endpoint.on(ctx.listener).port}
+    endpoint = endpoint.on(listener)
+    return {"error_code": 0, "error_message": None,
+            "node_id": endpoint.node_id, "host": endpoint.host, "port": endpoint.port}
 
 
 @requires(AclOperation.READ, ResourceType.GROUP, "group_id")
@@ -100,7 +124,11 @@ async def handle_sync_group(
 ) -> Body:
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}
     result = await service.sync(
-        body["group_id"], body["generation_id"], body["member_id"], assignments
+        body["group_id"],
+        body["generation_id"],
+        body["member_id"],
+        assignments,
+        body.get("group_instance_id"),
     )
     return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment}
 
@@ -110,7 +138,7 @@ async def handle_heartbeat(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     error = service.coordinator.heartbeat(
-        body["group_id"], body["generation_id"], body["member_id"]
+        body["group_id"], body["generation_id"], body["member_id"], body.get("group_instance_id")
     )
     return {"throttle_time_ms": 0, "error_code": error}
 
@@ -120,10 +148,10 @@ async def handle_leave_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     if ctx.api_version >= 3:
-        leaving = [(m["member_id"], m["group_instance_id"]) for m in body["members"]]
+        leaving = [LeavingMember(m["member_id"], m["group_instance_id"]) for m in body["members"]]
     else:
-        leaving = [(body["member_id"], None)]
-    result = service.coordinator.leave_group(body["group_id"], [m for m, _ in leaving])
+        leaving = [LeavingMember(body["member_id"])]
+    result = service.coordinator.leave_group(body["group_id"], leaving)
     if ctx.api_version < 3:
         error = result.error or (result.member_errors[0] if result.member_errors else 0)
         return {"throttle_time_ms": 0, "error_code": error}
@@ -169,7 +197,7 @@ async def handle_offset_commit(
                 "partitions": [
                     {
                         "partition_index": p["partition_index"],
-                        "error_code": _commit_error(
+                        "error_code": _partition_error(
                             TopicPartition(topic["name"], p["partition_index"]), results, unknown
                         ),
                     }
@@ -181,7 +209,36 @@ async def handle_offset_commit(
     }
 
 
-def _commit_error(
+async def handle_offset_delete(
+    service: GroupCoordinatorService, ctx: RequestContext, body: Body
+) -> Body:
+    metadata = ctx.broker.metadata_cache
+    asked = [
+        TopicPartition(topic["name"], p["partition_index"])
+        for topic in body["topics"]
+        for p in topic["partitions"]
+    ]
+    # Like OffsetCommit, a partition the cluster does not have is refused up front.
+    unknown = {tp for tp in asked if metadata.partition(tp.topic, tp.partition) is None}
+    result = service.coordinator.delete_offsets(
+        body["group_id"], [tp for tp in asked if tp not in unknown]
+    )
+    if result.error:
+        return {"error_code": result.error, "throttle_time_ms": 0, "topics": []}
+    by_topic: dict[str, list[Body]] = defaultdict(list)
+    for tp in asked:
+        by_topic[tp.topic].append({
+            "partition_index": tp.partition,
+            "error_code": _partition_error(tp, result.partitions, unknown),
+        })
+    return {
+        "error_code": 0,
+        "throttle_time_ms": 0,
+        "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+    }
+
+
+def _partition_error(
     tp: TopicPartition, results: dict[TopicPartition, int], unknown: set[TopicPartition]
 ) -> int:
     return UnknownTopicOrPartitionError.errno if tp in unknown else results[tp]
@@ -215,6 +272,12 @@ async def handle_offset_fetch(
 async def handle_describe_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
+    # Without ACLs every operation is allowed; the field is Integer.MIN_VALUE unless asked for.
+    operations = (
+        GROUP_OPERATIONS
+        if body.get("include_authorized_operations")
+        else AUTHORIZED_OPERATIONS_NOT_REQUESTED
+    )
     return {
         "throttle_time_ms": 0,
         "groups": [
@@ -235,6 +298,7 @@ async def handle_describe_groups(
                     }
                     for m in d.members
                 ],
+                "authorized_operations": operations,
             }
             for d in service.coordinator.describe_groups(body["groups"])
         ],

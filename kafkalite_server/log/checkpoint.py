@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from kafkalite.errors import KafkaError
+from kafkalite_server.log.file_io import fsync_directory
 
 CHECKPOINT_VERSION = 0
 
@@ -94,16 +95,7 @@ class _CheckpointFile(ABC, Generic[Entry]):
         except OSError:
             tmp.unlink(missing_ok=True)  # a full disk keeps the old file, without litter
             raise
-        _fsync_directory(self.path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fsync_directory(self.path.parent)  # the rename itself durable
 
 
 class OffsetCheckpointFile(_CheckpointFile[tuple[str, int, int]]):

@@ -151,8 +151,8 @@ def _key(name: str, type_: ConfigType, parse: Parser, synonyms: str, honoured: b
 
 _KEYS = (
     _key("cleanup.policy", _LIST, _cleanup_policy, "log.cleanup.policy=delete", True,
-         "delete: time and size retention drop old segments; compact: records without a "
-         "key are refused (compaction itself is not run by kafkalite)"),
+         "delete: time and size retention drop old segments; compact: the log cleaner "
+         "keeps each key's last record (records without a key are refused)"),
     _key("compression.type", _S, _compression_type, "compression.type=producer", True,
          "producer keeps the producer's codec; any other codec recompresses on append"),
     _key("compression.gzip.level", _I, _gzip_level, "compression.gzip.level=-1", False,
@@ -162,7 +162,7 @@ _KEYS = (
     _key("compression.zstd.level", _I, integer(-131072, 22), "compression.zstd.level=3",
          False, "stored; kafkalite compresses with zstd level 3"),
     _key("delete.retention.ms", _L, integer(0), "log.cleaner.delete.retention.ms=86400000",
-         False, "stored; kafkalite runs no log cleaner"),
+         True, "how long the cleaner keeps a tombstone once its segment is clean"),
     _key("file.delete.delay.ms", _L, integer(0), "log.segment.delete.delay.ms=60000", True,
          "how long deleted segments stay readable before their files go"),
     _key("flush.messages", _L, never_when_max(1),
@@ -182,8 +182,8 @@ _KEYS = (
     _key("local.retention.ms", _L, integer(-2), "log.local.retention.ms=-2", False,
          "stored; applies only to tiered storage"),
     _key("max.compaction.lag.ms", _L, integer(1),
-         f"log.cleaner.max.compaction.lag.ms={_NEVER}", False,
-         "stored; kafkalite runs no log cleaner"),
+         f"log.cleaner.max.compaction.lag.ms={_NEVER}", True,
+         "a dirty record older than this makes the log cleanable whatever its ratio"),
     _key("max.message.bytes", _I, integer(0, _INT32_MAX), "message.max.bytes=1048588", True,
          "largest record batch accepted"),
     _key("message.downconversion.enable", _B, boolean,
@@ -205,9 +205,10 @@ _KEYS = (
          "log.message.timestamp.type=CreateTime", True,
          "LogAppendTime stamps batches with the broker's clock"),
     _key("min.cleanable.dirty.ratio", _D, _double_between(0.0, 1.0),
-         "log.cleaner.min.cleanable.ratio=0.5", False, "stored; kafkalite runs no log cleaner"),
-    _key("min.compaction.lag.ms", _L, integer(0), "log.cleaner.min.compaction.lag.ms=0", False,
-         "stored; kafkalite runs no log cleaner"),
+         "log.cleaner.min.cleanable.ratio=0.5", True,
+         "dirty share of the log at which the cleaner compacts it"),
+    _key("min.compaction.lag.ms", _L, integer(0), "log.cleaner.min.compaction.lag.ms=0", True,
+         "records younger than this stay uncompacted"),
     _key("min.insync.replicas", _I, integer(1, _INT32_MAX), "min.insync.replicas=1", True,
          "acks=all produce needs this many in-sync replicas"),
     _key("preallocate", _B, boolean, "log.preallocate=false", False,
@@ -228,7 +229,7 @@ _KEYS = (
     _key("segment.index.bytes", _I, integer(4, _INT32_MAX),
          "log.index.size.max.bytes=10485760", True, "largest offset/time index file"),
     _key("segment.jitter.ms", _L, integer(0), "log.roll.jitter.ms log.roll.jitter.hours=0",
-         False, "stored; segments roll at exactly segment.ms"),
+         True, "a random part of it, per segment, is taken off segment.ms"),
     _key("segment.ms", _L, integer(1), "log.roll.ms log.roll.hours=168", True,
          "segment age at which the log rolls"),
     _key("unclean.leader.election.enable", _B, boolean, "unclean.leader.election.enable=false",
@@ -289,6 +290,11 @@ class LogConfig:
     @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
+
+    @property
+    def compacts(self) -> bool:
+        """The log cleaner compacts logs with ``compact`` (alone or with ``delete``)."""
+        return "compact" in self.cleanup_policy.split(",")
 
     @property
     def deletes_old_segments(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 Pwrite = Callable[[int, bytes | bytearray | memoryview, int], int]
 """``os.pwrite``'s shape: (fd, data, position) -> bytes written."""
@@ -27,3 +28,12 @@ def write_fully(pwrite: Pwrite, fd: int, data: bytes | bytearray | memoryview,
         if count <= 0:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         written += count
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make renames and creations inside ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

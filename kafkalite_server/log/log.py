@@ -2,7 +2,10 @@
 
 Segments are found by base offset with ``bisect`` over a sorted list (Kafka uses a skip
 list for the same floor lookup). Everything here runs on the broker's event-loop thread,
-without locks, except :meth:`Log.flush`, which may run in a worker thread (see there).
+except :meth:`Log.flush`, which may run in a worker thread (see there), and the log
+cleaner's reads and swap (:mod:`kafkalite_server.log.cleaner` states the rule): every
+public method holds :attr:`Log.lock` while it reads or changes the segment list or a
+segment's files, and the cleaner takes the same lock for each of its short steps.
 
 Deliberate simplification: retention never deletes the active segment (Kafka rolls an
 idle active segment past retention and deletes it, emptying the partition; kafkalite keeps
@@ -13,7 +16,9 @@ from __future__ import annotations
 
 import bisect
 import os
+import random
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,7 +40,13 @@ from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import ProducerStateManager
 from kafkalite_server.log.recompress import recompress_for_topic
 from kafkalite_server.log.recovery import load_log
-from kafkalite_server.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from kafkalite_server.log.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+)
 from kafkalite_server.log.validator import (
     AssignedRecords,
     assign_offsets,
@@ -89,6 +100,17 @@ DiskFailureHandler = Callable[["Log", OSError], None]
 """Told when a file operation of the log failed (the log manager takes its dir offline)."""
 
 
+class SegmentsChangedError(Exception):
+    """The segments a cleaning works on are no longer the log's (retention, truncation or
+    deletion replaced them meanwhile): the cleaning is abandoned, nothing was swapped."""
+
+
+def roll_jitter(config: LogConfig) -> int:
+    """Kafka's per-segment jitter: uniform in [0, min(segment.jitter.ms, segment.ms))."""
+    bound = min(config.segment_jitter_ms, config.segment_ms)
+    return random.randrange(bound) if bound > 0 else 0
+
+
 class Log:
     """A partition's segments plus log start offset, recovery point and epoch cache.
 
@@ -118,6 +140,11 @@ class Log:
         self._pwrite = pwrite
         self._on_disk_failure = on_disk_failure
         self.offline = False
+        self.closed = False
+        """Set by :meth:`close` and :meth:`delete`: the files are no longer readable."""
+        self.lock = threading.RLock()
+        """Held by every public method around the segment list and segment files, and by
+        the cleaner thread for each read and for the swap (see the module docstring)."""
 
     @classmethod
     def open(cls, directory: Path, config: LogConfig, *, recovery_point: int = 0,
@@ -140,14 +167,15 @@ class Log:
     def _disk(self, action: str) -> Iterator[None]:
         """Refuse if offline; turn an OSError inside into going offline plus a
         KafkaStorageError that names the partition directory and the cause."""
-        if self.offline:
-            raise KafkaStorageError(f"{self.directory.name}: its log directory "
-                                    f"{self.directory.parent} is offline")
-        try:
-            yield
-        except OSError as exc:
-            self.mark_offline(exc)
-            raise KafkaStorageError(f"{action} {self.directory}: {exc}") from exc
+        with self.lock:
+            if self.offline:
+                raise KafkaStorageError(f"{self.directory.name}: its log directory "
+                                        f"{self.directory.parent} is offline")
+            try:
+                yield
+            except OSError as exc:
+                self.mark_offline(exc)
+                raise KafkaStorageError(f"{action} {self.directory}: {exc}") from exc
 
     def mark_offline(self, exc: OSError | None = None) -> None:
         """Stop serving this log; with ``exc``, report the failure to the log manager."""
@@ -165,7 +193,8 @@ class Log:
 
     @property
     def segments(self) -> list[LogSegment]:
-        return [self._segments[base] for base in self._bases]
+        with self.lock:
+            return [self._segments[base] for base in self._bases]
 
     @property
     def active_segment(self) -> LogSegment:
@@ -269,7 +298,7 @@ class Log:
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             (self.directory / f"{base:020d}{suffix}").unlink(missing_ok=True)
         segment = LogSegment(self.directory, base, self.config, now_ms=self._now_ms(),
-                             pwrite=self._pwrite)
+                             pwrite=self._pwrite, roll_jitter_ms=roll_jitter(self.config))
         self._bases.append(base)
         self._segments[base] = segment
         return segment
@@ -346,15 +375,23 @@ class Log:
         It must not overlap :meth:`truncate_to`, :meth:`delete_old_segments`,
         :meth:`close` or :meth:`delete`, which close or remove files.
         """
-        with self._disk("flush"):
+        if self.offline:
+            raise KafkaStorageError(f"{self.directory.name}: its log directory "
+                                    f"{self.directory.parent} is offline")
+        try:
             self._flush(up_to_offset)
+        except OSError as exc:
+            self.mark_offline(exc)
+            raise KafkaStorageError(f"flush {self.directory}: {exc}") from exc
 
     def _flush(self, up_to_offset: int | None) -> None:
-        end = self.log_end_offset
+        with self.lock:  # a snapshot; fsync runs unlocked (appends go on meanwhile)
+            end = self.log_end_offset
+            segments = list(self._segments.values())
         target = end if up_to_offset is None else min(up_to_offset, end)
         if target <= self.recovery_point:
             return
-        for segment in list(self._segments.values()):
+        for segment in segments:
             if segment.base_offset < target and segment.next_offset > self.recovery_point:
                 segment.flush()
         self.recovery_point = target
@@ -475,12 +512,77 @@ class Log:
         """Unlink segments whose delete delay has passed (all of them when closing)."""
         now = self._now_ms()
         remaining = []
-        for due, segment in self._deleted_segments:
-            if everything or due <= now:
-                segment.delete_files()
-            else:
-                remaining.append((due, segment))
-        self._deleted_segments = remaining
+        with self.lock:
+            for due, segment in self._deleted_segments:
+                if everything or due <= now:
+                    segment.delete_files()
+                else:
+                    remaining.append((due, segment))
+            self._deleted_segments = remaining
+
+    # ---------------------------------------------------------------------------- compaction
+
+    def cleanable_segments(self) -> tuple[list[LogSegment], int]:
+        """(every segment but the active one, log start offset), for the cleaner."""
+        with self.lock:
+            if self.offline or self.closed:
+                raise SegmentsChangedError(f"{self.directory.name} is offline or closed")
+            segments = [self._segments[base] for base in self._bases[:-1]]
+            return segments, self.log_start_offset
+
+    def producer_last_offsets(self) -> dict[int, int]:
+        """Producer id -> last offset of its last batch (the batch compaction keeps)."""
+        with self.lock:
+            return {pid: entry.batches[-1].last_offset
+                    for pid, entry in self.producer_state.producers.items() if entry.batches}
+
+    def read_for_cleaning(self, segment: LogSegment, position: int, size: int) -> bytes:
+        """Up to ``size`` bytes of an inactive segment, read under the lock; raises
+        SegmentsChangedError once the segment is no longer one of the log's."""
+        with self.lock:
+            if (self.offline or self.closed
+                    or self._segments.get(segment.base_offset) is not segment
+                    or segment.base_offset == self._bases[-1]):
+                raise SegmentsChangedError(f"{segment.log_path.name} left {self.directory.name}")
+            return os.pread(segment.file.fileno(), min(size, segment.size - position), position)
+
+    def replace_segments(self, old: list[LogSegment], new: LogSegment | None) -> None:
+        """Swap a cleaned segment (files named ``*.swap``) in for ``old``, atomically for
+        readers: Kafka's order, so that a crash at any step is completed by recovery.
+
+        1. the new segment takes the old ones' place in the segment list;
+        2. the old files are renamed ``.deleted`` (unlinked after file.delete.delay.ms);
+        3. the ``.swap`` files get their final names.
+
+        ``new`` None: every record of ``old`` was obsolete; they simply go (any order of
+        their deletion is safe). If the old segments are first, the log start offset moves
+        to the first remaining segment. Raises SegmentsChangedError (nothing done) when
+        ``old`` are no longer all in the log.
+        """
+        with self.lock:
+            if self.offline or self.closed or any(self._segments.get(s.base_offset) is not s
+                                   or s.base_offset == self._bases[-1] for s in old):
+                raise SegmentsChangedError(f"segments of {self.directory.name} changed "
+                                           "during cleaning")
+            gone = {segment.base_offset for segment in old}
+            try:
+                bases = [base for base in self._bases if base not in gone]
+                segments = {base: self._segments[base] for base in bases}
+                if new is not None:
+                    bisect.insort(bases, new.base_offset)
+                    segments[new.base_offset] = new
+                self._bases, self._segments = bases, segments
+                for segment in old:
+                    self._schedule_delete(segment)
+                if new is not None:
+                    new.change_suffix(SWAP_SUFFIX, "")
+                if self._bases[0] > self.log_start_offset:
+                    self.log_start_offset = self._bases[0]
+                    self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+            except OSError as exc:
+                self.mark_offline(exc)
+                raise KafkaStorageError(f"swap cleaned segments into {self.directory}: "
+                                        f"{exc}") from exc
 
     # ---------------------------------------------------------------------------- lifecycle
 
@@ -490,21 +592,25 @@ class Log:
         Never raises for a disk error: an offline log is closed without writing, and a
         failing final entry takes the log offline (the index is checked on the next load).
         """
-        if not self.offline:
-            try:
-                self.active_segment.on_become_inactive()
-            except OSError as exc:
-                self.mark_offline(exc)
-        for segment in self._segments.values():
-            segment.close()
-        self.purge_deleted_segments(everything=True)
+        with self.lock:
+            self.closed = True
+            if not self.offline:
+                try:
+                    self.active_segment.on_become_inactive()
+                except OSError as exc:
+                    self.mark_offline(exc)
+            for segment in self._segments.values():
+                segment.close()
+            self.purge_deleted_segments(everything=True)
 
     def delete(self) -> None:
         """Topic deletion: close everything and remove the partition directory."""
-        for segment in self._segments.values():
-            segment.close()
-        self.purge_deleted_segments(everything=True)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        with self.lock:
+            self.closed = True
+            for segment in self._segments.values():
+                segment.close()
+            self.purge_deleted_segments(everything=True)
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def __repr__(self) -> str:
         return (f"Log({self.directory.name}, start={self.log_start_offset}, "

@@ -9,6 +9,10 @@ Log directory failure (Kafka's LogDirFailureChannel): the first disk error in a 
 once at ERROR. Its logs refuse every request with KAFKA_STORAGE_ERROR, no maintenance
 task touches it again, new partitions go to other dirs, and the stop leaves it without a
 clean-shutdown marker so the next start recovers it.
+
+Compaction: :meth:`LogManager.start_cleaner` starts the log cleaner threads
+(:mod:`kafkalite_server.log.cleaner_manager`) over the compacted logs, bounded by the high
+watermark the replica manager reports; :meth:`shutdown` stops them before closing logs.
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ from pathlib import Path
 
 from kafkalite.protocol.errors import KafkaStorageError
 from kafkalite_server.log.checkpoint import OffsetCheckpointFile
+from kafkalite_server.log.cleaner_manager import (
+    CLEANER_OFFSET_CHECKPOINT,
+    CleanerConfig,
+    LogCleanerManager,
+)
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.log import Log, parse_log_dir_name, wall_clock_ms
@@ -45,7 +54,8 @@ class LogManager:
     def __init__(self, log_dirs: list[Path], default_config: LogConfig, *,
                  now_ms: Callable[[], int] = wall_clock_ms,
                  topic_config: Callable[[str], LogConfig] | None = None,
-                 pwrite: Pwrite = os.pwrite) -> None:
+                 pwrite: Pwrite = os.pwrite,
+                 cleaner_config: CleanerConfig | None = None) -> None:
         """``topic_config`` gives a topic's effective config (the broker persists topic
         overrides); without it every log uses ``default_config``. :attr:`pwrite` writes
         every log segment and index; tests replace it, even on a running broker, with one
@@ -62,6 +72,9 @@ class LogManager:
         self._dir_of: dict[TopicPartition, Path] = {}
         self._pending_dir_deletes: list[tuple[int, Log]] = []
         self._locks: list[int] = []
+        self.cleaner_config = cleaner_config or CleanerConfig()
+        self._first_dirty_offsets: dict[TopicPartition, int] = {}
+        self.cleaner: LogCleanerManager | None = None
         for log_dir in self.log_dirs:
             log_dir.mkdir(parents=True, exist_ok=True)
             self._locks.append(_lock(log_dir))
@@ -70,6 +83,8 @@ class LogManager:
     def _load_dir(self, log_dir: Path) -> None:
         recovery_points = OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).read()
         start_offsets = OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read()
+        self._first_dirty_offsets.update(
+            OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).read())
         marker = log_dir / CLEAN_SHUTDOWN_FILE
         clean = marker.exists()
         for child in sorted(log_dir.iterdir()):
@@ -162,6 +177,8 @@ class LogManager:
         self._dir_of.pop(key, None)
         if log is None:
             return
+        if self.cleaner is not None:
+            self.cleaner.forget(key)
         renamed = log.directory.with_name(
             f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
         os.rename(log.directory, renamed)
@@ -209,12 +226,35 @@ class LogManager:
     def checkpoint_log_start_offsets(self) -> None:
         self._write_checkpoints(LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset)
 
-    def _write_checkpoints(self, name: str, value: Callable[[Log], int]) -> None:
+    # ---------------------------------------------------------------------- compaction
+
+    def start_cleaner(self, high_watermark_of: Callable[[Log], int]) -> LogCleanerManager:
+        """Start the log cleaner (unless ``log.cleaner.enable`` is false); compaction never
+        goes past ``high_watermark_of(log)``."""
+        if self.cleaner is None:
+            self.cleaner = LogCleanerManager(
+                self.cleaner_config,
+                logs=lambda: [log for log in list(self._logs.values()) if not log.offline],
+                first_dirty_offsets=self._first_dirty_offsets,
+                save_checkpoints=self._checkpoint_cleaner_offsets,
+                high_watermark_of=high_watermark_of, now_ms=self._now_ms)
+            self.cleaner.start()
+        return self.cleaner
+
+    def _checkpoint_cleaner_offsets(self, offsets: dict[TopicPartition, int]) -> None:
+        """``cleaner-offset-checkpoint`` of every dir: the first dirty offset of each of
+        its compacted logs (called from a cleaner thread)."""
+        self._write_checkpoints(CLEANER_OFFSET_CHECKPOINT, lambda log: offsets.get(
+            log.topic_partition) if log.config.compacts else None)
+
+    def _write_checkpoints(self, name: str, value: Callable[[Log], int | None]) -> None:
         for log_dir in self.log_dirs:
             if log_dir in self.offline_dirs:
                 continue
-            offsets = {key: value(self._logs[key]) for key, owner in self._dir_of.items()
-                       if owner == log_dir}
+            owned = [(key, self._logs.get(key)) for key, owner in list(self._dir_of.items())
+                     if owner == log_dir]
+            offsets = {key: offset for key, log in owned if log is not None
+                       and (offset := value(log)) is not None}
             try:
                 OffsetCheckpointFile(log_dir / name).write(offsets)
             except OSError as exc:
@@ -225,8 +265,10 @@ class LogManager:
 
         Never raises for a disk error (a stop on a full disk still stops): a dir that is
         or goes offline is closed without its clean-shutdown marker, so the next start
-        recovers it.
+        recovers it. The cleaner threads stop first (a pass in progress is dropped).
         """
+        if self.cleaner is not None:
+            self.cleaner.stop()
         for log in self._online_logs():
             with suppress(KafkaStorageError):  # the dir is offline now, and logged so
                 log.flush()

@@ -1,9 +1,17 @@
 """Loading a partition directory into segments, repairing what a crash left behind.
 
-Follows Kafka's LogLoader: remove temp files, open every segment, rebuild any index that
-is missing or fails its sanity check (kafkalite checks every segment, not only the tail),
-and after an unclean shutdown re-scan from the segment holding the recovery point to the
-end, cutting the log at the first torn or corrupt batch and dropping every later segment.
+Follows Kafka's LogLoader: remove temp files, complete interrupted compaction swaps, open
+every segment, rebuild any index that is missing or fails its sanity check (kafkalite
+checks every segment, not only the tail), and after an unclean shutdown re-scan from the
+segment holding the recovery point to the end, cutting the log at the first torn or
+corrupt batch and dropping every later segment.
+
+Swaps. The cleaner renames a cleaned segment from ``.cleaned`` to ``.swap`` only once it
+is complete and fsynced, so a ``.swap`` log file is the commit point of a cleaning: a
+``.cleaned`` file is an unfinished one and goes; a ``.swap`` replaces every old segment
+whose base offset lies in its offset range (some may already be renamed ``.deleted`` or
+gone), then takes its final name. A crash at any step thus ends with either the old
+segments or the cleaned one, never both and never neither.
 """
 
 from __future__ import annotations
@@ -19,14 +27,17 @@ from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
 from kafkalite_server.log.producer_state import SEGMENTS_SCANNED_ON_LOAD, ProducerStateManager
 from kafkalite_server.log.segment import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
+    SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
     LogSegment,
 )
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
-_TEMP_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+_TEMP_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, ".tmp")
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +56,7 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
     """Open (creating if needed) the partition directory and return consistent state."""
     directory.mkdir(parents=True, exist_ok=True)
     _remove_temp_files(directory)
+    _complete_swaps(directory, config, now_ms)
     segments = [LogSegment(directory, base, config, now_ms=now_ms, pwrite=pwrite)
                 for base in _segment_base_offsets(directory)]
     for segment in segments:
@@ -81,6 +93,33 @@ def _remove_temp_files(directory: Path) -> None:
     for path in directory.iterdir():
         if path.is_file() and path.name.endswith(_TEMP_SUFFIXES):
             path.unlink()
+
+
+def _complete_swaps(directory: Path, config: LogConfig, now_ms: int) -> None:
+    """Finish every interrupted swap (see the module docstring), lowest offset first."""
+    log_swap = LOG_SUFFIX + SWAP_SUFFIX
+    swapped = sorted(int(path.name[:-len(log_swap)]) for path in directory.glob(f"*{log_swap}")
+                     if path.name[:-len(log_swap)].isdigit())
+    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):  # index swaps without their log: junk
+        for path in directory.glob(f"*{suffix}{SWAP_SUFFIX}"):
+            stem = path.name[:-len(suffix + SWAP_SUFFIX)]
+            if not stem.isdigit() or int(stem) not in swapped:
+                path.unlink()
+    for base in swapped:
+        segment = LogSegment(directory, base, config, now_ms=now_ms, file_suffix=SWAP_SUFFIX)
+        try:
+            if segment.index_problem is not None or segment.needs_recovery:
+                segment.recover(config.max_message_bytes)  # an index was renamed already
+            end = segment.next_offset
+            replaced = [old for old in _segment_base_offsets(directory) if base <= old < end]
+            for old in replaced:
+                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                    (directory / f"{old:020d}{suffix}").unlink(missing_ok=True)
+            segment.change_suffix(SWAP_SUFFIX, "")
+            logger.info("completed the swap of cleaned segment %s for %d old segments",
+                        segment.log_path, len(replaced))
+        finally:
+            segment.close()
 
 
 def _segment_base_offsets(directory: Path) -> list[int]:

@@ -29,6 +29,11 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+"""Kafka's temporary suffixes of a compaction: a cleaned segment is written as
+``.cleaned``, renamed ``.swap`` once complete and durable, and renamed to its final name
+when it has replaced the old segments (recovery completes a left-over ``.swap``)."""
 _MAX_RELATIVE_OFFSET = 2**31 - 1
 
 logger = logging.getLogger(__name__)
@@ -43,19 +48,26 @@ class LogSegment:
     """A ``<base>.log`` with its ``.index`` and ``.timeindex``; opened or created."""
 
     def __init__(self, directory: Path, base_offset: int, config: LogConfig, *,
-                 now_ms: int = 0, pwrite: Pwrite = os.pwrite) -> None:
+                 now_ms: int = 0, pwrite: Pwrite = os.pwrite, file_suffix: str = "",
+                 roll_jitter_ms: int = 0) -> None:
         """Open (or create) the files. Indexes that fail :meth:`sanity_check` are emptied
-        and :attr:`index_problem` says why: the loader rebuilds them from the log."""
+        and :attr:`index_problem` says why: the loader rebuilds them from the log.
+
+        ``file_suffix`` (``.cleaned``, ``.swap``) follows every file name: the cleaner
+        writes its output segments under it. ``roll_jitter_ms`` is subtracted from
+        ``segment.ms`` (``segment.jitter.ms`` spreads the rolls of many partitions)."""
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
-        self.log_path = directory / segment_file_name(base_offset, LOG_SUFFIX)
+        self.roll_jitter_ms = roll_jitter_ms
+        self.log_path = directory / (segment_file_name(base_offset, LOG_SUFFIX) + file_suffix)
         fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
         self.file = os.fdopen(fd, "r+b", buffering=0)
         self._pwrite = pwrite
         self.size = os.fstat(fd).st_size
-        index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
-        time_index_path = directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX)
+        index_path = directory / (segment_file_name(base_offset, INDEX_SUFFIX) + file_suffix)
+        time_index_path = directory / (segment_file_name(base_offset, TIME_INDEX_SUFFIX)
+                                       + file_suffix)
         self.index_problem: str | None = None
         if self.size > 0 and not (index_path.exists() and time_index_path.exists()):
             self.index_problem = "index file missing"
@@ -201,7 +213,7 @@ class LogSegment:
         else:
             age = now_ms - self.created_ms
         return (self.size > self.config.segment_bytes - batch_size
-                or age > self.config.segment_ms
+                or age > self.config.segment_ms - self.roll_jitter_ms
                 or self.offset_index.is_full or self.time_index.is_full
                 or last_offset - self.base_offset > _MAX_RELATIVE_OFFSET)
 
@@ -405,10 +417,18 @@ class LogSegment:
 
     def mark_deleted(self) -> None:
         """Rename the files to ``*.deleted``; open handles (and regions) stay readable."""
-        for renamer, path in ((self._rename_log, self.log_path),
-                              (self.offset_index.rename, self.offset_index.path),
-                              (self.time_index.rename, self.time_index.path)):
-            renamer(path.with_name(path.name + DELETED_SUFFIX))
+        self.change_suffix("", DELETED_SUFFIX)
+
+    def change_suffix(self, old: str, new: str) -> None:
+        """Rename every file from ``<name><old>`` to ``<name><new>`` (log file last, so
+        that a crash in between leaves the ``.log`` under the old suffix with its indexes
+        either renamed or not: recovery rebuilds a missing index)."""
+        for renamer, path in ((self.offset_index.rename, self.offset_index.path),
+                              (self.time_index.rename, self.time_index.path),
+                              (self._rename_log, self.log_path)):
+            if not path.name.endswith(old):
+                raise ValueError(f"{path.name} does not end with {old!r}")
+            renamer(path.with_name(path.name[:len(path.name) - len(old)] + new))
 
     def _rename_log(self, path: Path) -> None:
         os.rename(self.log_path, path)

@@ -24,13 +24,19 @@ class Cli:
     def __init__(self, bootstrap_servers: str) -> None:
         self.bootstrap_servers = bootstrap_servers
 
-    def __call__(self, *args: str, input: str | None = None, timeout: float = 60,
-                 bootstrap: str | None = None) -> CliResult:
+    def command(self, *args: str, bootstrap: str | None = None
+                ) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment that run ``kafkalite ARGS`` against this broker."""
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT),
                "KAFKALITE_BOOTSTRAP_SERVERS": bootstrap or self.bootstrap_servers}
         env.pop("KAFKALITE_DEBUG", None)
-        done = subprocess.run([sys.executable, "-m", "kafkalite.cli", *args], input=input,
-                              capture_output=True, text=True, timeout=timeout, env=env)
+        return [sys.executable, "-m", "kafkalite.cli", *args], env
+
+    def __call__(self, *args: str, input: str | None = None, timeout: float = 60,
+                 bootstrap: str | None = None) -> CliResult:
+        argv, env = self.command(*args, bootstrap=bootstrap)
+        done = subprocess.run(argv, input=input, capture_output=True, text=True,
+                              timeout=timeout, env=env)
         return CliResult(done.returncode, done.stdout, done.stderr)
 
     def ok(self, *args: str, input: str | None = None) -> str:

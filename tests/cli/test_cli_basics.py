@@ -77,7 +77,7 @@ def test_unknown_topic_is_one_line(cli: Cli) -> None:
 
 def test_bad_arguments_are_one_line_usage_errors(cli: Cli) -> None:
     for command, fragment in [
-        (["consume", "t", "--offset", "soon"], "'soon' is not a number"),
+        (["consume", "t", "--offset", "soon"], "'soon' is not N, -N, s@MS"),
         (["consume", "t", "--format", "%q"], "unknown placeholder %q"),
         (["consume", "t", "--group", "g", "--offset", "5"], "--offset cannot be combined"),
         (["produce", "t", "--acks", "2"], "'2' is not one of all"),
@@ -124,6 +124,26 @@ def test_perf_produce_reports_json(cli: Cli, topic: str) -> None:
     grouped = json.loads(cli.ok("perf", "consume", topic, "--records", "500",
                                 "--group", f"{topic}-perf", "--json"))
     assert grouped["records"] == 500
+
+
+def test_perf_takes_kafkas_perf_test_flag_names(cli: Cli, topic: str) -> None:
+    # kafka-producer-perf-test: the address comes in --producer-props; -b points nowhere.
+    produced = json.loads(cli.ok(
+        "perf", "produce", "--topic", topic, "--num-records", "300", "--record-size", "20",
+        "--throughput", "-1", "--producer-props", f"bootstrap.servers={cli.bootstrap_servers}",
+        "acks=1", "linger.ms=2", "-b", f"127.0.0.1:{closed_port()}", "--json"))
+    assert (produced["topic"], produced["records"], produced["bytes"]) == (topic, 300, 6000)
+    consumed = json.loads(cli.ok("perf", "consume", "--bootstrap-server", cli.bootstrap_servers,
+                                 "--topic", topic, "--messages", "300", "--timeout", "5000",
+                                 "--json"))
+    assert consumed["records"] == 300
+    result = cli("perf", "produce", "--num-records", "1")
+    assert result.returncode == 2 and "name the topic" in result.stderr
+    result = cli("perf", "produce", topic, "--topic", "other", "--num-records", "1",
+                 "--producer-props", "no.such.key=1")
+    assert result.returncode == 2 and "two topics given" in result.stderr
+    assert_one_line_failure(cli("perf", "produce", topic, "--num-records", "1",
+                                "--producer-props", "no.such.key=1"), "no_such_key")
 
 
 def test_perf_consume_fails_when_records_run_out(cli: Cli, topic: str) -> None:

@@ -31,7 +31,8 @@ def test_topics_create_describe_list_delete(cli: Cli, topic: str) -> None:
     assert f"\tTopic: {topic}\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0" in text
 
     again = cli("topics", "create", topic)
-    assert_one_line_failure(again, "TopicAlreadyExistsError")
+    assert_one_line_failure(again, f"cannot create topic '{topic}': ")
+    assert "already exists" in again.stderr and "[Error" not in again.stderr
     assert cli.ok("topics", "create", topic, "--if-not-exists") == ""
 
     assert cli.ok("topics", "delete", topic).strip() == f"Deleted topic {topic}."
@@ -41,7 +42,20 @@ def test_topics_create_describe_list_delete(cli: Cli, topic: str) -> None:
 
 def test_topics_create_rejects_a_bad_config(cli: Cli, topic: str) -> None:
     result = cli("topics", "create", topic, "--config", "retention.ms=soon")
-    assert_one_line_failure(result, "retention.ms")
+    assert_one_line_failure(result, f"cannot create topic '{topic}': retention.ms")
+    assert "[Error" not in result.stderr
+
+
+def test_topic_refusals_are_one_sentence(cli: Cli, topic: str) -> None:
+    result = cli("topics", "delete", topic)
+    assert_one_line_failure(result, f"cannot delete topic '{topic}': no such topic")
+    assert "[Error" not in result.stderr
+    result = cli("topics", "create", topic, "--replication-factor", "3")
+    assert_one_line_failure(result, f"cannot create topic '{topic}': replication factor 3")
+    cli.ok("topics", "create", topic)
+    out = cli("topics", "delete", topic, topic + "-missing")
+    assert out.stdout.strip() == f"Deleted topic {topic}."
+    assert_one_line_failure(out, f"cannot delete topic '{topic}-missing': no such topic")
 
 
 def commit_some(cli: Cli, topic: str, group: str, produced: int, consumed: int) -> None:

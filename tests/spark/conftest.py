@@ -47,6 +47,15 @@ def bootstrap(broker: EmbeddedCluster) -> str:
 
 
 @pytest.fixture(scope="session")
+def default_bootstrap() -> Iterator[str]:
+    """A broker with Kafka's default group settings: a new group's first rebalance waits
+    group.initial.rebalance.delay.ms (3 s), as on a real cluster (``broker`` waives it)."""
+    cluster = EmbeddedCluster(1, config={"offsets.topic.num.partitions": "4"}).start()
+    yield cluster.bootstrap_servers
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     # local[2, 2]: two task slots, and a failed task is retried once (as on a real cluster),
     # which the executor-death test of the group members relies on.

@@ -148,3 +148,82 @@ def test_write_without_value_column_is_refused(spark: SparkSession, bootstrap: s
     with pytest.raises(PySparkException, match="value"):
         df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap) \
             .option("topic", "t").mode("append").save()
+
+
+def test_write_needs_no_save_mode_and_takes_non_null_headers(
+        spark: SparkSession, bootstrap: str, new_topic: Callable[[int], str]) -> None:
+    topic = new_topic(1)
+    df = spark.createDataFrame([("k1", "v1"), ("k2", "v2")], "key string, value string") \
+        .withColumn("headers", F.array(F.struct(F.lit("source").alias("key"),
+                                                F.lit(b"spark").alias("value"))))
+    assert df.schema["headers"].dataType.elementType["key"].nullable is False
+    # No .mode(...): Spark's Kafka sink appends by default, and so does this one.
+    df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap) \
+        .option("topic", topic).save()
+    df.write.save(format="kafkalite", **{"kafka.bootstrap.servers": bootstrap, "topic": topic})
+    back = read(spark, bootstrap, subscribe=topic, includeHeaders="true").collect()
+    assert sorted(r.value for r in back) == [b"v1", b"v1", b"v2", b"v2"]
+    assert {(h.key, h.value) for r in back for h in r.headers} == {("source", b"spark")}
+
+    with pytest.raises(PySparkException, match="Overwrite is not allowed"):
+        df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap) \
+            .option("topic", topic).mode("overwrite").save()
+
+
+def test_headers_of_another_type_are_refused_showing_both_types(
+        spark: SparkSession, bootstrap: str) -> None:
+    df = spark.createDataFrame([("v", [("k", "text")])],
+                               "value string, headers array<struct<key: string, value: string>>")
+    with pytest.raises(PySparkException) as info:
+        df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap) \
+            .option("topic", "t").save()
+    message = str(info.value)
+    assert "must be array<struct<key:string,value:binary>>, " \
+           "not array<struct<key:string,value:string>>" in message
+
+
+def test_offsets_by_timestamp(spark: SparkSession, bootstrap: str, filled_topic: str) -> None:
+    base = 1_700_000_000_000  # record i of filled_topic: partition i % 3, timestamp base + i
+    by_partition = {filled_topic: {"0": base + 30, "1": base + 100, "2": base}}
+    df = read(spark, bootstrap, subscribe=filled_topic,
+              startingOffsetsByTimestamp=json.dumps(by_partition),
+              endingOffsetsByTimestamp=json.dumps(
+                  {filled_topic: {"0": base + 60, "1": base + 200, "2": base + 9}}))
+    got = sorted((r.partition, r.offset) for r in df.select("partition", "offset").collect())
+    # partition 0 holds timestamps base+0, +3, ...: offsets 10..19 are base+30 .. base+57
+    assert got == [(0, o) for o in range(10, 20)] + [(1, o) for o in range(33, 40)] + \
+        [(2, o) for o in range(0, 3)]
+
+    too_late = json.dumps({filled_topic: {"0": base + 500, "1": base, "2": base}})
+    with pytest.raises(PySparkException, match="startingOffsetsByTimestampStrategy"):
+        read(spark, bootstrap, subscribe=filled_topic,
+             startingOffsetsByTimestamp=too_late).count()
+    latest = read(spark, bootstrap, subscribe=filled_topic, startingOffsetsByTimestamp=too_late,
+                  startingOffsetsByTimestampStrategy="latest")
+    assert {r.partition for r in latest.select("partition").collect()} == {1, 2}
+    assert latest.count() == 80
+    # startingTimestamp wins over startingOffsetsByTimestamp, as in Spark.
+    assert read(spark, bootstrap, subscribe=filled_topic, startingTimestamp=str(base + 117),
+                startingOffsetsByTimestamp=too_late).count() == 3
+
+
+def test_max_records_per_partition_cuts_tasks(spark: SparkSession, bootstrap: str,
+                                              filled_topic: str) -> None:
+    df = read(spark, bootstrap, subscribe=filled_topic, maxRecordsPerPartition="15")
+    assert df.rdd.getNumPartitions() == 9  # 40 records per partition: 3 pieces each
+    offsets = sorted((r.partition, r.offset) for r in df.select("partition", "offset").collect())
+    assert offsets == [(p, o) for p in range(3) for o in range(40)]
+    both = read(spark, bootstrap, subscribe=filled_topic, maxRecordsPerPartition="40",
+                minPartitions="6")
+    assert both.rdd.getNumPartitions() == 6
+
+
+def test_streaming_only_options_are_ignored_by_a_batch_read(
+        spark: SparkSession, bootstrap: str, filled_topic: str) -> None:
+    df = read(spark, bootstrap, subscribe=filled_topic, maxOffsetsPerTrigger="5",
+              minOffsetsPerTrigger="100", maxTriggerDelay="1m",
+              groupIdPrefix="reports", **{"fetchOffset.numRetries": "1",
+                                          "fetchOffset.retryIntervalMs": "5"})
+    assert df.count() == 120
+    named = read(spark, bootstrap, subscribe=filled_topic, **{"kafka.group.id": "etl-reader"})
+    assert named.count() == 120

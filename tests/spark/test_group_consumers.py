@@ -9,7 +9,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from kafkalite import TopicPartition
+from kafkalite import Producer, TopicPartition
 from kafkalite.consumer import Consumer
 from kafkalite.spark import run_group_consumers
 
@@ -38,6 +38,26 @@ def test_four_members_on_eight_partitions_commit_everything(
         assert committed == checker.end_offsets(partitions)
         assert set(committed.values()) == {100}
 
+
+def test_joining_under_the_default_rebalance_delay_is_not_idle_time(
+        spark: SparkSession, default_bootstrap: str) -> None:
+    # The first join waits group.initial.rebalance.delay.ms=3000 (Kafka's default), as long
+    # as the idle timeout: members must still read everything.
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    topic = "spark-default-delay"
+    with KafkaAdminClient(bootstrap_servers=default_bootstrap) as admin:
+        admin.create_topics([NewTopic(topic, 4, 1)])
+    with Producer(bootstrap_servers=default_bootstrap) as producer:
+        for i in range(200):
+            producer.send(topic, b"v", partition=i % 4)
+        producer.flush()
+
+    stats = run_group_consumers(spark, topic, "spark-default-delay", 2, len, default_bootstrap,
+                                idle_timeout_ms=3000)
+
+    assert sum(s.records for s in stats) == 200
+    assert {p for s in stats for p in s.partitions} == {f"{topic}-{p}" for p in range(4)}
 
 
 def test_a_dead_member_is_replaced_and_nothing_is_left_uncommitted(

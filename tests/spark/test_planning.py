@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkalite.errors import ConfigError
+from kafkalite.errors import ConfigError, KafkaError
+from kafkalite.spark.kafka_access import with_retries
 from kafkalite.spark.offsets import offsets_from_json, offsets_to_json, parse_offset_spec
 from kafkalite.spark.options import (
     TopicSelection,
@@ -51,11 +52,17 @@ def test_streaming_defaults_to_latest_and_batch_to_earliest() -> None:
 
 @pytest.mark.parametrize(("options", "named"), [
     ({**BASE, "startingOffset": "earliest"}, "startingoffset"),
-    ({**BASE, "kafka.group.id": "g"}, "kafka.group.id"),
+    ({**BASE, "kafka.enable.auto.commit": "true"}, "kafka.enable.auto.commit"),
     ({"subscribe": "a"}, "kafka.bootstrap.servers"),
     ({**BASE, "assign": '{"a": [0]}'}, "subscribe"),
     ({**BASE, "minPartitions": "0"}, "minPartitions"),
-    ({**BASE, "maxOffsetsPerTrigger": "10"}, "maxOffsetsPerTrigger"),
+    ({**BASE, "maxRecordsPerPartition": "0"}, "maxRecordsPerPartition"),
+    ({**BASE, "startingOffsetsByTimestamp": '{"a": {"0": -1}}'}, "startingOffsetsByTimestamp"),
+    ({**BASE, "endingOffsetsByTimestamp": "[]"}, "endingOffsetsByTimestamp"),
+    ({**BASE, "startingOffsetsByTimestampStrategy": "earliest"},
+     "startingOffsetsByTimestampStrategy"),
+    ({**BASE, "fetchOffset.numRetries": "-1"}, "fetchOffset.numRetries"),
+    ({**BASE, "groupIdPrefix": " "}, "groupIdPrefix"),
     ({**BASE, "startingOffsets": "latest"}, "startingOffsets"),
     ({**BASE, "endingOffsets": '{"a": {"0": -2}}'}, "endingOffsets"),
     ({**BASE, "startingOffsets": '{"a": {"x": 1}}'}, "startingOffsets"),
@@ -75,6 +82,72 @@ def test_bad_batch_read_options_name_the_option(options: dict[str, str], named: 
 def test_streaming_rejects_ending_offsets() -> None:
     with pytest.raises(ConfigError, match="endingOffsets"):
         parse_read_options({**BASE, "endingOffsets": "latest"}, streaming=True)
+    with pytest.raises(ConfigError, match="endingOffsetsByTimestamp"):
+        parse_read_options({**BASE, "endingOffsetsByTimestamp": '{"a": {"0": 1}}'},
+                           streaming=True)
+
+
+def test_a_batch_read_ignores_streaming_options_with_a_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING", logger="kafkalite.spark.options"):
+        options = parse_read_options({**BASE, "maxOffsetsPerTrigger": "10",
+                                      "minOffsetsPerTrigger": "5", "maxTriggerDelay": "1m"},
+                                     streaming=False)
+    assert (options.max_offsets_per_trigger, options.min_offsets_per_trigger) == (None, None)
+    assert sorted(r.getMessage() for r in caplog.records) == [
+        f"{name} option ignored in batch queries"
+        for name in ("maxOffsetsPerTrigger", "maxTriggerDelay", "minOffsetsPerTrigger")]
+
+
+def test_new_source_options_parse_with_sparks_defaults() -> None:
+    default = parse_read_options(BASE, streaming=True)
+    assert (default.timestamp_strategy, default.max_trigger_delay_ms,
+            default.fetch_offset_retries, default.fetch_offset_retry_interval_ms) == \
+        ("error", 15 * 60_000, 3, 10)
+    assert default.group_id.startswith("spark-kafka-source-") and not default.group_id_given
+    assert parse_read_options(BASE, streaming=True).group_id != default.group_id  # per query
+    options = parse_read_options({
+        **BASE, "startingOffsetsByTimestamp": '{"a": {"0": 1700000000000}}',
+        "startingOffsetsByTimestampStrategy": "LATEST", "minOffsetsPerTrigger": "50",
+        "maxTriggerDelay": "30s", "maxRecordsPerPartition": "1000",
+        "fetchOffset.numRetries": "5", "fetchOffset.retryIntervalMs": "100",
+        "groupIdPrefix": "reports"}, streaming=True)
+    assert options.starting_by_timestamp == {tp("a", 0): 1_700_000_000_000}
+    assert (options.timestamp_strategy, options.min_offsets_per_trigger,
+            options.max_trigger_delay_ms, options.max_records_per_partition) == \
+        ("latest", 50, 30_000, 1000)
+    assert (options.fetch_offset_retries, options.fetch_offset_retry_interval_ms) == (5, 100)
+    assert options.group_id.startswith("reports-")
+    named = parse_read_options({**BASE, "kafka.group.id": "etl", "groupIdPrefix": "x"},
+                               streaming=False)
+    assert (named.group_id, named.group_id_given) == ("etl", True)
+    assert "group_id" not in named.client_config
+
+
+def test_offset_lookups_retry_then_name_what_failed() -> None:
+    calls: list[int] = []
+    sleeps: list[float] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise KafkaError("no leader")
+        return "offsets"
+
+    assert with_retries(flaky, "latest offsets", 3, 20, sleeps.append) == "offsets"
+    assert (len(calls), sleeps) == (3, [0.02, 0.02])
+    calls.clear()
+    with pytest.raises(KafkaError, match=r"fetching latest offsets failed 2 times"):
+        with_retries(lambda: flaky() and flaky(), "latest offsets", 1, 0, sleeps.append)
+
+
+def test_max_records_per_partition_then_min_partitions() -> None:
+    ranges = [OffsetRange("a", 0, 0, 100), OffsetRange("a", 1, 10, 15)]
+    pieces = split_ranges(ranges, None, 30)
+    assert [(r.partition, r.start, r.end) for r in pieces] == [
+        (0, 0, 25), (0, 25, 50), (0, 50, 75), (0, 75, 100), (1, 10, 15)]
+    assert len(split_ranges(ranges, 8, 60)) >= 8
+    assert max(r.size for r in split_ranges(ranges, 8, 60)) <= 60
 
 
 def test_write_options_check_producer_settings_on_the_driver() -> None:

@@ -103,3 +103,50 @@ def test_streaming_write_copies_a_topic(spark: SparkSession, bootstrap: str,
         .option("subscribe", target).load()
     assert sorted((r.partition, r.value) for r in copied.collect()) == \
         sorted((i % 2, f"v{i}".encode()) for i in range(40))
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_min_offsets_per_trigger_holds_batches_back_until_max_trigger_delay(
+        bootstrap: str, new_topic: Callable[[int], str], produce: Produce) -> None:
+    # The driver-side reader on its own, with a fake clock: which end offset each trigger
+    # gets (an end equal to the start means the engine runs no batch).
+    from pyspark.sql.types import _parse_datatype_string
+
+    from kafkalite.spark.options import parse_read_options
+    from kafkalite.spark.readers import StreamReader
+    from kafkalite.spark.schema import source_schema_ddl
+
+    topic = new_topic(2)
+    produce(topic, records(0, 10, 2))
+    options = parse_read_options({"kafka.bootstrap.servers": bootstrap, "subscribe": topic,
+                                  "startingOffsets": "earliest", "minOffsetsPerTrigger": "30",
+                                  "maxTriggerDelay": "1m"}, streaming=True)
+    clock = FakeClock()
+    reader = StreamReader(options, _parse_datatype_string(source_schema_ddl(options.value, False)),
+                          clock)
+    try:
+        start = reader.initialOffset()
+        assert start == {topic: {"0": 0, "1": 0}}
+        first = reader.latestOffset(start, None)  # the first batch is never held back
+        assert first == {topic: {"0": 5, "1": 5}}
+        produce(topic, records(10, 10, 2))
+        clock.now += 30
+        assert reader.latestOffset(first, None) == first  # 10 < 30 waiting, 30 s < 1 min
+        produce(topic, records(20, 20, 2))
+        assert reader.latestOffset(first, None) == {topic: {"0": 20, "1": 20}}  # 30 waiting
+        produce(topic, records(40, 2, 2))
+        clock.now += 59
+        assert reader.latestOffset({topic: {"0": 20, "1": 20}}, None) == \
+            {topic: {"0": 20, "1": 20}}
+        clock.now += 1  # maxTriggerDelay since the last batch: fire with what there is
+        assert reader.latestOffset({topic: {"0": 20, "1": 20}}, None) == \
+            {topic: {"0": 21, "1": 21}}
+    finally:
+        reader.stop()

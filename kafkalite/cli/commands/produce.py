@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -10,12 +12,14 @@ from typing import Any, BinaryIO
 from kafkalite.cli.options import (
     CliError,
     acks,
+    add_client_properties,
     add_command,
     compression,
     key_value,
     non_negative_int,
 )
-from kafkalite.cli.session import client_config, cluster_metadata
+from kafkalite.cli.progress import Progress
+from kafkalite.cli.session import cluster_metadata, sdk_config
 from kafkalite.producer import Producer
 from kafkalite.structs import Header
 
@@ -24,9 +28,12 @@ EPILOG = """examples:
   kafkalite produce events --file lines.txt --compression zstd --acks 1
   printf 'user-1:clicked\\nuser-2:left\\n' | kafkalite produce events --key-separator :
   kafkalite produce events --header source=cli --header trace=abc < lines.txt
+  kafkalite produce events -X batch.size=65536 -X enable.idempotence=false < lines.txt
 
 Each line (without its newline) is one record's value; with --key-separator the text
-before the first separator is the key. Exits non-zero if any record is not acknowledged."""
+before the first separator is the key. Exits non-zero if any record is not acknowledged.
+-X passes any producer setting (kafka-python or Java spelling). With stderr a terminal, a
+progress bar shows the bytes sent of a file (or the lines sent from stdin)."""
 
 
 def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -47,6 +54,7 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
                         metavar="KEY=VALUE", help="a header on every record (repeatable)")
     parser.add_argument("--linger-ms", type=non_negative_int, default=5,
                         help="how long a batch waits for more records (default: 5)")
+    add_client_properties(parser, "producer")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,19 +67,30 @@ def run(args: argparse.Namespace) -> int:
     separator = args.key_separator.encode() if args.key_separator else None
     stream: BinaryIO = args.file or sys.stdin.buffer
     failures: list[BaseException] = []
-    with Producer(**client_config(args), acks=args.acks, compression_type=args.compression,
-                  linger_ms=args.linger_ms, max_block_ms=args.connect_timeout_ms) as producer:
+    with Producer(**sdk_config(args, acks=args.acks, compression_type=args.compression,
+                               linger_ms=args.linger_ms, max_block_ms=args.connect_timeout_ms)
+                  ) as producer, Progress(size := _size(stream), "producing") as progress:
         for number, line in enumerate(_lines(stream), start=1):
             key, value = _split(line, separator, number)
             future = producer.send(args.topic, value, key=key, partition=args.partition,
                                    headers=headers or None)
             future.add_errback(failures.append)
+            progress.advance(1 if size is None else len(line) + 1)  # lines, or bytes
             if failures:
                 break
         producer.flush()
     if failures:
         raise CliError(f"a record was not delivered: {failures[0]}")
     return 0
+
+
+def _size(stream: BinaryIO) -> int | None:
+    """Bytes to read when the input is a regular file (the bar's total), else None."""
+    try:
+        info = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
 def _lines(stream: BinaryIO) -> Iterator[bytes]:

@@ -7,10 +7,14 @@ from typing import Any
 
 from kafkalite.admin import AdminClient, ConfigResource, NewTopic
 from kafkalite.cli.commands.metadata import describe_cluster
-from kafkalite.cli.options import add_command, key_value, positive_int
+from kafkalite.cli.options import CliError, add_command, key_value, positive_int
 from kafkalite.cli.output import print_json
 from kafkalite.cli.session import admin_client, cluster_metadata
-from kafkalite.errors import TopicAlreadyExistsError
+from kafkalite.errors import (
+    BrokerResponseError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
 
 LIST_EPILOG = """examples:
   kafkalite topics list
@@ -79,20 +83,42 @@ def run_create(args: argparse.Namespace) -> int:
         for topic in new_topics:
             try:
                 admin.create_topics([topic])
-            except TopicAlreadyExistsError:
+            except TopicAlreadyExistsError as exc:
                 if not args.if_not_exists:
-                    raise
+                    raise refusal("create", topic.name, exc) from None
                 continue
+            except BrokerResponseError as exc:
+                raise refusal("create", topic.name, exc) from None
             print(f"Created topic {topic.name}.")
     return 0
 
 
 def run_delete(args: argparse.Namespace) -> int:
     with admin_client(args) as admin:
-        admin.delete_topics(args.topics)
-    for name in args.topics:
-        print(f"Deleted topic {name}.")
+        for name in args.topics:
+            try:
+                admin.delete_topics([name])
+            except BrokerResponseError as exc:
+                raise refusal("delete", name, exc) from None
+            print(f"Deleted topic {name}.")
     return 0
+
+
+_REASONS: dict[type[BrokerResponseError], str] = {
+    UnknownTopicOrPartitionError: "no such topic",
+    TopicAlreadyExistsError: "it already exists",
+}
+
+
+def refusal(action: str, topic: str, exc: BrokerResponseError) -> CliError:
+    """A broker's refusal as one sentence, e.g. ``cannot delete topic 'x': no such topic``.
+
+    The broker's own explanation wins when it sent one (the admin client appends it to the
+    error's context after ``: ``); otherwise a reason for the error code.
+    """
+    detail = exc.context.partition(": ")[2].strip()
+    reason = detail or _REASONS.get(type(exc)) or exc.message.rstrip(".")
+    return CliError(f"cannot {action} topic {topic!r}: {reason}")
 
 
 def run_describe(args: argparse.Namespace) -> int:

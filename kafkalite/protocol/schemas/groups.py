@@ -1,24 +1,36 @@
 """Classic consumer-group APIs: FindCoordinator (10), JoinGroup (11), Heartbeat (12),
-LeaveGroup (13), SyncGroup (14), DescribeGroups (15), ListGroups (16), DeleteGroups (42)."""
+LeaveGroup (13), SyncGroup (14), DescribeGroups (15), ListGroups (16), DeleteGroups (42),
+OffsetDelete (47)."""
 
 from kafkalite.protocol.primitives import BOOL, BYTES, INT8, INT16, INT32, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
+from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 
 FIND_COORDINATOR_REQUEST = Message(
-    "FindCoordinatorRequest", valid="0-2", flexible="none", fields=(
-        Field("key", STRING),
+    "FindCoordinatorRequest", valid="0-4", flexible="3+", fields=(
+        Field("key", STRING, "0-3"),
         Field("key_type", INT8, "1+"),
+        # v4 (KIP-699) looks up several keys of one type in one request.
+        Field("coordinator_keys", Array(STRING), "4+"),
     ),
 )
 
 FIND_COORDINATOR_RESPONSE = Message(
-    "FindCoordinatorResponse", valid="0-2", flexible="none", fields=(
+    "FindCoordinatorResponse", valid="0-4", flexible="3+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
-        Field("error_code", INT16),
-        Field("error_message", STRING, "1+", nullable="1+"),
-        Field("node_id", INT32),
-        Field("host", STRING),
-        Field("port", INT32),
+        Field("error_code", INT16, "0-3"),
+        Field("error_message", STRING, "1-3", nullable="1-3"),
+        Field("node_id", INT32, "0-3"),
+        Field("host", STRING, "0-3"),
+        Field("port", INT32, "0-3"),
+        Field("coordinators", Array(Struct(
+            Field("key", STRING),
+            Field("node_id", INT32),
+            Field("host", STRING),
+            Field("port", INT32),
+            Field("error_code", INT16),
+            Field("error_message", STRING, nullable="0+"),
+        )), "4+"),
     ),
 )
 
@@ -137,7 +149,7 @@ DESCRIBE_GROUPS_RESPONSE = Message(
                 Field("member_metadata", BYTES),
                 Field("member_assignment", BYTES),
             ))),
-            Field("authorized_operations", INT32, "3+", default=-(2**31)),
+            Field("authorized_operations", INT32, "3+", default=AUTHORIZED_OPERATIONS_NOT_REQUESTED),
         ))),
     ),
 )
@@ -167,6 +179,32 @@ DELETE_GROUPS_RESPONSE = Message(
         Field("results", Array(Struct(
             Field("group_id", STRING),
             Field("error_code", INT16),
+        ))),
+    ),
+)
+
+OFFSET_DELETE_REQUEST = Message(
+    "OffsetDeleteRequest", valid="0", flexible="none", fields=(
+        Field("group_id", STRING),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+            ))),
+        ))),
+    ),
+)
+
+OFFSET_DELETE_RESPONSE = Message(
+    "OffsetDeleteResponse", valid="0", flexible="none", fields=(
+        Field("error_code", INT16),
+        Field("throttle_time_ms", INT32),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("error_code", INT16),
+            ))),
         ))),
     ),
 )

@@ -13,7 +13,7 @@ from kafka.protocol.old.consumer_protocol import (
 
 from kafkalite.consumer.assignors import Assignment
 from kafkalite.consumer.consumer import normalize_offsets
-from kafkalite.consumer.group import (
+from kafkalite.consumer.group_wire import (
     assignment_from_wire,
     assignment_to_wire,
     subscription_from_wire,

@@ -62,6 +62,7 @@ class MemoryStore:
         self.groups: list[tuple[int, str, GroupMetadataRecord]] = []
         self.offsets: list[tuple[int, str, dict[TopicPartition, OffsetAndMetadata]]] = []
         self.deleted: list[tuple[int, str, list[TopicPartition]]] = []
+        self.deleted_offsets: list[tuple[int, str, list[TopicPartition]]] = []
         self.fail_with: Exception | None = None
 
     def _maybe_fail(self) -> None:
@@ -77,6 +78,12 @@ class MemoryStore:
     ) -> None:
         self._maybe_fail()
         self.offsets.append((partition, group_id, dict(offsets)))
+
+    def delete_offsets(
+        self, partition: int, group_id: str, offsets: list[TopicPartition]
+    ) -> None:
+        self._maybe_fail()
+        self.deleted_offsets.append((partition, group_id, list(offsets)))
 
     def delete_group(self, partition: int, group_id: str, offsets: list[TopicPartition]) -> None:
         self._maybe_fail()
@@ -108,6 +115,7 @@ def join(
     session_ms: int = 10_000,
     rebalance_ms: int = 30_000,
     require_known: bool = False,
+    instance_id: str | None = None,
 ) -> list[JoinResult]:
     """Send a JoinGroup; the returned list fills when the coordinator answers."""
     answers: list[JoinResult] = []
@@ -121,6 +129,7 @@ def join(
         protocol_type=protocol_type,
         protocols=RANGE if protocols is None else protocols,
         require_known_member_id=require_known,
+        group_instance_id=instance_id,
     )
     coordinator.join_group(request, answers.append)
     return answers
@@ -133,9 +142,17 @@ def sync(
     assignments: dict[str, bytes] | None = None,
     *,
     group: str = GROUP,
+    instance_id: str | None = None,
 ) -> list[SyncResult]:
     answers: list[SyncResult] = []
-    coordinator.sync_group(group, generation, member_id, assignments or {}, answers.append)
+    coordinator.sync_group(
+        group,
+        generation,
+        member_id,
+        assignments or {},
+        answers.append,
+        group_instance_id=instance_id,
+    )
     return answers
 
 

@@ -3,7 +3,12 @@
 import pytest
 
 from kafkalite.protocol.errors import KafkaStorageError, MessageTooLargeError
-from kafkalite_server.group import GroupCoordinator, GroupCoordinatorConfig, GroupState
+from kafkalite_server.group import (
+    GroupCoordinator,
+    GroupCoordinatorConfig,
+    GroupState,
+    LeavingMember,
+)
 from kafkalite_server.group import error_codes as codes
 from kafkalite_server.group.offsets import OffsetAndMetadata
 from kafkalite_server.group.store import GroupMetadataRecord, LoadedGroup
@@ -133,7 +138,7 @@ def test_empty_group_id_is_invalid(coordinator: GroupCoordinator) -> None:
     assert join(coordinator, group="")[0].error == codes.INVALID_GROUP_ID
     assert coordinator.heartbeat("", 1, "m") == codes.INVALID_GROUP_ID
     assert sync(coordinator, "m", 1, group="")[0].error == codes.INVALID_GROUP_ID
-    assert coordinator.leave_group("", ["m"]).error == codes.INVALID_GROUP_ID
+    assert coordinator.leave_group("", [LeavingMember("m")]).error == codes.INVALID_GROUP_ID
 
 
 def test_empty_protocol_list_or_type_is_inconsistent(

@@ -1,6 +1,6 @@
 """JoinGroup / SyncGroup / Heartbeat / LeaveGroup and the timers, on a fake clock."""
 
-from kafkalite_server.group import GroupCoordinator, GroupState
+from kafkalite_server.group import GroupCoordinator, GroupState, LeavingMember
 from kafkalite_server.group import error_codes as codes
 
 from .fakes import GROUP, FakeScheduler, MemoryStore, join, make_coordinator, stable_group, sync
@@ -152,7 +152,7 @@ def test_leader_leaving_hands_leadership_on(
     coordinator: GroupCoordinator, scheduler: FakeScheduler
 ) -> None:
     members, generation = stable_group(coordinator, scheduler, 3)
-    result = coordinator.leave_group(GROUP, [members[0]])
+    result = coordinator.leave_group(GROUP, [LeavingMember(members[0])])
     assert (result.error, result.member_errors) == (0, [0])
     rejoins = [join(coordinator, m) for m in members[1:]]
     assert {r[0].leader_id for r in rejoins} == {members[1]}
@@ -306,7 +306,7 @@ def test_last_member_leaving_empties_the_group_and_persists_it(
     coordinator: GroupCoordinator, scheduler: FakeScheduler, store: MemoryStore
 ) -> None:
     members, generation = stable_group(coordinator, scheduler, 1)
-    assert coordinator.leave_group(GROUP, members).member_errors == [0]
+    assert coordinator.leave_group(GROUP, [LeavingMember(m) for m in members]).member_errors == [0]
     assert state(coordinator) is GroupState.EMPTY
     group = coordinator.group(GROUP)
     assert group is not None and group.generation_id == generation + 1
@@ -323,9 +323,11 @@ def test_batched_leave_reports_each_member(
 ) -> None:
     members, _ = stable_group(coordinator, scheduler, 2)
     [pending] = join(coordinator, require_known=True)
-    result = coordinator.leave_group(GROUP, [members[1], "nobody", pending.member_id])
+    result = coordinator.leave_group(
+        GROUP, [LeavingMember(m) for m in (members[1], "nobody", pending.member_id)]
+    )
     assert result.member_errors == [0, codes.UNKNOWN_MEMBER_ID, 0]
-    unknown_group = coordinator.leave_group("no-such-group", ["x"])
+    unknown_group = coordinator.leave_group("no-such-group", [LeavingMember("x")])
     assert unknown_group.member_errors == [codes.UNKNOWN_MEMBER_ID]
 
 
@@ -334,5 +336,5 @@ def test_parked_join_of_a_leaving_member_is_answered(
 ) -> None:
     members, _ = stable_group(coordinator, scheduler, 2)
     parked = join(coordinator, members[0])
-    coordinator.leave_group(GROUP, [members[0]])
+    coordinator.leave_group(GROUP, [LeavingMember(members[0])])
     assert parked[0].error == codes.UNKNOWN_MEMBER_ID

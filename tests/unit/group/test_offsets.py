@@ -3,7 +3,7 @@
 import pytest
 
 from kafkalite.protocol.errors import KafkaStorageError, MessageTooLargeError
-from kafkalite_server.group import GroupCoordinator
+from kafkalite_server.group import GroupCoordinator, LeavingMember
 from kafkalite_server.group import error_codes as codes
 from kafkalite_server.group.offsets import OffsetCommitEntry
 
@@ -69,7 +69,7 @@ def test_anonymous_commit_to_an_emptied_group_is_accepted(
     coordinator: GroupCoordinator, scheduler: FakeScheduler
 ) -> None:
     members, _ = stable_group(coordinator, scheduler, 1)
-    coordinator.leave_group(GROUP, members)
+    coordinator.leave_group(GROUP, [LeavingMember(m) for m in members])
     assert commit(coordinator, "", -1, 99) == 0
 
 

@@ -50,9 +50,9 @@ def test_records_join_the_open_batch_until_it_is_full() -> None:
     clock = FakeClock()
     acc = make(clock)
     results = fill(acc, TP0, 12)
-    assert results[0].new_batch_created
-    assert not any(r.new_batch_created for r in results[1:8])
-    first_new = next(i for i, r in enumerate(results) if i and r.new_batch_created)
+    assert results[0].opens_batch
+    assert not any(r.opens_batch for r in results[1:8])
+    first_new = next(i for i, r in enumerate(results) if i and r.opens_batch)
     # ~108 bytes per record, 61-byte header: 8 records fit in 1024 bytes, the 9th opens a batch
     assert first_new == 8
 
@@ -168,10 +168,10 @@ def test_abort_on_new_batch_leaves_the_record_out_when_the_batch_is_full() -> No
     clock = FakeClock()
     acc = make(clock)
     first = acc.append(TP0, 1, None, bytes(100), None, abort_on_new_batch=True)
-    assert first.future is not None and first.new_batch_created
+    assert first is not None and first.opens_batch
     fill(acc, TP0, 7)
     result = acc.append(TP0, 1, None, bytes(100), None, abort_on_new_batch=True)
-    assert result.future is None
+    assert result is None
     (batch,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
     assert batch.record_count == 8 and not acc.has_undrained()
 
@@ -191,4 +191,4 @@ def test_memory_is_returned_when_a_batch_finishes() -> None:
     fill(acc, TP0, 1)
     (batch,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
     acc.deallocate(batch)
-    assert fill(acc, TP1, 1)[0].new_batch_created
+    assert fill(acc, TP1, 1)[0].opens_batch

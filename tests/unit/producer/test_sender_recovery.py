@@ -84,19 +84,19 @@ def _setup() -> tuple[FakeClient, RecordAccumulator, Sender]:
 
 def test_a_failed_batch_bumps_the_epoch_and_only_it_fails():
     client, accumulator, sender = _setup()
-    first = accumulator.append(TP, 0, None, b"a", None).future
+    first = accumulator.append(TP, 0, None, b"a", None)
     sender.run_once()
     assert _answer_init(client, 5, 0)["producer_id"] == -1
     sender.run_once()
     assert _answer_produce(client, offset=0) == (5, 0, 0)
     assert first is not None and first.get(0).offset == 0
 
-    lost = accumulator.append(TP, 0, None, b"b", None).future
+    lost = accumulator.append(TP, 0, None, b"b", None)
     sender.run_once()
     assert _answer_produce(client, UnknownServerError.errno) == (5, 0, 1)
     assert lost is not None and isinstance(lost.exception, UnknownServerError)
 
-    later = accumulator.append(TP, 0, None, b"c", None).future
+    later = accumulator.append(TP, 0, None, b"c", None)
     sender.run_once()  # no produce before the bump is answered
     bump = _answer_init(client, 5, 1)
     assert (bump["producer_id"], bump["producer_epoch"]) == (5, 0)

@@ -1,0 +1,130 @@
+"""Producer.send_batch against a real broker, read back by confluent-kafka (librdkafka)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from kafkalite import Producer
+from kafkalite.errors import MessageSizeTooLargeError
+from kafkalite.producer import BatchMetadata
+from kafkalite_server import EmbeddedCluster
+
+pytestmark = pytest.mark.compat
+
+
+def read_all(bootstrap: str, topic: str, partitions: int, count: int
+             ) -> list[tuple[int, int, bytes | None, bytes | None, list, int]]:
+    """(partition, offset, key, value, headers, timestamp) of ``count`` records, by librdkafka."""
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "check",
+                                         "enable.auto.commit": False, "log_level": 3})
+    consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(partitions)])
+    seen = []
+    deadline = time.monotonic() + 30
+    try:
+        while len(seen) < count and time.monotonic() < deadline:
+            for message in consumer.consume(num_messages=1000, timeout=0.5):
+                assert not message.error(), message.error()
+                seen.append((message.partition(), message.offset(), message.key(),
+                             message.value(), message.headers() or [],
+                             message.timestamp()[1]))
+    finally:
+        consumer.close()
+    assert len(seen) == count
+    return sorted(seen)
+
+
+@pytest.mark.parametrize("compression", [None, "lz4", "gzip", "zstd"])
+def test_send_batch_sequences_are_read_back_by_librdkafka(
+        cluster_factory: Callable[..., EmbeddedCluster], compression: str | None) -> None:
+    bootstrap = cluster_factory(num_partitions="3").bootstrap_servers
+    count = 3000
+    keys = [None if i % 5 == 0 else b"key-%d" % i for i in range(count)]
+    values = [None if i % 7 == 0 else b"value-%d-" % i + bytes(i % 50) for i in range(count)]
+    headers = [[("n", b"%d" % i), ("null", None)] if i % 3 == 0 else None
+               for i in range(count)]
+    timestamps = [1_700_000_000_000 + i for i in range(count)]
+    with Producer(bootstrap, compression_type=compression, linger_ms=50,
+                  batch_size=4096) as producer:
+        futures = producer.send_batch("bulk", values, keys=keys, headers=headers,
+                                      timestamps=timestamps)
+        results = [future.get(30) for future in futures]
+    assert sum(r.record_count for r in results) == count
+    assert len(results) > 3  # several batches over several partitions
+    assert {r.partition for r in results} == {0, 1, 2}
+
+    seen = read_all(bootstrap, "bulk", 3, count)
+    # Every record arrived once, with its key, value, headers and timestamp; records of
+    # one partition kept their input order.
+    by_value = {(key, value, ts): (partition, offset, hdrs)
+                for partition, offset, key, value, hdrs, ts in seen}
+    assert len(by_value) == count
+    last_offset: dict[int, int] = {}
+    for i in range(count):
+        partition, offset, hdrs = by_value[(keys[i], values[i], timestamps[i])]
+        assert hdrs == (headers[i] or [])
+        assert offset > last_offset.get(partition, -1)
+        last_offset[partition] = offset
+    # The futures' metadata names where each run of records went.
+    for result in results:
+        offsets = [o for p, o, *_ in seen if p == result.partition]
+        assert result.base_offset in offsets
+        assert result.base_offset + result.record_count - 1 in offsets
+
+
+def test_send_batch_keyed_records_go_where_send_puts_them(
+        cluster_factory: Callable[..., EmbeddedCluster]) -> None:
+    bootstrap = cluster_factory(num_partitions="4").bootstrap_servers
+    keys = [b"user-%d" % (i % 17) for i in range(400)]
+    with Producer(bootstrap, linger_ms=20) as producer:
+        singles = {key: producer.send("single", b"x", key=key).get(10).partition
+                   for key in set(keys)}
+        for future in producer.send_batch("keyed", [b"y"] * 400, keys=keys):
+            future.get(10)
+    for partition, _offset, key, _value, _headers, _ts in read_all(bootstrap, "keyed", 4, 400):
+        assert singles[key] == partition
+
+
+def test_send_batch_takes_arrow_arrays_and_tables(
+        cluster_factory: Callable[..., EmbeddedCluster]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    bootstrap = cluster_factory(num_partitions="2").bootstrap_servers
+    table = pa.table({
+        "key": pa.array([b"a", None, b"c"], pa.binary()),
+        "value": pa.array(["one", "two", None], pa.string()),
+        "headers": pa.array([[{"key": "h", "value": b"1"}], [], None],
+                            pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
+        "timestamp": pa.array([1_700_000_000_000, 1_700_000_000_001, 1_700_000_000_002],
+                              pa.timestamp("ms")),
+    })
+    with Producer(bootstrap, compression_type="lz4") as producer:
+        table_results = [f.get(10) for f in producer.send_batch("arrow", table, partition=1)]
+        array_results = [f.get(10) for f in producer.send_batch(
+            "arrow", pa.array([b"p", b"q"]), keys=pa.array(["k1", "k2"]), partition=0,
+            timestamps=1_700_000_000_100)]
+    assert table_results == [BatchMetadata("arrow", 1, 0, 3)]
+    assert array_results == [BatchMetadata("arrow", 0, 0, 2)]
+    assert read_all(bootstrap, "arrow", 2, 5) == [
+        (0, 0, b"k1", b"p", [], 1_700_000_000_100),
+        (0, 1, b"k2", b"q", [], 1_700_000_000_100),
+        (1, 0, b"a", b"one", [("h", b"1")], 1_700_000_000_000),
+        (1, 1, None, b"two", [], 1_700_000_000_001),
+        (1, 2, b"c", None, [], 1_700_000_000_002),
+    ]
+
+
+def test_send_batch_refuses_bad_input_before_queueing_anything(
+        cluster_factory: Callable[..., EmbeddedCluster]) -> None:
+    bootstrap = cluster_factory().bootstrap_servers
+    with Producer(bootstrap, max_request_size=10_000) as producer:
+        with pytest.raises(ValueError, match="2 keys for 3 values"):
+            producer.send_batch("bad", [b"a", b"b", b"c"], keys=[b"k", b"k"])
+        with pytest.raises(MessageSizeTooLargeError, match="record 1"):
+            producer.send_batch("bad", [b"a", bytes(20_000)])
+        with pytest.raises(TypeError, match="headers must be"):
+            producer.send_batch("bad", [b"a"], headers=[[("h", "text")]])
+        assert producer.metrics(raw=True)["records"] == 0
