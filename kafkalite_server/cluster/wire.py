@@ -101,6 +101,8 @@ def update_metadata_from(body: dict[str, Any]) -> UpdateMetadata:
             listeners = tuple((e["listener"], e["host"], e["port"],
                                _PROTOCOL_NAMES.get(e["security_protocol"], "PLAINTEXT"))
                               for e in endpoints)
+            if listeners == ((LISTENER, listeners[0][1], listeners[0][2], "PLAINTEXT"),):
+                listeners = ()  # the one default listener: as the sender had it
             brokers.append(BrokerEndpoint(broker["id"], endpoints[0]["host"],
                                           endpoints[0]["port"], broker["rack"], listeners))
     return UpdateMetadata(

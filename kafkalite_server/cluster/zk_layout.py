@@ -94,6 +94,8 @@ def decode_broker(broker_id: int, data: bytes) -> BrokerEndpoint:
             host, _, port = address.rpartition(":")
             listeners.append((name, host.strip("[]"), int(port),
                               str(protocols.get(name, "PLAINTEXT"))))
+        if listeners == [("PLAINTEXT", document["host"], document["port"], "PLAINTEXT")]:
+            listeners = []  # the one default listener
         return BrokerEndpoint(broker_id, str(document["host"]), int(document["port"]),
                               document.get("rack"), tuple(listeners))
     except (KeyError, TypeError, ValueError) as exc:

@@ -209,6 +209,7 @@ async def handle_offset_commit(
     }
 
 
+@requires(AclOperation.DELETE, ResourceType.GROUP, "group_id")
 async def handle_offset_delete(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:

@@ -248,3 +248,22 @@ def test_scram_server_accepts_librdkafkas_doubled_client_nonce_but_nothing_else(
         server, final = final_for(nonce)
         with pytest.raises(ScramError, match="nonce"):
             server.receive(final)
+
+
+def test_listeners_travel_in_update_metadata_and_broker_registrations() -> None:
+    from kafkalite.protocol import decode_request_body, decode_request_header, encode_request
+    from kafkalite_server.cluster import wire, zk_layout
+    from kafkalite_server.cluster.image import BrokerEndpoint
+    from kafkalite_server.cluster.messages import UpdateMetadata
+
+    listeners = (("INTERNAL", "10.0.0.1", 9092, "PLAINTEXT"),
+                 ("EXTERNAL", "kafka.example.com", 9094, "SASL_SSL"))
+    endpoint = BrokerEndpoint(1, "10.0.0.1", 9092, "r1", listeners)
+    assert endpoint.on("EXTERNAL").host == "kafka.example.com"
+    assert endpoint.on("EXTERNAL").port == 9094 and endpoint.on(None) == endpoint
+    api_key, version, body = wire.to_request(UpdateMetadata(1, 4, (), (endpoint,)))
+    frame = encode_request(api_key, version, 9, "controller", body)[4:]
+    header, offset = decode_request_header(frame)
+    decoded = wire.update_metadata_from(decode_request_body(header, frame, offset))
+    assert decoded.live_brokers == (endpoint,)
+    assert zk_layout.decode_broker(1, zk_layout.encode_broker(endpoint, 0)) == endpoint
