@@ -37,6 +37,7 @@ from kafkalite_server.handlers import (
     producer_id,
     records,
     sasl,
+    scram_users,
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
@@ -74,8 +75,8 @@ CORE_HANDLERS = {
     ApiKey.DESCRIBE_ACLS: acls.handle_describe_acls,
     ApiKey.CREATE_ACLS: acls.handle_create_acls,
     ApiKey.DELETE_ACLS: acls.handle_delete_acls,
-    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: acls.handle_describe_user_scram_credentials,
-    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: acls.handle_alter_user_scram_credentials,
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: scram_users.handle_describe_user_scram_credentials,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: scram_users.handle_alter_user_scram_credentials,
 }
 
 SASL_HANDLERS = {
@@ -129,8 +130,10 @@ class Broker:
 
     def address(self, listener: str) -> str:
         """``host:port`` clients use for the named listener."""
-        return next(f"{host}:{port}" for name, host, port, _ in self.listeners.advertised()
-                    if name == listener.upper())
+        for name, host, port, _protocol in self.listeners.advertised():
+            if name == listener.upper():
+                return f"{host}:{port}"
+        raise KeyError(f"broker {self.node_id} has no listener {listener!r}")
 
     async def start(self) -> None:
         """Binds the listeners, then joins the cluster (the controller then tells the broker

@@ -491,7 +491,8 @@ class BrokerConnection:
         future: Future[Response] = Future()
         try:
             version = self.api_version(ApiKey.SASL_HANDSHAKE)
-            if version < 1 or self.api_version(ApiKey.SASL_AUTHENTICATE) < 0:
+            self.api_version(ApiKey.SASL_AUTHENTICATE)
+            if version < 1:
                 raise IncompatibleBrokerVersionError("SaslHandshake v1 is needed")
         except IncompatibleBrokerVersionError as exc:
             self.close(IncompatibleBrokerVersionError(

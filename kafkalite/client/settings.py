@@ -72,6 +72,22 @@ SECURITY_KEY_NOTES: Mapping[str, str] = {
     "security_protocol": "'PLAINTEXT', 'SSL', 'SASL_PLAINTEXT' or 'SASL_SSL'",
     "sasl_mechanism": "'PLAIN', 'SCRAM-SHA-256' or 'SCRAM-SHA-512'; 'GSSAPI' and "
                       "'OAUTHBEARER' raise UnsupportedFeatureError",
+    "ssl_context": "used with SSL / SASL_SSL: an ssl.SSLContext (the other ssl_* keys are "
+                   "then unused)",
+    "ssl_check_hostname": "used with SSL / SASL_SSL: check the broker's certificate names",
+    "ssl_cafile": "used with SSL / SASL_SSL: CA certificates to trust (else the system's)",
+    "ssl_certfile": "used with SSL / SASL_SSL: client certificate chain (PEM)",
+    "ssl_keyfile": "used with SSL / SASL_SSL: client private key (PEM)",
+    "ssl_password": "used with SSL / SASL_SSL: password of an encrypted ssl_keyfile",
+    "ssl_crlfile": "used with SSL / SASL_SSL: a CRL; the broker certificate is checked "
+                   "against it",
+    "ssl_ciphers": "used with SSL / SASL_SSL: OpenSSL cipher list",
+    "sasl_plain_username": "used with SASL_*: the user (PLAIN and SCRAM)",
+    "sasl_plain_password": "used with SASL_*: the password (PLAIN and SCRAM)",
+    "sasl_kerberos_name": "unused: GSSAPI is not supported",
+    "sasl_kerberos_service_name": "unused: GSSAPI is not supported",
+    "sasl_kerberos_domain_name": "unused: GSSAPI is not supported",
+    "sasl_oauth_token_provider": "unused: OAUTHBEARER is not supported",
     "proxy_url": "None only; a proxy raises UnsupportedFeatureError",
     "socks5_proxy": "None only; a proxy raises UnsupportedFeatureError",
 }

@@ -80,6 +80,19 @@ class ScramCredential:
             raise ScramError(f"unreadable SCRAM credential: {exc!r}") from None
 
 
+_DECOY_KEY = secrets.token_bytes(32)
+
+
+def _decoy(mechanism: str, user: str) -> ScramCredential:
+    """What an unknown user is offered: a salt that is the same on every attempt (derived
+    from the user name with a per-process key) and keys no password matches, so the
+    exchange fails at the proof exactly like a wrong password and probing twice shows
+    nothing either."""
+    salt = hmac.new(_DECOY_KEY, f"{mechanism}:{user}".encode(), "sha256").digest()
+    return ScramCredential(salt, secrets.token_bytes(32), secrets.token_bytes(32),
+                           MIN_ITERATIONS)
+
+
 def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
     """Hi(password, salt, i) of RFC 5802: PBKDF2 with the mechanism's HMAC."""
     return hashlib.pbkdf2_hmac(MECHANISMS[mechanism], password.encode("utf-8"), salt,
@@ -211,9 +224,7 @@ class ScramServer:
         if authzid and authzid[2:] != user:
             raise ScramError("authorization id differs from the user")
         found = self._lookup(self.user)
-        # An unknown user gets a made-up salt and fails at the proof, like a wrong password.
-        self._credential = found if found is not None else ScramCredential.from_password(
-            self.mechanism, secrets.token_urlsafe(16), MIN_ITERATIONS)
+        self._credential = found if found is not None else _decoy(self.mechanism, self.user)
         self._known = found is not None
         self._client_first_bare = bare
         self._client_nonce = client_nonce

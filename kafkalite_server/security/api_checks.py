@@ -17,6 +17,7 @@ from kafkalite.protocol.errors import (
     BrokerResponseError,
     ClusterAuthorizationFailedError,
     GroupAuthorizationFailedError,
+    TopicAuthorizationFailedError,
 )
 from kafkalite_server.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -59,3 +60,19 @@ def requires(operation: AclOperation, resource_type: ResourceType, field: str | 
         return checked
 
     return decorate
+
+
+_CONFIG_TOPIC = 2
+"""The config resource type of a topic (DescribeConfigs, AlterConfigs); brokers are the
+Cluster resource for authorization."""
+
+
+def check_config_access(ctx: Any, operation: AclOperation, config_resource_type: int,
+                        name: str) -> None:
+    """DescribeConfigs / AlterConfigs on one config resource: raises the authorization error
+    (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED) that its entry in the response carries."""
+    if config_resource_type == _CONFIG_TOPIC:
+        if not ctx.authorize(operation, ResourceType.TOPIC, name):
+            raise TopicAuthorizationFailedError(f"{operation.name} on topic {name!r}")
+    elif not ctx.authorize(operation, ResourceType.CLUSTER):
+        raise ClusterAuthorizationFailedError(f"{operation.name} on the cluster")

@@ -30,15 +30,27 @@ class Pki:
         return cert, key
 
 
-def make_pki(directory: Path, key_password: str | None = None) -> Pki:
-    directory.mkdir(parents=True, exist_ok=True)
-    ca_cert, ca_key = directory / "ca.crt", directory / "ca.key"
+def _has_cryptography() -> bool:
     try:
         import cryptography  # noqa: F401
-        _make_ca_cryptography(ca_cert, ca_key)
     except ImportError:
-        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                 "-subj", "/CN=kafkalite-test-ca", "-keyout", str(ca_key), "-out", str(ca_cert))
+        return False
+    return True
+
+
+def make_pki(directory: Path, key_password: str | None = None, *,
+             use_openssl: bool = False) -> Pki:
+    """``use_openssl`` forces the ``openssl`` command even when ``cryptography`` is there."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_cert, ca_key = directory / "ca.crt", directory / "ca.key"
+    openssl = use_openssl or not _has_cryptography()
+    if openssl:
+        _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                 "-nodes", "-days", "2", "-subj", "/CN=kafkalite-test-ca",
+                 "-keyout", str(ca_key), "-out", str(ca_cert))
+        (directory / ".openssl").touch()
+    else:
+        _make_ca_cryptography(ca_cert, ca_key)
     server_cert, server_key = directory / "server.crt", directory / "server.key"
     _issue(directory, "localhost", server_cert, server_key, server=True,
            key_password=key_password)
@@ -75,6 +87,10 @@ def _make_ca_cryptography(cert_path: Path, key_path: Path) -> None:
 
 def _issue(directory: Path, name: str, cert_path: Path, key_path: Path, *, server: bool,
            key_password: str | None = None) -> None:
+    if (directory / ".openssl").exists():
+        _issue_openssl(directory, name, cert_path, key_path, server=server,
+                       key_password=key_password)
+        return
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -104,3 +120,25 @@ def _issue(directory: Path, name: str, cert_path: Path, key_path: Path, *, serve
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                            serialization.PrivateFormat.PKCS8, encryption))
+
+
+def _issue_openssl(directory: Path, name: str, cert_path: Path, key_path: Path, *,
+                   server: bool, key_password: str | None) -> None:
+    request, extensions = directory / f"{name}.csr", directory / f"{name}.ext"
+    plain_key = directory / f"{name}.plain.key"
+    _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-subj", f"/O=kafkalite-tests/CN={name}", "-keyout", str(plain_key),
+             "-out", str(request))
+    extensions.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n"
+                          "extendedKeyUsage=serverAuth\n" if server
+                          else "extendedKeyUsage=clientAuth\n")
+    _openssl("x509", "-req", "-in", str(request), "-CA", str(directory / "ca.crt"),
+             "-CAkey", str(directory / "ca.key"), "-CAcreateserial", "-days", "2",
+             "-extfile", str(extensions), "-out", str(cert_path))
+    if key_password:
+        _openssl("pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", str(plain_key),
+                 "-passout", f"pass:{key_password}", "-out", str(key_path))
+    else:
+        _openssl("pkcs8", "-topk8", "-nocrypt", "-in", str(plain_key), "-out", str(key_path))
+    for leftover in (request, extensions, plain_key):
+        leftover.unlink()

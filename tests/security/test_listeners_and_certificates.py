@@ -194,3 +194,17 @@ def test_sdk_refuses_a_mechanism_the_listener_does_not_offer(tmp_path: Path, pki
         with pytest.raises(UnsupportedSaslMechanismError):
             producer.send("t", b"x").get(20)
         producer.close()
+
+
+def test_certificates_made_with_the_openssl_command_work_too(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path / "pki", key_password="pw", use_openssl=True)
+    config = {"listeners": "SSL://127.0.0.1:0", "ssl.keystore.location": str(pki.server),
+              "ssl.key.password": "pw", "ssl.truststore.location": str(pki.ca),
+              "ssl.client.auth": "required"}
+    cert, key = pki.client("openssl-client")
+    with EmbeddedCluster(config=config) as cluster:
+        producer = Producer(bootstrap_servers=cluster.brokers[0].address("SSL"),
+                            security_protocol="SSL", ssl_cafile=str(pki.ca),
+                            ssl_certfile=str(cert), ssl_keyfile=str(key))
+        assert producer.send("openssl", b"x").get(10).offset == 0
+        producer.close()

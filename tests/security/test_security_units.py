@@ -83,6 +83,9 @@ def test_scram_unknown_user_fails_like_a_wrong_password() -> None:
     assert first.startswith(b"r=") and b",s=" in first and b",i=4096" in first
     with pytest.raises(ScramError, match="invalid credentials"):
         server.receive(client.receive(first) or b"")
+    again = ScramServer("SCRAM-SHA-256", lambda user: None).receive(
+        ScramClient("SCRAM-SHA-256", "nobody", "x").first_message())
+    assert again.split(b",")[1:] == first.split(b",")[1:]  # the same salt each time
 
 
 def test_scram_server_refuses_a_wrong_nonce_a_bad_proof_and_garbage() -> None:
