@@ -24,7 +24,8 @@ from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
 from kafkalite.protocol.scram import ScramCredential, ScramError, ScramServer
 
 FAILED_MESSAGE = "Authentication failed: invalid credentials"
-"""The same words for an unknown user and a wrong password (reveal nothing)."""
+"""The same words for an unknown user and a wrong password (reveal nothing); SCRAM's own
+failure for both reads the same (its ScramError says "invalid credentials")."""
 
 
 class SaslState(Enum):
@@ -113,11 +114,9 @@ class SaslAuthenticator:
                     self._move("token accepted")
                 return reply
             user, password = parse_plain(bytes(token))
-        except (ScramError, PlainError, UnicodeDecodeError) as exc:
+        except (ScramError, PlainError) as exc:
             self._move("token refused")
-            message = FAILED_MESSAGE if "credentials" in str(exc) else \
-                f"Authentication failed: {exc}"
-            raise SaslAuthenticationFailedError(message) from None
+            raise SaslAuthenticationFailedError(f"Authentication failed: {exc}") from None
         expected = self._plain_password(user)
         if expected is None or not _same(expected, password):
             self._move("token refused")
