@@ -9,10 +9,11 @@ questions go to the group's coordinator.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import secrets
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -25,7 +26,13 @@ from kafkalite.consumer.group_wire import PROTOCOL_TYPE, assignment_from_wire
 from kafkalite.consumer.list_offsets import LATEST, OffsetAndTimestamp, list_offsets
 from kafkalite.errors import KafkaError, KafkaTimeoutError, NoError, ProtocolDecodeError
 from kafkalite.protocol import ApiKey
-from kafkalite.protocol.errors import NotControllerError, UnsupportedVersionError, error_for_code
+from kafkalite.protocol.errors import (
+    NotControllerError,
+    NotLeaderOrFollowerError,
+    UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
+    error_for_code,
+)
 from kafkalite.protocol.scram import salted_password
 from kafkalite.structs import OffsetAndMetadata, PartitionMetadata, TopicPartition
 
@@ -237,16 +244,22 @@ class NewPartitions:
     new_assignments: Sequence[Sequence[int]] | None = None
 
 
+ConfigChanges = (Mapping[str, str | tuple[AlterConfigOp | str | int, str | None] | None]
+                 | Sequence[str])
+"""What ``ConfigResource.configs`` holds: changes by key, or (for a reset) just keys."""
+
+
 @dataclass(frozen=True)
 class ConfigResource:
     """What ``describe_configs`` looks at: ``ConfigResource("topic", name)``,
     ``ConfigResource('TOPIC', name)`` or ``ConfigResource(ConfigResourceType.BROKER, "0")``
-    (kafka-python's spellings). ``configs`` carries values to set, for kafka-python code
-    that builds resources for ``alter_configs``; it does not take part in equality."""
+    (kafka-python's spellings). ``configs`` carries the changes for ``alter_configs``
+    (``{key: value}`` or ``{key: (AlterConfigOp, value)}``) or the keys for
+    ``reset_configs``; it does not take part in equality."""
 
     resource_type: ConfigResourceType
     name: str
-    configs: Mapping[str, str | None] | None = field(default=None, compare=False, hash=False)
+    configs: ConfigChanges | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resource_type", _resource_type(self.resource_type))
@@ -283,13 +296,17 @@ class GroupListing:
     protocol_type: str
 
 
+@dataclass(frozen=True)
+class MemberToRemove:
+    """A member for ``remove_group_members``: a dynamic one by ``member_id``, a static one
+    by ``group_instance_id`` (kafka-python's class; ``reason`` is not sent: LeaveGroup v5)."""
+
+    member_id: str | None = None
+    group_instance_id: str | None = None
+    reason: str | None = None
+
+
 UNSENT_ADMIN_APIS: Mapping[str, str] = {
-    "alter_configs": "AlterConfigs (33) / IncrementalAlterConfigs (44)",
-    "reset_configs": "IncrementalAlterConfigs (44)",
-    "delete_records": "DeleteRecords (21)",
-    "delete_group_offsets": "OffsetDelete (47)",
-    "remove_group_members": "LeaveGroup (13) with member identities",
-    "describe_log_dirs": "DescribeLogDirs (35)",
     "alter_replica_log_dirs": "AlterReplicaLogDirs (34)",
     "elect_leaders": "ElectLeaders (43)",
     "alter_partition_reassignments": "AlterPartitionReassignments (45)",
@@ -323,6 +340,47 @@ def _is_default(config: Mapping[str, Any]) -> bool:
     """A DescribeConfigs entry whose value is a default (v0: is_default; v1+: its source)."""
     source = config.get("config_source", -1)
     return bool(config.get("is_default")) if source == -1 else source == 5
+
+
+def _own_config_source(resource: ConfigResource) -> int:
+    """The DescribeConfigs source code of values set on the resource itself: a topic's
+    dynamic config (1), one broker's (2), the cluster-wide broker default (3, the broker
+    resource named "") or a broker logger's (6)."""
+    kind = resource.resource_type
+    if kind is ConfigResourceType.BROKER:
+        return 2 if resource.name else 3
+    return {ConfigResourceType.TOPIC: 1, ConfigResourceType.BROKER_LOGGER: 6}.get(kind, -1)
+
+
+def _resource_label(resource: ConfigResource) -> str:
+    return f"{resource.resource_type.name.lower()} {resource.name!r}"
+
+
+def _config_changes(configs: ConfigChanges | None,
+                    ) -> Iterator[tuple[str, AlterConfigOp, str | None]]:
+    """(key, operation, value) for each change; a bare value means SET."""
+    if not configs:
+        return
+    if not isinstance(configs, Mapping):
+        raise TypeError(f"configs must map keys to values or (AlterConfigOp, value), "
+                        f"not {type(configs).__name__}")
+    for name, change in configs.items():
+        op, value = change if isinstance(change, tuple) else (AlterConfigOp.SET, change)
+        op = AlterConfigOp[op.upper()] if isinstance(op, str) else AlterConfigOp(op)
+        yield name, op, None if op is AlterConfigOp.DELETE else value
+
+
+def _config_entries(resource: ConfigResource, incremental: bool) -> list[dict[str, Any]]:
+    entries = []
+    for name, op, value in _config_changes(resource.configs):
+        if incremental:
+            entries.append({"name": name, "config_operation": int(op), "value": value})
+        elif op is AlterConfigOp.SET:
+            entries.append({"name": name, "value": value})
+        else:
+            raise ValueError(f"{_resource_label(resource)}: {name}: AlterConfigs can only "
+                             f"SET; {op.name} needs incremental=True")
+    return entries
 
 
 def _raise_for(code: int, context: str, message: str | None = None) -> None:
@@ -452,6 +510,17 @@ class AdminClient:
         return {r["user"]: (r["error_message"] or error_for_code(r["error_code"]).message)
                 if r["error_code"] else None for r in response["results"]}
 
+    def _coordinator(self, group_id: str, given: int | None = None) -> int:
+        return given if given is not None else \
+            find_coordinator(self._client, group_id, self._deadline())
+
+    def _max_version(self, node: int, api_key: ApiKey) -> int:
+        """The highest version of ``api_key`` broker ``node`` supports (-1: none)."""
+        self._call(node, ApiKey.METADATA, {"topics": []})  # connects and negotiates
+        conn = self._client.connection(node)
+        versions = conn.broker_versions if conn is not None else {}
+        return versions.get(int(api_key), (-1, -1))[1]
+
     # -- topics --------------------------------------------------------------------------------
 
     def create_topics(self, new_topics: Iterable[NewTopic], timeout_ms: int | None = None,
@@ -528,20 +597,139 @@ class AdminClient:
                          include_synonyms: bool = False, config_filter: str = "all",
                          ) -> dict[ConfigResource, dict[str, str | None]]:
         """``{resource: {name: value}}`` for each resource (``config_filter="modified"``
-        keeps only values that are not the broker's defaults)."""
+        keeps only values that are not the broker's defaults). A broker resource is asked
+        of that broker."""
         wanted = list(config_resources)
-        body = {"resources": [{"resource_type": int(r.resource_type),
-                               "resource_name": r.name, "configuration_keys": None}
-                              for r in wanted],
-                "include_synonyms": include_synonyms, "include_documentation": False}
-        results = self._call(self._any_node(), ApiKey.DESCRIBE_CONFIGS, body)["results"]
-        out = {}
-        for resource, result in zip(wanted, results, strict=True):
-            _raise_for(result["error_code"],
-                       f"describing {resource.resource_type.name.lower()} {resource.name!r}",
-                       result.get("error_message"))
-            out[resource] = {c["name"]: c["value"] for c in result["configs"]
-                             if config_filter != "modified" or not _is_default(c)}
+        described = self._describe_config_entries(wanted, include_synonyms)
+        return {resource: {c["name"]: c["value"] for c in entries
+                           if config_filter != "modified" or not _is_default(c)}
+                for resource, entries in zip(wanted, described, strict=True)}
+
+    def _describe_config_entries(self, resources: list[ConfigResource],
+                                 include_synonyms: bool = False) -> list[list[dict[str, Any]]]:
+        """DescribeConfigs' entries for each resource, in order; an error raises naming it."""
+        out: dict[int, list[dict[str, Any]]] = {}
+        for node, batch in self._by_config_node(resources).items():
+            body = {"resources": [{"resource_type": int(r.resource_type),
+                                   "resource_name": r.name, "configuration_keys": None}
+                                  for _, r in batch],
+                    "include_synonyms": include_synonyms, "include_documentation": False}
+            results = self._call(node, ApiKey.DESCRIBE_CONFIGS, body)["results"]
+            for (index, resource), result in zip(batch, results, strict=True):
+                _raise_for(result["error_code"], f"describing {_resource_label(resource)}",
+                           result.get("error_message"))
+                out[index] = result["configs"]
+        return [out[i] for i in range(len(resources))]
+
+    def _by_config_node(self, resources: list[ConfigResource],
+                        ) -> dict[int, list[tuple[int, ConfigResource]]]:
+        """Which broker answers for each resource (with its position): a broker's own
+        configs go to that broker, everything else to any broker (kafka-python's routing)."""
+        batches: dict[int, list[tuple[int, ConfigResource]]] = {}
+        for index, resource in enumerate(resources):
+            if resource.resource_type in (ConfigResourceType.BROKER,
+                                          ConfigResourceType.BROKER_LOGGER) and resource.name:
+                try:
+                    node = int(resource.name)
+                except ValueError:
+                    raise ValueError(f"a broker resource is named by its broker id, not "
+                                     f"{resource.name!r}") from None
+            else:
+                node = self._any_node()
+            batches.setdefault(node, []).append((index, resource))
+        return batches
+
+    def alter_configs(self, config_resources: Iterable[ConfigResource],
+                      validate_only: bool = False, raise_on_unknown: bool = True,
+                      incremental: bool | None = None) -> dict[str, dict[str, str]]:
+        """Change configs: each resource's ``configs`` maps a key to a value (SET) or to
+        ``(AlterConfigOp, value)``. IncrementalAlterConfigs (44) when the broker has it,
+        else AlterConfigs (33) with the resource's other modified values carried over (it
+        resets what it is not given). ``raise_on_unknown`` raises ValueError for a key the
+        resource does not have. Returns kafka-python's shape: ``{"topic": {name: "OK" or
+        the error}}``; a refused change is reported there, not raised."""
+        resources = list(config_resources)
+        if raise_on_unknown:
+            self._check_config_keys(resources)
+        if incremental is None:
+            incremental = ApiKey.INCREMENTAL_ALTER_CONFIGS in self.api_versions()
+        if not incremental:
+            resources = self._with_other_modified_configs(resources)
+        return self._send_config_changes(resources, validate_only, incremental)
+
+    def incremental_alter_configs(self, config_resources: Iterable[ConfigResource],
+                                  validate_only: bool = False, raise_on_unknown: bool = True,
+                                  ) -> dict[str, dict[str, str]]:
+        """:meth:`alter_configs` with IncrementalAlterConfigs (44) only (the Java name)."""
+        return self.alter_configs(config_resources, validate_only, raise_on_unknown,
+                                  incremental=True)
+
+    def reset_configs(self, config_resources: Iterable[ConfigResource],
+                      validate_only: bool = False, raise_on_unknown: bool = True,
+                      incremental: bool | None = None) -> dict[str, dict[str, str]]:
+        """Put the keys in each resource's ``configs`` (or, if it has none, every modified
+        key) back to their defaults; same result shape as :meth:`alter_configs`."""
+        resources = list(config_resources)
+        if raise_on_unknown:
+            self._check_config_keys(resources)
+        if incremental is None:
+            incremental = ApiKey.INCREMENTAL_ALTER_CONFIGS in self.api_versions()
+        if incremental:
+            keys = [list(r.configs or ()) or list(modified) for r, modified in
+                    zip(resources, self._modified_configs(resources), strict=True)]
+            resources = [dataclasses.replace(r, configs=dict.fromkeys(
+                k, (AlterConfigOp.DELETE, None))) for r, k in zip(resources, keys, strict=True)]
+        else:  # AlterConfigs resets every key it is not given: send only the ones to keep
+            resources = [dataclasses.replace(r, configs={
+                k: v for k, v in modified.items() if k not in set(r.configs or ())})
+                for r, modified in zip(resources, self._modified_configs(resources),
+                                       strict=True)]
+        return self._send_config_changes(resources, validate_only, incremental)
+
+    def _check_config_keys(self, resources: list[ConfigResource]) -> None:
+        """ValueError naming keys the resource has no changeable config for."""
+        for resource, entries in zip(resources, self._describe_config_entries(resources),
+                                     strict=True):
+            known = {c["name"] for c in entries if not c.get("read_only")}
+            unknown = sorted(set(resource.configs or ()) - known)
+            if unknown:
+                raise ValueError(f"{_resource_label(resource)} has no changeable config "
+                                 f"{', '.join(unknown)}")
+
+    def _modified_configs(self, resources: list[ConfigResource]) -> list[dict[str, str]]:
+        """Each resource's own settings (what AlterConfigs would reset), with their values;
+        values inherited from elsewhere (a broker default for a topic) are not its own."""
+        return [{c["name"]: c["value"] for c in entries
+                 if c.get("config_source") == _own_config_source(resource)
+                 and c["value"] is not None}
+                for resource, entries in zip(resources, self._describe_config_entries(resources),
+                                             strict=True)]
+
+    def _with_other_modified_configs(self, resources: list[ConfigResource],
+                                     ) -> list[ConfigResource]:
+        out = []
+        for resource, modified in zip(resources, self._modified_configs(resources),
+                                      strict=True):
+            given = resource.configs if isinstance(resource.configs, Mapping) else {}
+            out.append(dataclasses.replace(resource, configs={
+                **{k: v for k, v in modified.items() if k not in given}, **given}))
+        return out
+
+    def _send_config_changes(self, resources: list[ConfigResource], validate_only: bool,
+                             incremental: bool) -> dict[str, dict[str, str]]:
+        api = ApiKey.INCREMENTAL_ALTER_CONFIGS if incremental else ApiKey.ALTER_CONFIGS
+        out: dict[str, dict[str, str]] = {}
+        for node, batch in self._by_config_node(resources).items():
+            body = {"resources": [{"resource_type": int(r.resource_type),
+                                   "resource_name": r.name,
+                                   "configs": _config_entries(r, incremental)}
+                                  for _, r in batch],
+                    "validate_only": validate_only}
+            for result in self._call(node, api, body)["responses"]:
+                kind = ConfigResourceType(result["resource_type"]).name.lower()
+                code = result["error_code"]
+                out.setdefault(kind, {})[result["resource_name"]] = "OK" if not code else \
+                    str(error_for_code(code)(result["error_message"] or ""))
         return out
 
     # -- groups --------------------------------------------------------------------------------
@@ -572,8 +760,7 @@ class AdminClient:
                         ) -> dict[str, GroupDescription]:
         out = {}
         for group_id in group_ids:
-            node = group_coordinator_id if group_coordinator_id is not None else \
-                find_coordinator(self._client, group_id, self._deadline())
+            node = self._coordinator(group_id, group_coordinator_id)
             body = self._call(node, ApiKey.DESCRIBE_GROUPS,
                               {"groups": [group_id], "include_authorized_operations": False})
             (group,) = body["groups"]
@@ -610,18 +797,65 @@ class AdminClient:
         return lag
 
     def delete_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None = None,
-                      ) -> list[tuple[str, type[KafkaError]]]:
-        """Delete empty groups and their offsets; ``[(group_id, error class)]`` with
-        ``NoError`` for each group deleted (kafka-python's shape)."""
-        results = []
+                      ) -> dict[str, str]:
+        """Delete empty groups with their offsets (DeleteGroups, one request per coordinator):
+        ``{group_id: "OK" or the error's name}`` such as ``"NonEmptyGroupError"`` (members
+        are still in it) or ``"GroupIdNotFoundError"``: kafka-python 3's shape."""
+        by_node: dict[int, list[str]] = {}
         for group_id in group_ids:
-            node = group_coordinator_id if group_coordinator_id is not None else \
-                find_coordinator(self._client, group_id, self._deadline())
-            body = self._call(node, ApiKey.DELETE_GROUPS, {"groups_names": [group_id]})
-            (result,) = body["results"]
-            code = result["error_code"]
-            results.append((group_id, NoError if code == 0 else error_for_code(code)))
+            node = self._coordinator(group_id, group_coordinator_id)
+            by_node.setdefault(node, []).append(group_id)
+        results = {}
+        for node, names in by_node.items():
+            body = self._call(node, ApiKey.DELETE_GROUPS, {"groups_names": names})
+            for result in body["results"]:
+                code = result["error_code"]
+                results[result["group_id"]] = "OK" if not code else error_for_code(code).__name__
         return results
+
+    def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
+                             group_coordinator_id: int | None = None,
+                             ) -> dict[TopicPartition, type[KafkaError]]:
+        """Forget a group's committed offsets (OffsetDelete, KIP-496): ``{tp: error class}``
+        with ``NoError`` for each one deleted; a partition of a topic an active member
+        subscribes to gets ``GroupSubscribedToTopicError``. An unknown group raises
+        ``GroupIdNotFoundError``."""
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return {}
+        topics: dict[str, list[dict[str, int]]] = {}
+        for tp in wanted:
+            topics.setdefault(tp.topic, []).append({"partition_index": tp.partition})
+        body = self._call(self._coordinator(group_id, group_coordinator_id),
+                          ApiKey.OFFSET_DELETE, {"group_id": group_id, "topics": [
+                              {"name": t, "partitions": p} for t, p in topics.items()]})
+        _raise_for(body["error_code"], f"deleting offsets of group {group_id!r}")
+        return {TopicPartition(topic["name"], part["partition_index"]):
+                NoError if not part["error_code"] else error_for_code(part["error_code"])
+                for topic in body["topics"] for part in topic["partitions"]}
+
+    def remove_group_members(self, group_id: str, members: Iterable[MemberToRemove],
+                             group_coordinator_id: int | None = None,
+                             ) -> dict[str, type[KafkaError]]:
+        """Remove members from a group (LeaveGroup v3 with member identities), as Kafka's
+        tool does for static members that will not come back: ``{member id or instance
+        id: error class}``. The group rebalances without them."""
+        wanted = list(members)
+        if not wanted:
+            return {}
+        if any(not (m.member_id or m.group_instance_id) for m in wanted):
+            raise ValueError("each MemberToRemove needs a member_id or a group_instance_id")
+        node = self._coordinator(group_id, group_coordinator_id)
+        if self._max_version(node, ApiKey.LEAVE_GROUP) < 3:
+            raise UnsupportedVersionError(f"removing members of group {group_id!r} needs "
+                                          "LeaveGroup v3, which the broker does not support")
+        body = self._call(node, ApiKey.LEAVE_GROUP, {"group_id": group_id, "members": [
+            {"member_id": m.member_id or "", "group_instance_id": m.group_instance_id}
+            for m in wanted]})
+        _raise_for(body["error_code"], f"removing members of group {group_id!r}")
+        return {m["member_id"] or m["group_instance_id"]:
+                NoError if not m["error_code"] else error_for_code(m["error_code"])
+                for m in body["members"]}
 
     def list_group_offsets(self, group_specs: Mapping[str, Iterable[TopicPartition] | None]
                            | Iterable[str]) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
@@ -646,8 +880,7 @@ class AdminClient:
                 "partition_index": tp.partition, "committed_offset": meta.offset,
                 "committed_leader_epoch": meta.leader_epoch,
                 "committed_metadata": meta.metadata or ""})
-        node = group_coordinator_id if group_coordinator_id is not None else \
-            find_coordinator(self._client, group_id, self._deadline())
+        node = self._coordinator(group_id, group_coordinator_id)
         body = self._call(node, ApiKey.OFFSET_COMMIT, {
             "group_id": group_id, "generation_id_or_member_epoch": -1, "member_id": "",
             "group_instance_id": None, "retention_time_ms": -1,
@@ -692,13 +925,101 @@ class AdminClient:
         return {tp: result for tp, result in found.items() if result is not None}
 
     def describe_cluster(self) -> dict[str, Any]:
-        """``{"cluster_id", "controller_id", "brokers": [{"node_id", "host", "port",
-        "rack"}]}`` from the cluster metadata."""
-        self._refresh_metadata()
-        cluster = self._client.cluster
-        return {"cluster_id": cluster.cluster_id, "controller_id": cluster.controller_id,
-                "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port,
-                             "rack": b.rack} for b in sorted(cluster.brokers())]}
+        """``{"cluster_id", "controller_id", "brokers": [{"broker_id", "host", "port",
+        "rack"}], "authorized_operations": [operation names]}`` from DescribeCluster (60),
+        or from Metadata on a broker without it (then without operations): kafka-python's
+        shape."""
+        node = self._any_node()
+        if ApiKey.DESCRIBE_CLUSTER not in self.api_versions():
+            self._refresh_metadata()
+            cluster = self._client.cluster
+            return {"cluster_id": cluster.cluster_id, "controller_id": cluster.controller_id,
+                    "brokers": [{"broker_id": b.node_id, "host": b.host, "port": b.port,
+                                 "rack": b.rack} for b in sorted(cluster.brokers())]}
+        body = self._call(node, ApiKey.DESCRIBE_CLUSTER,
+                          {"include_cluster_authorized_operations": True})
+        _raise_for(body["error_code"], "describing the cluster", body["error_message"])
+        return {"cluster_id": body["cluster_id"], "controller_id": body["controller_id"],
+                "brokers": [dict(b) for b in body["brokers"]],
+                "authorized_operations": _operation_names(
+                    body["cluster_authorized_operations"])}
+
+    def delete_records(self, records_to_delete: Mapping[TopicPartition, int],
+                       timeout_ms: int | None = None, partition_leader_id: int | None = None,
+                       ) -> dict[TopicPartition, dict[str, int]]:
+        """Delete every record below the given offset (-1: the high watermark) of each
+        partition by moving its log start offset (DeleteRecords, to each leader):
+        ``{tp: {"partition_index", "low_watermark", "error_code"}}``. A refused partition
+        raises its error (``OffsetOutOfRangeError`` past the end) naming it; a leader that
+        moved is followed until ``timeout_ms``."""
+        timeout = self._timeout if timeout_ms is None else timeout_ms / 1000
+        deadline = time.monotonic() + timeout
+        pending = dict(records_to_delete)
+        done: dict[TopicPartition, dict[str, int]] = {}
+        while pending:
+            self._refresh_metadata()
+            retry: dict[TopicPartition, int] = {}
+            for node, batch in self._by_leader(pending, partition_leader_id).items():
+                topics: dict[str, list[dict[str, int]]] = {}
+                for tp, offset in sorted(batch.items()):
+                    topics.setdefault(tp.topic, []).append(
+                        {"partition_index": tp.partition, "offset": offset})
+                body = self._call(node, ApiKey.DELETE_RECORDS, {
+                    "topics": [{"name": t, "partitions": p} for t, p in topics.items()],
+                    "timeout_ms": int(max(deadline - time.monotonic(), 0) * 1000)})
+                for topic in body["topics"]:
+                    for part in topic["partitions"]:
+                        tp = TopicPartition(topic["name"], part["partition_index"])
+                        if part["error_code"] == NotLeaderOrFollowerError.errno and \
+                                partition_leader_id is None and time.monotonic() < deadline:
+                            retry[tp] = pending[tp]
+                        else:
+                            done[tp] = dict(part)
+            pending = retry
+            if pending:
+                time.sleep(self._client.config["retry_backoff_ms"] / 1000)
+        failed = {tp: r["error_code"] for tp, r in done.items() if r["error_code"]}
+        if failed:
+            tp, code = min(failed.items())
+            others = f" (and {len(failed) - 1} more partitions)" if len(failed) > 1 else ""
+            raise error_for_code(code)(f"deleting records of {tp.topic}-{tp.partition}"
+                                       f"{others}")
+        return done
+
+    def _by_leader(self, offsets: Mapping[TopicPartition, int], node: int | None,
+                   ) -> dict[int, dict[TopicPartition, int]]:
+        """The partitions grouped by the broker leading them (or all to ``node``)."""
+        batches: dict[int, dict[TopicPartition, int]] = {}
+        for tp, offset in offsets.items():
+            leader = node if node is not None else self._client.cluster.leader_for(tp)
+            if leader is None:
+                raise UnknownTopicOrPartitionError(f"{tp.topic}-{tp.partition} has no leader")
+            batches.setdefault(leader, {})[tp] = offset
+        return batches
+
+    def describe_log_dirs(self, topic_partitions: Mapping[str, Iterable[int]]
+                          | Iterable[str] | None = None,
+                          brokers: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        """Each broker's log directories with the size of each partition replica there
+        (DescribeLogDirs): ``[{"broker": id, "log_dirs": [{"log_dir", "error_code",
+        "topics": [{"name", "partitions": [{"partition_index", "partition_size",
+        "offset_lag", "is_future_key"}]}], "total_bytes", "usable_bytes"}]}]``.
+        ``topic_partitions`` is ``{topic: [partitions]}``, topic names, or None for all."""
+        if isinstance(topic_partitions, Mapping):
+            wanted = {t: sorted(p) for t, p in topic_partitions.items()}
+        else:
+            described = self.describe_topics(topic_partitions)
+            wanted = {t: [p.partition for p in d.partitions] for t, d in described.items()}
+        request = {"topics": [{"topic": t, "partitions": p} for t, p in wanted.items()]}
+        if brokers is None:
+            self._refresh_metadata()
+            brokers = sorted(b.node_id for b in self._client.cluster.brokers())
+        out = []
+        for node in brokers:
+            body = self._call(node, ApiKey.DESCRIBE_LOG_DIRS, request)
+            _raise_for(body.get("error_code", 0), f"describing the log dirs of broker {node}")
+            out.append({"broker": node, "log_dirs": [dict(r) for r in body["results"]]})
+        return out
 
     def wait_for_topics(self, topic_names: Iterable[str], timeout_ms: int = 10000) -> None:
         """Block until every topic has a leader for each partition (after create_topics)."""
@@ -764,6 +1085,14 @@ def _acl_filter(acl_filter: ACLFilter) -> dict[str, Any]:
 
 def _error_or_none(code: int, message: str | None) -> Any:
     return error_for_code(code)(message or "") if code else None
+
+
+def _operation_names(bits: int) -> list[str]:
+    """The ACL operations set in an authorized-operations bit field, by name (none when the
+    broker did not report them)."""
+    if bits < 0:
+        return []
+    return [op.name for op in ACLOperation if op > ACLOperation.ALL and bits & (1 << op)]
 
 
 def _member_assignment(protocol_type: str, data: bytes) -> list[TopicPartition]:

@@ -30,6 +30,7 @@ from kafkalite_server.handlers import (
     cluster,
     configs,
     fetch,
+    groups,
     inter_broker,
     metadata,
     offsets,
@@ -38,6 +39,7 @@ from kafkalite_server.handlers import (
     records,
     sasl,
     scram_users,
+    transactions,
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
@@ -48,6 +50,7 @@ from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.server import ListenerSet
 from kafkalite_server.replication.replica_manager import ReplicaManager
 from kafkalite_server.security.broker_security import BrokerSecurity, security_store
+from kafkalite_server.txn.service import install as install_txn_coordinator
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,14 @@ CORE_HANDLERS = {
     ApiKey.DELETE_ACLS: acls.handle_delete_acls,
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: scram_users.handle_describe_user_scram_credentials,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: scram_users.handle_alter_user_scram_credentials,
+    ApiKey.ADD_PARTITIONS_TO_TXN: transactions.handle_add_partitions_to_txn,
+    ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets_to_txn,
+    ApiKey.END_TXN: transactions.handle_end_txn,
+    ApiKey.WRITE_TXN_MARKERS: transactions.handle_write_txn_markers,
+    ApiKey.TXN_OFFSET_COMMIT: groups.handle_txn_offset_commit,
+    ApiKey.DESCRIBE_PRODUCERS: transactions.handle_describe_producers,
+    ApiKey.DESCRIBE_TRANSACTIONS: transactions.handle_describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: transactions.handle_list_transactions,
 }
 
 SASL_HANDLERS = {
@@ -116,6 +127,7 @@ class Broker:
         self._connections: set[asyncio.Task[None]] = set()
         self.connection_limits = ConnectionLimits(config)
         self.group_coordinator = install_group_coordinator(self)
+        self.txn_coordinator = install_txn_coordinator(self)
 
     @property
     def node_id(self) -> int:
@@ -141,6 +153,7 @@ class Broker:
         await self.listeners.start(self._on_connection)
         self.port = self.listeners.ports[self.listeners.inter_broker.name]
         self._start_maintenance()
+        self.txn_coordinator.start()
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, LocalChannel(self.inbox))
 

@@ -78,6 +78,18 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    # --- transaction coordinator (Kafka's names and defaults, replication as offsets topic)
+    transaction_state_log_num_partitions: int = 50
+    transaction_state_log_replication_factor: int = 1
+    transaction_state_log_min_isr: int = 1
+    transaction_state_log_segment_bytes: int = 100 * 1024 * 1024
+    transaction_max_timeout_ms: int = 900_000
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
+    transactional_id_expiration_ms: int = 7 * 24 * _HOUR_MS
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = _HOUR_MS
+    # --- committed offsets (group coordinator)
+    offsets_retention_minutes: int = 7 * 24 * 60
+    offsets_retention_check_interval_ms: int = 600_000
     # --- log cleaner (compaction) and segment rolling/deletion
     log_cleaner_enable: bool = True
     log_cleaner_threads: int = 1
@@ -328,6 +340,25 @@ _SPECS: dict[str, _Spec] = {
         "group_initial_rebalance_delay_ms", integer(0, _INT_MAX)),
     "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, _INT_MAX)),
     "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, _INT_MAX)),
+    "transaction.state.log.num.partitions": _Spec("transaction_state_log_num_partitions",
+                                                  integer(1, _INT_MAX)),
+    "transaction.state.log.replication.factor": _Spec(
+        "transaction_state_log_replication_factor", integer(1, 32767)),
+    "transaction.state.log.min.isr": _Spec("transaction_state_log_min_isr",
+                                           integer(1, _INT_MAX)),
+    "transaction.state.log.segment.bytes": _Spec("transaction_state_log_segment_bytes",
+                                                 integer(1, _INT_MAX)),
+    "transaction.max.timeout.ms": _Spec("transaction_max_timeout_ms", integer(1, _INT_MAX)),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": _Spec(
+        "transaction_abort_timed_out_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
+    "transactional.id.expiration.ms": _Spec("transactional_id_expiration_ms",
+                                            integer(1, _INT_MAX)),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": _Spec(
+        "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
+    # --- committed offsets (group coordinator)
+    "offsets.retention.minutes": _Spec("offsets_retention_minutes", integer(1, _INT_MAX)),
+    "offsets.retention.check.interval.ms": _Spec("offsets_retention_check_interval_ms",
+                                                 integer(1)),
     # --- log cleaner (compaction) and segment rolling/deletion
     "log.cleaner.enable": _Spec("log_cleaner_enable", boolean),
     "log.cleaner.threads": _Spec("log_cleaner_threads", integer(0, _INT_MAX)),

@@ -22,7 +22,9 @@ from kafkalite.protocol.errors import error_for_code
 log = logging.getLogger(__name__)
 
 GROUP_KEY = 0
-"""FindCoordinator's key type for a consumer group (1 is a transactional id)."""
+"""FindCoordinator's key type for a consumer group."""
+TRANSACTION_KEY = 1
+"""FindCoordinator's key type for a transactional id."""
 
 
 def remaining(deadline: float, clock: Callable[[], float] = time.monotonic) -> float:
@@ -44,13 +46,15 @@ def _any_node(client: KafkaClient) -> int:
     return random.choice(brokers) if brokers else -1
 
 
-def find_coordinator(client: KafkaClient, group_id: str, deadline: float) -> int:
-    """The node id of ``group_id``'s coordinator (FindCoordinator, retried until the deadline);
+def find_coordinator(client: KafkaClient, group_id: str, deadline: float, *,
+                     key_type: int = GROUP_KEY) -> int:
+    """The node id of the coordinator of ``group_id`` (a group, or with ``key_type``
+    TRANSACTION_KEY a transactional id): FindCoordinator, retried until the deadline;
     metadata is refreshed until that node is known, so requests can be routed to it."""
     while True:
         try:
             body = client.send(_any_node(client), ApiKey.FIND_COORDINATOR,
-                               {"key": group_id, "key_type": GROUP_KEY,
+                               {"key": group_id, "key_type": key_type,
                                 "coordinator_keys": [group_id]}).get(remaining(deadline))
         except KafkaError as exc:
             if not exc.retriable:
@@ -58,13 +62,13 @@ def find_coordinator(client: KafkaClient, group_id: str, deadline: float) -> int
             client.metadata.request_update()
             backoff(client, deadline)
             continue
-        if "coordinators" in body:  # v4+: one entry per key asked
+        if body.get("coordinators"):  # v4+: one entry per key asked
             body = body["coordinators"][0]
         code = body["error_code"]
         if code:
             error = error_for_code(code)
             if not error.retriable:
-                raise error(f"finding the coordinator of group {group_id!r}")
+                raise error(f"finding the coordinator of {group_id!r}")
             backoff(client, deadline)
             continue
         node = body["node_id"]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, validate_client_config
-from kafkalite.errors import ConfigError, UnsupportedCodecError, UnsupportedFeatureError
+from kafkalite.errors import ConfigError, UnsupportedCodecError
 from kafkalite.records import codec_id
 
 PRODUCER_DEFAULTS: Mapping[str, Any] = {
@@ -39,17 +39,11 @@ all, retries 0, more than 5 requests in flight), as the Java producer does when 
 not set it explicitly. ``linger_ms=5`` is the Java default since Kafka 4.0.
 """
 
-IGNORED_PRODUCER_KEYS: Mapping[str, str] = {
-    "transaction_timeout_ms": "transactions are not supported yet (transactional_id must "
-                              "stay None)",
-}
+IGNORED_PRODUCER_KEYS: Mapping[str, str] = {}
 """Producer keys accepted without effect, each with the reason (the client's are in
 :mod:`kafkalite.client.settings`)."""
 
-REFUSED_PRODUCER_KEYS: Mapping[str, str] = {
-    "transactional_id": "None only; a transactional id raises UnsupportedFeatureError "
-                        "(transactions are not supported yet)",
-}
+REFUSED_PRODUCER_KEYS: Mapping[str, str] = {}
 """Producer keys accepted only at their default, each with the rule."""
 
 _MAX_RETRIES = 2147483647
@@ -75,9 +69,11 @@ def validate_producer_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if merged["retries"] == float("inf"):
         merged["retries"] = _MAX_RETRIES
     if merged["transactional_id"] is not None:
-        raise UnsupportedFeatureError(
-            f"transactional_id={merged['transactional_id']!r}: transactions are not supported "
-            "yet; leave transactional_id unset")
+        if not isinstance(merged["transactional_id"], str) or not merged["transactional_id"]:
+            raise ConfigError("transactional_id", "must be a non-empty string or None")
+        if merged["enable_idempotence"] is False:
+            raise ConfigError("enable_idempotence", "transactional_id needs idempotence")
+    _require_int("transaction_timeout_ms", merged["transaction_timeout_ms"], minimum=1)
 
     for key in _NON_NEGATIVE_INTS:
         _require_int(key, merged[key], minimum=0)
@@ -95,6 +91,9 @@ def validate_producer_config(config: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError("delivery_timeout_ms", "must be at least linger_ms + "
                           "request_timeout_ms")
     merged["enable_idempotence"] = _idempotence(merged)
+    if merged["transactional_id"] is not None and not merged["enable_idempotence"]:
+        raise ConfigError("transactional_id", "needs idempotence: "
+                          + "; ".join(_idempotence_conflicts(merged)))
     return merged
 
 

@@ -32,6 +32,7 @@ from kafkalite.producer.batch import (
 from kafkalite.producer.config import validate_producer_config
 from kafkalite.producer.partitioners import Partitioner, resolve_partitioner
 from kafkalite.producer.sender import Sender, record_magic_for
+from kafkalite.producer.transaction_driver import TransactionDriver
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
     InvalidTopicError,
@@ -85,6 +86,9 @@ class Producer:
             retry_backoff_ms=self.config["retry_backoff_ms"],
         )
         self._sender = Sender(self._client, self._accumulator, self.config)
+        self._transactions = (None if self.config["transactional_id"] is None else
+                              TransactionDriver(self._client, self._sender, self.config,
+                                                self.flush))
         self._client.ready_listeners.append(self._on_connection_ready)
         self._client.add_poll_hook(self._sender.run_once)
         self._partitions: dict[tuple[str, int], TopicPartition] = {}
@@ -138,6 +142,8 @@ class Producer:
                 f"partition {partition} of topic {topic!r}: the topic has partitions "
                 f"0..{len(partitions) - 1}")
         tp = self._topic_partition(topic, partition)
+        if self._transactions is not None:
+            self._transactions.add_partition(tp)
 
         size = (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
         if size + _SIZE_CHECK_MARGIN > self._max_request_size or headers:
@@ -153,6 +159,8 @@ class Producer:
             partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
                                                     cluster)
             tp = self._topic_partition(topic, partition)
+            if self._transactions is not None:
+                self._transactions.add_partition(tp)
             future = self._accumulator.append(tp, timestamp, key_bytes, value_bytes, headers)
             assert future is not None
         if not future[2]:  # the first record of a new batch (see opens_batch)
@@ -227,6 +235,8 @@ class Producer:
                 chosen = partition if partition is not None else self._partitioner.partition(
                     topic, None, None, None, None, cluster)
                 tp = self._topic_partition(topic, chosen)
+                if self._transactions is not None:
+                    self._transactions.add_partition(tp)
                 made, index = accumulator.append_many(tp, timestamps, raw_keys, raw_values,
                                                       headers, index, count,
                                                       one_batch=partition is None)
@@ -236,6 +246,8 @@ class Producer:
         else:
             for tp, indices in self._partition_records(topic, keys, values, raw_keys,
                                                        raw_values).items():
+                if self._transactions is not None:
+                    self._transactions.add_partition(tp)
                 selected = [[column[i] for i in indices]
                             for column in (timestamps, raw_keys, raw_values)]
                 made, _ = accumulator.append_many(
@@ -376,26 +388,35 @@ class Producer:
         """True once the client has cluster metadata from a broker it reached."""
         return bool(self._cluster.brokers())
 
-    # -- transactions (kafka-python's methods; not supported yet) ------------------------------
+    # -- transactions (kafka-python's methods; see kafkalite.producer.transactions) --------
 
-    def _no_transactions(self, method: str) -> UnsupportedFeatureError:
-        return UnsupportedFeatureError(f"Producer.{method}(): transactions are not supported "
-                                       "yet (transactional_id cannot be set)")
+    def _transactional(self, method: str) -> TransactionDriver:
+        if self._transactions is None:
+            raise UnsupportedFeatureError(f"Producer.{method}() needs transactional_id")
+        return self._transactions
 
-    def init_transactions(self) -> None:
-        raise self._no_transactions("init_transactions")
+    def init_transactions(self, timeout: float | None = None) -> None:
+        """Get this transactional id's producer id, fencing older producers with it."""
+        self._transactional("init_transactions").init_transactions(timeout)
 
     def begin_transaction(self) -> None:
-        raise self._no_transactions("begin_transaction")
+        self._transactional("begin_transaction").begin_transaction()
 
-    def commit_transaction(self) -> None:
-        raise self._no_transactions("commit_transaction")
+    def send_offsets_to_transaction(self, offsets: Any, group_metadata: Any,
+                                    timeout: float | None = None) -> None:
+        """Commit a consumer group's ``offsets`` ({TopicPartition: offset or
+        OffsetAndMetadata}) as part of the transaction; ``group_metadata`` is
+        ``Consumer.group_metadata()`` (or a group id)."""
+        self._transactional("send_offsets_to_transaction").send_offsets_to_transaction(
+            offsets, group_metadata, timeout)
 
-    def abort_transaction(self) -> None:
-        raise self._no_transactions("abort_transaction")
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        """Deliver every record, then commit; all of it becomes visible at once."""
+        self._transactional("commit_transaction").commit_transaction(timeout)
 
-    def send_offsets_to_transaction(self, offsets: Any, group_metadata: Any) -> None:
-        raise self._no_transactions("send_offsets_to_transaction")
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        """Abort: read_committed consumers never see the transaction's records."""
+        self._transactional("abort_transaction").abort_transaction(timeout)
 
     def __enter__(self) -> Producer:
         return self

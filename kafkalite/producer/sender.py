@@ -30,6 +30,7 @@ from kafkalite.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from kafkalite.producer.accumulator import RecordAccumulator
 from kafkalite.producer.batch import BatchResult, ProducerBatch
 from kafkalite.producer.idempotence import IdempotenceState, State
+from kafkalite.producer.transactions import TransactionManager
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
     DuplicateSequenceNumberError,
@@ -86,6 +87,8 @@ class Sender:
         self._clock = clock
         self.metrics = SenderMetrics()
         self.idempotence = IdempotenceState()
+        self.transactions: TransactionManager | None = None
+        """Set for a transactional producer: its driver supplies the producer id."""
         self._init_retry_at = 0.0
         self._fatal_error: BaseException | None = None
         self.force_close = False
@@ -106,7 +109,7 @@ class Sender:
                 self._fail(batch, self._fatal_error)
             return None
         if self._idempotent and not self.idempotence.ready:
-            return self._init_producer_id(now)
+            return None if self.transactions is not None else self._init_producer_id(now)
         check = self._accumulator.ready(self.cluster)
         if check.unknown_leaders:
             self.cluster.request_update()
@@ -191,6 +194,8 @@ class Sender:
                 continue
             if self._idempotent and not batch.is_closed:
                 batch.set_producer_state(*self.idempotence.stamp(batch.tp, batch.record_count))
+                if self.transactions is not None:
+                    batch.builder.is_transactional = True  # type: ignore[attr-defined]
             records = batch.close()
             if self._guarantee_order:
                 self._accumulator.mute(batch.tp)
@@ -273,6 +278,8 @@ class Sender:
         self._accumulator.deallocate(batch)
         if self._idempotent:  # the broker may or may not have written it: start over
             self.idempotence.batch_failed(*batch.producer_identity)
+        if self.transactions is not None:
+            self.transactions.batch_failed(error)
         if not batch.future.is_done():
             batch.future.failure(error)
 

@@ -22,6 +22,7 @@ from kafkalite.protocol.schemas import (
     records_deletion,
     sasl,
     scram_credentials,
+    transactions,
 )
 
 
@@ -50,6 +51,11 @@ class ApiKey(IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
@@ -64,6 +70,9 @@ class ApiKey(IntEnum):
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
+    DESCRIBE_PRODUCERS = 61
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
 
 
 @dataclass(frozen=True)
@@ -185,6 +194,14 @@ APIS: dict[ApiKey, Api] = {
             ApiKey.DESCRIBE_CLUSTER,
             cluster.DESCRIBE_CLUSTER_REQUEST,
             cluster.DESCRIBE_CLUSTER_RESPONSE,
+        ),
+        *(
+            Api(key, getattr(transactions, f"{key.name}_REQUEST"),
+                getattr(transactions, f"{key.name}_RESPONSE"))
+            for key in (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN,
+                        ApiKey.END_TXN, ApiKey.WRITE_TXN_MARKERS, ApiKey.TXN_OFFSET_COMMIT,
+                        ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TRANSACTIONS,
+                        ApiKey.LIST_TRANSACTIONS)
         ),
     )
 }

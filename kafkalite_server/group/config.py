@@ -19,6 +19,13 @@ class GroupCoordinatorConfig:
     offsets_topic_num_partitions: int = 50
     offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     offset_metadata_max_bytes: int = 4096
+    #: How long an Empty group's offsets outlive its last member (Kafka 2.1+: 7 days).
+    offsets_retention_minutes: int = 7 * 24 * 60
+    offsets_retention_check_interval_ms: int = 600_000
+
+    @property
+    def offsets_retention_ms(self) -> int:
+        return self.offsets_retention_minutes * 60_000
 
     @classmethod
     def from_broker_config(cls, broker_config: object) -> GroupCoordinatorConfig:
@@ -44,3 +51,7 @@ class GroupCoordinatorConfig:
             raise ConfigError("group.initial.rebalance.delay.ms", "must not be negative")
         if self.offset_metadata_max_bytes < 0:
             raise ConfigError("offset.metadata.max.bytes", "must not be negative")
+        if self.offsets_retention_minutes < 1:
+            raise ConfigError("offsets.retention.minutes", "must be at least 1")
+        if self.offsets_retention_check_interval_ms < 1:
+            raise ConfigError("offsets.retention.check.interval.ms", "must be at least 1")

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from kafkalite.errors import KafkaError
 from kafkalite_server.group import error_codes as codes
 from kafkalite_server.group.config import GroupCoordinatorConfig
+from kafkalite_server.group.expiry import expired_offsets
 from kafkalite_server.group.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from kafkalite_server.group.hashing import offsets_partition_for
 from kafkalite_server.group.member import GroupMember, JoinCallback, SyncCallback
@@ -34,7 +35,7 @@ from kafkalite_server.group.results import (
 )
 from kafkalite_server.group.state import GroupState
 from kafkalite_server.group.store import GroupMetadataRecord, GroupStore, LoadedGroup, MemberRecord
-from kafkalite_server.group.timers import Scheduler
+from kafkalite_server.group.timers import Scheduler, TimerHandle
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,8 @@ class GroupCoordinator:
         self.offsets_partition_count = config.offsets_topic_num_partitions
         self._owned: set[int] = set()
         self._loading: set[int] = set()
+        #: The next offsets.retention.check.interval.ms pass; runs while partitions are owned.
+        self._expiry_timer: TimerHandle | None = None
 
     # -- partition ownership ------------------------------------------------------------------
 
@@ -147,10 +150,15 @@ class GroupCoordinator:
             if entry.metadata is not None:
                 group.generation_id = entry.metadata.generation_id
                 group.protocol_type = entry.metadata.protocol_type or None
+                if not entry.metadata.members and entry.metadata.state_timestamp_ms >= 0:
+                    # Stored when it became Empty: offset retention counts from then. A group
+                    # stored with members lost them in the restart, so it is Empty from now.
+                    group.state_timestamp_ms = entry.metadata.state_timestamp_ms
             group.offsets = dict(entry.offsets)
             self._groups[entry.group_id] = group
         self._loading.discard(partition)
         self._owned.add(partition)
+        self._schedule_offset_expiry()
 
     def unload_partition(self, partition: int) -> None:
         """Leadership of ``partition`` moved away: drop its groups, answer NOT_COORDINATOR."""
@@ -162,6 +170,9 @@ class GroupCoordinator:
     def shutdown(self) -> None:
         for partition in sorted(self._owned | self._loading):
             self.unload_partition(partition)
+        if self._expiry_timer is not None:
+            self._expiry_timer.cancel()
+            self._expiry_timer = None
 
     def _validate_group_status(self, group_id: str, *, allow_empty_id: bool = False) -> int:
         if not group_id and not allow_empty_id:
@@ -696,6 +707,29 @@ class GroupCoordinator:
                 results.update(dict.fromkeys(accepted, codes.NONE))
         return {tp: results[tp] for tp in offsets}
 
+    def validate_transactional_commit(
+        self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
+    ) -> int:
+        """TxnOffsetCommit's group checks (see :mod:`kafkalite_server.group.txn_offsets`)."""
+        error = self._validate_group_status(group_id)
+        if error:
+            return error
+        group = self._groups.get(group_id)
+        if group is None or (generation_id < 0 and not member_id and group_instance_id is None):
+            return codes.NONE
+        return self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
+
+    def apply_transactional_offsets(
+        self, group_id: str, offsets: dict[TopicPartition, OffsetAndMetadata]
+    ) -> None:
+        """A transaction holding these offsets committed."""
+        group = self._groups.get(group_id)
+        if group is None:
+            if self.partition_for(group_id) not in self._owned:
+                return
+            group = self._create_group(group_id)
+        group.offsets.update(offsets)
+
     def fetch_offsets(
         self, group_id: str, partitions: list[TopicPartition] | None
     ) -> OffsetFetchResult:
@@ -734,23 +768,62 @@ class GroupCoordinator:
         }
         eligible = [tp for tp, code in results.items() if code == codes.NONE]
         removed = [tp for tp in eligible if tp in group.offsets]
-        # An Empty group left with no offsets is gone: its metadata gets a tombstone too.
-        goes_dead = group.is_state(GroupState.EMPTY) and set(group.offsets) <= set(removed)
         if removed:
             try:
-                if goes_dead:
-                    self._store.delete_group(group.partition, group_id, removed)
-                else:
-                    self._store.delete_offsets(group.partition, group_id, removed)
+                self._remove_offsets(group, removed)
             except (KafkaError, OSError) as exc:
                 log.warning("group %s: deleting offsets failed: %s", group_id, exc)
                 results.update(dict.fromkeys(eligible, codes.storage_error_code(exc)))
-                return OffsetDeleteResult(codes.NONE, results)
-            for tp in removed:
-                del group.offsets[tp]
-            if goes_dead:
-                self._kill_group(group, codes.COORDINATOR_NOT_AVAILABLE)
         return OffsetDeleteResult(codes.NONE, results)
+
+    def _remove_offsets(self, group: ClassicGroup, partitions: list[TopicPartition]) -> None:
+        """Tombstone the offsets of ``partitions``. An Empty group left with no offsets is
+        gone: its metadata gets a tombstone in the same batch and it turns Dead. Raises the
+        store's error, changing nothing."""
+        goes_dead = group.is_state(GroupState.EMPTY) and set(group.offsets) <= set(partitions)
+        if goes_dead:
+            self._store.delete_group(group.partition, group.group_id, partitions)
+        else:
+            self._store.delete_offsets(group.partition, group.group_id, partitions)
+        for tp in partitions:
+            group.offsets.pop(tp, None)
+        if goes_dead:
+            self._kill_group(group, codes.COORDINATOR_NOT_AVAILABLE)
+
+    # -- offset expiry ------------------------------------------------------------------------
+
+    def _schedule_offset_expiry(self) -> None:
+        if self._expiry_timer is None:
+            self._expiry_timer = self._scheduler.call_later(
+                self.config.offsets_retention_check_interval_ms, self._on_expiry_check
+            )
+
+    def _on_expiry_check(self) -> None:
+        self._expiry_timer = None
+        self.remove_expired_offsets()
+        if self._owned or self._loading:
+            self._schedule_offset_expiry()
+
+    def remove_expired_offsets(self) -> int:
+        """One retention pass (Kafka's cleanupGroupMetadata): tombstone every offset whose
+        retention ran out (see :mod:`.expiry`), and delete Empty groups left without offsets.
+        Returns how many offsets went; a failed write is logged and retried next pass."""
+        now = self._scheduler.now_ms()
+        removed = 0
+        for group in list(self._groups.values()):
+            if group.partition not in self._owned:
+                continue
+            expired = expired_offsets(group, now, self.config.offsets_retention_ms)
+            if not expired and not (group.is_state(GroupState.EMPTY) and not group.offsets):
+                continue
+            try:
+                self._remove_offsets(group, expired)
+            except (KafkaError, OSError) as exc:
+                log.warning("group %s: removing expired offsets failed: %s", group.group_id, exc)
+                continue
+            removed += len(expired)
+            log.info("group %s: %d offsets expired", group.group_id, len(expired))
+        return removed
 
     # -- admin: DescribeGroups, ListGroups, DeleteGroups -------------------------------------
 

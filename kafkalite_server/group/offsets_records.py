@@ -23,6 +23,7 @@ from kafkalite.protocol.offsets_topic import (
 from kafkalite.records import Record
 from kafkalite_server.group.offsets import OffsetAndMetadata, TopicPartition
 from kafkalite_server.group.store import GroupMetadataRecord, LoadedGroup, MemberRecord
+from kafkalite_server.group.txn_offsets_replay import TxnOffsetsReplay
 
 log = logging.getLogger(__name__)
 
@@ -127,16 +128,24 @@ class OffsetsReplay:
         self._metadata: dict[str, GroupMetadataRecord | None] = {}
         self._offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
         self.skipped = 0
+        self.transactional = TxnOffsetsReplay()
 
     def feed(self, records: Iterable[Record]) -> None:
         for record in records:
+            if record.batch.is_transactional:
+                for key, value in self.transactional.feed(record):
+                    self._apply_logged(key, value, record.offset)
+                continue
             if record.batch.is_control or record.key is None:
                 continue
-            try:
-                self._apply(record.key, record.value)
-            except (ProtocolDecodeError, KeyError, ValueError) as exc:
-                self.skipped += 1
-                log.warning("skipping unreadable offsets record at %d: %s", record.offset, exc)
+            self._apply_logged(record.key, record.value, record.offset)
+
+    def _apply_logged(self, key: bytes, value: bytes | None, offset: int) -> None:
+        try:
+            self._apply(key, value)
+        except (ProtocolDecodeError, KeyError, ValueError) as exc:
+            self.skipped += 1
+            log.warning("skipping unreadable offsets record at %d: %s", offset, exc)
 
     def _apply(self, key_bytes: bytes, value: bytes | None) -> None:
         decoded = decode_offsets_topic_key(key_bytes)

@@ -22,6 +22,7 @@ from kafkalite_server.group.log_store import LOAD_CHUNK_BYTES, OffsetsLogStore, 
 from kafkalite_server.group.offsets_records import OffsetsReplay
 from kafkalite_server.group.results import JoinResult, SyncResult
 from kafkalite_server.group.timers import LoopScheduler
+from kafkalite_server.group.txn_offsets import TransactionalOffsets
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -37,6 +38,8 @@ class GroupCoordinatorService:
         self.config = GroupCoordinatorConfig.from_broker_config(broker.config)
         self.store = OffsetsLogStore(broker.replica_manager, broker.now_ms)
         self.coordinator = GroupCoordinator(self.config, LoopScheduler(broker.now_ms), self.store)
+        self.txn_offsets = TransactionalOffsets(self.coordinator, broker.replica_manager,
+                                                broker.now_ms)
         self._loads: dict[int, asyncio.Task[None]] = {}
         broker.replica_manager.add_leadership_listener(self)
 
@@ -66,6 +69,7 @@ class GroupCoordinatorService:
         if task is not None:
             task.cancel()
         self.coordinator.unload_partition(partition)
+        self.txn_offsets.unload(partition)
 
     def _load_now(self, partition: int) -> None:
         replay = OffsetsReplay()
@@ -77,6 +81,7 @@ class GroupCoordinatorService:
             self.coordinator.unload_partition(partition)
             return
         self.coordinator.complete_loading(partition, replay.loaded_groups())
+        self.txn_offsets.loaded(partition, replay.transactional)
 
     async def _load_in_steps(self, partition: int) -> None:
         """Replay a large partition a chunk at a time, letting other requests run between."""
@@ -94,6 +99,7 @@ class GroupCoordinatorService:
         finally:
             self._loads.pop(partition, None)
         self.coordinator.complete_loading(partition, replay.loaded_groups())
+        self.txn_offsets.loaded(partition, replay.transactional)
 
     # -- the offsets topic and coordinator lookup -----------------------------------------
 

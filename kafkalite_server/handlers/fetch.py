@@ -20,7 +20,7 @@ _DENIED = FetchResult(TopicAuthorizationFailedError.errno)
 
 async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     params = FetchParams(body["replica_id"], body["max_wait_ms"], body["min_bytes"],
-                         body["max_bytes"])
+                         body["max_bytes"], body["isolation_level"])
     denied = ctx.denied(AclOperation.READ, ResourceType.TOPIC,
                         [topic["topic"] for topic in body["topics"]])
     requests = [FetchRequest(topic["topic"], p["partition"], p["fetch_offset"],
@@ -36,8 +36,11 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
             partitions.append({
                 "partition_index": request["partition"], "error_code": result.error_code,
                 "high_watermark": result.high_watermark,
-                "last_stable_offset": result.high_watermark,
-                "log_start_offset": result.log_start_offset, "aborted_transactions": None,
+                "last_stable_offset": result.last_stable_offset,
+                "log_start_offset": result.log_start_offset,
+                "aborted_transactions": None if result.aborted is None else [
+                    {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                    for txn in result.aborted],
                 "preferred_read_replica": -1, "records": result.records})
         responses.append({"topic": topic["topic"], "partitions": partitions})
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}

@@ -1,5 +1,6 @@
-"""Group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups.
+"""Group APIs: FindCoordinator (key type 0 groups, 1 transactional ids), JoinGroup,
+SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete,
+DescribeGroups, ListGroups, DeleteGroups.
 
 Each handler translates between the wire body (a dict, see kafkalite.protocol.schemas) and
 the coordinator's calls; every decision about groups is the coordinator's.
@@ -11,10 +12,10 @@ from collections import defaultdict
 from typing import Any
 
 from kafkalite.protocol.errors import (
+    BrokerResponseError,
     CoordinatorNotAvailableError,
     InvalidRequestError,
     KafkaStorageError,
-    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
@@ -23,6 +24,7 @@ from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.handlers.transactions import fenced_error
 from kafkalite_server.security.acls import AclOperation, ResourceType
 from kafkalite_server.security.api_checks import per_partition_error, requires
 
@@ -31,7 +33,6 @@ Body = dict[str, Any]
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 BATCHED_FIND_COORDINATOR_VERSION = 4
-NO_TRANSACTIONS = "this broker has no transaction coordinator: transactions are not supported yet"
 
 
 def _client_host(ctx: RequestContext) -> str:
@@ -45,40 +46,38 @@ async def handle_find_coordinator(
 ) -> Body:
     key_type = body.get("key_type", GROUP_KEY_TYPE)
     if ctx.api_version < BATCHED_FIND_COORDINATOR_VERSION:
-        return {"throttle_time_ms": 0, **_find_coordinator(service, key_type, body["key"],
-                                                                ctx.listener)}
+        return {"throttle_time_ms": 0, **_find_coordinator(service, ctx, key_type, body["key"])}
     return {
         "throttle_time_ms": 0,
         "coordinators": [
-            {"key": key, **_find_coordinator(service, key_type, key, ctx.listener)}
+            {"key": key, **_find_coordinator(service, ctx, key_type, key)}
             for key in body["coordinator_keys"]
         ],
     }
 
 
-def _find_coordinator(service: GroupCoordinatorService, key_type: int, key: str,
-                      listener: str | None) -> Body:
-    """The coordinator of one key, as the fields v0-3 responses and v4 entries share, at its
-    address on the request's ``listener``."""
+def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext, key_type: int,
+                      key: str) -> Body:
+    """The coordinator of one key, as the fields v0-3 responses and v4 entries share."""
     no_node: Body = {"node_id": -1, "host": "", "port": -1}
-    if key_type == TRANSACTION_KEY_TYPE:
-        # Not COORDINATOR_NOT_AVAILABLE: clients retry that until their own long timeout.
-        # This is the one answer librdkafka and the Java client treat as fatal at this
-        # step, so init_transactions() fails at once and says why.
-        return {**no_node, "error_code": TransactionalIdAuthorizationFailedError.errno,
-                "error_message": NO_TRANSACTIONS}
-    if key_type != GROUP_KEY_TYPE:
+    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return {**no_node, "error_code": InvalidRequestError.errno,
                 "error_message": f"unknown coordinator key type {key_type}"}
     try:
-        endpoint = service.coordinator_for(key)
+        if key_type == TRANSACTION_KEY_TYPE:
+            endpoint = ctx.broker.txn_coordinator.coordinator_for(key)
+        else:
+            endpoint = service.coordinator_for(key)
     except KafkaStorageError as exc:  # the offsets topic could not be saved: retry later
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": exc.context}
+    except BrokerResponseError as exc:  # e.g. the state topic cannot be created here
+        return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
+                "error_message": exc.context or None}
     if endpoint is None:
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
-                "error_message": "the group's offsets partition has no live leader"}
-    endpoint = endpoint.on(listener)
+                "error_message": "the coordinator's state partition has no live leader"}
+    endpoint = endpoint.on(ctx.listener)
     return {"error_code": 0, "error_message": None,
             "node_id": endpoint.node_id, "host": endpoint.host, "port": endpoint.port}
 
@@ -243,6 +242,37 @@ def _partition_error(
     tp: TopicPartition, results: dict[TopicPartition, int], unknown: set[TopicPartition]
 ) -> int:
     return UnknownTopicOrPartitionError.errno if tp in unknown else results[tp]
+
+
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id", per_partition_error)
+async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
+    """TxnOffsetCommit: the transaction coordinator checks the producer added the group
+    (AddOffsetsToTxn) to its ongoing transaction; the offsets then wait for its marker."""
+    service: GroupCoordinatorService = ctx.broker.group_coordinator
+    metadata = ctx.broker.metadata_cache
+    requested = [(TopicPartition(t["name"], p["partition_index"]), p)
+                 for t in body["topics"] for p in t["partitions"]]
+    errors = {tp: UnknownTopicOrPartitionError.errno for tp, _ in requested
+              if metadata.partition(tp.topic, tp.partition) is None}
+    error = ctx.broker.txn_coordinator.coordinator.check_offsets_commit(
+        body["transactional_id"], body["producer_id"], body["producer_epoch"],
+        service.coordinator.partition_for(body["group_id"]),
+        fenced_error=fenced_error("txn_offset_commit", ctx.api_version))
+    entries = {tp: OffsetCommitEntry(p["committed_offset"], p["committed_leader_epoch"],
+                                     p["committed_metadata"])
+               for tp, p in requested if tp not in errors}
+    if error:
+        errors.update(dict.fromkeys(entries, error))
+    elif entries:
+        errors.update(service.txn_offsets.commit(
+            body["group_id"], body["producer_id"], body["producer_epoch"], entries,
+            generation_id=body.get("generation_id", -1), member_id=body.get("member_id", ""),
+            group_instance_id=body.get("group_instance_id")))
+    by_topic: dict[str, list[Body]] = defaultdict(list)
+    for tp, _ in requested:
+        by_topic[tp.topic].append({"partition_index": tp.partition, "error_code": errors[tp]})
+    return {"throttle_time_ms": 0,
+            "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}
 
 
 @requires(AclOperation.DESCRIBE, ResourceType.GROUP, "group_id")

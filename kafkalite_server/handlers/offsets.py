@@ -22,7 +22,9 @@ async def handle_list_offsets(ctx: RequestContext, body: dict[str, Any]) -> dict
             try:
                 partition = replicas.leader_partition(topic["name"], index)
                 partition.check_leader_epoch(request["current_leader_epoch"])
-                offset, timestamp, epoch = _lookup(partition, request["timestamp"])
+                offset, timestamp, epoch = _lookup(
+                    partition, request["timestamp"],
+                    replicas.read_upper_bound(partition, body.get("isolation_level", 0)))
             except BrokerResponseError as exc:
                 partitions.append({"partition_index": index, "error_code": exc.errno,
                                    "timestamp": -1, "offset": -1, "leader_epoch": -1})
@@ -33,16 +35,17 @@ async def handle_list_offsets(ctx: RequestContext, body: dict[str, Any]) -> dict
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def _lookup(partition: Partition, timestamp: int) -> tuple[int, int, int]:
-    """(offset, timestamp, leader epoch); -1 latest is the high watermark (what a
-    read-uncommitted consumer may read up to), -2 earliest the log start offset."""
+def _lookup(partition: Partition, timestamp: int, upper_bound: int) -> tuple[int, int, int]:
+    """(offset, timestamp, leader epoch); -1 latest is ``upper_bound`` (what the consumer
+    may read up to: the high watermark, or the last stable offset for read_committed),
+    -2 earliest the log start offset."""
     log = partition.log
     if timestamp == LATEST:
-        return partition.high_watermark, -1, partition.leader_epoch
+        return upper_bound, -1, partition.leader_epoch
     if timestamp == EARLIEST:
         return log.log_start_offset, -1, _epoch_at(partition, log.log_start_offset)
     found = log.offset_for_timestamp(timestamp)
-    if found is None or found[0] >= partition.high_watermark:
+    if found is None or found[0] >= upper_bound:
         return -1, -1, -1
     offset, stamp = found
     return offset, stamp, _epoch_at(partition, offset)

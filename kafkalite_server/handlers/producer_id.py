@@ -7,9 +7,10 @@ or a new id once the epoch is exhausted. A stale epoch is PRODUCER_FENCED (v4+) 
 INVALID_PRODUCER_EPOCH (v3, as Kafka answers older clients); an id without an epoch or the
 reverse is INVALID_REQUEST.
 
-Transactions are not supported: a request naming a transactional id gets
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED, so a transactional producer fails at its first
-step with a clear error instead of later, mid-transaction.
+A request naming a transactional id goes to the transaction coordinator: a new id gets a
+fresh producer id, a known one its epoch bumped (fencing the previous producer, whose open
+transaction is aborted), and ``transaction_timeout_ms`` must be in
+(0, ``transaction.max.timeout.ms``] (INVALID_TRANSACTION_TIMEOUT otherwise).
 """
 
 from __future__ import annotations
@@ -21,16 +22,20 @@ from kafkalite.protocol.errors import (
     InvalidProducerEpochError,
     InvalidRequestError,
     ProducerFencedError,
-    TransactionalIdAuthorizationFailedError,
 )
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.handlers.transactions import fenced_error
 from kafkalite_server.log.producer_state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 FIRST_VERSION_WITH_FENCED = 4
 
 async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if body["transactional_id"] is not None:
-        return _error(TransactionalIdAuthorizationFailedError.errno)
+        result = ctx.broker.txn_coordinator.coordinator.init_producer_id(
+            body["transactional_id"], body["transaction_timeout_ms"], body["producer_id"],
+            body["producer_epoch"], fenced_error=fenced_error("init", ctx.api_version))
+        return {"throttle_time_ms": 0, "error_code": result.error,
+                "producer_id": result.producer_id, "producer_epoch": result.producer_epoch}
     allocator = ctx.broker.controller.producer_ids
     producer_id, epoch = body["producer_id"], body["producer_epoch"]
     try:

@@ -170,6 +170,7 @@ class Cleaner:
         """One pass (see the module docstring). Raises SegmentsChangedError when the log
         changed under it, CleaningAbortedError on stop, LogCleaningError when it cannot."""
         segments, log_start = log.cleanable_segments()
+        upper_bound = log.last_stable_offset(upper_bound)  # open transactions stay dirty
         config = log.config
         plan = plan_cleaning(segments, log_start, first_dirty_offset, upper_bound, now_ms,
                              min_compaction_lag_ms=config.min_compaction_lag_ms,

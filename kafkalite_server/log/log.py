@@ -10,6 +10,11 @@ segment's files, and the cleaner takes the same lock for each of its short steps
 Deliberate simplification: retention never deletes the active segment (Kafka rolls an
 idle active segment past retention and deletes it, emptying the partition; kafkalite keeps
 the newest segment until a roll happens for another reason).
+
+Transactions: the coordinator's markers come in through :meth:`Log.append_marker`; an abort
+marker adds an entry to the active segment's ``.txnindex``. :meth:`Log.last_stable_offset`
+and :meth:`Log.collect_aborted` serve read_committed fetches. A producer-state snapshot is
+written at every roll and at close, so reopening replays only what follows it.
 """
 
 from __future__ import annotations
@@ -32,14 +37,20 @@ from kafkalite.protocol.errors import (
     RecordListTooLargeError,
 )
 from kafkalite.records import decode_batches
-from kafkalite.records.batch_header import BatchHeader
+from kafkalite.records.batch_header import BatchHeader, read_batch_header
+from kafkalite.records.control import Marker, encode_marker, read_marker
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
-from kafkalite_server.log.producer_state import ProducerStateManager
+from kafkalite_server.log.producer_snapshot import (
+    delete_snapshots,
+    snapshot_offsets,
+    write_snapshot,
+)
+from kafkalite_server.log.producer_state import CompletedTxn, ProducerStateManager
 from kafkalite_server.log.recompress import recompress_for_topic
-from kafkalite_server.log.recovery import load_log
+from kafkalite_server.log.recovery import load_log, load_producer_state
 from kafkalite_server.log.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -47,6 +58,7 @@ from kafkalite_server.log.segment import (
     TIME_INDEX_SUFFIX,
     LogSegment,
 )
+from kafkalite_server.log.transaction_index import TXN_INDEX_SUFFIX, AbortedTxn
 from kafkalite_server.log.validator import (
     AssignedRecords,
     assign_offsets,
@@ -217,14 +229,14 @@ class Log:
     # ----------------------------------------------------------------------------- append
 
     def append_as_leader(self, records: bytearray | memoryview, *, leader_epoch: int,
-                         api_version: int = 8) -> AppendInfo:
+                         api_version: int = 8, coordinator: bool = False) -> AppendInfo:
         """Validate one partition's produce records, give them offsets and write them.
 
         ``records`` is patched in place (offsets, leader epoch, LogAppendTime). A retry of
         one of an idempotent producer's last five batches is not written again: its
         original offsets come back with ``duplicate=True``.
         """
-        headers = validate_records(records, api_version, self.config)
+        headers = validate_records(records, api_version, self.config, coordinator=coordinator)
         if headers[0].magic >= 2:
             original = self.producer_state.check(headers[0])
             if original is not None:
@@ -265,8 +277,65 @@ class Log:
                                         sum(h.record_count for h in headers), -1),
                         self._now_ms())
         for header in headers:
-            self.producer_state.load_batch(header)
+            self._replay_batch(records, header)
         return AppendInfo(first, last, -1, last - first + 1, self.log_start_offset)
+
+    def _replay_batch(self, records: bytearray | memoryview, header: BatchHeader) -> None:
+        """Producer state (and the aborted-transaction index) follow a replicated batch."""
+        marker = read_marker(records, header.position) if header.is_control else None
+        completed = self.producer_state.load_batch(header, marker)
+        if completed is not None:
+            self._index_completed(completed)
+
+    def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                      commit: bool, *, leader_epoch: int) -> AppendInfo:
+        """Write the coordinator's commit or abort marker ending the producer's
+        transaction (Kafka's append with origin Coordinator). Raises
+        InvalidProducerEpochError for a stale producer epoch and
+        TransactionCoordinatorFencedError for an older coordinator epoch."""
+        now = self._now_ms()
+        batch = bytearray(encode_marker(producer_id, producer_epoch, coordinator_epoch,
+                                        commit, now))
+        header = read_batch_header(batch)
+        assert header is not None
+        marker = Marker(commit, coordinator_epoch)
+        self.producer_state.check_marker(header, marker)
+        first_offset = self.log_end_offset
+        assigned = assign_offsets(batch, [header], first_offset, leader_epoch, self.config, now)
+        with self._disk("append a marker to"):
+            self.leader_epoch_cache.assign(leader_epoch, first_offset)
+            self._write(assigned, now)
+            self._index_completed(self.producer_state.complete(header, marker, first_offset))
+        return AppendInfo(first_offset, first_offset, -1, 1, self.log_start_offset)
+
+    def _index_completed(self, completed: CompletedTxn) -> None:
+        if not completed.aborted:
+            return
+        unstable = self.producer_state.first_unstable_offset()
+        stable = self.log_end_offset if unstable is None else min(unstable, self.log_end_offset)
+        self.active_segment.txn_index.append(AbortedTxn(
+            completed.producer_id, completed.first_offset, completed.last_offset, stable))
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        """The first offset a read_committed consumer may not read yet: the high watermark
+        or the start of the oldest open transaction, whichever is lower."""
+        unstable = self.producer_state.first_unstable_offset()
+        return high_watermark if unstable is None else min(unstable, high_watermark)
+
+    def collect_aborted(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound), in marker order."""
+        with self.lock:
+            slot = max(bisect.bisect_right(self._bases, fetch_offset) - 1, 0)
+            found: list[AbortedTxn] = []
+            for base in self._bases[slot:]:  # a marker past the bound may end a txn inside
+                found += self._segments[base].txn_index.collect(fetch_offset, upper_bound)
+            return found
+
+    def take_snapshot(self) -> None:
+        """Persist producer state as of the log end (at roll and at close)."""
+        write_snapshot(self.directory, self.log_end_offset,
+                       self.producer_state.snapshot_entries())
+        delete_snapshots(self.directory, below=self.log_start_offset)
 
     def _write(self, assigned: AssignedRecords, now: int) -> None:
         size = len(assigned.data)
@@ -295,12 +364,13 @@ class Log:
             return active
         active.on_become_inactive()
         base = self.log_end_offset
-        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             (self.directory / f"{base:020d}{suffix}").unlink(missing_ok=True)
         segment = LogSegment(self.directory, base, self.config, now_ms=self._now_ms(),
                              pwrite=self._pwrite, roll_jitter_ms=roll_jitter(self.config))
         self._bases.append(base)
         self._segments[base] = segment
+        self.take_snapshot()
         return segment
 
     # ------------------------------------------------------------------------------- read
@@ -413,7 +483,9 @@ class Log:
             self._schedule_delete(self._segments.pop(self._bases.pop()))
         self.active_segment.truncate_to(offset)
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
-        self.producer_state.truncate_from(self.log_end_offset)
+        delete_snapshots(self.directory, above=self.log_end_offset)
+        self.producer_state = load_producer_state(self.directory, self.segments,
+                                                  self.log_start_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -425,7 +497,7 @@ class Log:
         for base in self._bases:
             self._schedule_delete(self._segments.pop(base))
         self._bases = []
-        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             (self.directory / f"{offset:020d}{suffix}").unlink(missing_ok=True)
         segment = LogSegment(self.directory, offset, self.config, now_ms=self._now_ms(),
                              pwrite=self._pwrite)
@@ -434,7 +506,8 @@ class Log:
         self.log_start_offset = self.recovery_point = offset
         self.leader_epoch_cache.clear()
         self.leader_epoch_cache.persist()
-        self.producer_state.truncate_from(0)
+        delete_snapshots(self.directory, above=-1)
+        self.producer_state = ProducerStateManager()
 
     # ---------------------------------------------------------------------------- retention
 
@@ -597,6 +670,8 @@ class Log:
             if not self.offline:
                 try:
                     self.active_segment.on_become_inactive()
+                    if self.log_end_offset not in snapshot_offsets(self.directory):
+                        self.take_snapshot()
                 except OSError as exc:
                     self.mark_offline(exc)
             for segment in self._segments.values():

@@ -1,27 +1,43 @@
-"""Idempotent producer state: per producer id, its epoch and its last five batches.
+"""Producer state of one partition: per producer id its epoch, its last five batches and
+its open transaction.
 
-A retried batch (same producer, epoch and sequence range as one of the last five) is
-answered with the offsets it got the first time instead of being appended again; a
-sequence gap or an older epoch is rejected. This is what makes ``enable.idempotence``
+Idempotence: a retried batch (same producer, epoch and sequence range as one of the last
+five) is answered with the offsets it got the first time instead of being appended again;
+a sequence gap or an older epoch is rejected. This is what makes ``enable.idempotence``
 (on by default in kafka-python 3 and the Java client) exactly-once per partition.
 
-State is not snapshotted to disk: :meth:`Log.open` rebuilds it from the batch headers of
-the last segments (see :data:`SEGMENTS_SCANNED_ON_LOAD`), which covers a producer's retries
-after a restart; older producers come back as unknown and are accepted at any sequence.
+Transactions: a producer's first transactional batch opens its transaction at that
+offset; the coordinator's marker (see :mod:`kafkalite.records.control`) closes it. The
+smallest open first offset is the partition's first unstable offset, which bounds the
+last stable offset (what read_committed consumers may read). A marker from an older
+producer epoch is INVALID_PRODUCER_EPOCH, from an older coordinator epoch
+TRANSACTION_COORDINATOR_FENCED; a non-transactional batch from a producer with an open
+transaction is INVALID_TXN_STATE.
+
+State survives restarts through snapshots (:mod:`kafkalite_server.log.producer_snapshot`):
+the loader restores the newest one and replays the batches after it.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kafkalite.protocol.errors import InvalidProducerEpochError, OutOfOrderSequenceNumberError
+from kafkalite.protocol.errors import (
+    InvalidProducerEpochError,
+    InvalidTxnStateError,
+    OutOfOrderSequenceNumberError,
+    TransactionCoordinatorFencedError,
+)
 from kafkalite.records.batch_header import BatchHeader
+from kafkalite.records.control import Marker
+from kafkalite_server.log.producer_snapshot import SnapshotEntry
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
+NO_OFFSET = -1
 BATCHES_KEPT = 5
-SEGMENTS_SCANNED_ON_LOAD = 2
 _INT32_MAX = 2**31 - 1
 
 
@@ -37,10 +53,23 @@ class BatchMetadata:
 class ProducerEntry:
     epoch: int
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=BATCHES_KEPT))
+    coordinator_epoch: int = -1
+    current_txn_first_offset: int = NO_OFFSET
+    last_timestamp: int = -1
 
     @property
     def last_sequence(self) -> int:
         return self.batches[-1].last_sequence if self.batches else -1
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTxn:
+    """A transaction a marker just closed: its first offset and the marker's offset."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    aborted: bool
 
 
 def _next_sequence(sequence: int) -> int:
@@ -58,15 +87,19 @@ class ProducerStateManager:
 
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
+        self.ongoing: dict[int, int] = {}
+        """Producer id -> first offset of its open transaction."""
+
+    # ------------------------------------------------------------------ data batches
 
     def check(self, header: BatchHeader) -> BatchMetadata | None:
         """Validate an incoming batch's epoch and sequence before it gets offsets.
 
         Returns the original batch when this one is a retry of it (a duplicate), ``None``
-        when it is new and in order; raises InvalidProducerEpochError or
-        OutOfOrderSequenceNumberError otherwise.
+        when it is new and in order; raises InvalidProducerEpochError,
+        OutOfOrderSequenceNumberError or InvalidTxnStateError otherwise.
         """
-        if header.producer_id == NO_PRODUCER_ID or header.base_sequence < 0:
+        if header.producer_id == NO_PRODUCER_ID:
             return None
         entry = self.producers.get(header.producer_id)
         if entry is None:
@@ -75,6 +108,12 @@ class ProducerStateManager:
             raise InvalidProducerEpochError(f"producer {header.producer_id} epoch "
                                             f"{header.producer_epoch} is older than "
                                             f"{entry.epoch}")
+        if (not header.is_transactional
+                and entry.current_txn_first_offset != NO_OFFSET):
+            raise InvalidTxnStateError(f"producer {header.producer_id} wrote a "
+                                       "non-transactional batch inside its open transaction")
+        if header.base_sequence < 0:
+            return None
         if header.producer_epoch > entry.epoch:
             if header.base_sequence != 0:
                 raise OutOfOrderSequenceNumberError(
@@ -94,25 +133,103 @@ class ProducerStateManager:
         return None
 
     def update(self, header: BatchHeader, first_offset: int, last_offset: int) -> None:
-        """Remember a batch that was appended at ``first_offset..last_offset``."""
-        if header.producer_id == NO_PRODUCER_ID or header.base_sequence < 0:
+        """Remember a data batch that was appended at ``first_offset..last_offset``."""
+        if header.producer_id == NO_PRODUCER_ID:
             return
+        entry = self._entry_at_epoch(header.producer_id, header.producer_epoch)
+        if header.base_sequence >= 0:
+            entry.batches.append(BatchMetadata(header.base_sequence, _last_sequence(header),
+                                               first_offset, last_offset))
+        entry.last_timestamp = max(entry.last_timestamp, header.max_timestamp)
+        if header.is_transactional and entry.current_txn_first_offset == NO_OFFSET:
+            entry.current_txn_first_offset = first_offset
+            self.ongoing[header.producer_id] = first_offset
+
+    def _entry_at_epoch(self, producer_id: int, epoch: int) -> ProducerEntry:
+        """The producer's entry, restarted (sequences forgotten) for a newer epoch; its
+        open transaction, if any, carries over (markers close it at any newer epoch)."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            entry = self.producers[producer_id] = ProducerEntry(epoch)
+        elif epoch > entry.epoch:
+            entry.epoch = epoch
+            entry.batches.clear()
+        return entry
+
+    # ------------------------------------------------------------------ markers
+
+    def check_marker(self, header: BatchHeader, marker: Marker) -> None:
+        """Raise unless the coordinator may end this producer's transaction now."""
         entry = self.producers.get(header.producer_id)
-        if entry is None or header.producer_epoch > entry.epoch:
-            entry = self.producers[header.producer_id] = ProducerEntry(header.producer_epoch)
-        entry.batches.append(BatchMetadata(header.base_sequence, _last_sequence(header),
-                                           first_offset, last_offset))
+        if entry is None:
+            return
+        if header.producer_epoch < entry.epoch:
+            raise InvalidProducerEpochError(f"marker for producer {header.producer_id} at "
+                                            f"epoch {header.producer_epoch}, current "
+                                            f"{entry.epoch}")
+        if marker.coordinator_epoch < entry.coordinator_epoch:
+            raise TransactionCoordinatorFencedError(
+                f"marker from coordinator epoch {marker.coordinator_epoch}, last seen "
+                f"{entry.coordinator_epoch}")
 
-    def load_batch(self, header: BatchHeader) -> None:
-        """Replay a batch read from the log (its header carries its final offsets)."""
-        if header.magic >= 2:
-            self.update(header, header.base_offset, header.last_offset)
+    def complete(self, header: BatchHeader, marker: Marker, offset: int) -> CompletedTxn:
+        """Close the producer's transaction with the marker written at ``offset``."""
+        entry = self._entry_at_epoch(header.producer_id, header.producer_epoch)
+        entry.coordinator_epoch = max(entry.coordinator_epoch, marker.coordinator_epoch)
+        entry.last_timestamp = max(entry.last_timestamp, header.max_timestamp)
+        first = entry.current_txn_first_offset
+        entry.current_txn_first_offset = NO_OFFSET
+        self.ongoing.pop(header.producer_id, None)
+        return CompletedTxn(header.producer_id, offset if first == NO_OFFSET else first, offset,
+                            aborted=not marker.commit)
 
-    def truncate_from(self, offset: int) -> None:
-        """Forget batches at or above ``offset`` (the log was cut there)."""
-        for producer_id in list(self.producers):
-            entry = self.producers[producer_id]
-            while entry.batches and entry.batches[-1].last_offset >= offset:
-                entry.batches.pop()
-            if not entry.batches:
-                del self.producers[producer_id]
+    def first_unstable_offset(self) -> int | None:
+        return min(self.ongoing.values()) if self.ongoing else None
+
+    # ------------------------------------------------------------------ replay and cuts
+
+    def load_batch(self, header: BatchHeader, marker: Marker | None = None) -> CompletedTxn | None:
+        """Replay a batch read from the log (its header carries its final offsets); a
+        control batch needs its ``marker``. Returns the transaction a marker closed."""
+        if header.magic < 2:
+            return None
+        if header.is_control:
+            if marker is None or header.producer_id == NO_PRODUCER_ID:
+                return None
+            return self.complete(header, marker, header.base_offset)
+        self.update(header, header.base_offset, header.last_offset)
+        return None
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot_entries(self) -> list[SnapshotEntry]:
+        entries = []
+        for producer_id, entry in self.producers.items():
+            last = entry.batches[-1] if entry.batches else None
+            entries.append(SnapshotEntry(
+                producer_id, entry.epoch,
+                last.last_sequence if last else -1,
+                last.last_offset if last else -1,
+                last.last_offset - last.first_offset if last else 0,
+                entry.last_timestamp, entry.coordinator_epoch,
+                entry.current_txn_first_offset))
+        return entries
+
+    @classmethod
+    def from_snapshot(cls, entries: Iterable[SnapshotEntry]) -> ProducerStateManager:
+        state = cls()
+        for item in entries:
+            entry = ProducerEntry(item.epoch, coordinator_epoch=item.coordinator_epoch,
+                                  current_txn_first_offset=item.current_txn_first_offset,
+                                  last_timestamp=item.timestamp)
+            if item.last_offset >= 0 and item.last_sequence >= 0:
+                first_sequence = item.last_sequence - item.offset_delta
+                if first_sequence < 0:
+                    first_sequence += _INT32_MAX + 1
+                entry.batches.append(BatchMetadata(first_sequence, item.last_sequence,
+                                                   item.last_offset - item.offset_delta,
+                                                   item.last_offset))
+            state.producers[item.producer_id] = entry
+            if item.current_txn_first_offset != NO_OFFSET:
+                state.ongoing[item.producer_id] = item.current_txn_first_offset
+        return state

@@ -12,6 +12,11 @@ is complete and fsynced, so a ``.swap`` log file is the commit point of a cleani
 whose base offset lies in its offset range (some may already be renamed ``.deleted`` or
 gone), then takes its final name. A crash at any step thus ends with either the old
 segments or the cleaned one, never both and never neither.
+
+Producer state. The newest valid ``.snapshot`` at or below the log end is restored and
+only the batches after it are replayed (:func:`load_producer_state`), so loading reads at
+most the segments written since the last roll or shutdown. Replay also re-adds any
+aborted transaction whose marker reached the log but not the segment's ``.txnindex``.
 """
 
 from __future__ import annotations
@@ -21,11 +26,19 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.records.control import read_marker
 from kafkalite_server.log.checkpoint import CorruptCheckpointError, LeaderEpochCheckpointFile
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
-from kafkalite_server.log.producer_state import SEGMENTS_SCANNED_ON_LOAD, ProducerStateManager
+from kafkalite_server.log.producer_snapshot import (
+    CorruptSnapshotError,
+    decode_snapshot,
+    delete_snapshots,
+    snapshot_offsets,
+    snapshot_path,
+)
+from kafkalite_server.log.producer_state import ProducerStateManager
 from kafkalite_server.log.segment import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -35,6 +48,7 @@ from kafkalite_server.log.segment import (
     TIME_INDEX_SUFFIX,
     LogSegment,
 )
+from kafkalite_server.log.transaction_index import TXN_INDEX_SUFFIX, AbortedTxn
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 _TEMP_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, ".tmp")
@@ -86,7 +100,7 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
     epochs.persist()
     return LoadedLog(segments, log_start_offset,
                      log_end if clean_shutdown else min(recovery_point, log_end),
-                     epochs, _rebuild_producer_state(segments))
+                     epochs, load_producer_state(directory, segments, log_start_offset))
 
 
 def _remove_temp_files(directory: Path) -> None:
@@ -100,7 +114,7 @@ def _complete_swaps(directory: Path, config: LogConfig, now_ms: int) -> None:
     log_swap = LOG_SUFFIX + SWAP_SUFFIX
     swapped = sorted(int(path.name[:-len(log_swap)]) for path in directory.glob(f"*{log_swap}")
                      if path.name[:-len(log_swap)].isdigit())
-    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):  # index swaps without their log: junk
+    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):  # without a log: junk
         for path in directory.glob(f"*{suffix}{SWAP_SUFFIX}"):
             stem = path.name[:-len(suffix + SWAP_SUFFIX)]
             if not stem.isdigit() or int(stem) not in swapped:
@@ -113,7 +127,7 @@ def _complete_swaps(directory: Path, config: LogConfig, now_ms: int) -> None:
             end = segment.next_offset
             replaced = [old for old in _segment_base_offsets(directory) if base <= old < end]
             for old in replaced:
-                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
                     (directory / f"{old:020d}{suffix}").unlink(missing_ok=True)
             segment.change_suffix(SWAP_SUFFIX, "")
             logger.info("completed the swap of cleaned segment %s for %d old segments",
@@ -128,7 +142,7 @@ def _segment_base_offsets(directory: Path) -> list[int]:
     for path in directory.glob(f"*{LOG_SUFFIX}"):
         if path.stem.isdigit():
             bases.add(int(path.stem))
-    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
         for path in directory.glob(f"*{suffix}"):
             if path.stem.isdigit() and int(path.stem) not in bases:
                 path.unlink()
@@ -180,9 +194,47 @@ def _recover_tail(segments: list[LogSegment], config: LogConfig, recovery_point:
     return segments
 
 
-def _rebuild_producer_state(segments: list[LogSegment]) -> ProducerStateManager:
-    state = ProducerStateManager()
-    for segment in segments[-SEGMENTS_SCANNED_ON_LOAD:]:
-        for _, header in segment.iter_batches():
-            state.load_batch(header)
+def load_producer_state(directory: Path, segments: list[LogSegment],
+                        log_start_offset: int) -> ProducerStateManager:
+    """Restore the newest usable snapshot, then replay the batches after it."""
+    log_end = segments[-1].next_offset
+    delete_snapshots(directory, below=log_start_offset, above=log_end)
+    state, replay_from = ProducerStateManager(), segments[0].base_offset
+    for offset in reversed(snapshot_offsets(directory)):
+        path = snapshot_path(directory, offset)
+        try:
+            state = ProducerStateManager.from_snapshot(decode_snapshot(path.read_bytes()))
+        except (OSError, CorruptSnapshotError) as exc:
+            logger.warning("ignoring producer snapshot %s: %s", path, exc)
+            path.unlink(missing_ok=True)
+            continue
+        replay_from = offset
+        break
+    replay_producer_state(state, segments, replay_from)
     return state
+
+
+def replay_producer_state(state: ProducerStateManager, segments: list[LogSegment],
+                          start: int) -> None:
+    """Feed every batch at or after ``start`` to ``state``; an abort marker missing from
+    its segment's transaction index (a crash between the two writes) is added."""
+    for segment in segments:
+        if segment.next_offset <= start:
+            continue
+        for position, header in segment.iter_batches():
+            if header.last_offset < start:
+                continue
+            marker = None
+            if header.is_control:
+                marker = read_marker(segment.read_batch(position, header))
+            completed = state.load_batch(header, marker)
+            if completed is None or not completed.aborted:
+                continue
+            index = segment.txn_index
+            if index.entries and index.entries[-1].last_offset >= completed.last_offset:
+                continue
+            unstable = state.first_unstable_offset()
+            stable = completed.last_offset + 1
+            index.append(AbortedTxn(completed.producer_id, completed.first_offset,
+                                    completed.last_offset,
+                                    stable if unstable is None else min(unstable, stable)))

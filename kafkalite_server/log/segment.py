@@ -1,4 +1,5 @@
-"""One log segment: a ``.log`` file of record batches plus its offset and time indexes.
+"""One log segment: a ``.log`` file of record batches plus its offset, time and aborted-
+transaction indexes.
 
 Batches are stored exactly as the leader accepted them (v2 RecordBatch or legacy
 message entries); the segment only reads their headers. Lookups go index first (binary
@@ -24,6 +25,7 @@ from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite, write_fully
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.index import CorruptIndexError, OffsetIndex, TimeIndex
+from kafkalite_server.log.transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -75,6 +77,8 @@ class LogSegment:
                                         pwrite=pwrite)
         self.time_index = TimeIndex(time_index_path, base_offset, config.segment_index_bytes,
                                     pwrite=pwrite)
+        self.txn_index = TransactionIndex(
+            directory / (segment_file_name(base_offset, TXN_INDEX_SUFFIX) + file_suffix))
         self.created_ms = now_ms
         self.needs_recovery = False
         try:
@@ -390,6 +394,7 @@ class LogSegment:
         position, _ = found
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         removed = self.size - position
         self.file.truncate(position)
         self.size = position
@@ -414,6 +419,7 @@ class LogSegment:
             return
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def mark_deleted(self) -> None:
         """Rename the files to ``*.deleted``; open handles (and regions) stay readable."""
@@ -425,6 +431,7 @@ class LogSegment:
         either renamed or not: recovery rebuilds a missing index)."""
         for renamer, path in ((self.offset_index.rename, self.offset_index.path),
                               (self.time_index.rename, self.time_index.path),
+                              (self.txn_index.rename, self.txn_index.path),
                               (self._rename_log, self.log_path)):
             if not path.name.endswith(old):
                 raise ValueError(f"{path.name} does not end with {old!r}")
@@ -437,7 +444,8 @@ class LogSegment:
     def delete_files(self) -> None:
         """Close and unlink every file of the segment."""
         self.close()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+        for path in (self.log_path, self.offset_index.path, self.time_index.path,
+                     self.txn_index.path):
             path.unlink(missing_ok=True)
 
     def close(self) -> None:

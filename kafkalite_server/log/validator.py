@@ -110,7 +110,7 @@ def validate_replicated(records: bytearray | memoryview,
 
 
 def validate_records(records: bytearray | memoryview, api_version: int,
-                     config: LogConfig) -> list[BatchHeader]:
+                     config: LogConfig, *, coordinator: bool = False) -> list[BatchHeader]:
     """Check every entry of a produce payload; returns their headers in order.
 
     Raises CorruptMessageError (bad CRC, truncated or unparsable entry),
@@ -127,12 +127,12 @@ def validate_records(records: bytearray | memoryview, api_version: int,
     if len({header.magic >= 2 for header in headers}) > 1:
         raise InvalidRecordError("a produce payload may not mix v2 batches and legacy messages")
     for header in headers:
-        _validate_entry(records, header, api_version, config)
+        _validate_entry(records, header, api_version, config, coordinator)
     return headers
 
 
 def _validate_entry(records: bytearray | memoryview, header: BatchHeader, api_version: int,
-                    config: LogConfig) -> None:
+                    config: LogConfig, coordinator: bool) -> None:
     if header.size > config.max_message_bytes:
         raise MessageTooLargeError(f"batch of {header.size} bytes exceeds max.message.bytes "
                                    f"{config.max_message_bytes}")
@@ -145,12 +145,14 @@ def _validate_entry(records: bytearray | memoryview, header: BatchHeader, api_ve
     if not batch_crc_is_valid(records, header):
         raise CorruptMessageError(f"CRC mismatch in the batch at byte {header.position}")
     if header.magic == 2:
-        _validate_v2_batch(records, header, config)
+        _validate_v2_batch(records, header, config, coordinator)
 
 
 def _validate_v2_batch(records: bytearray | memoryview, header: BatchHeader,
-                       config: LogConfig) -> None:
-    """The header's own consistency, then every record (Kafka's validateBatch/Record)."""
+                       config: LogConfig, coordinator: bool) -> None:
+    """The header's own consistency, then every record (Kafka's validateBatch/Record).
+    ``coordinator``: a coordinator's own transactional batch (TxnOffsetCommit), which has
+    a producer id but no sequence, as in Kafka's appends with origin Coordinator."""
     if header.record_count <= 0:
         raise InvalidRecordError(f"the batch header counts {header.record_count} records")
     if header.record_count != header.last_offset - header.base_offset + 1:
@@ -159,7 +161,7 @@ def _validate_v2_batch(records: bytearray | memoryview, header: BatchHeader,
                                  f"{header.last_offset - header.base_offset}")
     if header.is_control:
         raise InvalidRecordError("clients may not produce control batches")
-    if header.producer_id >= 0 and header.base_sequence < 0:
+    if header.producer_id >= 0 and header.base_sequence < 0 and not coordinator:
         raise InvalidRecordError(f"invalid base sequence {header.base_sequence} in a batch "
                                  f"of producer {header.producer_id}")
     try:

@@ -43,11 +43,15 @@ class DelayedFetch(DelayedOperation):
     partition changed in a way the client must hear about (leadership, offset range)."""
 
     def __init__(self, timeout_ms: int, min_bytes: int, positions: list[FetchPosition],
-                 lookup: Callable[[TopicPartition], Partition | None]) -> None:
+                 lookup: Callable[[TopicPartition], Partition | None],
+                 upper_bound: Callable[[Partition], int] = lambda p: p.high_watermark
+                 ) -> None:
+        """``upper_bound``: where reads stop (the last stable offset for read_committed)."""
         super().__init__(timeout_ms)
         self.min_bytes = min_bytes
         self.positions = positions
         self.lookup = lookup
+        self.upper_bound = upper_bound
 
     def is_satisfied(self) -> bool:
         available = 0
@@ -55,7 +59,7 @@ class DelayedFetch(DelayedOperation):
             partition = self.lookup(position.key)
             if partition is None:
                 return True
-            high_watermark = partition.high_watermark
+            high_watermark = self.upper_bound(partition)
             if position.fetch_offset >= high_watermark:
                 if position.fetch_offset > partition.log.log_end_offset:
                     return True

@@ -57,7 +57,7 @@ class Partition:
         return self.is_leader and not was_leader
 
     def append_records_to_leader(self, records: memoryview, *, acks: int,
-                                 api_version: int) -> AppendInfo:
+                                 api_version: int, coordinator: bool = False) -> AppendInfo:
         """min.insync.replicas is checked before anything is written (NOT_ENOUGH_REPLICAS)."""
         if not self.is_leader:
             raise NotLeaderOrFollowerError(f"{self.topic}-{self.index} is led by broker "
@@ -67,9 +67,13 @@ class Partition:
             raise NotEnoughReplicasError(
                 f"ISR has {len(self.isr)} replica(s), min.insync.replicas is {min_isr}")
         info = self.log.append_as_leader(records, leader_epoch=self.leader_epoch,
-                                         api_version=api_version)
+                                         api_version=api_version, coordinator=coordinator)
         self._maybe_increment_high_watermark()
         return info
+
+    def advance_high_watermark(self) -> None:
+        """After an append made outside :meth:`append_records_to_leader` (a marker)."""
+        self._maybe_increment_high_watermark()
 
     def _maybe_increment_high_watermark(self) -> None:
         """Until followers fetch, every appended offset counts as replicated at once."""

@@ -38,6 +38,7 @@ from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.log import AppendInfo, Log
 from kafkalite_server.log.manager import LogManager
+from kafkalite_server.log.transaction_index import AbortedTxn
 from kafkalite_server.log.validator import RecordValidationError
 from kafkalite_server.replication.delayed import DelayedFetch, DelayedProduce, FetchPosition
 from kafkalite_server.replication.partition import Partition
@@ -84,6 +85,11 @@ class FetchParams:
     max_wait_ms: int
     min_bytes: int
     max_bytes: int
+    isolation_level: int = 0
+    """1 (read_committed): read up to the last stable offset, list aborted transactions."""
+
+
+READ_COMMITTED = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +98,8 @@ class FetchResult:
     high_watermark: int = -1
     log_start_offset: int = -1
     records: object = b""
+    last_stable_offset: int = -1
+    aborted: list[AbortedTxn] | None = None
 
 
 class ReplicaManager:
@@ -248,13 +256,27 @@ class ReplicaManager:
         return ProduceResult(0, None, info.first_offset, info.log_append_time_ms,
                              info.log_start_offset, info.last_offset)
 
-    def append_local(self, topic: str, index: int, records: memoryview) -> AppendInfo:
-        """An internal append (the group coordinator's records) to a partition led here."""
-        return self._append(self.leader_partition(topic, index), records, 1, api_version=8)
+    def append_marker(self, topic: str, index: int, producer_id: int, producer_epoch: int,
+                      coordinator_epoch: int, commit: bool) -> AppendInfo:
+        """WriteTxnMarkers for a partition led here: the marker ending a transaction."""
+        partition = self.leader_partition(topic, index)
+        info = partition.log.append_marker(producer_id, producer_epoch, coordinator_epoch,
+                                           commit, leader_epoch=partition.leader_epoch)
+        partition.advance_high_watermark()
+        self._wake(partition.key)
+        return info
+
+    def append_local(self, topic: str, index: int, records: memoryview, *,
+                     coordinator: bool = False) -> AppendInfo:
+        """An internal append (the coordinators' records) to a partition led here;
+        ``coordinator``: a transactional batch without sequence (TxnOffsetCommit)."""
+        return self._append(self.leader_partition(topic, index), records, 1, api_version=8,
+                            coordinator=coordinator)
 
     def _append(self, partition: Partition, records: memoryview, acks: int,
-                api_version: int) -> AppendInfo:
-        info = partition.append_records_to_leader(records, acks=acks, api_version=api_version)
+                api_version: int, coordinator: bool = False) -> AppendInfo:
+        info = partition.append_records_to_leader(records, acks=acks, api_version=api_version,
+                                                  coordinator=coordinator)
         if not info.duplicate:
             self._wake(partition.key)
         return info
@@ -276,7 +298,9 @@ class ReplicaManager:
         positions = [FetchPosition((r.topic, r.partition), r.fetch_offset, r.max_bytes)
                      for r in requests]
         operation = DelayedFetch(params.max_wait_ms, params.min_bytes, positions,
-                                 self._leader_or_none)
+                                 self._leader_or_none,
+                                 lambda partition: self.read_upper_bound(
+                                     partition, params.isolation_level))
         await self.fetch_purgatory.wait(operation, {position.key for position in positions})
         return self._read_all(params, requests)[0]
 
@@ -289,7 +313,8 @@ class ReplicaManager:
         results = []
         for request in requests:
             result = self._read_one(request, min(remaining, request.max_bytes),
-                                    min_one_batch=total == 0)
+                                    min_one_batch=total == 0,
+                                    isolation_level=params.isolation_level)
             size = len(result.records)  # type: ignore[arg-type]
             total += size
             remaining = max(remaining - size, 0)
@@ -297,17 +322,31 @@ class ReplicaManager:
             results.append(result)
         return results, total, failed
 
+    def read_upper_bound(self, partition: Partition, isolation_level: int) -> int:
+        """Where a consumer's reads stop: the high watermark, or for read_committed the
+        last stable offset."""
+        if isolation_level == READ_COMMITTED:
+            return partition.log.last_stable_offset(partition.high_watermark)
+        return partition.high_watermark
+
     def _read_one(self, request: FetchRequest, max_bytes: int, *,
-                  min_one_batch: bool) -> FetchResult:
+                  min_one_batch: bool, isolation_level: int = 0) -> FetchResult:
         partition = None
         try:
             partition = self.leader_partition(request.topic, request.partition)
             partition.check_leader_epoch(request.current_leader_epoch)
             high_watermark = partition.high_watermark
+            stable = partition.log.last_stable_offset(high_watermark)
+            committed = isolation_level == READ_COMMITTED
             region = partition.log.read(request.fetch_offset, max_bytes,
-                                        max_offset=high_watermark, min_one_batch=min_one_batch)
+                                        max_offset=stable if committed else high_watermark,
+                                        min_one_batch=min_one_batch)
+            aborted = None
+            if committed:
+                aborted = (partition.log.collect_aborted(request.fetch_offset, stable)
+                           if region is not None else [])
             return FetchResult(0, high_watermark, partition.log.log_start_offset,
-                               region if region is not None else b"")
+                               region if region is not None else b"", stable, aborted)
         except BrokerResponseError as exc:
             if partition is None:
                 return FetchResult(exc.errno)

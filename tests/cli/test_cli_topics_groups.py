@@ -157,3 +157,49 @@ def wait_for_members(cli: Cli, group: str, timeout: float = 30) -> dict[str, obj
                 return view
         assert time.monotonic() < deadline, f"no stable member in {group}: {result}"
         time.sleep(0.2)
+
+
+def test_groups_delete_a_whole_group_or_one_topics_offsets(cli: Cli, topic: str) -> None:
+    group = f"{topic}-group"
+    commit_some(cli, topic, group, produced=3, consumed=2)
+    other = f"{topic}-other"
+    cli.ok("topics", "create", other)
+    cli.ok("produce", other, input="x\n")
+    cli.ok("consume", other, "--group", group, "--from-beginning", "--max-messages", "1")
+
+    table = cli.ok("groups", "delete", group, "--topic", other)
+    assert [line.split() for line in table.strip().splitlines()] == [
+        ["GROUP", "TOPIC", "PARTITION", "STATUS"], [group, other, "0", "deleted"]]
+    view = json.loads(cli.ok("groups", "describe", group, "--json"))
+    assert [(row["topic"], row["committed"]) for row in view["partitions"]] == [(topic, 2)]
+
+    assert cli.ok("groups", "delete", group) == f"Deleted consumer group '{group}'.\n"
+    assert group not in cli.ok("groups", "list").split()
+    assert_one_line_failure(cli("groups", "delete", group),
+                            f"consumer group '{group}' does not exist")
+    assert_one_line_failure(cli("groups", "delete", group, "--topic", topic),
+                            f"consumer group '{group}' does not exist")
+    result = cli("groups", "delete", "a", "b", "--topic", topic)
+    assert result.returncode == 2 and "exactly one GROUP" in result.stderr
+
+
+def test_groups_delete_refuses_a_group_with_members(cli: Cli, topic: str) -> None:
+    group = f"{topic}-group"
+    cli.ok("topics", "create", topic)
+    cli.ok("produce", topic, input="x\n")
+    cli.ok("consume", topic, "--group", group, "--from-beginning", "--max-messages", "1")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT),
+           "KAFKALITE_BOOTSTRAP_SERVERS": cli.bootstrap_servers}
+    member = subprocess.Popen([sys.executable, "-m", "kafkalite.cli", "consume", topic,
+                               "--group", group], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        wait_for_members(cli, group)
+        assert_one_line_failure(cli("groups", "delete", group),
+                                f"consumer group '{group}' has active members")
+        assert_one_line_failure(cli("groups", "delete", group, "--topic", topic),
+                                f"offsets of topic '{topic}' not deleted: an active member")
+    finally:
+        member.terminate()
+        member.wait(30)
+    assert group in cli.ok("groups", "list").split()

@@ -259,16 +259,6 @@ def test_stale_member_commit_is_fenced(
     assert _commit(a, -1, "") == 25  # anonymous commits only to a group without members
 
 
-def test_find_coordinator_for_transactions_is_refused(
-    cluster: EmbeddedCluster, wire: Callable[[str], Any]
-) -> None:
-    client = wire(cluster.bootstrap_servers)
-    response = client.call(ApiKey.FIND_COORDINATOR, 1, {"key": "txn", "key_type": 1})
-    # Not the retriable COORDINATOR_NOT_AVAILABLE: the one error clients give up on at once.
-    assert response["error_code"] == 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    assert "not supported" in response["error_message"]
-
-
 def test_offsets_topic_created_by_metadata_still_serves_groups(
     cluster: EmbeddedCluster, wire: Callable[[str], Any]
 ) -> None:

@@ -160,9 +160,6 @@ def generate() -> str:
     from kafkalite.consumer import Consumer
     from kafkalite.producer import Producer
 
-    transactions = {m: "raises UnsupportedFeatureError (transactions)" for m in (
-        "init_transactions", "begin_transaction", "commit_transaction", "abort_transaction",
-        "send_offsets_to_transaction")}
     admin_unsent = {m: f"raises UnsupportedVersionError naming {api}"
                     for m, api in UNSENT_ADMIN_APIS.items()}
     producer_keys = {**CLIENT_DEFAULTS, **PRODUCER_DEFAULTS}
@@ -185,7 +182,7 @@ def generate() -> str:
                       dict(CLIENT_DEFAULTS), dict(IGNORED_CLIENT_KEYS)),
         "### Methods",
         "",
-        *methods_table("Producer", kafka.KafkaProducer, Producer, transactions),
+        *methods_table("Producer", kafka.KafkaProducer, Producer, {}),
         *methods_table("Consumer", kafka.KafkaConsumer, Consumer, {}),
         *methods_table("AdminClient", kafka.KafkaAdminClient, AdminClient, admin_unsent),
         END,

@@ -1,4 +1,4 @@
-"""``kafkalite groups list|describe|reset-offsets``, like kafka-consumer-groups."""
+"""``kafkalite groups list|describe|reset-offsets|delete``, like kafka-consumer-groups."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from kafkalite.cli.options import CliError, UsageError, add_command
 from kafkalite.cli.output import print_json, print_table
 from kafkalite.cli.session import admin_client, client_config, cluster_metadata, require_topic
 from kafkalite.consumer import Consumer
+from kafkalite.errors import KafkaError, NoError
 from kafkalite.structs import TopicPartition
 
 LIST_EPILOG = """examples:
@@ -31,10 +32,26 @@ Without --execute nothing changes: the plan is printed. The group must have no a
 members (stop its consumers first), as with kafka-consumer-groups. --to-offset is clamped
 to the partition's earliest and latest offsets."""
 
+DELETE_EPILOG = """examples:
+  kafkalite groups delete billing                  # the group and all its committed offsets
+  kafkalite groups delete billing audit
+  kafkalite groups delete billing --topic events   # only the group's offsets of one topic
+
+A group with active members cannot be deleted (stop its consumers first); with --topic, the
+offsets of a topic its active members consume cannot be deleted either, as with
+kafka-consumer-groups --delete and --delete-offsets."""
+
+#: What a group-wide refusal of DeleteGroups / OffsetDelete means, by error name.
+_REFUSALS = {
+    "GroupIdNotFoundError": "does not exist",
+    "NonEmptyGroupError": "has active members; stop them first",
+}
+
 
 def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
-    groups = commands.add_parser("groups", help="list, describe and reset consumer groups",
-                                 description="List, describe and reset consumer groups.")
+    groups = commands.add_parser("groups", help="list, describe, reset and delete consumer "
+                                 "groups", description="List, describe, reset and delete "
+                                 "consumer groups.")
     actions = groups.add_subparsers(dest="action", required=True, metavar="ACTION",
                                     parser_class=type(groups))
     add_command(actions, "list", run_list, help="print consumer group ids",
@@ -61,6 +78,14 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     target.add_argument("--to-datetime", type=_datetime_ms, metavar="ISO-8601",
                         help="e.g. 2025-01-31T12:00:00 (local time) or ...+00:00")
     reset.add_argument("--execute", action="store_true", help="commit the new offsets")
+
+    delete = add_command(actions, "delete", run_delete,
+                         help="delete groups (DeleteGroups) or a group's offsets of a topic "
+                         "(OffsetDelete)", epilog=DELETE_EPILOG, parents=parents)
+    delete.add_argument("groups", nargs="+", metavar="GROUP")
+    delete.add_argument("-t", "--topic", action="append", dest="topics", metavar="TOPIC",
+                        help="delete only the group's committed offsets of this topic "
+                        "(repeatable; one GROUP)")
 
 
 def _datetime_ms(text: str) -> int:
@@ -130,6 +155,51 @@ def run_reset(args: argparse.Namespace) -> int:
                 [[args.group, tp.topic, tp.partition, plan[tp]] for tp in partitions])
     if not args.execute:
         print("\n(dry run: add --execute to commit these offsets)")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    if args.topics:
+        return _delete_offsets(args)
+    with admin_client(args) as admin:
+        results = admin.delete_groups(list(dict.fromkeys(args.groups)))
+    refused = []
+    for group, outcome in results.items():
+        if outcome == "OK":
+            print(f"Deleted consumer group {group!r}.")
+        else:
+            refused.append(f"consumer group {group!r} {_REFUSALS.get(outcome, outcome)}")
+    if refused:
+        raise CliError("; ".join(refused))
+    return 0
+
+
+def _delete_offsets(args: argparse.Namespace) -> int:
+    if len(args.groups) != 1:
+        raise UsageError("--topic deletes the offsets of one group; name exactly one GROUP")
+    (group,) = args.groups
+    cluster = cluster_metadata(args, args.topics)
+    partitions = [TopicPartition(topic, p) for topic in sorted(set(args.topics))
+                  for p in sorted(require_topic(cluster, topic))]
+    with admin_client(args) as admin:
+        try:
+            results = admin.delete_group_offsets(group, partitions)
+        except KafkaError as exc:
+            reason = _REFUSALS.get(type(exc).__name__)
+            raise CliError(f"consumer group {group!r} {reason}" if reason else str(exc)) \
+                from None
+    print_table(["GROUP", "TOPIC", "PARTITION", "STATUS"],
+                [[group, tp.topic, tp.partition,
+                  "deleted" if error is NoError else error.__name__]
+                 for tp, error in sorted(results.items())])
+    refused = sorted({(tp.topic, error.__name__) for tp, error in results.items()
+                      if error is not NoError})
+    if refused:
+        raise CliError("; ".join(
+            f"offsets of topic {topic!r} not deleted: " + (
+                "an active member of the group consumes it"
+                if name == "GroupSubscribedToTopicError" else name)
+            for topic, name in refused))
     return 0
 
 

@@ -109,9 +109,14 @@ def test_temp_and_orphan_files_are_removed(tmp_path: Path) -> None:
     (directory / f"{0:020d}.log.deleted").write_bytes(b"x")
     (directory / "leader-epoch-checkpoint.tmp").write_bytes(b"x")
     (directory / f"{500:020d}.index").write_bytes(b"")
-    Log.open(directory, CONFIG, clean_shutdown=True).close()
+    (directory / f"{500:020d}.txnindex").write_bytes(b"")
+    (directory / f"{500:020d}.snapshot").write_bytes(b"")
+    log = Log.open(directory, CONFIG, clean_shutdown=True)
+    end = log.log_end_offset
+    log.close()
     assert sorted(p.name for p in directory.iterdir()) == [
-        f"{0:020d}.index", f"{0:020d}.log", f"{0:020d}.timeindex", "leader-epoch-checkpoint"]
+        f"{0:020d}.index", f"{0:020d}.log", f"{0:020d}.timeindex", f"{end:020d}.snapshot",
+        "leader-epoch-checkpoint"]
 
 
 def test_log_start_offset_above_the_end_restarts_the_log(tmp_path: Path) -> None:

@@ -1,0 +1,134 @@
+"""The transaction coordinator inside a running broker.
+
+Ties the sans-IO :class:`TransactionCoordinator` to the broker: its state on
+``__transaction_state`` (created on first use, compacted, Kafka's internal-topic
+settings), ownership that follows leadership of that topic's partitions (loading replays
+the partition's log), markers through :class:`BrokerMarkerSender`, and the two timers
+(aborting timed-out transactions, expiring idle transactional ids).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from kafkalite.protocol.errors import TopicAlreadyExistsError
+from kafkalite.records import encode_batch
+from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.group.log_store import read_log_chunks
+from kafkalite_server.replication.replica_manager import ReplicaManager
+from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC, TxnConfig
+from kafkalite_server.txn.coordinator import TransactionCoordinator
+from kafkalite_server.txn.log_records import (
+    TransactionLogFormatError,
+    TxnLogValue,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+)
+from kafkalite_server.txn.markers import BrokerMarkerSender
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kafkalite_server.broker import Broker
+
+log = logging.getLogger(__name__)
+
+
+class TxnLogStore:
+    """One record batch per state change, appended to the id's partition."""
+
+    def __init__(self, replicas: ReplicaManager, now_ms: Callable[[], int]) -> None:
+        self._replicas = replicas
+        self._now_ms = now_ms
+
+    def write(self, partition: int, transactional_id: str, value: TxnLogValue | None) -> None:
+        batch = encode_batch([(encode_key(transactional_id),
+                               None if value is None else encode_value(value),
+                               self._now_ms(), ())])
+        self._replicas.append_local(TRANSACTION_STATE_TOPIC, partition,
+                                    memoryview(bytearray(batch)))
+
+
+class TransactionCoordinatorService:
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        self.config = TxnConfig.from_broker_config(broker.config)
+        self.markers = BrokerMarkerSender(broker)
+        self.coordinator = TransactionCoordinator(
+            self.config, TxnLogStore(broker.replica_manager, broker.now_ms), self.markers,
+            broker.controller.producer_ids.allocate, broker.now_ms)
+        self.markers.coordinator = self.coordinator
+        broker.replica_manager.add_leadership_listener(self)
+
+    def start(self) -> None:
+        tasks = self._broker.tasks
+        tasks.every(self.config.abort_check_interval_ms, "abort-timed-out-transactions",
+                    self._abort_timed_out)
+        tasks.every(self.config.expiration_check_interval_ms, "expire-transactional-ids",
+                    self._expire)
+
+    async def _abort_timed_out(self) -> None:
+        self.coordinator.abort_timed_out()
+
+    async def _expire(self) -> None:
+        self.coordinator.expire_idle()
+
+    # ------------------------------------------------------------------ ownership
+
+    def on_become_leader(self, topic: str, partition: int, leader_epoch: int) -> None:
+        if topic != TRANSACTION_STATE_TOPIC:
+            return
+        self.coordinator.begin_loading(partition)
+        loaded: dict[str, TxnLogValue] = {}
+        try:
+            replicas = self._broker.replica_manager
+            for records in read_log_chunks(
+                    replicas.leader_partition(TRANSACTION_STATE_TOPIC, partition).log):
+                for record in records:
+                    if record.key is None or record.batch.is_control:
+                        continue
+                    try:
+                        transactional_id = decode_key(record.key)
+                        if record.value is None:
+                            loaded.pop(transactional_id, None)
+                        else:
+                            loaded[transactional_id] = decode_value(record.value)
+                    except TransactionLogFormatError as exc:
+                        log.warning("skipping %s-%d record at %d: %s", topic, partition,
+                                    record.offset, exc)
+        except Exception:
+            log.exception("loading %s-%d failed", topic, partition)
+            self.coordinator.unload_partition(partition)
+            return
+        self.coordinator.complete_loading(partition, leader_epoch, loaded)
+
+    def on_resign(self, topic: str, partition: int) -> None:
+        if topic == TRANSACTION_STATE_TOPIC:
+            self.coordinator.unload_partition(partition)
+
+    # ------------------------------------------------------------------ lookup
+
+    def ensure_topic(self) -> None:
+        """Ask the controller for ``__transaction_state`` unless it exists already."""
+        if self._broker.metadata_cache.partitions_of(TRANSACTION_STATE_TOPIC) is not None:
+            return
+        with contextlib.suppress(TopicAlreadyExistsError):
+            self._broker.controller.create_topic(
+                TRANSACTION_STATE_TOPIC, self.config.num_partitions,
+                self.config.replication_factor,
+                configs={"cleanup.policy": "compact",
+                         "segment.bytes": str(self.config.segment_bytes),
+                         "min.insync.replicas": str(self.config.min_isr)})
+
+    def coordinator_for(self, transactional_id: str) -> BrokerEndpoint | None:
+        self.ensure_topic()
+        partition = self.coordinator.partition_for(transactional_id)
+        return self._broker.metadata_cache.leader_endpoint(TRANSACTION_STATE_TOPIC, partition)
+
+
+def install(broker: Broker) -> TransactionCoordinatorService:
+    return TransactionCoordinatorService(broker)
