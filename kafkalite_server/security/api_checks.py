@@ -3,8 +3,8 @@ on a handler answers the request with an authorization error, without calling th
 when the principal may not act on the resource the request names.
 
 Requests about many topics (Produce, Fetch, Metadata) check per topic in their handlers with
-``ctx.denied`` / ``ctx.authorize``; requests about one group, and the controller's requests
-to brokers (ClusterAction on the Cluster), are checked here.
+``ctx.denied`` / ``ctx.authorize``; requests about one group or one transactional id, and
+the controller's requests to brokers (ClusterAction on the Cluster), are checked here.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from kafkalite.protocol.errors import (
     ClusterAuthorizationFailedError,
     GroupAuthorizationFailedError,
     TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
 )
 from kafkalite_server.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -27,6 +28,7 @@ Denial = Callable[[Body, int], Body]
 _ERRORS: dict[ResourceType, type[BrokerResponseError]] = {
     ResourceType.GROUP: GroupAuthorizationFailedError,
     ResourceType.CLUSTER: ClusterAuthorizationFailedError,
+    ResourceType.TRANSACTIONAL_ID: TransactionalIdAuthorizationFailedError,
 }
 
 
@@ -43,10 +45,20 @@ def per_partition_error(body: Body, errno: int) -> Body:
         for topic in body["topics"]]}
 
 
+def txn_partition_error(body: Body, errno: int) -> Body:
+    """AddPartitionsToTxn's answer (v0-3): the error on every partition of the request."""
+    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
+        {"name": topic["name"], "results_by_partition": [
+            {"partition_index": index, "partition_error_code": errno}
+            for index in topic["partitions"]]}
+        for topic in body["v3_and_below_topics"]]}
+
+
 def requires(operation: AclOperation, resource_type: ResourceType, field: str | None = None,
              deny: Denial = top_level_error) -> Callable[[Any], Any]:
     """Handler decorator; ``field`` names the request field holding the resource name (the
-    Cluster resource when None). The handler's last two arguments are (ctx, body)."""
+    Cluster resource when None; a null value is not checked: InitProducerId without a
+    transactional id). The handler's last two arguments are (ctx, body)."""
     errno = _ERRORS[resource_type].errno
 
     def decorate(handler: Callable[..., Awaitable[Body | None]]) -> Any:
@@ -54,7 +66,7 @@ def requires(operation: AclOperation, resource_type: ResourceType, field: str | 
         async def checked(*args: Any) -> Body | None:
             ctx, body = args[-2], args[-1]
             name = CLUSTER_NAME if field is None else body[field]
-            if not ctx.authorize(operation, resource_type, name):
+            if name is not None and not ctx.authorize(operation, resource_type, name):
                 return deny(body, errno)
             return await handler(*args)
         return checked

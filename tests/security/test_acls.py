@@ -280,3 +280,29 @@ def test_zookeeper_mode_keeps_acls_and_users_in_kafkas_nodes() -> None:
         other = cluster.brokers[1].security
         assert any(b.principal == "User:dave" for b in other.store.acls())
         assert other.scram_credential("dave", "SCRAM-SHA-512") is not None
+
+
+def test_transactional_ids_need_write(secured: EmbeddedCluster) -> None:
+    from kafkalite.protocol.errors import TransactionalIdAuthorizationFailedError
+
+    with admin_client(secured) as admin:
+        admin.create_acls([acl("User:alice", ACLOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                               "alice-tx")])
+    alice, bob = login(secured, "alice"), login(secured, "bob")
+    init = {"transactional_id": "alice-tx", "transaction_timeout_ms": 60000,
+            "producer_id": -1, "producer_epoch": -1}
+    deadline = time.monotonic() + 20
+    while alice.call(ApiKey.INIT_PRODUCER_ID, 4, init)["error_code"] and \
+            time.monotonic() < deadline:  # the transaction state topic is being created
+        alice.call(ApiKey.FIND_COORDINATOR, 2, {"key": "alice-tx", "key_type": 1})
+        time.sleep(0.1)
+    assert alice.call(ApiKey.INIT_PRODUCER_ID, 4, init)["error_code"] == 0
+    assert bob.call(ApiKey.INIT_PRODUCER_ID, 4, init)["error_code"] == \
+        TransactionalIdAuthorizationFailedError.errno
+    end = {"transactional_id": "alice-tx", "producer_id": 0, "producer_epoch": 0,
+           "committed": True}
+    assert bob.call(ApiKey.END_TXN, 3, end)["error_code"] == \
+        TransactionalIdAuthorizationFailedError.errno
+    # An idempotent producer (no transactional id) is not checked here.
+    idempotent = {**init, "transactional_id": None}
+    assert bob.call(ApiKey.INIT_PRODUCER_ID, 4, idempotent)["error_code"] == 0
