@@ -14,6 +14,7 @@ from typing import Any
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     CoordinatorNotAvailableError,
+    GroupAuthorizationFailedError,
     InvalidRequestError,
     KafkaStorageError,
     UnknownTopicOrPartitionError,
@@ -309,6 +310,7 @@ async def handle_describe_groups(
         if body.get("include_authorized_operations")
         else AUTHORIZED_OPERATIONS_NOT_REQUESTED
     )
+    denied = ctx.denied(AclOperation.DESCRIBE, ResourceType.GROUP, body["groups"])
     return {
         "throttle_time_ms": 0,
         "groups": [
@@ -331,8 +333,9 @@ async def handle_describe_groups(
                 ],
                 "authorized_operations": operations,
             }
-            for d in service.coordinator.describe_groups(body["groups"])
-        ],
+            for d in service.coordinator.describe_groups(
+                [g for g in body["groups"] if g not in denied])
+        ] + [{"error_code": GroupAuthorizationFailedError.errno, "group_id": g} for g in denied],
     }
 
 
@@ -343,14 +346,18 @@ async def handle_list_groups(
     return {
         "throttle_time_ms": 0,
         "error_code": error,
-        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in listings],
+        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in listings
+                   if ctx.may_describe_group(g.group_id)],
     }
 
 
 async def handle_delete_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    results = service.coordinator.delete_groups(body["groups_names"])
+    denied = ctx.denied(AclOperation.DELETE, ResourceType.GROUP, body["groups_names"])
+    results = service.coordinator.delete_groups(
+        [g for g in body["groups_names"] if g not in denied])
+    results.update(dict.fromkeys(denied, GroupAuthorizationFailedError.errno))
     return {
         "throttle_time_ms": 0,
         "results": [{"group_id": g, "error_code": e} for g, e in results.items()],

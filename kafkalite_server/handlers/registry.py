@@ -52,6 +52,12 @@ class RequestContext:
         return frozenset(name for name in names
                          if not self.authorize(operation, resource_type, name))
 
+    def may_describe_group(self, group_id: str) -> bool:
+        """ListGroups' rule: Describe on the Cluster shows every group, else those with
+        Describe on the group."""
+        return (self.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER)
+                or self.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id))
+
     def may_create_topic(self, name: str) -> bool:
         """Kafka's rule: Create on the Cluster, or on the topic."""
         return (self.authorize(AclOperation.CREATE, ResourceType.CLUSTER)

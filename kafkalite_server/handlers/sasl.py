@@ -23,7 +23,7 @@ async def handle_sasl_handshake(ctx: RequestContext, body: dict[str, Any]) -> di
         authenticator.handshake(body["mechanism"], ctx.api_version)
     except BrokerResponseError as exc:
         assert session is not None
-        session.close_after_response = True
+        session.close_reason = exc.context
         return {"error_code": exc.errno, "mechanisms": list(authenticator.mechanisms)}
     return {"error_code": 0, "mechanisms": list(authenticator.mechanisms)}
 
@@ -38,7 +38,8 @@ async def handle_sasl_authenticate(ctx: RequestContext,
     try:
         reply = authenticator.authenticate(body["auth_bytes"])
     except BrokerResponseError as exc:
-        session.close_after_response = True
+        session.close_reason = f"failed {authenticator.mechanism} authentication: " \
+                               f"{exc.context}"
         return {"error_code": exc.errno, "error_message": exc.context, "auth_bytes": b"",
                 "session_lifetime_ms": 0}
     if authenticator.authenticated and authenticator.user is not None:

@@ -152,7 +152,9 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
                 limits.charge(holder, pending + _receiving(decoder, admitted))
                 if chunks is not None:
                     await write_chunks(writer, chunks)
-                if session.close_after_response:
+                if session.close_reason is not None:
+                    log.info("closing connection from %s on listener %s: %s", peer,
+                             listener.name, session.close_reason)
                     return
     except Disconnect:
         return

@@ -21,8 +21,8 @@ class Session:
     client_host: str
     principal: str = ANONYMOUS
     authenticator: SaslAuthenticator | None = None
-    close_after_response: bool = False
-    """Set when the response being sent is the last (a failed SASL exchange)."""
+    close_reason: str | None = None
+    """Set when the response being sent is the last (a failed SASL exchange): why."""
 
     def allows(self, api_key: int) -> bool:
         """May this request be handled now? (Before SASL succeeds, only ApiVersions and the
@@ -36,6 +36,10 @@ class Session:
         return (authenticator is not None and authenticator.raw_tokens
                 and not authenticator.authenticated and not authenticator.failed
                 and authenticator.mechanism is not None)
+
+    @property
+    def close_after_response(self) -> bool:
+        return self.close_reason is not None
 
     def authenticated_as(self, user: str) -> None:
         self.principal = f"User:{user}"

@@ -306,3 +306,31 @@ def test_transactional_ids_need_write(secured: EmbeddedCluster) -> None:
     # An idempotent producer (no transactional id) is not checked here.
     idempotent = {**init, "transactional_id": None}
     assert bob.call(ApiKey.INIT_PRODUCER_ID, 4, idempotent)["error_code"] == 0
+
+
+def test_group_listing_describing_and_deleting_follow_group_acls(
+        secured: EmbeddedCluster) -> None:
+    with admin_client(secured) as admin:
+        admin.create_acls([acl("User:bob", ACLOperation.DESCRIBE, ResourceType.GROUP,
+                               "bob-", pattern=ACLResourcePatternType.PREFIXED)])
+    alice, bob = login(secured, "alice"), login(secured, "bob")
+    deadline = time.monotonic() + 20
+    while alice.call(ApiKey.FIND_COORDINATOR, 2, {"key": "alice-group", "key_type": 0})[
+            "error_code"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    join = {"group_id": "alice-group", "session_timeout_ms": 10000,
+            "rebalance_timeout_ms": 10000, "member_id": "", "group_instance_id": None,
+            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b""}]}
+    alice.call(ApiKey.JOIN_GROUP, 3, join)  # v3: joins at once, the group exists
+    listed = {g["group_id"] for g in bob.call(ApiKey.LIST_GROUPS, 2, {})["groups"]}
+    assert "alice-group" not in listed
+    admin_listed = {g["group_id"] for g in login(secured, "admin").call(
+        ApiKey.LIST_GROUPS, 2, {})["groups"]}
+    assert "alice-group" in admin_listed
+    described = bob.call(ApiKey.DESCRIBE_GROUPS, 4, {
+        "groups": ["alice-group", "bob-team"], "include_authorized_operations": False})
+    errors = {g["group_id"]: g["error_code"] for g in described["groups"]}
+    assert errors == {"alice-group": GroupAuthorizationFailedError.errno, "bob-team": 0}
+    deleted = bob.call(ApiKey.DELETE_GROUPS, 1, {"groups_names": ["alice-group"]})
+    assert deleted["results"] == [{"group_id": "alice-group",
+                                   "error_code": GroupAuthorizationFailedError.errno}]

@@ -142,3 +142,16 @@ def _drained_to_eof(sock: socket.socket) -> bool:
     except ConnectionResetError:
         return True
     return False
+
+
+def test_failed_authentication_is_logged_for_operators(secure: SecureBroker,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    from kafkalite.protocol.sasl_plain import plain_message
+
+    with caplog.at_level("INFO", logger="kafkalite_server.network.connection"):
+        client = handshake(secure, "PLAIN")
+        authenticate(client, plain_message("alice", "wrong"))
+        assert client.is_closed_by_peer()
+    assert any("failed PLAIN authentication: Authentication failed: invalid credentials"
+               in record.getMessage() and "SASL_PLAINTEXT" in record.getMessage()
+               for record in caplog.records)
