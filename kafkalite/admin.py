@@ -27,12 +27,15 @@ from kafkalite.consumer.list_offsets import LATEST, OffsetAndTimestamp, list_off
 from kafkalite.errors import KafkaError, KafkaTimeoutError, NoError, ProtocolDecodeError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    ElectionNotNeededError,
     NotControllerError,
     NotLeaderOrFollowerError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
     error_for_code,
 )
+from kafkalite.protocol.schemas.elections import ElectionType
 from kafkalite.protocol.scram import salted_password
 from kafkalite.structs import OffsetAndMetadata, PartitionMetadata, TopicPartition
 
@@ -308,7 +311,6 @@ class MemberToRemove:
 
 UNSENT_ADMIN_APIS: Mapping[str, str] = {
     "alter_replica_log_dirs": "AlterReplicaLogDirs (34)",
-    "elect_leaders": "ElectLeaders (43)",
     "alter_partition_reassignments": "AlterPartitionReassignments (45)",
     "list_partition_reassignments": "ListPartitionReassignments (46)",
     "describe_features": "DescribeFeatures via ApiVersions (18) v3",
@@ -923,6 +925,63 @@ class AdminClient:
                                             in topic_partition_specs.items()},
                              isolation_level=int(isolation_level), timeout=timeout)
         return {tp: result for tp, result in found.items() if result is not None}
+
+    # -- leader elections --------------------------------------------------------------------
+
+    def elect_leaders(self, election_type: ElectionType | int,
+                      topic_partitions: Mapping[str, Iterable[int]] | Iterable[str]
+                      | Iterable[TopicPartition] | None = None,
+                      timeout_ms: int | None = None, raise_errors: bool = True,
+                      ) -> dict[TopicPartition, BrokerResponseError | None]:
+        """Preferred (``ElectionType.PREFERRED``, 0) or unclean (``UNCLEAN``, 1) leader
+        elections on the controller, for ``{topic: [partitions]}``, a list of topics (all
+        their partitions), a list of TopicPartition, or None (every partition). Returns each
+        partition's outcome: None (elected), ElectionNotNeededError (its leader was already
+        the one asked for) or the error; with ``raise_errors`` the first error other than
+        ElectionNotNeededError raises."""
+        if isinstance(topic_partitions, Mapping):
+            wanted: dict[str, list[int]] | None = {
+                topic: list(parts) for topic, parts in topic_partitions.items()}
+        elif topic_partitions is None:
+            wanted = None
+        else:
+            wanted = {}
+            for item in topic_partitions:
+                if isinstance(item, TopicPartition):
+                    wanted.setdefault(item.topic, []).append(item.partition)
+                else:
+                    description = self.describe_topics([item])[item]
+                    wanted[item] = [p.partition for p in description.partitions]
+        body = {"election_type": int(election_type),
+                "topic_partitions": None if wanted is None else [
+                    {"topic": topic, "partitions": parts} for topic, parts in wanted.items()],
+                "timeout_ms": timeout_ms or int(self._timeout * 1000)}
+        for _ in range(3):
+            self._refresh_metadata()
+            cluster = self._client.cluster
+            node = cluster.controller_id if cluster.controller_id >= 0 else self._any_node()
+            response = self._call(node, ApiKey.ELECT_LEADERS, body)
+            if response["error_code"] != NotControllerError.errno:
+                break
+        else:
+            raise NotControllerError("the controller kept moving")
+        _raise_for(response["error_code"], "electing leaders")
+        results: dict[TopicPartition, BrokerResponseError | None] = {}
+        for topic in response["replica_election_results"]:
+            for partition in topic["partition_result"]:
+                code = partition["error_code"]
+                error = None if code == 0 else error_for_code(code)(
+                    f"electing a leader for {topic['topic']}-{partition['partition_id']}: "
+                    f"{partition['error_message']}")
+                results[TopicPartition(topic["topic"], partition["partition_id"])] = error
+        if raise_errors:
+            for error in results.values():
+                if error is not None and not isinstance(error, ElectionNotNeededError):
+                    raise error
+        return results
+
+    perform_leader_election = elect_leaders
+    """kafka-python 2.0's name for :meth:`elect_leaders`."""
 
     def describe_cluster(self) -> dict[str, Any]:
         """``{"cluster_id", "controller_id", "brokers": [{"broker_id", "host", "port",

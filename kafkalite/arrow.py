@@ -15,6 +15,9 @@ column                type                                   null when
 ``timestamp``         timestamp[ms]                          never
 ``headers``           list<struct<key: string, value: binary>>  never (empty list)
 ====================  =====================================  ==================
+
+``poll_arrow(timestamp_type=True)`` adds ``timestamp_type`` (int8: 0 CreateTime,
+1 LogAppendTime), which the Spark source needs for its ``timestampType`` column.
 """
 
 from __future__ import annotations
@@ -41,10 +44,10 @@ def require_pyarrow() -> Any:
     return pyarrow
 
 
-def record_schema() -> pyarrow.Schema:
+def record_schema(*, timestamp_type: bool = False) -> pyarrow.Schema:
     """The schema of ``Consumer.poll_arrow``'s record batches."""
     pa = require_pyarrow()
-    return pa.schema([
+    schema = pa.schema([
         ("key", pa.binary()),
         ("value", pa.binary()),
         ("topic", pa.string()),
@@ -53,36 +56,44 @@ def record_schema() -> pyarrow.Schema:
         ("timestamp", pa.timestamp("ms")),
         ("headers", _headers_type(pa)),
     ])
+    return schema.append(pa.field("timestamp_type", pa.int8())) if timestamp_type else schema
 
 
 def _headers_type(pa: Any) -> Any:
     return pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
 
-def record_batch(parts: Sequence[tuple[str, int, Columns]]) -> pyarrow.RecordBatch:
-    """One RecordBatch from decoded columns: ``(topic, partition, columns)`` per run."""
+def record_batch(parts: Sequence[tuple[str, int, Columns, int]], *,
+                 timestamp_type: bool = False) -> pyarrow.RecordBatch:
+    """One RecordBatch from decoded columns: ``(topic, partition, columns, timestamp type)``
+    per run; the timestamp types become a column with ``timestamp_type``."""
     pa = require_pyarrow()
-    schema = record_schema()
+    schema = record_schema(timestamp_type=timestamp_type)
     if not parts:
         return pa.RecordBatch.from_pylist([], schema=schema)
-    keys = list(chain.from_iterable(columns.keys for _, _, columns in parts))
-    values = list(chain.from_iterable(columns.values for _, _, columns in parts))
-    offsets = list(chain.from_iterable(columns.offsets for _, _, columns in parts))
-    timestamps = list(chain.from_iterable(columns.timestamps for _, _, columns in parts))
-    topics = pa.concat_arrays([pa.repeat(pa.scalar(topic, pa.string()), len(columns.offsets))
-                               for topic, _, columns in parts])
-    partitions = pa.concat_arrays([
-        pa.repeat(pa.scalar(partition, pa.int32()), len(columns.offsets))
-        for _, partition, columns in parts])
-    return pa.RecordBatch.from_arrays([
+    keys = list(chain.from_iterable(part[2].keys for part in parts))
+    values = list(chain.from_iterable(part[2].values for part in parts))
+    offsets = list(chain.from_iterable(part[2].offsets for part in parts))
+    timestamps = list(chain.from_iterable(part[2].timestamps for part in parts))
+    arrays = [
         pa.array(keys, pa.binary()),
         pa.array(values, pa.binary()),
-        topics,
-        partitions,
+        _repeated(pa, pa.string(), [(part[0], len(part[2].offsets)) for part in parts]),
+        _repeated(pa, pa.int32(), [(part[1], len(part[2].offsets)) for part in parts]),
         pa.array(offsets, pa.int64()),
         pa.array(timestamps, pa.int64()).cast(pa.timestamp("ms")),
-        _headers_array(pa, [columns.headers for _, _, columns in parts], len(offsets)),
-    ], schema=schema)
+        _headers_array(pa, [part[2].headers for part in parts], len(offsets)),
+    ]
+    if timestamp_type:
+        arrays.append(_repeated(pa, pa.int8(), [(part[3], len(part[2].offsets))
+                                                for part in parts]))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _repeated(pa: Any, arrow_type: Any, runs: list[tuple[Any, int]]) -> Any:
+    """A column holding one value per run, repeated for the run's records."""
+    return pa.concat_arrays([pa.repeat(pa.scalar(value, arrow_type), count)
+                             for value, count in runs])
 
 
 def _headers_array(pa: Any, runs: list[list[tuple[Header, ...]]], count: int) -> Any:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from kafkalite.protocol import ApiKey
+from kafkalite_server.cancellation import cancel_and_wait
 from kafkalite_server.cluster.controller_client import ControllerClient, Membership
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
@@ -29,6 +30,7 @@ from kafkalite_server.handlers import (
     admin,
     cluster,
     configs,
+    elections,
     fetch,
     groups,
     inter_broker,
@@ -48,7 +50,9 @@ from kafkalite_server.log.manager import LogManager
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
 from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.server import ListenerSet
-from kafkalite_server.replication.replica_manager import ReplicaManager
+from kafkalite_server.replication.fetcher import FetcherSettings
+from kafkalite_server.replication.isr_store import PartitionStateStore
+from kafkalite_server.replication.replica_manager import ReplicaManager, ReplicationSettings
 from kafkalite_server.security.broker_security import BrokerSecurity, security_store
 from kafkalite_server.txn.service import install as install_txn_coordinator
 
@@ -80,6 +84,7 @@ CORE_HANDLERS = {
     ApiKey.DELETE_ACLS: acls.handle_delete_acls,
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: scram_users.handle_describe_user_scram_credentials,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: scram_users.handle_alter_user_scram_credentials,
+    ApiKey.ELECT_LEADERS: elections.handle_elect_leaders,
     ApiKey.ADD_PARTITIONS_TO_TXN: transactions.handle_add_partitions_to_txn,
     ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets_to_txn,
     ApiKey.END_TXN: transactions.handle_end_txn,
@@ -100,7 +105,10 @@ SASL_HANDLERS = {
 class Broker:
     def __init__(self, config: BrokerConfig, controller: ControllerClient,
                  membership: Membership, cluster_id: str, *,
+                 state_store: PartitionStateStore | None = None,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
+        """``state_store`` is where leaders write ISR changes (a cluster's partition state
+        nodes); a standalone broker has none, its ISRs are their leaders alone."""
         self.config = config
         self.controller = controller
         self.membership = membership
@@ -119,8 +127,9 @@ class Broker:
                                       topic_config=controller.topic_config,
                                       cleaner_config=config.cleaner_config())
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
-        self.replica_manager = ReplicaManager(config.broker_id, self.log_manager,
-                                              self.metadata_cache, controller.topic_config)
+        self.replica_manager = ReplicaManager(
+            config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
+            state_store, replication_settings(config), now_ms=now_ms)
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
         self.tasks = BackgroundTasks()
         self.port = 0
@@ -172,6 +181,12 @@ class Broker:
                                        self.replica_manager.high_watermark_of))
         self.tasks.every(config.log_flush_offset_checkpoint_interval_ms, "checkpoints",
                          lambda: _sync(self._checkpoint))
+        replicas = self.replica_manager
+        self.tasks.every(max(config.replica_lag_time_max_ms // 2, 1), "isr-shrink",
+                         lambda: _sync(replicas.maybe_shrink_isr))
+        self.tasks.every(config.replica_high_watermark_checkpoint_interval_ms,
+                         "high-watermark-checkpoint",
+                         lambda: _sync(replicas.checkpoint_high_watermarks))
         flush_ms = config.log_flush_interval_ms
         self.tasks.every(min(flush_ms or 1000, 1000), "flush",
                          lambda: asyncio.to_thread(manager.flush_dirty, self.now_ms()))
@@ -185,13 +200,21 @@ class Broker:
         connections, then shuts the logs down cleanly."""
         await self.membership.leave(self.node_id)
         self.listeners.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        await cancel_and_wait(list(self._connections))
         self.group_coordinator.shutdown()
         await self.tasks.cancel_all()
+        await self.replica_manager.shutdown()
         await self.listeners.wait_closed()
         self.log_manager.shutdown()
+
+
+def replication_settings(config: BrokerConfig) -> ReplicationSettings:
+    return ReplicationSettings(config.replica_lag_time_max_ms, FetcherSettings(
+        wait_max_ms=config.replica_fetch_wait_max_ms, min_bytes=config.replica_fetch_min_bytes,
+        max_bytes=config.replica_fetch_max_bytes,
+        response_max_bytes=config.replica_fetch_response_max_bytes,
+        backoff_ms=config.replica_fetch_backoff_ms,
+        socket_timeout_ms=config.replica_socket_timeout_ms))
 
 
 class BackgroundTasks:
@@ -219,9 +242,7 @@ class BackgroundTasks:
         return self.spawn(repeat(), name)
 
     async def cancel_all(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
 
 
 async def _sync(function: Callable[..., object], *args: object) -> None:

@@ -73,7 +73,7 @@ class BrokerConfig:
     byte, including time stalled by ``queued.max.request.bytes``; -1: never."""
     min_insync_replicas: int = 1
     offsets_topic_num_partitions: int = 50
-    offsets_topic_replication_factor: int = 1
+    offsets_topic_replication_factor: int = 3
     offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
@@ -117,6 +117,15 @@ class BrokerConfig:
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff_ms: int = 5000
     controller_socket_timeout_ms: int = 30_000
+    # -- replication
+    replica_lag_time_max_ms: int = 30_000
+    replica_fetch_wait_max_ms: int = 500
+    replica_fetch_min_bytes: int = 1
+    replica_fetch_max_bytes: int = 1024 * 1024
+    replica_fetch_response_max_bytes: int = 10 * 1024 * 1024
+    replica_fetch_backoff_ms: int = 1000
+    replica_socket_timeout_ms: int = 30_000
+    replica_high_watermark_checkpoint_interval_ms: int = 5000
     # -- security (listeners, TLS, SASL, authorization): see kafkalite_server/security
     listeners: str | None = None
     """``NAME://host:port,...``; unset: one PLAINTEXT listener on ``host.name:port``."""
@@ -397,8 +406,22 @@ _CLUSTER_SPECS: dict[str, _Spec] = {
     "controller.socket.timeout.ms": _Spec("controller_socket_timeout_ms", integer(1, _INT_MAX)),
 }
 """Cluster keys, kept in their own block (Kafka's names and defaults)."""
+_REPLICATION_SPECS: dict[str, _Spec] = {
+    "replica.lag.time.max.ms": _Spec("replica_lag_time_max_ms", integer(1, _INT_MAX)),
+    "replica.fetch.wait.max.ms": _Spec("replica_fetch_wait_max_ms", integer(0, _INT_MAX)),
+    "replica.fetch.min.bytes": _Spec("replica_fetch_min_bytes", integer(1, _INT_MAX)),
+    "replica.fetch.max.bytes": _Spec("replica_fetch_max_bytes", integer(0, _INT_MAX)),
+    "replica.fetch.response.max.bytes": _Spec("replica_fetch_response_max_bytes",
+                                              integer(0, _INT_MAX)),
+    "replica.fetch.backoff.ms": _Spec("replica_fetch_backoff_ms", integer(0, _INT_MAX)),
+    "replica.socket.timeout.ms": _Spec("replica_socket_timeout_ms", integer(1, _INT_MAX)),
+    "replica.high.watermark.checkpoint.interval.ms": _Spec(
+        "replica_high_watermark_checkpoint_interval_ms", integer(1, _INT_MAX)),
+}
+"""Follower fetching and the ISR (Kafka's names and defaults)."""
 _UNSET_IS_NULL = frozenset({"broker.rack", "zookeeper.connect"})
 _SPECS.update(_CLUSTER_SPECS)
+_SPECS.update(_REPLICATION_SPECS)
 
 
 def _listener_names(key: str, text: str) -> str:

@@ -29,6 +29,7 @@ from kafkalite_server.cluster.messages import BrokerChannel
 from kafkalite_server.cluster.meta_properties import ensure_meta_properties, read_meta_properties
 from kafkalite_server.cluster.zk_admin import ZkAdmin
 from kafkalite_server.config import BrokerConfig
+from kafkalite_server.replication.isr_store import ZkPartitionStateStore
 
 T = TypeVar("T")
 _START_TIMEOUT_S = 60
@@ -80,12 +81,17 @@ async def launch_cluster_broker(config: BrokerConfig,
     try:
         for log_dir in config.log_dirs:
             ensure_meta_properties(Path(log_dir), config.broker_id, cluster_id)
-        broker = Broker(config, ZkAdmin(config, membership.require_store), membership,
-                        cluster_id)
+        admin = ZkAdmin(config, membership.require_store, lambda: membership.active_controller)
+        broker = Broker(config, admin, membership, cluster_id,
+                        state_store=ZkPartitionStateStore(membership.require_store))
     except BaseException:
         assert membership.store is not None
         membership.store.close()
         raise
+    replicas = broker.replica_manager
+    broker.tasks.spawn(admin.follow_config_changes(
+        replicas.update_config, lambda: {topic for topic, _ in replicas.partitions}),
+        "config-changes")
     try:
         await broker.start()
     except BaseException:
@@ -193,12 +199,20 @@ class EmbeddedCluster:
         try:
             if self._ticker is not None:
                 self._ticker.cancel()
-            self._run(stop_brokers(self.brokers))
+            self._run(self._stop_all())
         finally:
             self._shutdown_loop()
             self.brokers = []
             if self._given_dir is None and self.data_dir is not None:
                 shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    async def _stop_all(self) -> None:
+        """The whole cluster stops: no broker hands leadership to another that is about
+        to stop too (each still closes its logs cleanly)."""
+        for broker in self.brokers:
+            if isinstance(broker.membership, ClusterMembership):
+                broker.membership.abandon()
+        await stop_brokers(self.brokers)
 
     def _shutdown_loop(self) -> None:
         loop, thread = self._loop, self._thread

@@ -208,12 +208,14 @@ class Consumer:
             metrics.bytes = self._fetcher.returned_bytes
         return records
 
-    def poll_arrow(self, timeout_ms: float = 0, max_records: int | None = None) -> Any:
+    def poll_arrow(self, timeout_ms: float = 0, max_records: int | None = None, *,
+                   timestamp_type: bool = False) -> Any:
         """Like :meth:`poll`, but the records come as one ``pyarrow.RecordBatch`` with the
         columns key, value, topic, partition, offset, timestamp and headers (see
         :mod:`kafkalite.arrow`), built from the fetched batches without a ConsumerRecord
         per record; zero rows if none came. Keys and values are the raw bytes: the
-        configured deserializers are not applied. Needs pyarrow
+        configured deserializers are not applied. ``timestamp_type=True`` adds a
+        ``timestamp_type`` column (0 CreateTime, 1 LogAppendTime). Needs pyarrow
         (``pip install 'kafkalite[arrow]'``)."""
         from kafkalite.arrow import record_batch, require_pyarrow
 
@@ -230,8 +232,9 @@ class Consumer:
                 timeout_ms < 0:
             raise ValueError(f"timeout_ms must be a non-negative number, not {timeout_ms!r}")
         chunks = self._poll(timeout_ms, max_records, self._fetcher.fetched_chunks)
-        batch = record_batch([(tp.topic, tp.partition, chunk.columns)
-                              for tp, runs in chunks.items() for chunk in runs])
+        batch = record_batch([(tp.topic, tp.partition, chunk.columns, chunk.timestamp_type)
+                              for tp, runs in chunks.items() for chunk in runs],
+                             timestamp_type=timestamp_type)
         if batch.num_rows:
             import pyarrow.compute as pc
 

@@ -12,6 +12,7 @@ from kafkalite.protocol.schemas import (
     api_versions,
     cluster,
     configs,
+    elections,
     fetch,
     groups,
     inter_broker,
@@ -65,6 +66,7 @@ class ApiKey(IntEnum):
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    ELECT_LEADERS = 43
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
@@ -174,6 +176,11 @@ APIS: dict[ApiKey, Api] = {
             admin.CREATE_PARTITIONS_RESPONSE,
         ),
         Api(ApiKey.DELETE_GROUPS, groups.DELETE_GROUPS_REQUEST, groups.DELETE_GROUPS_RESPONSE),
+        Api(
+            ApiKey.ELECT_LEADERS,
+            elections.ELECT_LEADERS_REQUEST,
+            elections.ELECT_LEADERS_RESPONSE,
+        ),
         Api(
             ApiKey.INCREMENTAL_ALTER_CONFIGS,
             configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,

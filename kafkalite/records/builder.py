@@ -6,8 +6,8 @@ uncompressed size against ``batch_size``, and the first record always fits, so a
 record larger than ``batch_size`` still travels, alone.
 
 The v2 ``append`` is the producer's per-record hot path: it encodes each record into
-a few ready-made pieces (varints of small values come from lookup tables) and
-``build`` joins them once.
+one piece (with the compiled codec when it is built, see
+:mod:`kafkalite.records.accelerator`) and ``build`` joins them once.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 import crc32c
 
 from kafkalite.protocol.varint import encode_varint, varint_size
+from kafkalite.records.accelerator import speedups
 from kafkalite.records.batch_header import (
     LOG_OVERHEAD,
     TRANSACTIONAL_BIT,
@@ -129,45 +130,20 @@ class RecordBatchBuilder(BatchBuilder):
         self._base_timestamp = 0
 
     def append(self, timestamp_ms: int, key: BytesLike | None, value: BytesLike | None,
-               headers: Sequence[Header] | None = None,
-               varints: tuple[bytes, ...] = _VARINTS,
-               with_attributes: tuple[bytes, ...] = _ATTRIBUTES_AND_VARINTS,
-               table_max: int = _TABLE_MAX) -> bool:
+               headers: Sequence[Header] | None = None) -> bool:
         count = self.record_count
         if count:
             delta = timestamp_ms - self._base_timestamp
         else:
             self._base_timestamp = timestamp_ms
             delta = 0
-        head = (with_attributes[delta + 1] if -1 <= delta <= table_max
-                else b"\x00" + encode_varint(delta))
-        offset_part = varints[count + 1] if count <= table_max else encode_varint(count)
-
-        if key is None:
-            key_part, key = _NULL, b""
-        elif key.__class__ is bytes or isinstance(key, _BYTES_TYPES):
-            size = len(key)
-            key_part = varints[size + 1] if size <= table_max else encode_varint(size)
-        else:
-            raise TypeError(f"record key must be bytes-like or None, not {type(key).__name__}")
-        if value is None:
-            value_part, value = _NULL, b""
-        elif value.__class__ is bytes or isinstance(value, _BYTES_TYPES):
-            size = len(value)
-            value_part = varints[size + 1] if size <= table_max else encode_varint(size)
-        else:
-            raise TypeError(f"record value must be bytes-like or None, not "
-                            f"{type(value).__name__}")
-        header_part = _encode_headers(headers) if headers else _NO_HEADERS
-
-        body = b"".join((head, offset_part, key_part, key, value_part, value, header_part))
-        body_size = len(body)
-        length_part = (varints[body_size + 1] if body_size <= table_max
-                       else encode_varint(body_size))
-        size = self._size + len(length_part) + body_size
+        record = _encode_record(delta, count, key, value, headers)
+        if record is None:  # the compiled codec declined: the Python one decides
+            record = encode_record_python(delta, count, key, value, headers)
+        size = self._size + len(record)
         if size > self.batch_size and count:
             return False
-        self._parts += (length_part, body)
+        self._parts.append(record)
         self._size = size
         self.record_count = count + 1
         if timestamp_ms > self._max_timestamp:
@@ -177,57 +153,40 @@ class RecordBatchBuilder(BatchBuilder):
     def append_many(self, timestamps: Sequence[int], keys: Sequence[BytesLike | None],
                     values: Sequence[BytesLike | None],
                     headers: Sequence[Sequence[Header] | None] | None, start: int,
-                    stop: int, varints: tuple[bytes, ...] = _VARINTS,
-                    with_attributes: tuple[bytes, ...] = _ATTRIBUTES_AND_VARINTS,
-                    table_max: int = _TABLE_MAX) -> int:
+                    stop: int) -> int:
         # :meth:`append`'s encoding with the per-call work (argument passing, attribute
-        # loads and stores) hoisted out of the loop: the producer's bulk path.
+        # loads and stores) hoisted out of the loop: the producer's bulk path. The
+        # compiled codec encodes the whole run into one piece.
         if start >= stop:
             return stop
         count = self.record_count
         if not count:
             self._base_timestamp = timestamps[start]
         base_timestamp = self._base_timestamp
+        if _encode_records is not None:
+            encoded = _encode_records(timestamps, keys, values, headers, start, stop,
+                                      base_timestamp, count, self._size, self.batch_size,
+                                      self._max_timestamp)
+            if encoded is not None:
+                records, index, self._size, self.record_count, self._max_timestamp = encoded
+                if records:
+                    self._parts.append(records)
+                return index
         batch_size = self.batch_size
         size = self._size
         max_timestamp = self._max_timestamp
         parts: list[BytesLike] = []
-        extend = parts.extend
+        add = parts.append
+        encode = encode_record_python
         index = start
         for index in range(start, stop):
             timestamp = timestamps[index]
-            delta = timestamp - base_timestamp
-            head = (with_attributes[delta + 1] if -1 <= delta <= table_max
-                    else b"\x00" + encode_varint(delta))
-            offset_part = varints[count + 1] if count <= table_max else encode_varint(count)
-            key = keys[index]
-            if key is None:
-                key_part, key = _NULL, b""
-            elif key.__class__ is bytes or isinstance(key, _BYTES_TYPES):
-                length = len(key)
-                key_part = varints[length + 1] if length <= table_max else encode_varint(length)
-            else:
-                raise TypeError(f"record key must be bytes-like or None, not "
-                                f"{type(key).__name__}")
-            value = values[index]
-            if value is None:
-                value_part, value = _NULL, b""
-            elif value.__class__ is bytes or isinstance(value, _BYTES_TYPES):
-                length = len(value)
-                value_part = varints[length + 1] if length <= table_max \
-                    else encode_varint(length)
-            else:
-                raise TypeError(f"record value must be bytes-like or None, not "
-                                f"{type(value).__name__}")
-            record_headers = None if headers is None else headers[index]
-            header_part = _encode_headers(record_headers) if record_headers else _NO_HEADERS
-            body = b"".join((head, offset_part, key_part, key, value_part, value, header_part))
-            length = len(body)
-            length_part = varints[length + 1] if length <= table_max else encode_varint(length)
-            new_size = size + len(length_part) + length
+            record = encode(timestamp - base_timestamp, count, keys[index], values[index],
+                            None if headers is None else headers[index])
+            new_size = size + len(record)
             if new_size > batch_size and count:
                 break
-            extend((length_part, body))
+            add(record)
             size = new_size
             count += 1
             if timestamp > max_timestamp:
@@ -256,6 +215,47 @@ class RecordBatchBuilder(BatchBuilder):
         crc = crc32c.crc32c(records, crc32c.crc32c(memoryview(header)[V2_CRC_START:]))
         _CRC.pack_into(header, _CRC_POSITION, crc)
         return b"".join((header, records))
+
+
+def encode_record_python(timestamp_delta: int, offset_delta: int, key: BytesLike | None,
+                         value: BytesLike | None, headers: Sequence[Header] | None,
+                         varints: tuple[bytes, ...] = _VARINTS,
+                         with_attributes: tuple[bytes, ...] = _ATTRIBUTES_AND_VARINTS,
+                         table_max: int = _TABLE_MAX) -> bytes:
+    """One v2 record, length prefix included: the reference encoder (small varints come
+    from lookup tables). The compiled codec's ``encode_record`` returns the same bytes."""
+    delta = timestamp_delta
+    head = (with_attributes[delta + 1] if -1 <= delta <= table_max
+            else b"\x00" + encode_varint(delta))
+    offset_part = (varints[offset_delta + 1] if offset_delta <= table_max
+                   else encode_varint(offset_delta))
+    if key is None:
+        key_part, key = _NULL, b""
+    elif key.__class__ is bytes or isinstance(key, _BYTES_TYPES):
+        size = len(key)
+        key_part = varints[size + 1] if size <= table_max else encode_varint(size)
+    else:
+        raise TypeError(f"record key must be bytes-like or None, not {type(key).__name__}")
+    if value is None:
+        value_part, value = _NULL, b""
+    elif value.__class__ is bytes or isinstance(value, _BYTES_TYPES):
+        size = len(value)
+        value_part = varints[size + 1] if size <= table_max else encode_varint(size)
+    else:
+        raise TypeError(f"record value must be bytes-like or None, not "
+                        f"{type(value).__name__}")
+    header_part = _encode_headers(headers) if headers else _NO_HEADERS
+    body = b"".join((head, offset_part, key_part, key, value_part, value, header_part))
+    size = len(body)
+    return (varints[size + 1] if size <= table_max else encode_varint(size)) + body
+
+
+if speedups is not None:
+    _encode_record = speedups.encode_record
+    _encode_records = speedups.encode_records
+else:
+    _encode_record = encode_record_python
+    _encode_records = None
 
 
 def _encode_headers(headers: Sequence[Header]) -> bytes:

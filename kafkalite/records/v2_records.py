@@ -5,6 +5,9 @@ the loop decodes those inline from lookup tables and calls the shared decoder on
 longer ones; a function call per field would cost more than the rest of the record.
 The loop trusts nothing: a record must end exactly where its length says, and any
 read past the data surfaces as :class:`CorruptRecordError`.
+
+When the compiled codec is built (:mod:`kafkalite.records.accelerator`) it decodes the
+batch first; this loop runs only where it declines, malformed batches among them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import NamedTuple
 
 from kafkalite.errors import CorruptRecordError, ProtocolDecodeError
 from kafkalite.protocol.varint import decode_varint
+from kafkalite.records.accelerator import speedups
 from kafkalite.records.record import NO_HEADERS, Header
 
 _ONE_BYTE = tuple((raw >> 1) ^ -(raw & 1) for raw in range(0x80))
@@ -43,9 +47,23 @@ class Columns(NamedTuple):
         return len(self.offsets)
 
 
+_compiled_decode = speedups.decode_records if speedups is not None else None
+_new = tuple.__new__
+
+
 def decode_columns(data: bytes, pos: int, end: int, count: int, base_offset: int,
                    base_timestamp: int) -> Columns:
     """Decode ``count`` records from ``data[pos:end]``, which they must fill exactly."""
+    if _compiled_decode is not None:
+        decoded = _compiled_decode(data, pos, end, count, base_offset, base_timestamp)
+        if decoded is not None:
+            return _new(Columns, decoded)
+    return decode_columns_python(data, pos, end, count, base_offset, base_timestamp)
+
+
+def decode_columns_python(data: bytes, pos: int, end: int, count: int, base_offset: int,
+                          base_timestamp: int) -> Columns:
+    """:func:`decode_columns` without the compiled codec: the reference."""
     try:
         return _decode(data, pos, end, count, base_offset, base_timestamp)
     except (IndexError, ProtocolDecodeError, UnicodeDecodeError) as exc:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kafkalite.errors import ConfigError, KafkaError, KafkaTimeoutError
 from kafkalite.protocol.errors import OffsetOutOfRangeError
@@ -28,7 +29,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ARROW_BATCH_RECORDS = 20_000
-"""Records per Arrow batch handed to Spark: large enough to amortise the per-batch cost."""
+"""Records per Arrow batch handed to Spark (the consumer's ``max_poll_records``, as each
+``poll_arrow`` becomes one batch): large enough to amortise the per-batch cost."""
 
 _SOURCE_CLIENT_SETTINGS: Mapping[str, Any] = {
     "enable_auto_commit": False,
@@ -224,21 +226,15 @@ def read_range(options: ReadOptions, offset_range: OffsetRange,
             return
         consumer.seek(tp, position)
         progress_deadline = time.monotonic() + options.poll_timeout_ms / 1000
-        pending: list[Any] = []
         while position < end:
             try:
-                fetched = consumer.poll(timeout_ms=500).get(tp, ())
+                fetched = consumer.poll_arrow(timeout_ms=500, timestamp_type=True)
             except OffsetOutOfRangeError:
                 position = _first_readable(consumer, options, offset_range, position)
                 consumer.seek(tp, position)
                 continue
-            if fetched:
-                if fetched[-1].offset >= end:
-                    fetched = [r for r in fetched if r.offset < end]
-                pending.extend(fetched)
-                if len(pending) >= ARROW_BATCH_RECORDS:
-                    yield builder.build(pending)
-                    pending = []
+            if fetched.num_rows:
+                yield builder.build(_before(fetched, end))
             new_position = consumer.position(tp)
             if new_position > position:
                 position = new_position
@@ -247,8 +243,14 @@ def read_range(options: ReadOptions, offset_range: OffsetRange,
                 raise KafkaTimeoutError(
                     f"{tp.topic}-{tp.partition}: no progress past offset {position} (reading up "
                     f"to {end}) within kafkaConsumer.pollTimeoutMs={options.poll_timeout_ms}")
-        if pending:
-            yield builder.build(pending)
+
+
+def _before(batch: pa.RecordBatch, end: int) -> pa.RecordBatch:
+    """The rows of ``batch`` (one partition's, offsets ascending) with offsets below ``end``."""
+    offsets = batch.column("offset")
+    if offsets[-1].as_py() < end:
+        return batch
+    return batch.slice(0, pc.sum(pc.less(offsets, end)).as_py() or 0)
 
 
 def _first_readable(consumer: Any, options: ReadOptions, offset_range: OffsetRange,

@@ -6,16 +6,13 @@ per-row type checks and conversion, which is most of the cost of a Python data s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from kafkalite.errors import KafkaError
 from kafkalite.serde import unpack_msgpack
 from kafkalite.spark.options import ValueEncoding
-from kafkalite.structs import ConsumerRecord
 
 HEADERS_DDL = "array<struct<key: string, value: binary>>"
 
@@ -32,7 +29,8 @@ class ValueDecodeError(KafkaError):
 
 
 class ArrowBatchBuilder:
-    """Turns lists of ConsumerRecords into Arrow batches of exactly Spark's expected schema."""
+    """Turns ``Consumer.poll_arrow`` batches (with ``timestamp_type``) into Arrow batches of
+    exactly Spark's expected schema: columns are cast, not rebuilt, except msgpack values."""
 
     def __init__(self, arrow_schema: pa.Schema, value: ValueEncoding) -> None:
         self.schema = arrow_schema
@@ -42,47 +40,47 @@ class ArrowBatchBuilder:
         self._with_headers = "headers" in arrow_schema.names
         self._header_type = arrow_schema.field("headers").type if self._with_headers else None
 
-    def build(self, records: Sequence[ConsumerRecord]) -> pa.RecordBatch:
-        topics, partitions, offsets, timestamps, timestamp_types, keys, values, headers = \
-            list(zip(*records, strict=False))[:8]
-        millis = pa.array(timestamps, pa.int64())
+    def build(self, records: pa.RecordBatch) -> pa.RecordBatch:
         columns: dict[str, pa.Array] = {
-            "key": pa.array(keys, pa.binary()),
-            "value": self._values(values, records),
-            "topic": pa.array(topics, pa.string()),
-            "partition": pa.array(partitions, pa.int32()),
-            "offset": pa.array(offsets, pa.int64()),
-            "timestamp": pc.multiply(millis, 1000).cast(self._timestamp_type),
-            "timestampType": pa.array(timestamp_types, pa.int32()),
+            "key": records.column("key"),
+            "value": self._values(records),
+            "topic": records.column("topic"),
+            "partition": records.column("partition"),
+            "offset": records.column("offset"),
+            "timestamp": records.column("timestamp").cast(self._timestamp_type),
+            "timestampType": records.column("timestamp_type").cast(pa.int32()),
         }
         if self._with_headers:
-            columns["headers"] = pa.array(
-                [[{"key": k, "value": v} for k, v in hs] for hs in headers], self._header_type)
+            columns["headers"] = records.column("headers").cast(self._header_type)
         return pa.RecordBatch.from_arrays([columns[name] for name in self.schema.names],
                                           schema=self.schema)
 
-    def _values(self, values: Sequence[bytes | None],
-                records: Sequence[ConsumerRecord]) -> pa.Array:
+    def _values(self, records: pa.RecordBatch) -> pa.Array:
+        values = records.column("value")
         if not self._msgpack:
-            return pa.array(values, pa.binary())
+            return values
         decoded: list[Any] = []
-        for record, data in zip(records, values, strict=True):
+        for index, data in enumerate(values.to_pylist()):
             try:
                 item = None if data is None else unpack_msgpack(data)
             except Exception as exc:
-                raise ValueDecodeError(_where(record) + f"value is not msgpack: {exc}") from None
+                raise ValueDecodeError(_where(records, index)
+                                       + f"value is not msgpack: {exc}") from None
             if item is not None and not isinstance(item, dict):
-                raise ValueDecodeError(_where(record) + "value is msgpack "
+                raise ValueDecodeError(_where(records, index) + "value is msgpack "
                                        f"{type(item).__name__}, not a map matching valueSchema")
             decoded.append(item)
         try:
             return pa.array(decoded, self._value_type)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            first = records[0]
-            raise ValueDecodeError(f"{first.topic}-{first.partition} offsets {first.offset}.."
-                                   f"{records[-1].offset}: msgpack values do not fit valueSchema "
+            topic, partition, offsets = (records.column(name)
+                                         for name in ("topic", "partition", "offset"))
+            raise ValueDecodeError(f"{topic[0]}-{partition[0]} offsets {offsets[0]}.."
+                                   f"{offsets[-1]}: msgpack values do not fit valueSchema "
                                    f"({self._value_type}): {exc}") from None
 
 
-def _where(record: ConsumerRecord) -> str:
-    return f"{record.topic}-{record.partition} offset {record.offset}: "
+def _where(records: pa.RecordBatch, index: int) -> str:
+    topic, partition, offset = (records.column(name)[index].as_py()
+                                for name in ("topic", "partition", "offset"))
+    return f"{topic}-{partition} offset {offset}: "

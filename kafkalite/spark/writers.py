@@ -82,28 +82,60 @@ def _require(name: str, actual: DataType, types: tuple[type[DataType], ...]) -> 
 
 
 def produce_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> int:
-    """Send every row, flush, and raise the first delivery error; returns the record count."""
+    """Send every row, flush, and raise the first delivery error; returns the record count.
+
+    Rows go with ``Producer.send_batch``, one call per topic and ``partition`` value met in
+    an Arrow batch (one call for the whole batch when neither column is present).
+    """
     from kafkalite.producer import Producer
 
-    failures: list[BaseException] = []
+    failures: list[tuple[int, BaseException]] = []
     sent = 0
     with Producer(**options.client_config) as producer:
         for batch in batches:
-            for row in batch.to_pylist():
-                topic = options.topic or row.get("topic")
-                if not topic:
-                    raise KafkaError(f"row {sent}: null topic and no 'topic' option")
-                future = producer.send(topic, _as_bytes(row["value"]),
-                                       key=_as_bytes(row.get("key")),
-                                       partition=row.get("partition"),
-                                       headers=_headers(row.get("headers")))
-                future.add_errback(failures.append)
-                sent += 1
+            for topic, partition, rows in _runs(options, batch, sent):
+                futures = producer.send_batch(
+                    topic, _values(rows.column("value")),
+                    keys=rows.column("key") if "key" in rows.schema.names else None,
+                    partition=partition,
+                    headers=rows.column("headers") if "headers" in rows.schema.names else None)
+                for future in futures:
+                    future.add_errback(lambda exc, n=future.record_count:
+                                       failures.append((n, exc)))
+            sent += batch.num_rows
         producer.flush()
     if failures:
-        raise KafkaError(f"{len(failures)} of {sent} records were not delivered; "
-                         f"first error: {failures[0]!r}")
+        lost = sum(count for count, _ in failures)
+        raise KafkaError(f"{lost} of {sent} records were not delivered; "
+                         f"first error: {failures[0][1]!r}")
     return sent
+
+
+def _runs(options: WriteOptions, batch: pa.RecordBatch,
+          first_row: int) -> Iterator[tuple[str, int | None, pa.RecordBatch]]:
+    """``(topic, partition, rows)`` groups of ``batch``, in first-seen order."""
+    names = batch.schema.names
+    if options.topic and "partition" not in names:
+        yield options.topic, None, batch
+        return
+    topics = [options.topic] * batch.num_rows if options.topic else \
+        batch.column("topic").to_pylist()
+    partitions = batch.column("partition").to_pylist() if "partition" in names else \
+        [None] * batch.num_rows
+    groups: dict[tuple[str, int | None], list[int]] = {}
+    for index, key in enumerate(zip(topics, partitions, strict=True)):
+        if not key[0]:
+            raise KafkaError(f"row {first_row + index}: null topic and no 'topic' option")
+        groups.setdefault(key, []).append(index)
+    for (topic, partition), indices in groups.items():
+        yield topic, partition, batch.take(pa.array(indices, pa.int64()))
+
+
+def _values(column: pa.Array) -> Any:
+    """Binary and string columns go as they are; structs become msgpack bytes."""
+    if pa.types.is_struct(column.type):
+        return [_as_bytes(value) for value in column.to_pylist()]
+    return column
 
 
 def _as_bytes(value: Any) -> bytes | None:
@@ -112,10 +144,6 @@ def _as_bytes(value: Any) -> bytes | None:
     if isinstance(value, str):
         return value.encode()
     return pack_msgpack(value)
-
-
-def _headers(headers: list[dict[str, Any]] | None) -> list[tuple[str, bytes | None]] | None:
-    return None if headers is None else [(h["key"], h["value"]) for h in headers]
 
 
 def _as_arrow(rows: Iterator[Any]) -> Iterator[pa.RecordBatch]:

@@ -24,7 +24,7 @@ from typing import Any
 from kafkalite_server.cluster.dynamic_config import (
     CLUSTER_DEFAULT,
     DYNAMIC_KEYS,
-    DynamicBrokerConfigs,
+    DynamicLayers,
 )
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import TOPIC_CONFIGS, ConfigType, LogConfig
@@ -51,7 +51,7 @@ class BrokerLayers:
     """Keys the operator set in the properties file, as the broker reports them."""
 
     @classmethod
-    def of(cls, config: BrokerConfig, dynamic: DynamicBrokerConfigs) -> BrokerLayers:
+    def of(cls, config: BrokerConfig, dynamic: DynamicLayers) -> BrokerLayers:
         static = {key: value for key, value, is_default in config.describe() if not is_default}
         return cls(dynamic.layer(str(config.broker_id)), dynamic.layer(CLUSTER_DEFAULT), static)
 

@@ -13,11 +13,12 @@ KafkaStorageError naming the file and leaves the image and the brokers untouched
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.errors import (
+    BrokerResponseError,
     InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -28,6 +29,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite_server.cluster.config_changes import check_internal_topic
 from kafkalite_server.cluster.dynamic_config import DynamicBrokerConfigs, validate_dynamic
+from kafkalite_server.cluster.election_requests import ElectionType, requested_election
 from kafkalite_server.cluster.image import (
     BrokerEndpoint,
     MetadataImage,
@@ -308,6 +310,29 @@ class Controller:
         transfer(old, broker_id)
         self._lead([self._state(topic, index, moved.partitions[index])])
         return moved.partitions[index]
+
+    # ------------------------------------------------------------------ ElectLeaders
+
+    def elect_on_request(self, kind: ElectionType, keys: Iterable[tuple[str, int]] | None
+                         ) -> dict[tuple[str, int], int | BrokerResponseError]:
+        """ElectLeaders: a partition's one replica is its preferred leader, so a live leader
+        needs no election and a stopped one has no other replica to take over."""
+        wanted = list(keys) if keys is not None else [
+            (name, index) for name, info in self.image.topics.items()
+            for index in range(len(info.partitions))]
+        results: dict[tuple[str, int], int | BrokerResponseError] = {}
+        for topic, index in wanted:
+            partition = self.image.partition(topic, index)
+            if partition is None:
+                results[topic, index] = UnknownTopicOrPartitionError(f"{topic}-{index}")
+                continue
+            outcome = requested_election(kind, f"{topic}-{index}", [partition.leader],
+                                         partition.leader, [partition.leader],
+                                         self.image.brokers)
+            # With one replica an election can only name the leader it already has.
+            results[topic, index] = (outcome if isinstance(outcome, BrokerResponseError)
+                                     else outcome.leader)
+        return results
 
     # ------------------------------------------------------------------ broker-facing reads
 

@@ -9,9 +9,12 @@ broker's own metadata cache later, through UpdateMetadata.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from kafkalite.protocol.errors import BrokerResponseError
+from kafkalite_server.cluster.dynamic_config import DynamicLayers
+from kafkalite_server.cluster.election_requests import ElectionType
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import BrokerChannel
 from kafkalite_server.log.config import LogConfig
@@ -26,6 +29,7 @@ class ProducerIds(Protocol):
 class ControllerClient(Protocol):
     default_log_config: LogConfig
     producer_ids: ProducerIds
+    dynamic_configs: DynamicLayers
 
     def topic_config(self, topic: str) -> LogConfig: ...
 
@@ -41,6 +45,17 @@ class ControllerClient(Protocol):
     def create_partitions(self, name: str, count: int,
                           assignments: list[list[int]] | None = None, *,
                           validate_only: bool = False) -> None: ...
+
+    def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
+                            validate_only: bool = False) -> None: ...
+
+    def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
+                             validate_only: bool = False) -> None: ...
+
+    def elect_on_request(self, kind: ElectionType, keys: Iterable[tuple[str, int]] | None
+                         ) -> dict[tuple[str, int], int | BrokerResponseError]:
+        """Each partition's leader after the election, or its error; raises
+        NotControllerError on a broker that cannot run elections."""
 
 
 class Membership(Protocol):

@@ -166,50 +166,19 @@ def validate_dynamic(configs: Mapping[str, str]) -> None:
         spec.parse(key, text.strip())
 
 
-class DynamicBrokerConfigs:
-    """The two dynamic layers, persisted; read by the controller for topic defaults."""
+class DynamicLayers:
+    """The two dynamic layers, wherever they are kept (a file for a standalone broker,
+    ``/config/brokers`` in a ZooKeeper cluster)."""
 
-    def __init__(self, metadata_dir: Path) -> None:
-        self.path = metadata_dir / DYNAMIC_CONFIG_FILE
+    def __init__(self) -> None:
         self.cluster_default: dict[str, str] = {}
         self.per_broker: dict[int, dict[str, str]] = {}
-        if self.path.exists():
-            self._load()
-
-    def _load(self) -> None:
-        try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-            default = {str(k): str(v) for k, v in raw["default"].items()}
-            brokers = {int(b): {str(k): str(v) for k, v in entries.items()}
-                       for b, entries in raw["brokers"].items()}
-            validate_dynamic(default)
-            for entries in brokers.values():
-                validate_dynamic(entries)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise MetadataFileError(f"{self.path}: {exc!r}") from None
-        self.cluster_default, self.per_broker = default, brokers
 
     def layer(self, resource_name: str) -> dict[str, str]:
         """The dynamic values of a resource: ``""`` or a broker id."""
         if resource_name == CLUSTER_DEFAULT:
             return dict(self.cluster_default)
         return dict(self.per_broker.get(int(resource_name), {}))
-
-    def replace(self, resource_name: str, configs: Mapping[str, str]) -> None:
-        """Saves the resource's new complete set of dynamic values, then uses it."""
-        validate_dynamic(configs)
-        default = dict(self.cluster_default)
-        brokers = {broker: dict(entries) for broker, entries in self.per_broker.items()}
-        if resource_name == CLUSTER_DEFAULT:
-            default = dict(configs)
-        elif configs:
-            brokers[int(resource_name)] = dict(configs)
-        else:
-            brokers.pop(int(resource_name), None)
-        document = {"version": 1, "default": default,
-                    "brokers": {str(b): entries for b, entries in sorted(brokers.items())}}
-        write_atomically(self.path, json.dumps(document, indent=1, sort_keys=True).encode())
-        self.cluster_default, self.per_broker = default, brokers
 
     def log_defaults(self, static: LogConfig,
                      replacing: tuple[str, Mapping[str, str]] | None = None) -> LogConfig:
@@ -232,3 +201,42 @@ class DynamicBrokerConfigs:
         if not overrides:
             return static
         return LogConfig.from_topic_configs(static, overrides)
+
+
+class DynamicBrokerConfigs(DynamicLayers):
+    """The two dynamic layers, persisted; read by the controller for topic defaults."""
+
+    def __init__(self, metadata_dir: Path) -> None:
+        super().__init__()
+        self.path = metadata_dir / DYNAMIC_CONFIG_FILE
+        if self.path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            default = {str(k): str(v) for k, v in raw["default"].items()}
+            brokers = {int(b): {str(k): str(v) for k, v in entries.items()}
+                       for b, entries in raw["brokers"].items()}
+            validate_dynamic(default)
+            for entries in brokers.values():
+                validate_dynamic(entries)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise MetadataFileError(f"{self.path}: {exc!r}") from None
+        self.cluster_default, self.per_broker = default, brokers
+
+    def replace(self, resource_name: str, configs: Mapping[str, str]) -> None:
+        """Saves the resource's new complete set of dynamic values, then uses it."""
+        validate_dynamic(configs)
+        default = dict(self.cluster_default)
+        brokers = {broker: dict(entries) for broker, entries in self.per_broker.items()}
+        if resource_name == CLUSTER_DEFAULT:
+            default = dict(configs)
+        elif configs:
+            brokers[int(resource_name)] = dict(configs)
+        else:
+            brokers.pop(int(resource_name), None)
+        document = {"version": 1, "default": default,
+                    "brokers": {str(b): entries for b, entries in sorted(brokers.items())}}
+        write_atomically(self.path, json.dumps(document, indent=1, sort_keys=True).encode())
+        self.cluster_default, self.per_broker = default, brokers

@@ -15,7 +15,11 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable
 
-from kafkalite.protocol.errors import BrokerIdNotRegisteredError
+from kafkalite.protocol.errors import (
+    BrokerIdNotRegisteredError,
+    BrokerResponseError,
+    UnknownTopicOrPartitionError,
+)
 from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.coordination import (
     BadVersionError,
@@ -33,9 +37,9 @@ from kafkalite_server.cluster.election import (
     controlled_shutdown_leader,
     imbalanced,
     offline_partition_leader,
-    preferred_replica_leader,
     without_replica,
 )
+from kafkalite_server.cluster.election_requests import ElectionType, requested_election
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import (
     LEADER_DURING_DELETE,
@@ -93,6 +97,7 @@ class ZkController:
                     changed.append(key)
         self._announce(keys, to=list(self.live), changed=changed)
         self._deletions_requested()
+        self._isr_changed()
 
     def stop(self) -> None:
         self.active = False
@@ -315,6 +320,31 @@ class ZkController:
             if added:
                 self._announce(added, to=(), changed=added)
 
+    def _isr_changed(self) -> None:
+        """Leaders changed ISRs in the state nodes (Kafka 2.x's isr_change_notification):
+        re-read those states and tell every broker with UpdateMetadata."""
+        keys: set[TopicPartition] = set()
+        for name in self.store.children(zk.ISR_CHANGE_NOTIFICATION,
+                                        watch=self._watch(self._isr_changed)):
+            path = f"{zk.ISR_CHANGE_NOTIFICATION}/{name}"
+            try:
+                keys.update(zk.decode_isr_change(path, self.store.get(path)[0]))
+                self.store.delete(path)
+            except NoNodeError:
+                continue
+            except zk.LayoutError as exc:
+                log.warning("controller %d: ignoring %s", self.broker_id, exc)
+                with contextlib.suppress(NoNodeError):
+                    self.store.delete(path)
+        known = sorted(key for key in keys if key in self.states)
+        for key in known:
+            path = zk.partition_state_path(*key)
+            with contextlib.suppress(NoNodeError):
+                data, stat = self.store.get(path)
+                self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+        if known:
+            self._update_metadata([self.partition_state(key) for key in known])
+
     def _deletions_requested(self) -> None:
         for topic in self.store.children(zk.DELETE_TOPICS,
                                          watch=self._watch(self._deletions_requested)):
@@ -367,33 +397,59 @@ class ZkController:
         self._announce(keys, to=(), changed=changed)
         return [key for key in keys if self.states[key][0].leader == broker_id]
 
-    def elect_preferred(self, keys: Iterable[TopicPartition] | None = None
-                        ) -> dict[TopicPartition, bool]:
-        """Preferred leader election: True where the preferred replica now leads."""
+    def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
+                         ) -> dict[TopicPartition, int | BrokerResponseError]:
+        """ElectLeaders: for each partition (every one for None), the leader it has after
+        the election, or the error Kafka answers (see :mod:`election_requests`)."""
         live = {b for b in self.live if self._eligible(b)}
         wanted = list(keys) if keys is not None else self.assignments_keys()
-        result: dict[TopicPartition, bool] = {}
+        results: dict[TopicPartition, int | BrokerResponseError] = {}
         changed = []
-        def elect(replicas: list[int], current: zk.LeaderIsr) -> Election:
-            return (preferred_replica_leader(replicas, current.isr, live)
-                    or Election(current.leader, current.isr))
         for key in wanted:
-            if key not in self.states:
+            try:
+                state = self._reload_state(key) if key in self.states else None
+            except NoNodeError:
+                state = None
+            if state is None:
+                results[key] = UnknownTopicOrPartitionError(f"{key[0]}-{key[1]}")
                 continue
+            replicas = self.assignments[key[0]][key[1]]
+            outcome = requested_election(kind, f"{key[0]}-{key[1]}", replicas, state.leader,
+                                         state.isr, live)
+            if isinstance(outcome, BrokerResponseError):
+                results[key] = outcome
+                continue
+            def elect(replicas: list[int], current: zk.LeaderIsr,
+                      key: TopicPartition = key) -> Election:
+                again = requested_election(kind, f"{key[0]}-{key[1]}", replicas,
+                                           current.leader, current.isr, live)
+                return (Election(current.leader, current.isr)
+                        if isinstance(again, BrokerResponseError) else again)
             if self._apply_election(key, elect):
                 changed.append(key)
-            replicas = self.assignments[key[0]][key[1]]
-            result[key] = bool(replicas) and self.states[key][0].leader == replicas[0]
+            results[key] = self.states[key][0].leader
         if changed:
             self._announce(changed, to=(), changed=changed)
-        return result
+        return results
+
+    def _reload_state(self, key: TopicPartition) -> zk.LeaderIsr:
+        """The partition state node as it is now (a leader may have grown the ISR since),
+        read before an election as Kafka's partition state machine does."""
+        path = zk.partition_state_path(*key)
+        data, stat = self.store.get(path)
+        self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+        return self.states[key][0]
 
     def rebalance_leaders(self) -> list[TopicPartition]:
         """The auto.leader.rebalance check: preferred elections for brokers over
-        ``leader.imbalance.per.broker.percentage``."""
+        ``leader.imbalance.per.broker.percentage``; returns the partitions moved."""
         leaders = {key: state.leader for key, (state, _v) in self.states.items()}
         preferred = {key: self.assignments[key[0]][key[1]][0] for key in self.states
                      if self.assignments[key[0]][key[1]]}
         chosen = imbalanced(leaders, preferred, self.imbalance_percentage)
-        moved = self.elect_preferred(chosen)
-        return [key for key, ok in moved.items() if ok]
+        if not chosen:
+            return []
+        log.info("controller %d: leaders of %s are not their preferred replicas; "
+                 "rebalancing", self.broker_id, chosen)
+        outcomes = self.elect_on_request(ElectionType.PREFERRED, chosen)
+        return [key for key, outcome in outcomes.items() if outcome == preferred[key]]

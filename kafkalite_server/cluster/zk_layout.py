@@ -8,7 +8,10 @@ Anyone who knows Kafka can inspect a kafkalite cluster with ``zkCli.sh``:
 - ``/brokers/topics/<topic>``: ``{"version":1,"partitions":{"0":[1,2,3],...}}``.
 - ``/brokers/topics/<topic>/partitions/<p>/state``: leader, leader_epoch, isr,
   controller_epoch; written only conditionally on its version.
-- ``/config/topics/<topic>``: ``{"version":1,"config":{...}}``.
+- ``/config/topics/<topic>``, ``/config/brokers/<id>`` and ``/config/brokers/<default>``:
+  ``{"version":1,"config":{...}}``; each change also creates the sequential
+  ``/config/changes/config_change_NNNNNNNNNN``, ``{"version":2,"entity_path":"topics/<t>"}``,
+  which every broker watches.
 - ``/admin/delete_topics/<topic>``: a deletion request for the controller.
 - ``/latest_producer_id_block``: the last producer id block handed out.
 - ``/cluster/id``: ``{"version":"1","id":"..."}``.
@@ -31,8 +34,11 @@ CONFIG_TOPICS = "/config/topics"
 DELETE_TOPICS = "/admin/delete_topics"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 CLUSTER_ID = "/cluster/id"
+ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
+ISR_CHANGE_PREFIX = f"{ISR_CHANGE_NOTIFICATION}/isr_change_"
 
-PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/cluster")
+PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/cluster",
+                    ISR_CHANGE_NOTIFICATION)
 """Created by every broker at start (Kafka's ``createTopLevelPaths``)."""
 
 
@@ -163,15 +169,27 @@ class LeaderIsr:
             raise LayoutError(f"{path}: {exc!r}") from None
 
 
+def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
+    """A leader changed these partitions' ISR (the controller re-reads their state)."""
+    return _dump({"version": 1, "partitions": [{"topic": t, "partition": p}
+                                               for t, p in partitions]})
+
+
+def decode_isr_change(path: str, data: bytes) -> list[tuple[str, int]]:
+    try:
+        return [(str(entry["topic"]), int(entry["partition"]))
+                for entry in _load(data, path)["partitions"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LayoutError(f"{path}: {exc!r}") from None
+
+
 def encode_topic_config(configs: dict[str, str]) -> bytes:
+    """The document of every ``/config/<type>/<name>`` node (topics and brokers alike)."""
     return _dump({"version": 1, "config": dict(sorted(configs.items()))})
 
 
 def decode_topic_config(topic: str, data: bytes) -> dict[str, str]:
-    try:
-        return {str(k): str(v) for k, v in _load(data, topic_config_path(topic))["config"].items()}
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise LayoutError(f"{topic_config_path(topic)}: {exc!r}") from None
+    return decode_config(topic_config_path(topic), data)
 
 
 # ------------------------------------------------------------------ cluster id, producer ids
@@ -198,3 +216,45 @@ def decode_producer_id_block(data: bytes) -> int:
         return int(_load(data, PRODUCER_ID_BLOCK)["block_end"])
     except (KeyError, TypeError, ValueError) as exc:
         raise LayoutError(f"{PRODUCER_ID_BLOCK}: {exc!r}") from None
+
+
+# ------------------------------------------------------------------ dynamic configs
+
+CONFIG_BROKERS = "/config/brokers"
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = f"{CONFIG_CHANGES}/config_change_"
+DEFAULT_BROKER_ENTITY = "<default>"
+"""``/config/brokers/<default>`` holds the cluster-wide dynamic broker configs."""
+
+
+def broker_config_path(resource_name: str) -> str:
+    """``resource_name`` is a broker id, or ``""`` for the cluster-wide defaults."""
+    return f"{CONFIG_BROKERS}/{resource_name or DEFAULT_BROKER_ENTITY}"
+
+
+def broker_config_entity(resource_name: str) -> str:
+    return f"brokers/{resource_name or DEFAULT_BROKER_ENTITY}"
+
+
+def topic_config_entity(topic: str) -> str:
+    return f"topics/{topic}"
+
+
+def decode_config(path: str, data: bytes) -> dict[str, str]:
+    """A ``/config/<type>/<name>`` node's configs."""
+    try:
+        return {str(k): str(v) for k, v in _load(data, path)["config"].items()}
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise LayoutError(f"{path}: {exc!r}") from None
+
+
+def encode_config_change(entity_path: str) -> bytes:
+    """A change notification (version 2): which entity's config node changed."""
+    return _dump({"version": 2, "entity_path": entity_path})
+
+
+def decode_config_change(path: str, data: bytes) -> str:
+    try:
+        return str(_load(data, path)["entity_path"])
+    except (KeyError, TypeError) as exc:
+        raise LayoutError(f"{path}: {exc!r}") from None

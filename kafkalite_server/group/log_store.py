@@ -2,7 +2,8 @@
 
 Each store call is one v2 record batch appended through the replica manager, so a commit
 of many partitions is atomic, fetchers of the offsets topic wake up, and the call returns
-only after the bytes are in the log (replication factor one: that is acks=all).
+once the bytes are in the leader's log. The last offset appended to each partition is
+kept, so the service can wait until the ISR has it before answering (acks=all).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class OffsetsLogStore:
     def __init__(self, replicas: ReplicaManager, now_ms: Callable[[], int]) -> None:
         self._replicas = replicas
         self._now_ms = now_ms
+        self.last_appended: dict[int, int] = {}
 
     def store_group(self, partition: int, group_id: str, record: GroupMetadataRecord) -> None:
         self._append(partition, [group_metadata_record(group_id, record)])
@@ -55,7 +57,8 @@ class OffsetsLogStore:
         """Raises NotLeaderOrFollowerError if this broker no longer leads the partition."""
         now = self._now_ms()
         batch = bytearray(encode_batch((key, value, now, ()) for key, value in entries))
-        self._replicas.append_local(OFFSETS_TOPIC, partition, memoryview(batch))
+        info = self._replicas.append_local(OFFSETS_TOPIC, partition, memoryview(batch))
+        self.last_appended[partition] = info.last_offset
 
     def log_of(self, partition: int) -> Log:
         return self._replicas.leader_partition(OFFSETS_TOPIC, partition).log

@@ -14,7 +14,13 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from kafkalite.protocol.errors import TopicAlreadyExistsError
+from kafkalite.protocol.errors import (
+    CoordinatorNotAvailableError,
+    NotCoordinatorError,
+    NotLeaderOrFollowerError,
+    TopicAlreadyExistsError,
+)
+from kafkalite_server.cluster.cluster_node import ClusterMembership
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
 from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest
@@ -30,6 +36,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+OFFSETS_COMMIT_TIMEOUT_MS = 5000
+"""Kafka's offsets.commit.timeout.ms: how long a commit waits for the ISR."""
 
 
 class GroupCoordinatorService:
@@ -113,11 +121,42 @@ class GroupCoordinatorService:
             self._broker.controller.create_topic(
                 OFFSETS_TOPIC,
                 self.config.offsets_topic_num_partitions,
+                self._offsets_replication_factor(),
                 configs={
                     "cleanup.policy": "compact",
                     "segment.bytes": str(self.config.offsets_topic_segment_bytes),
                 },
             )
+
+    async def committed_in_isr(self, group_id: str) -> int:
+        """Waits until the group's last write is committed in the ISR of its offsets
+        partition (``offsets.commit.timeout.ms``, 5 s); 0, or the error to answer with,
+        mapped as Kafka's coordinator maps it."""
+        partition = self.coordinator.partition_for(group_id)
+        offset = self.store.last_appended.get(partition)
+        if offset is None:
+            return 0
+        key = (OFFSETS_TOPIC, partition)
+        error = (await self._broker.replica_manager.await_replication(
+            {key: offset}, OFFSETS_COMMIT_TIMEOUT_MS))[key]
+        if error == NotLeaderOrFollowerError.errno:
+            return NotCoordinatorError.errno
+        return CoordinatorNotAvailableError.errno if error else 0
+
+    def _offsets_replication_factor(self) -> int:
+        """``offsets.topic.replication.factor`` in a cluster, capped at the live brokers
+        (Kafka refuses instead; a warning says the topic is less durable than asked). The
+        standalone controller keeps one replica per partition."""
+        if not isinstance(self._broker.membership, ClusterMembership):
+            return 1
+        wanted = self._broker.config.offsets_topic_replication_factor
+        live = len(self._broker.metadata_cache.brokers)
+        if 0 < live < wanted:
+            log.warning("creating %s with replication factor %d: only %d brokers are live "
+                        "(offsets.topic.replication.factor is %d)", OFFSETS_TOPIC, live, live,
+                        wanted)
+            return live
+        return wanted
 
     def coordinator_for(self, group_id: str) -> BrokerEndpoint | None:
         """The broker leading the group's offsets partition, if it is up."""

@@ -45,12 +45,15 @@ async def handle_describe_log_dirs(ctx: RequestContext, body: dict[str, Any]) ->
         (t["topic"], p) for t in body["topics"] for p in t["partitions"]}
     by_dir: dict[str, dict[str, list[dict[str, Any]]]] = {
         str(d): {} for d in manager.log_dirs}
+    replicas = ctx.broker.replica_manager.partitions
     for log in manager.all_logs():
         topic, index = log.topic_partition
         if wanted is not None and (topic, index) not in wanted:
             continue
+        replica = replicas.get((topic, index))
         by_dir[str(log.directory.parent)].setdefault(topic, []).append({
-            "partition_index": index, "partition_size": log.size_in_bytes, "offset_lag": 0,
+            "partition_index": index, "partition_size": log.size_in_bytes,
+            "offset_lag": replica.offset_lag if replica is not None else 0,
             "is_future_key": False})
     results: list[dict[str, Any]] = []
     for log_dir, topics in by_dir.items():

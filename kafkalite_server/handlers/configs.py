@@ -1,7 +1,8 @@
 """Config APIs: DescribeConfigs (32), AlterConfigs (33), IncrementalAlterConfigs (44).
 
 Resources are topics (type 2) and brokers (type 4: name ``""`` for the cluster-wide
-dynamic defaults, or this broker's id). Each resource succeeds or fails on its own, with an
+dynamic defaults, or this broker's id). Everything goes through the broker's controller
+client, so a standalone broker and a ZooKeeper cluster's brokers answer alike. Each resource succeeds or fails on its own, with an
 ``error_message`` naming the key for INVALID_CONFIG. Other resource types (groups, broker
 loggers) answer INVALID_REQUEST, as Kafka 3.x does for groups.
 """
@@ -84,10 +85,8 @@ def _describe(ctx: RequestContext, kind: int, name: str) -> list[dict[str, Any]]
     controller = ctx.broker.controller
     layers = BrokerLayers.of(ctx.broker.config, controller.dynamic_configs)
     if kind == RESOURCE_TOPIC:
-        info = controller.image.topics.get(name)
-        if info is None:
-            raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        return describe_topic(controller.topic_config(name), info.configs, layers)
+        overrides = _topic_overrides(ctx, name)
+        return describe_topic(controller.topic_config(name), overrides, layers)
     _check_broker_name(ctx, name)
     return describe_broker(name, ctx.broker.config, layers)
 
@@ -95,14 +94,17 @@ def _describe(ctx: RequestContext, kind: int, name: str) -> list[dict[str, Any]]
 def _current(ctx: RequestContext, kind: int, name: str) -> dict[str, str]:
     """The resource's overrides now: a topic's own configs, or a dynamic broker layer."""
     _check_type(kind)
-    controller = ctx.broker.controller
     if kind == RESOURCE_TOPIC:
-        info = controller.image.topics.get(name)
-        if info is None:
-            raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        return dict(info.configs)
+        return _topic_overrides(ctx, name)
     _check_broker_name(ctx, name)
-    return controller.dynamic_configs.layer(name)
+    return ctx.broker.controller.dynamic_configs.layer(name)
+
+
+def _topic_overrides(ctx: RequestContext, name: str) -> dict[str, str]:
+    overrides = ctx.broker.controller.topic_overrides(name)
+    if overrides is None:
+        raise UnknownTopicOrPartitionError(f"topic {name!r}")
+    return overrides
 
 
 def _alter(ctx: RequestContext, body: dict[str, Any],

@@ -21,8 +21,12 @@ _DENIED = FetchResult(TopicAuthorizationFailedError.errno)
 async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     params = FetchParams(body["replica_id"], body["max_wait_ms"], body["min_bytes"],
                          body["max_bytes"], body["isolation_level"])
-    denied = ctx.denied(AclOperation.READ, ResourceType.TOPIC,
-                        [topic["topic"] for topic in body["topics"]])
+    names = [topic["topic"] for topic in body["topics"]]
+    if body["replica_id"] < 0:
+        denied = ctx.denied(AclOperation.READ, ResourceType.TOPIC, names)
+    else:  # a follower's fetch needs ClusterAction
+        allowed = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+        denied = frozenset() if allowed else frozenset(names)
     requests = [FetchRequest(topic["topic"], p["partition"], p["fetch_offset"],
                              p["partition_max_bytes"], p["current_leader_epoch"])
                 for topic in body["topics"] for p in topic["partitions"]

@@ -189,6 +189,7 @@ async def handle_offset_commit(
         group_instance_id=body.get("group_instance_id"),
         retention_ms=body["retention_time_ms"],
     ) if entries else {}
+    replication_error = await service.committed_in_isr(body["group_id"]) if results else 0
     return {
         "throttle_time_ms": 0,
         "topics": [
@@ -197,7 +198,7 @@ async def handle_offset_commit(
                 "partitions": [
                     {
                         "partition_index": p["partition_index"],
-                        "error_code": _partition_error(
+                        "error_code": replication_error or _partition_error(
                             TopicPartition(topic["name"], p["partition_index"]), results, unknown
                         ),
                     }

@@ -108,6 +108,23 @@ class AppendInfo:
     duplicate: bool = False
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class LogOffsetMetadata:
+    """An offset with where it lies: the segment's base offset and the byte position of
+    the batch starting there. The high watermark is kept this way, as in Kafka, so a
+    delayed fetch measures the bytes below it without reading the log."""
+
+    offset: int
+    segment_base: int
+    position: int
+
+    def bytes_since(self, other: LogOffsetMetadata) -> int | None:
+        """Bytes from ``other`` up to here in one segment; None across segments."""
+        if self.segment_base != other.segment_base:
+            return None
+        return max(self.position - other.position, 0)
+
+
 DiskFailureHandler = Callable[["Log", OSError], None]
 """Told when a file operation of the log failed (the log manager takes its dir offline)."""
 
@@ -407,6 +424,19 @@ class Log:
             if region is not None or max_position is not None:
                 return region
         return None
+
+    def offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """Where ``offset`` lies (the log end: the active segment's end). An offset below
+        the log start is placed at the first segment's start."""
+        active = self.active_segment
+        if offset >= self.log_end_offset:
+            return LogOffsetMetadata(offset, active.base_offset, active.size)
+        slot = max(bisect.bisect_right(self._bases, offset) - 1, 0)
+        segment = self._segments[self._bases[slot]]
+        with self._disk("search"):
+            found = segment.translate_offset(offset)
+        position = found[0] if found is not None else segment.size
+        return LogOffsetMetadata(offset, segment.base_offset, position)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record stamped at or after ``timestamp``.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kafkalite.protocol.errors import OffsetOutOfRangeError
+from kafkalite_server.log.log import LogOffsetMetadata
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.purgatory import DelayedOperation
 
@@ -35,43 +35,44 @@ class DelayedProduce(DelayedOperation):
 class FetchPosition:
     key: TopicPartition
     fetch_offset: int
-    max_bytes: int
+    start: LogOffsetMetadata | None
+    """Where ``fetch_offset`` lay in the leader's log when the fetch was parked."""
 
 
 class DelayedFetch(DelayedOperation):
-    """Done when the readable bytes (below the high watermark) reach ``min_bytes``, or a
-    partition changed in a way the client must hear about (leadership, offset range)."""
+    """Done when the readable bytes (below ``end_of(partition)``: the log end for
+    followers, the high watermark or for read_committed the last stable offset for
+    consumers) reach ``min_bytes``, or a partition changed in a way the fetcher must hear
+    about (leadership, truncation, a new segment, the offset range).
+
+    Bytes are measured between offset metadata (segment, position), as in Kafka's
+    DelayedFetch: with the high watermark or the log end as the bound, checking never
+    reads the log."""
 
     def __init__(self, timeout_ms: int, min_bytes: int, positions: list[FetchPosition],
                  lookup: Callable[[TopicPartition], Partition | None],
-                 upper_bound: Callable[[Partition], int] = lambda p: p.high_watermark
-                 ) -> None:
-        """``upper_bound``: where reads stop (the last stable offset for read_committed)."""
+                 end_of: Callable[[Partition], LogOffsetMetadata]) -> None:
         super().__init__(timeout_ms)
         self.min_bytes = min_bytes
         self.positions = positions
         self.lookup = lookup
-        self.upper_bound = upper_bound
+        self.end_of = end_of
 
     def is_satisfied(self) -> bool:
         available = 0
         for position in self.positions:
             partition = self.lookup(position.key)
-            if partition is None:
+            if partition is None or position.start is None:
                 return True
-            high_watermark = self.upper_bound(partition)
-            if position.fetch_offset >= high_watermark:
-                if position.fetch_offset > partition.log.log_end_offset:
-                    return True
+            if position.fetch_offset > partition.log.log_end_offset:
+                return True
+            end = self.end_of(partition)
+            if end.offset <= position.fetch_offset:
                 continue
-            if self.min_bytes <= 1:
+            gained = end.bytes_since(position.start)
+            if gained is None:
                 return True
-            try:
-                region = partition.log.read(position.fetch_offset, position.max_bytes,
-                                            max_offset=high_watermark)
-            except OffsetOutOfRangeError:
-                return True
-            available += len(region) if region is not None else 0
-            if available >= self.min_bytes:
+            available += gained
+            if available >= max(self.min_bytes, 1):
                 return True
         return False

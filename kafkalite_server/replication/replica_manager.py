@@ -2,18 +2,25 @@
 
 As in Kafka, the replica manager (not the request handlers) owns the request path's rules:
 valid acks, the min.insync.replicas check, the produce and fetch purgatories, and capping
-reads at the high watermark. It changes only on the controller's word
+consumer reads at the high watermark. It changes only on the controller's word
 (:meth:`become_leader_or_follower`, :meth:`stop_replicas`), fences controllers with an
 older epoch, and tells leadership listeners (the group coordinator) what it gained or lost.
 Whether a partition it does not lead is unknown or led elsewhere comes from the broker's
 own metadata cache.
+
+Replication: partitions it follows go to the replica fetchers (:mod:`fetcher`); a Fetch
+from a follower (``replica_id`` >= 0) reads up to the log end and tells the partition the
+follower's LEO, which may move the high watermark (waking acks=all produces) or let the
+follower rejoin the ISR. :meth:`maybe_shrink_isr` runs periodically. High watermarks are
+checkpointed in each log dir's ``replication-offset-checkpoint``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from kafkalite.errors import CorruptRecordError, ProtocolDecodeError
@@ -32,15 +39,19 @@ from kafkalite.protocol.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
-from kafkalite_server.cluster.messages import LeaderAndIsr, StopReplica
+from kafkalite_server.cluster.messages import NO_LEADER, LeaderAndIsr, PartitionState, StopReplica
 from kafkalite_server.cluster.metadata_cache import MetadataCache
+from kafkalite_server.log.checkpoint import CorruptCheckpointError, OffsetCheckpointFile
 from kafkalite_server.log.config import LogConfig
-from kafkalite_server.log.log import AppendInfo, Log
+from kafkalite_server.log.log import AppendInfo, Log, LogOffsetMetadata, wall_clock_ms
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.log.transaction_index import AbortedTxn
 from kafkalite_server.log.validator import RecordValidationError
 from kafkalite_server.replication.delayed import DelayedFetch, DelayedProduce, FetchPosition
+from kafkalite_server.replication.fetcher import FetcherSettings, ReplicaFetcherManager
+from kafkalite_server.replication.isr_store import NoPartitionStateStore, PartitionStateStore
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.purgatory import Purgatory
 
@@ -49,6 +60,7 @@ log = logging.getLogger(__name__)
 TopicPartition = tuple[str, int]
 VALID_ACKS = (-1, 0, 1)
 CONSUMER_REPLICA_ID = -1
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
 
 
 class LeadershipListener(Protocol):
@@ -102,18 +114,33 @@ class FetchResult:
     aborted: list[AbortedTxn] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicationSettings:
+    lag_time_max_ms: int = 30_000
+    fetcher: FetcherSettings = field(default_factory=FetcherSettings)
+
+
 class ReplicaManager:
     def __init__(self, broker_id: int, log_manager: LogManager, metadata: MetadataCache,
-                 topic_config: Callable[[str], LogConfig]) -> None:
+                 topic_config: Callable[[str], LogConfig],
+                 state_store: PartitionStateStore | None = None,
+                 settings: ReplicationSettings | None = None, *,
+                 now_ms: Callable[[], int] = wall_clock_ms) -> None:
+        """Without a ``state_store`` (a standalone broker) ISRs never change."""
         self.broker_id = broker_id
         self.log_manager = log_manager
         self.metadata = metadata
         self.topic_config = topic_config
+        self.state_store = state_store or NoPartitionStateStore()
+        self.settings = settings or ReplicationSettings()
+        self.now_ms = now_ms
         self.partitions: dict[TopicPartition, Partition] = {}
         self.controller_epoch = -1
         self.fetch_purgatory = Purgatory("fetch")
         self.produce_purgatory = Purgatory("produce")
         self._listeners: list[LeadershipListener] = []
+        self._fetchers: ReplicaFetcherManager | None = None
+        self._checkpointed = self._read_high_watermarks()
 
     def add_leadership_listener(self, listener: LeadershipListener) -> None:
         self._listeners.append(listener)
@@ -129,8 +156,10 @@ class ReplicaManager:
 
     def become_leader_or_follower(self, request: LeaderAndIsr) -> dict[TopicPartition, int]:
         """Applies each partition state naming this broker as a replica; older leader
-        epochs are ignored (STALE_CONTROLLER_EPOCH for the partition, as Kafka answers)."""
+        epochs are ignored (STALE_CONTROLLER_EPOCH for the partition, as Kafka answers).
+        A leader stops fetching the partition; a follower starts (truncating first)."""
         self.fence(request.controller_epoch)
+        leaders = {endpoint.node_id: endpoint for endpoint in request.live_leaders}
         errors: dict[TopicPartition, int] = {}
         for state in request.partitions:
             if self.broker_id not in state.replicas:
@@ -141,21 +170,90 @@ class ReplicaManager:
                 errors[state.key] = StaleControllerEpochError.errno
                 continue
             was_leader = partition is not None and partition.is_leader
+            new_epoch = partition is None or state.leader_epoch > partition.leader_epoch
             if partition is None:
-                log_ = self.log_manager.create_log(state.topic, state.partition,
-                                                   self.topic_config(state.topic))
-                partition = self.partitions[state.key] = Partition(self.broker_id, state, log_)
-            else:
-                partition.apply(state)
+                partition = self.partitions[state.key] = self._create_partition(state)
+            partition.apply(state, request.controller_epoch)
             errors[state.key] = 0
-            self._wake(state.key)
             if partition.is_leader:
+                self._unfollow(state.key)
                 for listener in self._listeners:
                     listener.on_become_leader(state.topic, state.partition,
                                               partition.leader_epoch)
-            elif was_leader:
-                self._resigned(state.topic, state.partition)
+            else:
+                if was_leader:
+                    self._resigned(state.topic, state.partition)
+                if new_epoch or not self._following(state.key):
+                    self._follow(partition, leaders.get(state.leader))
+            self._wake(state.key)
         return errors
+
+    def _create_partition(self, state: PartitionState) -> Partition:
+        log_ = self.log_manager.create_log(state.topic, state.partition,
+                                           self.topic_config(state.topic))
+        return Partition(self.broker_id, state, log_, state_store=self.state_store,
+                         lag_time_max_ms=self.settings.lag_time_max_ms, now_ms=self.now_ms,
+                         high_watermark=self._checkpointed.pop(state.key, 0))
+
+    # ------------------------------------------------------------------ followers
+
+    def _follow(self, partition: Partition, leader: BrokerEndpoint | None) -> None:
+        """Fetch from the partition's leader (told in the LeaderAndIsr, else from the
+        metadata cache); without a live leader, wait for the next LeaderAndIsr."""
+        if leader is None and partition.leader_id != NO_LEADER:
+            leader = self.metadata.brokers.get(partition.leader_id)
+        if leader is None:
+            self._unfollow(partition.key)
+            return
+        if self._fetchers is None:
+            self._fetchers = ReplicaFetcherManager(self.broker_id, self.partitions.get,
+                                                   self.settings.fetcher)
+        self._fetchers.follow(partition.key, leader, partition.leader_epoch)
+
+    def _unfollow(self, key: TopicPartition) -> None:
+        if self._fetchers is not None:
+            self._fetchers.unfollow(key)
+
+    def _following(self, key: TopicPartition) -> bool:
+        return self._fetchers is not None and self._fetchers.is_following(key)
+
+    def maybe_shrink_isr(self) -> None:
+        """The periodic ISR check of every partition led here."""
+        for key, partition in list(self.partitions.items()):
+            if partition.is_leader and not partition.log.offline and partition.maybe_shrink_isr():
+                self._wake(key)
+
+    # ------------------------------------------------------------------ HW checkpoint
+
+    def _read_high_watermarks(self) -> dict[TopicPartition, int]:
+        found: dict[TopicPartition, int] = {}
+        for log_dir in self.log_manager.log_dirs:
+            try:
+                found.update(OffsetCheckpointFile(log_dir / HIGH_WATERMARK_CHECKPOINT).read())
+            except (OSError, CorruptCheckpointError) as exc:
+                log.warning("%s: %s; high watermarks start at 0 and follow the leader",
+                            log_dir / HIGH_WATERMARK_CHECKPOINT, exc)
+        return found
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Each log dir's ``replication-offset-checkpoint`` (offline dirs skipped)."""
+        by_dir: dict[Path, dict[TopicPartition, int]] = {
+            d: {} for d in self.log_manager.log_dirs if d not in self.log_manager.offline_dirs}
+        for key, partition in self.partitions.items():
+            owner = by_dir.get(partition.log.directory.parent)
+            if owner is not None:
+                owner[key] = partition.high_watermark
+        for log_dir, offsets in by_dir.items():
+            try:
+                OffsetCheckpointFile(log_dir / HIGH_WATERMARK_CHECKPOINT).write(offsets)
+            except OSError as exc:
+                self.log_manager.mark_dir_offline(log_dir, exc)
+
+    async def shutdown(self) -> None:
+        """Stops the fetchers and writes the last high watermarks."""
+        if self._fetchers is not None:
+            await self._fetchers.shutdown()
+        self.checkpoint_high_watermarks()
 
     def stop_replicas(self, request: StopReplica) -> dict[TopicPartition, int]:
         """Drops the partitions (and their logs when ``delete``); parked requests re-check."""
@@ -163,6 +261,7 @@ class ReplicaManager:
         errors: dict[TopicPartition, int] = {}
         for topic, index in request.partitions:
             partition = self.partitions.pop((topic, index), None)
+            self._unfollow((topic, index))
             self._wake((topic, index))
             if partition is not None and partition.is_leader:
                 self._resigned(topic, index)
@@ -225,17 +324,29 @@ class ReplicaManager:
                     if result.error_code == 0}
         if acks != -1 or not appended:
             return results
-        operation = DelayedProduce(timeout_ms, appended, self._leader_or_none)
-        await self.produce_purgatory.wait(operation, appended)
-        for key in appended:
+        for key, error in (await self.await_replication(appended, timeout_ms)).items():
+            if error:
+                results[key] = ProduceResult(error)
+        return results
+
+    async def await_replication(self, required: dict[TopicPartition, int],
+                                timeout_ms: int) -> dict[TopicPartition, int]:
+        """Waits in the produce purgatory until each partition's high watermark passes
+        its offset; an error code per partition (0: committed in the ISR)."""
+        operation = DelayedProduce(timeout_ms, required, self._leader_or_none)
+        await self.produce_purgatory.wait(operation, required)
+        errors = {}
+        for key in required:
             partition = self._leader_or_none(key)
             if partition is None:
-                results[key] = ProduceResult(NotLeaderOrFollowerError.errno)
+                errors[key] = NotLeaderOrFollowerError.errno
             elif not operation.acknowledged(key):
-                results[key] = ProduceResult(RequestTimedOutError.errno)
+                errors[key] = RequestTimedOutError.errno
             elif not partition.enough_replicas_after_append():
-                results[key] = ProduceResult(NotEnoughReplicasAfterAppendError.errno)
-        return results
+                errors[key] = NotEnoughReplicasAfterAppendError.errno
+            else:
+                errors[key] = 0
+        return errors
 
     def _append_one(self, key: TopicPartition, records: memoryview | None, acks: int,
                     api_version: int) -> ProduceResult:
@@ -289,18 +400,23 @@ class ReplicaManager:
 
     async def fetch_messages(self, params: FetchParams,
                              requests: list[FetchRequest]) -> list[FetchResult]:
-        """One result per request, in order. Consumers read below the high watermark; when
-        fewer than ``min_bytes`` are ready the fetch waits in the purgatory for an append,
+        """One result per request, in order. Consumers read below the high watermark,
+        followers (``replica_id`` >= 0) up to the log end; when fewer than ``min_bytes``
+        are ready the fetch waits in the purgatory for an append, a high watermark move,
         a leadership change or ``max_wait_ms``, then reads again."""
         results, total, failed = self._read_all(params, requests)
         if failed or total >= params.min_bytes or params.max_wait_ms <= 0:
             return results
-        positions = [FetchPosition((r.topic, r.partition), r.fetch_offset, r.max_bytes)
-                     for r in requests]
+        positions = []
+        for request in requests:
+            key = (request.topic, request.partition)
+            partition = self._leader_or_none(key)
+            start = partition.log.offset_metadata(request.fetch_offset) if partition else None
+            positions.append(FetchPosition(key, request.fetch_offset, start))
         operation = DelayedFetch(params.max_wait_ms, params.min_bytes, positions,
                                  self._leader_or_none,
-                                 lambda partition: self.read_upper_bound(
-                                     partition, params.isolation_level))
+                                 lambda partition: self._fetch_bound(
+                                     partition, params.replica_id, params.isolation_level))
         await self.fetch_purgatory.wait(operation, {position.key for position in positions})
         return self._read_all(params, requests)[0]
 
@@ -312,8 +428,8 @@ class ReplicaManager:
         failed = False
         results = []
         for request in requests:
-            result = self._read_one(request, min(remaining, request.max_bytes),
-                                    min_one_batch=total == 0,
+            result = self._read_one(params.replica_id, request,
+                                    min(remaining, request.max_bytes), min_one_batch=total == 0,
                                     isolation_level=params.isolation_level)
             size = len(result.records)  # type: ignore[arg-type]
             total += size
@@ -329,12 +445,31 @@ class ReplicaManager:
             return partition.log.last_stable_offset(partition.high_watermark)
         return partition.high_watermark
 
-    def _read_one(self, request: FetchRequest, max_bytes: int, *,
+    def _fetch_bound(self, partition: Partition, replica_id: int,
+                     isolation_level: int) -> LogOffsetMetadata:
+        """A parked fetch's bound as offset metadata: the log end for a follower, the
+        high watermark (kept as metadata) or the last stable offset for a consumer."""
+        log_ = partition.log
+        if replica_id >= 0:
+            return log_.offset_metadata(log_.log_end_offset)
+        bound = self.read_upper_bound(partition, isolation_level)
+        if bound == partition.high_watermark:
+            return partition.high_watermark_metadata
+        return log_.offset_metadata(bound)
+
+    def _read_one(self, replica_id: int, request: FetchRequest, max_bytes: int, *,
                   min_one_batch: bool, isolation_level: int = 0) -> FetchResult:
         partition = None
         try:
             partition = self.leader_partition(request.topic, request.partition)
             partition.check_leader_epoch(request.current_leader_epoch)
+            if replica_id >= 0:  # a follower: up to the log end, and it tells its LEO
+                region = partition.log.read(request.fetch_offset, max_bytes,
+                                            min_one_batch=min_one_batch)
+                if partition.update_follower_fetch(replica_id, request.fetch_offset):
+                    self._wake(partition.key)
+                return FetchResult(0, partition.high_watermark, partition.log.log_start_offset,
+                                   region if region is not None else b"")
             high_watermark = partition.high_watermark
             stable = partition.log.last_stable_offset(high_watermark)
             committed = isolation_level == READ_COMMITTED

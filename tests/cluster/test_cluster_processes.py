@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from kafkalite.protocol import ApiKey
 
@@ -24,7 +25,7 @@ def _until(condition: Callable[[], Any], what: str, timeout: float = WAIT_S) -> 
     while time.monotonic() < deadline:
         try:
             value = condition()
-        except (OSError, KeyError, AssertionError):
+        except (OSError, KeyError, AssertionError, NoNodeError):
             value = None
         if value:
             return value

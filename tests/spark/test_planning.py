@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafkalite.arrow import record_batch
 from kafkalite.errors import ConfigError, KafkaError
+from kafkalite.records.v2_records import Columns
 from kafkalite.spark.kafka_access import with_retries
 from kafkalite.spark.offsets import offsets_from_json, offsets_to_json, parse_offset_spec
 from kafkalite.spark.options import (
@@ -232,10 +234,18 @@ def record(offset: int, value: bytes | None, headers: tuple = ()) -> ConsumerRec
     return ConsumerRecord("t", 3, offset, 1_700_000_000_123, 0, b"k", value, headers)
 
 
+def polled(records: list[ConsumerRecord]) -> pa.RecordBatch:
+    """What ``poll_arrow(timestamp_type=True)`` returns for these records of t-3."""
+    columns = Columns([r.offset for r in records], [r.timestamp for r in records],
+                      [r.key for r in records], [r.value for r in records],
+                      [r.headers for r in records])
+    return record_batch([("t", 3, columns, 0)], timestamp_type=True)
+
+
 def test_arrow_batch_decodes_msgpack_values_and_headers() -> None:
     builder = ArrowBatchBuilder(SCHEMA, ValueEncoding("msgpack", "user string, n int"))
-    batch = builder.build([record(5, msgpack.packb({"user": "ann", "n": 2}), (("h", b"1"),)),
-                           record(6, None)])
+    batch = builder.build(polled([record(5, msgpack.packb({"user": "ann", "n": 2}),
+                                         (("h", b"1"),)), record(6, None)]))
     assert batch.schema.equals(SCHEMA)
     rows = batch.to_pylist()
     assert rows[0]["value"] == {"user": "ann", "n": 2}
@@ -249,7 +259,7 @@ def test_arrow_batch_decodes_msgpack_values_and_headers() -> None:
 def test_undecodable_msgpack_value_names_where(value: bytes) -> None:
     builder = ArrowBatchBuilder(SCHEMA, ValueEncoding("msgpack", "user string, n int"))
     with pytest.raises(ValueDecodeError, match="t-3 offset"):
-        builder.build([record(9, value)])
+        builder.build(polled([record(9, value)]))
 
 
 def test_read_options_check_consumer_settings_on_the_driver() -> None:

@@ -1,17 +1,25 @@
-"""``kafkalite topics list|create|delete|describe``, like kafka-topics."""
+"""``kafkalite topics list|create|delete|describe|elect-leaders``, like kafka-topics and
+kafka-leader-election."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from kafkalite.admin import AdminClient, ConfigResource, NewTopic
+from kafkalite.admin import AdminClient, ConfigResource, ElectionType, NewTopic
 from kafkalite.cli.commands.metadata import describe_cluster
-from kafkalite.cli.options import CliError, add_command, key_value, positive_int
+from kafkalite.cli.options import (
+    CliError,
+    add_command,
+    key_value,
+    non_negative_int,
+    positive_int,
+)
 from kafkalite.cli.output import print_json
 from kafkalite.cli.session import admin_client, cluster_metadata
 from kafkalite.errors import (
     BrokerResponseError,
+    ElectionNotNeededError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
@@ -28,6 +36,11 @@ CREATE_EPILOG = """examples:
 DELETE_EPILOG = """examples:
   kafkalite topics delete events
   kafkalite topics delete a b c"""
+
+ELECT_EPILOG = """examples:
+  kafkalite topics elect-leaders                      # preferred leaders, every partition
+  kafkalite topics elect-leaders events --partition 0 --partition 2
+  kafkalite topics elect-leaders events --type unclean   # offline partitions, data may be lost"""
 
 DESCRIBE_EPILOG = """examples:
   kafkalite topics describe events
@@ -67,6 +80,19 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
                            epilog=DESCRIBE_EPILOG, parents=parents)
     describe.add_argument("topics", nargs="*", metavar="TOPIC")
     describe.add_argument("--json", action="store_true", help="one JSON document")
+
+    elect = add_command(actions, "elect-leaders", run_elect_leaders,
+                        help="move leadership to preferred replicas (or elect offline "
+                             "partitions' leaders uncleanly)",
+                        epilog=ELECT_EPILOG, parents=parents)
+    elect.add_argument("topics", nargs="*", metavar="TOPIC",
+                       help="topics (default: every partition of every topic)")
+    elect.add_argument("--partition", type=non_negative_int, action="append", default=[],
+                       help="only this partition of the topics (repeatable)")
+    elect.add_argument("--type", choices=["preferred", "unclean"], default="preferred",
+                       help="preferred: the first replica leads again if it is in sync; "
+                            "unclean: a partition without a live leader takes any live "
+                            "replica")
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -142,6 +168,26 @@ def run_describe(args: argparse.Namespace) -> int:
                   f"Leader: {p['leader']}\tReplicas: {_ids(p['replicas'])}\t"
                   f"Isr: {_ids(p['isr'])}")
     return 0
+
+
+def run_elect_leaders(args: argparse.Namespace) -> int:
+    if args.partition and not args.topics:
+        raise CliError("--partition needs the topics it applies to")
+    wanted = ({topic: args.partition for topic in args.topics} if args.partition
+              else args.topics or None)
+    kind = ElectionType[args.type.upper()]
+    with admin_client(args) as admin:
+        outcomes = admin.elect_leaders(kind, wanted, raise_errors=False)
+    failed = 0
+    for tp, error in sorted(outcomes.items()):
+        if error is None:
+            print(f"Elected a new leader for {tp.topic}-{tp.partition}.")
+        elif isinstance(error, ElectionNotNeededError):
+            print(f"{tp.topic}-{tp.partition}: the valid leader is already elected.")
+        else:
+            failed += 1
+            print(f"{tp.topic}-{tp.partition}: {error.context.partition(': ')[2] or error}")
+    return 1 if failed else 0
 
 
 def topic_configs(admin: AdminClient, topic: str) -> dict[str, str | None]:

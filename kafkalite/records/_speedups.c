@@ -1,0 +1,584 @@
+/* The compiled record codec: the per-record loops of RecordBatch v2, in C.
+ *
+ * Optional: kafkalite.records.accelerator loads this module when it was built and uses
+ * the pure-Python codec otherwise. The Python codec is the reference. Every function
+ * here either returns exactly what the Python code would return for the same input, or
+ * returns None ("declined"), and the caller then runs the Python code on the same input.
+ * It declines on anything outside the common case: any malformed record (so error
+ * messages and types are the Python reference's by construction), numbers beyond
+ * 64 bits, and argument types other than the plain ones the clients pass. It never
+ * raises for bad input; it raises only when memory runs out.
+ *
+ * The broker decodes what clients send, so every read is bounds-checked against the
+ * end of the records section before it happens, and no allocation is sized by a count
+ * taken from the input before that count has been checked against the bytes present.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define API_VERSION 1
+#define MIN_RECORD_SIZE 7 /* length, attributes, timestamp, offset, key, value, headers */
+#define MIN_HEADER_SIZE 2 /* key length, value length */
+
+enum { OK = 0, DECLINE = -1, FAILED = -2 /* a Python exception is set */ };
+
+/* ---- varints ------------------------------------------------------------------------ */
+
+/* A zig-zag varint of up to 10 bytes from d[*pos..end). Declines a truncated varint and
+ * one whose value needs more than 64 bits (Python decodes those as big integers). */
+static inline int
+read_varint(const unsigned char *d, Py_ssize_t end, Py_ssize_t *pos, int64_t *out)
+{
+    Py_ssize_t p = *pos;
+    uint64_t raw = 0;
+    int shift;
+    if (p < end && d[p] < 0x80) { /* one byte: nearly every field */
+        raw = d[p];
+        *pos = p + 1;
+        *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+        return OK;
+    }
+    for (shift = 0; shift < 70; shift += 7) {
+        unsigned char b;
+        if (p >= end)
+            return DECLINE;
+        b = d[p++];
+        if (shift == 63 && b > 1)
+            return DECLINE;
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            *pos = p;
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return OK;
+        }
+    }
+    return DECLINE;
+}
+
+static inline uint64_t
+zigzag(int64_t value)
+{
+    return ((uint64_t)value << 1) ^ (0 - ((uint64_t)value >> 63));
+}
+
+static inline Py_ssize_t
+uvarint_size(uint64_t value)
+{
+    Py_ssize_t size = 1;
+    while (value >= 0x80) {
+        value >>= 7;
+        size++;
+    }
+    return size;
+}
+
+static inline unsigned char *
+put_uvarint(unsigned char *out, uint64_t value)
+{
+    while (value >= 0x80) {
+        *out++ = (unsigned char)(value | 0x80);
+        value >>= 7;
+    }
+    *out++ = (unsigned char)value;
+    return out;
+}
+
+static inline int
+add_overflows(int64_t a, int64_t b)
+{
+    return (b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b);
+}
+
+/* ---- decoding ----------------------------------------------------------------------- */
+
+/* A record's headers at d[*pos..record_end), whose first byte is not 0: a tuple of
+ * (str, bytes | None) tuples. */
+static int
+read_headers(const unsigned char *d, Py_ssize_t record_end, Py_ssize_t *pos, PyObject **out)
+{
+    Py_ssize_t p = *pos, i;
+    int64_t count, size;
+    PyObject *headers, *name, *value, *pair;
+    if (read_varint(d, record_end, &p, &count) != OK || count < 0
+            || count > (record_end - p) / MIN_HEADER_SIZE)
+        return DECLINE;
+    headers = PyTuple_New((Py_ssize_t)count);
+    if (headers == NULL)
+        return FAILED;
+    for (i = 0; i < (Py_ssize_t)count; i++) {
+        if (read_varint(d, record_end, &p, &size) != OK || size < 0 || size > record_end - p)
+            goto decline;
+        /* as Java's new String(bytes, UTF_8): bad sequences become U+FFFD */
+        name = PyUnicode_DecodeUTF8((const char *)d + p, (Py_ssize_t)size, "replace");
+        if (name == NULL)
+            goto failed;
+        p += (Py_ssize_t)size;
+        if (read_varint(d, record_end, &p, &size) != OK || size < -1 || size > record_end - p) {
+            Py_DECREF(name);
+            goto decline;
+        }
+        if (size == -1) {
+            value = Py_NewRef(Py_None);
+        } else {
+            value = PyBytes_FromStringAndSize((const char *)d + p, (Py_ssize_t)size);
+            if (value == NULL) {
+                Py_DECREF(name);
+                goto failed;
+            }
+            p += (Py_ssize_t)size;
+        }
+        pair = PyTuple_New(2);
+        if (pair == NULL) {
+            Py_DECREF(name);
+            Py_DECREF(value);
+            goto failed;
+        }
+        PyTuple_SET_ITEM(pair, 0, name);
+        PyTuple_SET_ITEM(pair, 1, value);
+        PyTuple_SET_ITEM(headers, i, pair);
+    }
+    *pos = p;
+    *out = headers;
+    return OK;
+decline:
+    Py_DECREF(headers);
+    return DECLINE;
+failed:
+    Py_DECREF(headers);
+    return FAILED;
+}
+
+/* A key or value: its length, then its bytes (-1: null). */
+static inline int
+read_bytes(const unsigned char *d, Py_ssize_t record_end, Py_ssize_t *pos, PyObject **out)
+{
+    int64_t size;
+    if (read_varint(d, record_end, pos, &size) != OK)
+        return DECLINE;
+    if (size == -1) {
+        *out = Py_NewRef(Py_None);
+        return OK;
+    }
+    if (size < 0 || size > record_end - *pos)
+        return DECLINE;
+    *out = PyBytes_FromStringAndSize((const char *)d + *pos, (Py_ssize_t)size);
+    if (*out == NULL)
+        return FAILED;
+    *pos += (Py_ssize_t)size;
+    return OK;
+}
+
+PyDoc_STRVAR(decode_records_doc,
+"decode_records(data, pos, end, count, base_offset, base_timestamp)\n"
+"--\n\n"
+"The ``count`` records filling ``data[pos:end]`` as a tuple of five lists (offsets,\n"
+"timestamps, keys, values, headers), or None where the Python decoder must decide.");
+
+static PyObject *
+decode_records(PyObject *module, PyObject *args)
+{
+    Py_buffer buffer;
+    Py_ssize_t pos, end, count, i;
+    long long base_offset, base_timestamp;
+    PyObject *lists[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *result = NULL;
+    const unsigned char *d;
+    int status = DECLINE, k;
+
+    if (!PyArg_ParseTuple(args, "y*nnnLL:decode_records", &buffer, &pos, &end, &count,
+                          &base_offset, &base_timestamp))
+        return NULL;
+    d = (const unsigned char *)buffer.buf;
+    if (pos < 0 || end > buffer.len || pos >= end || count <= 0
+            || count > (end - pos) / MIN_RECORD_SIZE)
+        goto done;
+    for (k = 0; k < 5; k++) {
+        lists[k] = PyList_New(count);
+        if (lists[k] == NULL)
+            goto failed;
+    }
+    /* From here on, a ``goto done`` declines unless ``status`` says FAILED. */
+    for (i = 0; i < count; i++) {
+        int64_t length, timestamp_delta, offset_delta;
+        Py_ssize_t record_end;
+        PyObject *item;
+        int read;
+
+        if (read_varint(d, end, &pos, &length) != OK || length < MIN_RECORD_SIZE - 1
+                || length > end - pos)
+            goto done;
+        record_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes: unused */
+        if (read_varint(d, record_end, &pos, &timestamp_delta) != OK
+                || read_varint(d, record_end, &pos, &offset_delta) != OK
+                || add_overflows(base_offset, offset_delta)
+                || add_overflows(base_timestamp, timestamp_delta))
+            goto done;
+        item = PyLong_FromLongLong(base_offset + offset_delta);
+        if (item == NULL)
+            goto failed;
+        PyList_SET_ITEM(lists[0], i, item);
+        item = PyLong_FromLongLong(base_timestamp + timestamp_delta);
+        if (item == NULL)
+            goto failed;
+        PyList_SET_ITEM(lists[1], i, item);
+        for (k = 2; k < 4; k++) { /* key, value */
+            if ((read = read_bytes(d, record_end, &pos, &item)) != OK) {
+                if (read == FAILED)
+                    goto failed;
+                goto done;
+            }
+            PyList_SET_ITEM(lists[k], i, item);
+        }
+        if (pos >= record_end)
+            goto done;
+        if (d[pos] == 0) {
+            item = PyTuple_New(0); /* the shared empty tuple */
+            if (item == NULL)
+                goto failed;
+            pos += 1;
+        } else if ((read = read_headers(d, record_end, &pos, &item)) != OK) {
+            if (read == FAILED)
+                goto failed;
+            goto done;
+        }
+        PyList_SET_ITEM(lists[4], i, item);
+        if (pos != record_end)
+            goto done;
+    }
+    status = pos == end ? OK : DECLINE;
+    goto done;
+failed:
+    status = FAILED;
+done:
+    PyBuffer_Release(&buffer);
+    if (status == OK) {
+        result = PyTuple_Pack(5, lists[0], lists[1], lists[2], lists[3], lists[4]);
+    } else if (status == DECLINE) {
+        result = Py_NewRef(Py_None);
+    }
+    for (k = 0; k < 5; k++)
+        Py_XDECREF(lists[k]);
+    return result;
+}
+
+/* ---- encoding ----------------------------------------------------------------------- */
+
+/* A key, value or header value the Python encoder accepts the same way: None, bytes or
+ * bytearray (exact types). Anything else, memoryviews included, is declined. */
+typedef struct {
+    const char *data;
+    Py_ssize_t size; /* -1: null */
+} Field;
+
+static inline int
+get_field(PyObject *object, Field *field)
+{
+    if (object == Py_None) {
+        field->data = NULL;
+        field->size = -1;
+    } else if (PyBytes_CheckExact(object)) {
+        field->data = PyBytes_AS_STRING(object);
+        field->size = PyBytes_GET_SIZE(object);
+    } else if (PyByteArray_CheckExact(object)) {
+        field->data = PyByteArray_AS_STRING(object);
+        field->size = PyByteArray_GET_SIZE(object);
+    } else {
+        return DECLINE;
+    }
+    return OK;
+}
+
+static inline Py_ssize_t
+field_size(const Field *field)
+{
+    return field->size < 0 ? 1 : uvarint_size(zigzag(field->size)) + field->size;
+}
+
+static inline unsigned char *
+put_field(unsigned char *out, const Field *field)
+{
+    if (field->size < 0) {
+        *out++ = 0x01; /* varint -1 */
+        return out;
+    }
+    out = put_uvarint(out, zigzag(field->size));
+    memcpy(out, field->data, (size_t)field->size);
+    return out + field->size;
+}
+
+/* Headers as a non-empty list or tuple of (str, bytes | bytearray | None) pairs, each a
+ * 2-tuple or 2-list: their encoded size, or -1 to decline. */
+static Py_ssize_t
+headers_size(PyObject *headers)
+{
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(headers), i, size;
+    PyObject **items = PySequence_Fast_ITEMS(headers);
+    size = uvarint_size(zigzag(count));
+    for (i = 0; i < count; i++) {
+        PyObject *pair = items[i], *name;
+        Py_ssize_t name_size;
+        Field value;
+        if (!(PyTuple_CheckExact(pair) || PyList_CheckExact(pair))
+                || PySequence_Fast_GET_SIZE(pair) != 2)
+            return -1;
+        name = PySequence_Fast_GET_ITEM(pair, 0);
+        if (!PyUnicode_CheckExact(name)
+                || get_field(PySequence_Fast_GET_ITEM(pair, 1), &value) != OK)
+            return -1;
+        if (PyUnicode_AsUTF8AndSize(name, &name_size) == NULL) { /* lone surrogates */
+            PyErr_Clear();
+            return -1;
+        }
+        size += uvarint_size(zigzag(name_size)) + name_size + field_size(&value);
+    }
+    return size;
+}
+
+/* Writes what headers_size measured (no Python code runs in between). */
+static unsigned char *
+put_headers(unsigned char *out, PyObject *headers)
+{
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(headers), i, name_size;
+    PyObject **items = PySequence_Fast_ITEMS(headers);
+    out = put_uvarint(out, zigzag(count));
+    for (i = 0; i < count; i++) {
+        PyObject *pair = items[i];
+        const char *name = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(pair, 0),
+                                                   &name_size); /* cached by headers_size */
+        Field value = {NULL, -1};
+        get_field(PySequence_Fast_GET_ITEM(pair, 1), &value);
+        out = put_uvarint(out, zigzag(name_size));
+        memcpy(out, name, (size_t)name_size);
+        out = put_field(out + name_size, &value);
+    }
+    return out;
+}
+
+static inline int
+is_plain_int(PyObject *object)
+{
+    return PyLong_CheckExact(object) || PyBool_Check(object);
+}
+
+/* One record measured: what put_record writes and how many bytes it takes. */
+typedef struct {
+    int64_t timestamp_delta, offset_delta;
+    Field key, value;
+    PyObject *headers; /* NULL: none */
+    Py_ssize_t body, size;
+} Record;
+
+/* ``headers`` is None or a list or tuple (empty: no headers). */
+static int
+measure_record(Record *r, int64_t timestamp_delta, int64_t offset_delta, PyObject *key,
+               PyObject *value, PyObject *headers)
+{
+    Py_ssize_t header_bytes = 1;
+    if (get_field(key, &r->key) != OK || get_field(value, &r->value) != OK)
+        return DECLINE;
+    r->headers = NULL;
+    if (headers != Py_None) {
+        if (!(PyList_CheckExact(headers) || PyTuple_CheckExact(headers)))
+            return DECLINE;
+        if (PySequence_Fast_GET_SIZE(headers) > 0) {
+            header_bytes = headers_size(headers);
+            if (header_bytes < 0)
+                return DECLINE;
+            r->headers = headers;
+        }
+    }
+    r->timestamp_delta = timestamp_delta;
+    r->offset_delta = offset_delta;
+    r->body = 1 + uvarint_size(zigzag(timestamp_delta)) + uvarint_size(zigzag(offset_delta))
+        + field_size(&r->key) + field_size(&r->value) + header_bytes;
+    r->size = uvarint_size(zigzag(r->body)) + r->body;
+    return OK;
+}
+
+static unsigned char *
+put_record(unsigned char *o, const Record *r)
+{
+    o = put_uvarint(o, zigzag(r->body));
+    *o++ = 0; /* attributes */
+    o = put_uvarint(o, zigzag(r->timestamp_delta));
+    o = put_uvarint(o, zigzag(r->offset_delta));
+    o = put_field(o, &r->key);
+    o = put_field(o, &r->value);
+    if (r->headers != NULL)
+        return put_headers(o, r->headers);
+    *o++ = 0; /* no headers */
+    return o;
+}
+
+static inline int
+get_int64(PyObject *object, int64_t *out)
+{
+    int overflow;
+    long long value;
+    if (!is_plain_int(object))
+        return DECLINE;
+    value = PyLong_AsLongLongAndOverflow(object, &overflow);
+    if (overflow)
+        return DECLINE;
+    *out = value;
+    return OK;
+}
+
+static inline int
+get_size(PyObject *object, Py_ssize_t *out)
+{
+    int64_t value;
+    if (get_int64(object, &value) != OK || value < 0 || value > PY_SSIZE_T_MAX)
+        return DECLINE;
+    *out = (Py_ssize_t)value;
+    return OK;
+}
+
+PyDoc_STRVAR(encode_record_doc,
+"encode_record(timestamp_delta, offset_delta, key, value, headers)\n"
+"--\n\n"
+"One record of a v2 batch, length prefix included, or None where the Python encoder\n"
+"must decide.");
+
+static PyObject *
+encode_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    int64_t timestamp_delta, offset_delta;
+    Record record;
+    PyObject *result;
+
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "encode_record takes 5 arguments");
+        return NULL;
+    }
+    if (get_int64(args[0], &timestamp_delta) != OK || get_int64(args[1], &offset_delta) != OK
+            || measure_record(&record, timestamp_delta, offset_delta, args[2], args[3],
+                              args[4]) != OK)
+        Py_RETURN_NONE;
+    result = PyBytes_FromStringAndSize(NULL, record.size);
+    if (result != NULL)
+        put_record((unsigned char *)PyBytes_AS_STRING(result), &record);
+    return result;
+}
+
+static int
+is_list_or_tuple(PyObject *object)
+{
+    return PyList_CheckExact(object) || PyTuple_CheckExact(object);
+}
+
+PyDoc_STRVAR(encode_records_doc,
+"encode_records(timestamps, keys, values, headers, start, stop, base_timestamp,\n"
+"               record_count, size, batch_size, max_timestamp)\n"
+"--\n\n"
+"Records ``start..stop-1`` of the parallel lists appended to a batch that holds\n"
+"``record_count`` records in ``size`` bytes, until one would take it past\n"
+"``batch_size``: (records bytes, index reached, size, record count, max timestamp),\n"
+"or None where the Python encoder must decide.");
+
+static PyObject *
+encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *timestamps, *keys, *values, *headers, *result = NULL;
+    Py_ssize_t start, stop, count, size, batch_size, index, capacity = 0, used = 0;
+    int64_t base_timestamp, max_timestamp;
+    unsigned char *out = NULL;
+    int status = OK;
+
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "encode_records takes 11 arguments");
+        return NULL;
+    }
+    timestamps = args[0];
+    keys = args[1];
+    values = args[2];
+    headers = args[3];
+    if (!is_list_or_tuple(timestamps) || !is_list_or_tuple(keys) || !is_list_or_tuple(values)
+            || !(headers == Py_None || is_list_or_tuple(headers))
+            || get_size(args[4], &start) != OK || get_size(args[5], &stop) != OK
+            || get_int64(args[6], &base_timestamp) != OK || get_size(args[7], &count) != OK
+            || get_size(args[8], &size) != OK || get_size(args[9], &batch_size) != OK
+            || get_int64(args[10], &max_timestamp) != OK
+            || start >= stop || stop > PySequence_Fast_GET_SIZE(timestamps)
+            || stop > PySequence_Fast_GET_SIZE(keys) || stop > PySequence_Fast_GET_SIZE(values)
+            || (headers != Py_None && stop > PySequence_Fast_GET_SIZE(headers)))
+        Py_RETURN_NONE;
+
+    for (index = start; index < stop; index++) {
+        int64_t timestamp;
+        Record record;
+        if (get_int64(PySequence_Fast_GET_ITEM(timestamps, index), &timestamp) != OK
+                || (base_timestamp < 0 ? timestamp > INT64_MAX + base_timestamp
+                                       : timestamp < INT64_MIN + base_timestamp)
+                || measure_record(&record, timestamp - base_timestamp, count,
+                                  PySequence_Fast_GET_ITEM(keys, index),
+                                  PySequence_Fast_GET_ITEM(values, index),
+                                  headers == Py_None ? Py_None
+                                      : PySequence_Fast_GET_ITEM(headers, index)) != OK) {
+            status = DECLINE;
+            break;
+        }
+        if (size + record.size > batch_size && count)
+            break; /* does not fit: the batch is full */
+        if (used + record.size > capacity) {
+            Py_ssize_t wanted = Py_MAX(Py_MAX(capacity * 2, used + record.size), 4096);
+            unsigned char *grown = PyMem_Realloc(out, (size_t)wanted);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                status = FAILED;
+                break;
+            }
+            out = grown;
+            capacity = wanted;
+        }
+        used = put_record(out + used, &record) - out;
+        size += record.size;
+        count += 1;
+        if (timestamp > max_timestamp)
+            max_timestamp = timestamp;
+    }
+    if (status == OK) {
+        result = Py_BuildValue("y#nnnL", out != NULL ? (const char *)out : "", used, index,
+                               size, count, (long long)max_timestamp);
+    } else if (status == DECLINE) {
+        result = Py_NewRef(Py_None);
+    }
+    PyMem_Free(out);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"decode_records", decode_records, METH_VARARGS, decode_records_doc},
+    {"encode_record", (PyCFunction)(void (*)(void))encode_record, METH_FASTCALL,
+     encode_record_doc},
+    {"encode_records", (PyCFunction)(void (*)(void))encode_records, METH_FASTCALL,
+     encode_records_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "kafkalite.records._speedups",
+    "The compiled record codec (see kafkalite.records.accelerator).",
+    0,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    PyObject *module = PyModule_Create(&module_def);
+    if (module != NULL && PyModule_AddIntConstant(module, "API_VERSION", API_VERSION) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
