@@ -334,3 +334,25 @@ def test_group_listing_describing_and_deleting_follow_group_acls(
     deleted = bob.call(ApiKey.DELETE_GROUPS, 1, {"groups_names": ["alice-group"]})
     assert deleted["results"] == [{"group_id": "alice-group",
                                    "error_code": GroupAuthorizationFailedError.errno}]
+
+
+def test_replication_runs_under_the_authorizer() -> None:
+    """Followers fetch over the PLAINTEXT inter-broker listener as User:ANONYMOUS, which
+    super.users lets through (ClusterAction); acks=all then needs the whole ISR. (Without
+    ANONYMOUS in super.users the followers are refused and this produce times out.)"""
+    from kafkalite import Producer
+
+    config = {**AUTHORIZER, "default.replication.factor": "3", "min.insync.replicas": "3"}
+    with EmbeddedCluster(num_brokers=3, coordination="memory", config=config) as cluster:
+        with admin_client(cluster) as admin:
+            admin.create_topics([NewTopic("replicated", 1, 3)])
+            admin.create_acls([acl("User:alice", ACLOperation.WRITE, ResourceType.TOPIC,
+                                   "replicated")])
+        producer = Producer(bootstrap_servers=cluster.brokers[0].address("SASL_PLAINTEXT"),
+                            security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                            sasl_plain_username="alice", sasl_plain_password=USERS["alice"],
+                            acks="all", max_block_ms=20_000)
+        try:
+            assert producer.send("replicated", b"everywhere").get(30).offset == 0
+        finally:
+            producer.close()
