@@ -13,14 +13,19 @@ Pure functions over bytes, so the rules are testable without a log:
   timestamp type and codec (records are recompressed with it). A batch left without
   records goes, unless it is its producer's last batch: that one stays as an empty batch
   (Kafka's RETAIN_EMPTY), so producer state survives compaction.
-- Control batches are kept whole (kafkalite has no transactions; markers come only from
-  replication). Legacy (magic 0/1) entries are kept or dropped whole: a compressed wrapper
-  stays while any of its records is live, and legacy tombstones have no horizon to stamp,
-  so they stay.
+- Transactions (Kafka's rules, tracked by :class:`TransactionTracker`). Every record of an
+  aborted transaction goes (the aborted-transaction index names them), and such records
+  never enter the offset map, so an aborted value never wins over a committed one. A
+  commit or abort marker stays while any batch of its transaction is still in the log;
+  once none is, the marker is stamped with a delete horizon like a tombstone's and goes
+  when the horizon has passed, so a slow read_committed reader still sees it.
+- Legacy (magic 0/1) entries are kept or dropped whole: a compressed wrapper stays while
+  any of its records is live, and legacy tombstones have no horizon to stamp, so they stay.
 """
 
 from __future__ import annotations
 
+import bisect
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -41,6 +46,7 @@ from kafkalite.records.batch_header import (
 )
 from kafkalite.records.compression import NONE, compress, decompress
 from kafkalite.records.reader import RecordBatchView
+from kafkalite_server.log.transaction_index import AbortedTxn
 
 DELETE_HORIZON_BIT = 0x40
 """Attribute bit saying the base timestamp is the batch's delete horizon (KIP-534)."""
@@ -49,6 +55,7 @@ _BASE_TIMESTAMP = struct.Struct(">q")
 _BASE_TIMESTAMP_POSITION = 27
 _CRC = struct.Struct(">I")
 _CRC_POSITION = 17
+_MAX_OFFSET = 2**63 - 1
 
 LatestOffset = Callable[[bytes], int]
 """The offset map's lookup: a key's newest offset in the cleaned range, or -1."""
@@ -101,6 +108,52 @@ def v2_records(batch: bytes | memoryview, header: BatchHeader,
     return data, slices
 
 
+class TransactionTracker:
+    """What one cleaning pass knows of transactions while it reads a log in offset order
+    (Kafka's CleanedTransactionMetadata).
+
+    ``aborted`` holds the aborted-transaction index entries overlapping the cleaned range;
+    every transaction below the cleaning bound (the last stable offset) is complete, so a
+    transactional data batch is aborted exactly when such an entry of its producer spans
+    its base offset. A marker's transaction is *empty* when no batch with records of that
+    producer was read since the producer's previous marker.
+    """
+
+    def __init__(self, aborted: list[AbortedTxn]) -> None:
+        self._aborted: dict[int, list[tuple[int, int]]] = {}
+        for entry in aborted:
+            self._aborted.setdefault(entry.producer_id, []).append(
+                (entry.first_offset, entry.last_offset))
+        for spans in self._aborted.values():
+            spans.sort()
+        self._read: set[int] = set()
+        """Producers with a batch of records in their current transaction."""
+        self._kept: set[int] = set()
+        """Producers whose current transaction keeps some record after this pass."""
+
+    def is_aborted(self, header: BatchHeader) -> bool:
+        if header.is_control or not header.is_transactional:
+            return False
+        spans = self._aborted.get(header.producer_id, ())
+        index = bisect.bisect_right(spans, (header.base_offset, _MAX_OFFSET)) - 1
+        return index >= 0 and spans[index][0] <= header.base_offset <= spans[index][1]
+
+    def on_data(self, header: BatchHeader, kept: int) -> None:
+        """A transactional data batch was read and ``kept`` of its records survive."""
+        if header.is_transactional and header.record_count:
+            self._read.add(header.producer_id)
+            if kept:
+                self._kept.add(header.producer_id)
+
+    def on_marker(self, header: BatchHeader) -> tuple[bool, bool]:
+        """(the marker's transaction is empty, it was emptied by this pass)."""
+        producer_id = header.producer_id
+        read, kept = producer_id in self._read, producer_id in self._kept
+        self._read.discard(producer_id)
+        self._kept.discard(producer_id)
+        return not read, read and not kept
+
+
 def keys_and_offsets(batch: bytes | memoryview, header: BatchHeader,
                      max_bytes: int) -> list[tuple[bytes, int]]:
     """(key, offset) of every keyed record of a data batch (what the offset map learns)."""
@@ -131,10 +184,15 @@ class FilteredBatch:
 
 def filter_batch(batch: bytes | memoryview, header: BatchHeader, *, latest: LatestOffset,
                  now_ms: int, delete_retention_ms: int, retain_empty: bool,
-                 max_bytes: int) -> FilteredBatch:
-    """Compact one batch (``header.position`` locates it inside ``batch``)."""
+                 max_bytes: int, aborted: bool = False,
+                 empty_transaction: bool = False) -> FilteredBatch:
+    """Compact one batch (``header.position`` locates it inside ``batch``).
+
+    ``aborted``: a data batch of an aborted transaction (all its records go).
+    ``empty_transaction``: a marker whose transaction has no record left in the log."""
     if header.is_control:
-        return _unchanged(batch, header, header.record_count)
+        return _filter_marker(batch, header, now_ms, delete_retention_ms, retain_empty,
+                              max_bytes, empty_transaction)
     if header.magic < 2:
         return _filter_legacy(batch, header, latest, max_bytes)
     data, records = v2_records(batch, header, max_bytes)
@@ -142,7 +200,7 @@ def filter_batch(batch: bytes | memoryview, header: BatchHeader, *, latest: Late
                if header.attributes & DELETE_HORIZON_BIT else None)
     kept = []
     for record in records:
-        if record.key is None or latest(record.key) > record.offset:
+        if aborted or record.key is None or latest(record.key) > record.offset:
             continue
         if record.is_tombstone and horizon is not None and now_ms >= horizon:
             continue
@@ -165,6 +223,28 @@ def filter_batch(batch: bytes | memoryview, header: BatchHeader, *, latest: Late
     rebuilt, max_timestamp, offset_of_max = _rebuild(batch, header, data, kept, horizon)
     return FilteredBatch(rebuilt, True, len(kept), dropped, header.last_offset, max_timestamp,
                          offset_of_max, horizon if has_tombstones else None)
+
+
+def _filter_marker(batch: bytes | memoryview, header: BatchHeader, now_ms: int,
+                   delete_retention_ms: int, retain_empty: bool, max_bytes: int,
+                   empty_transaction: bool) -> FilteredBatch:
+    """A marker stays while its transaction has records; then it gets a delete horizon,
+    and goes once the horizon has passed (unless it is its producer's last batch)."""
+    count = header.record_count
+    if not empty_transaction:
+        return _unchanged(batch, header, count)
+    if header.attributes & DELETE_HORIZON_BIT:
+        (horizon,) = _BASE_TIMESTAMP.unpack_from(batch, header.position
+                                                 + _BASE_TIMESTAMP_POSITION)
+        if now_ms >= horizon and not retain_empty:
+            return FilteredBatch(None, True, 0, count, header.last_offset, -1, -1)
+        result = _unchanged(batch, header, count)
+        return replace(result, delete_horizon=horizon if now_ms < horizon else None)
+    horizon = now_ms + delete_retention_ms
+    data, records = v2_records(batch, header, max_bytes)
+    rebuilt, max_timestamp, offset_of_max = _rebuild(batch, header, data, records, horizon)
+    return FilteredBatch(rebuilt, True, count, 0, header.last_offset, max_timestamp,
+                         offset_of_max, horizon)
 
 
 def _unchanged(batch: bytes | memoryview, header: BatchHeader, kept: int) -> FilteredBatch:

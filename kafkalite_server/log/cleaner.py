@@ -10,14 +10,18 @@ last cleaning, where a key may appear many times. A pass:
    ``min.compaction.lag.ms``. The active segment is never cleanable.
 2. **Map.** Read the dirty part from the first dirty offset up to the cleanable end into
    an :class:`~kafkalite_server.log.offset_map.OffsetMap` (key hash -> newest offset).
+   Records of aborted transactions (the aborted-transaction index names them) are left
+   out, so an aborted value never wins over a committed one.
    When the map is full, the pass stops at the batch where it filled: the map end. The
    rest is cleaned by the next pass.
 3. **Rewrite.** Every inactive segment from the log start up to the map end is copied,
    in groups of adjacent segments whose total stays under ``segment.bytes`` (and the index
    limits), through :func:`~kafkalite_server.log.batch_filter.filter_batch`: a record
    goes when the map knows a newer offset for its key; a tombstone goes once its delete
-   horizon has passed. Offsets are kept, so gaps appear. Batches at or past the map end
-   are copied as they are.
+   horizon has passed; an aborted transaction's records all go; a transaction marker goes
+   once its transaction has no records left and its own delete horizon has passed. Offsets
+   are kept, so gaps appear. Batches at or past the map end are copied as they are. The
+   cleaned segment inherits the aborted-transaction index entries of the markers it keeps.
 4. **Swap.** Each group's output is written as ``<base>.log.cleaned`` (with indexes),
    fsynced, renamed ``.swap`` (the commit point recovery honours), then swapped into the
    segment list by :meth:`Log.replace_segments`; the old files are renamed ``.deleted``
@@ -55,7 +59,12 @@ from kafkalite.records.batch_header import (
     iter_batch_headers,
     read_batch_header,
 )
-from kafkalite_server.log.batch_filter import filter_batch, keys_and_offsets
+from kafkalite_server.log.batch_filter import (
+    FilteredBatch,
+    TransactionTracker,
+    filter_batch,
+    keys_and_offsets,
+)
 from kafkalite_server.log.file_io import fsync_directory
 from kafkalite_server.log.log import Log, SegmentsChangedError
 from kafkalite_server.log.offset_map import OffsetMap
@@ -176,12 +185,13 @@ class Cleaner:
                              min_compaction_lag_ms=config.min_compaction_lag_ms,
                              max_compaction_lag_ms=config.max_compaction_lag_ms)
         stats = CleanerStats()
-        map_end = self._build_offset_map(log, segments, plan, stats)
+        txns = TransactionTracker(log.collect_aborted(log_start, plan.cleanable_end))
+        map_end = self._build_offset_map(log, segments, plan, txns, stats)
         retain_empty = log.producer_last_offsets()
         to_clean = [segment for segment in segments if segment.base_offset < map_end]
         for group in group_segments(to_clean, config.segment_bytes,
                                     config.segment_index_bytes):
-            self._clean_group(log, group, map_end, retain_empty, now_ms, stats)
+            self._clean_group(log, group, map_end, retain_empty, txns, now_ms, stats)
         return CleaningResult(map_end, stats)
 
     # --------------------------------------------------------------------------- reading
@@ -222,7 +232,7 @@ class Cleaner:
     # ------------------------------------------------------------------------- offset map
 
     def _build_offset_map(self, log: Log, segments: list[LogSegment], plan: CleaningPlan,
-                          stats: CleanerStats) -> int:
+                          txns: TransactionTracker, stats: CleanerStats) -> int:
         """Fill the map from the dirty part; returns the map end (exclusive)."""
         offset_map = self.offset_map
         offset_map.clear()
@@ -238,6 +248,8 @@ class Cleaner:
                     continue
                 if header.base_offset >= end:
                     return end
+                if txns.is_aborted(header):
+                    continue
                 entries = keys_and_offsets(chunk, header, max_bytes)
                 if len(entries) > offset_map.free_entries:
                     if header.base_offset <= start:
@@ -254,14 +266,16 @@ class Cleaner:
     # --------------------------------------------------------------------------- rewrite
 
     def _clean_group(self, log: Log, group: list[LogSegment], map_end: int,
-                     retain_empty: dict[int, int], now_ms: int, stats: CleanerStats) -> None:
+                     retain_empty: dict[int, int], txns: TransactionTracker, now_ms: int,
+                     stats: CleanerStats) -> None:
         config = log.config
         base = group[0].base_offset
         _remove_leftovers(log, base)
         cleaned = LogSegment(log.directory, base, config, now_ms=now_ms,
                              file_suffix=CLEANED_SUFFIX)
         changed = len(group) > 1
-        horizons = []
+        horizons: list[int] = []
+        dropped_markers: set[int] = set()
         kept = dropped = 0
         try:
             for segment in group:
@@ -272,11 +286,11 @@ class Cleaner:
                                        header.max_timestamp, header.last_offset, data)
                         kept += header.record_count
                         continue
-                    result = filter_batch(
-                        chunk, header, latest=self.offset_map.get, now_ms=now_ms,
-                        delete_retention_ms=config.delete_retention_ms,
-                        retain_empty=retain_empty.get(header.producer_id) == header.last_offset,
-                        max_bytes=config.max_message_bytes)
+                    result = self._filter(chunk, header, retain_empty, txns, now_ms,
+                                          config.delete_retention_ms,
+                                          config.max_message_bytes, horizons)
+                    if header.is_control and result.data is None:
+                        dropped_markers.add(header.base_offset)
                     changed |= result.changed
                     kept += result.kept
                     dropped += result.dropped
@@ -300,6 +314,9 @@ class Cleaner:
                 log.replace_segments(group, None)
                 stats.segments_removed += len(group)
                 return
+            cleaned.txn_index.replace([
+                entry for segment in group for entry in segment.txn_index.entries
+                if entry.last_offset not in dropped_markers])
             cleaned.on_become_inactive()
             cleaned.flush()
             stats.bytes_written += cleaned.size
@@ -318,6 +335,29 @@ class Cleaner:
         stats.delete_horizons += horizons
         stats.groups_swapped += 1
         stats.segments_removed += len(group) - 1
+
+
+    def _filter(self, chunk: bytes, header: BatchHeader, retain_empty: dict[int, int],
+                txns: TransactionTracker, now_ms: int, delete_retention_ms: int,
+                max_bytes: int, horizons: list[int]) -> FilteredBatch:
+        """One batch below the map end through the batch filter, with what the pass knows
+        of its transaction. A marker whose transaction this pass emptied asks for another
+        pass now (``horizons``), which stamps its delete horizon."""
+        empty = emptied = aborted = False
+        if header.is_control:
+            empty, emptied = txns.on_marker(header)
+        else:
+            aborted = txns.is_aborted(header)
+        result = filter_batch(
+            chunk, header, latest=self.offset_map.get, now_ms=now_ms,
+            delete_retention_ms=delete_retention_ms,
+            retain_empty=retain_empty.get(header.producer_id) == header.last_offset,
+            max_bytes=max_bytes, aborted=aborted, empty_transaction=empty)
+        if not header.is_control:
+            txns.on_data(header, result.kept)
+        if emptied:
+            horizons.append(now_ms)
+        return result
 
 
 def _remove_leftovers(log: Log, base: int) -> None:

@@ -23,6 +23,7 @@ from kafkalite.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite.structs import PartitionMetadata, TopicPartition
 
 LIST_EPILOG = """examples:
   kafkalite topics list
@@ -45,7 +46,8 @@ ELECT_EPILOG = """examples:
 DESCRIBE_EPILOG = """examples:
   kafkalite topics describe events
   kafkalite topics describe            # every topic
-  kafkalite topics describe events --json"""
+  kafkalite topics describe events --json
+  kafkalite topics describe --under-replicated   # only partitions whose ISR lacks replicas"""
 
 
 def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -80,6 +82,9 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
                            epilog=DESCRIBE_EPILOG, parents=parents)
     describe.add_argument("topics", nargs="*", metavar="TOPIC")
     describe.add_argument("--json", action="store_true", help="one JSON document")
+    describe.add_argument("--under-replicated", "--under-replicated-partitions",
+                          dest="under_replicated", action="store_true",
+                          help="only partitions whose ISR is smaller than their replica list")
 
     elect = add_command(actions, "elect-leaders", run_elect_leaders,
                         help="move leadership to preferred replicas (or elect offline "
@@ -151,23 +156,58 @@ def run_describe(args: argparse.Namespace) -> int:
     cluster = cluster_metadata(args, args.topics or None)
     data = describe_cluster(cluster, args.topics or None)
     topics = [t for t in data["topics"] if args.topics or not t["internal"]]
-    with admin_client(args) as admin:
+    live = {broker["id"] for broker in data["brokers"]}
+    for topic in topics:
+        for p in topic["partitions"]:
+            add_replica_health(p, cluster.partition_metadata(
+                TopicPartition(topic["name"], p["partition"])), live)
+    if args.under_replicated:
         for topic in topics:
-            topic["configs"] = topic_configs(admin, topic["name"])
+            topic["partitions"] = [p for p in topic["partitions"] if p["under_replicated"]]
+        topics = [t for t in topics if t["partitions"]]
+    else:
+        with admin_client(args) as admin:
+            for topic in topics:
+                topic["configs"] = topic_configs(admin, topic["name"])
     if args.json:
         print_json(topics)
         return 0
     for topic in topics:
         partitions = topic["partitions"]
-        replication = len(partitions[0]["replicas"]) if partitions else 0
-        configs = ",".join(f"{k}={v}" for k, v in sorted(topic["configs"].items()))
-        print(f"Topic: {topic['name']}\tPartitionCount: {len(partitions)}\t"
-              f"ReplicationFactor: {replication}\tConfigs: {configs}")
+        if not args.under_replicated:  # as kafka-topics: the filter prints partitions only
+            replication = len(partitions[0]["replicas"]) if partitions else 0
+            configs = ",".join(f"{k}={v}" for k, v in sorted(topic["configs"].items()))
+            print(f"Topic: {topic['name']}\tPartitionCount: {len(partitions)}\t"
+                  f"ReplicationFactor: {replication}\tConfigs: {configs}")
         for p in partitions:
-            print(f"\tTopic: {topic['name']}\tPartition: {p['partition']}\t"
-                  f"Leader: {p['leader']}\tReplicas: {_ids(p['replicas'])}\t"
-                  f"Isr: {_ids(p['isr'])}")
+            print(partition_line(topic["name"], p))
     return 0
+
+
+def add_replica_health(partition: dict[str, Any], meta: PartitionMetadata | None,
+                       live: set[int]) -> None:
+    """Adds ``offline_replicas`` and ``under_replicated`` to a described partition.
+
+    A replica is offline when the broker says so (its log dir failed) or when its broker is
+    not among the live brokers Metadata lists (it crashed or stopped). A partition is
+    under-replicated when its ISR is smaller than its replica list, as kafka-topics counts.
+    """
+    reported = set(meta.offline_replicas) if meta is not None else set()
+    partition["offline_replicas"] = [r for r in partition["replicas"]
+                                     if r in reported or r not in live]
+    partition["under_replicated"] = len(partition["isr"]) < len(partition["replicas"])
+
+
+def partition_line(topic: str, p: dict[str, Any]) -> str:
+    """kafka-topics' partition line; ``Offline:`` and the mark only when they apply."""
+    leader = p["leader"] if p["leader"] >= 0 else "none"
+    line = (f"\tTopic: {topic}\tPartition: {p['partition']}\tLeader: {leader}\t"
+            f"Replicas: {_ids(p['replicas'])}\tIsr: {_ids(p['isr'])}")
+    if p["offline_replicas"]:
+        line += f"\tOffline: {_ids(p['offline_replicas'])}"
+    if p["under_replicated"]:
+        line += "\tUnderReplicated: true"
+    return line
 
 
 def run_elect_leaders(args: argparse.Namespace) -> int:
