@@ -73,6 +73,18 @@ class CloseConnection(Exception):
     Kafka does after a failed acks=0 produce, so the client refreshes its metadata)."""
 
 
+SERVED_VERSION_CAPS: dict[ApiKey, int] = {
+    # kafka-python identifies a broker by the newest version of a few APIs it advertises
+    # and then speaks that Kafka release's versions of every API without negotiating each:
+    # advertising DescribeAcls v3 would make it take the broker for Kafka 3.3 and send
+    # Metadata v11 and CreateTopics v7. v1 already has PREFIXED patterns.
+    ApiKey.DESCRIBE_ACLS: 1,
+    ApiKey.CREATE_ACLS: 1,
+    ApiKey.DELETE_ACLS: 1,
+}
+"""APIs the broker serves below the newest version their schema knows, and why."""
+
+
 class HandlerRegistry:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
@@ -82,7 +94,8 @@ class HandlerRegistry:
         if api_key not in SUPPORTED_VERSIONS:
             raise ValueError(f"{api_key!r} has no protocol schema to serve")
         self._handlers[int(api_key)] = handler
-        self._versions[int(api_key)] = SUPPORTED_VERSIONS[api_key]
+        low, high = SUPPORTED_VERSIONS[api_key]
+        self._versions[int(api_key)] = (low, min(high, SERVED_VERSION_CAPS.get(api_key, high)))
 
     def get(self, api_key: int) -> Handler | None:
         return self._handlers.get(api_key)

@@ -203,7 +203,7 @@ def test_acl_admin_apis_need_cluster_permissions_and_filter(secured: EmbeddedClu
     describe = {"resource_type_filter": 1, "resource_name_filter": None,
                 "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
                 "operation": 1, "permission_type": 1}
-    assert alice.call(ApiKey.DESCRIBE_ACLS, 3, describe)["error_code"] == \
+    assert alice.call(ApiKey.DESCRIBE_ACLS, 1, describe)["error_code"] == \
         ClusterAuthorizationFailedError.errno
     admin = admin_client(secured)
     try:
