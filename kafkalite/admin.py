@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite.protocol.schemas.elections import ElectionType
+from kafkalite.protocol.scram import salted_password
 from kafkalite.structs import OffsetAndMetadata, PartitionMetadata, TopicPartition
 
 
@@ -140,6 +142,54 @@ class ACLFilter:
 @dataclass(frozen=True)
 class ACL(ACLFilter):
     """One access rule: ``principal`` from ``host`` may (or may not) do ``operation``."""
+
+
+class ScramMechanism(enum.IntEnum):
+    """SCRAM mechanisms by their wire codes (kafka-python's names)."""
+
+    UNKNOWN = 0
+    SCRAM_SHA_256 = 1
+    SCRAM_SHA_512 = 2
+
+    @property
+    def mechanism_name(self) -> str:
+        return self.name.replace("_", "-")
+
+
+def _scram_mechanism(value: ScramMechanism | str | int) -> ScramMechanism:
+    if isinstance(value, str):
+        mechanism = ScramMechanism[value.upper().replace("-", "_")]
+    else:
+        mechanism = ScramMechanism(value)
+    if mechanism is ScramMechanism.UNKNOWN:
+        raise ValueError("the SCRAM mechanism must not be UNKNOWN")
+    return mechanism
+
+
+class UserScramCredentialDeletion:
+    """Remove ``user``'s credential for ``mechanism`` (alter_user_scram_credentials)."""
+
+    def __init__(self, user: str, mechanism: ScramMechanism | str | int) -> None:
+        self.user = user
+        self.mechanism = _scram_mechanism(mechanism)
+
+
+class UserScramCredentialUpsertion:
+    """Set ``user``'s credential for ``mechanism``: the password is salted and iterated
+    here (PBKDF2), only the salted password goes to the broker."""
+
+    DEFAULT_ITERATIONS = 4096
+
+    def __init__(self, user: str, mechanism: ScramMechanism | str | int,
+                 password: str | bytes, iterations: int | None = None,
+                 salt: bytes | None = None) -> None:
+        self.user = user
+        self.mechanism = _scram_mechanism(mechanism)
+        self.iterations = iterations or self.DEFAULT_ITERATIONS
+        self.salt = salt if salt is not None else secrets.token_bytes(24)
+        text = password.decode("utf-8") if isinstance(password, bytes) else password
+        self.salted_password = salted_password(self.mechanism.mechanism_name, text, self.salt,
+                                               self.iterations)
 
 
 def _resource_type(value: str | int) -> ConfigResourceType:
@@ -260,9 +310,6 @@ class MemberToRemove:
 
 
 UNSENT_ADMIN_APIS: Mapping[str, str] = {
-    "create_acls": "CreateAcls (30)",
-    "delete_acls": "DeleteAcls (31)",
-    "describe_acls": "DescribeAcls (29)",
     "alter_replica_log_dirs": "AlterReplicaLogDirs (34)",
     "alter_partition_reassignments": "AlterPartitionReassignments (45)",
     "list_partition_reassignments": "ListPartitionReassignments (46)",
@@ -275,8 +322,6 @@ UNSENT_ADMIN_APIS: Mapping[str, str] = {
     "list_transactions": "ListTransactions (66)",
     "find_hanging_transactions": "DescribeProducers (61) / ListTransactions (66)",
     "abort_transaction": "WriteTxnMarkers (27)",
-    "describe_user_scram_credentials": "DescribeUserScramCredentials (50)",
-    "alter_user_scram_credentials": "AlterUserScramCredentials (51)",
     "list_config_resources": "ListConfigResources (74)",
 }
 """kafka-python admin methods whose Kafka request kafkalite's client does not send yet: each
@@ -382,6 +427,90 @@ class AdminClient:
             if all(r["error_code"] != NotControllerError.errno for r in results):
                 return results
         raise NotControllerError("the controller kept moving")
+
+    # -- ACLs and SCRAM users ------------------------------------------------------------------
+
+    def create_acls(self, acls: Iterable[ACL]) -> dict[str, list[Any]]:
+        """CreateAcls: ``{"succeeded": [acl, ...], "failed": [(acl, error), ...]}``."""
+        acls = list(acls)
+        body = {"creations": [
+            {"resource_type": a.resource_pattern.resource_type,
+             "resource_name": a.resource_pattern.resource_name,
+             "resource_pattern_type": a.resource_pattern.pattern_type,
+             "principal": a.principal, "host": a.host, "operation": a.operation,
+             "permission_type": a.permission_type} for a in acls]}
+        results = self._call(self._any_node(), ApiKey.CREATE_ACLS, body)["results"]
+        outcome: dict[str, list[Any]] = {"succeeded": [], "failed": []}
+        for acl, result in zip(acls, results, strict=True):
+            if result["error_code"]:
+                outcome["failed"].append((acl, error_for_code(result["error_code"])(
+                    result["error_message"] or "")))
+            else:
+                outcome["succeeded"].append(acl)
+        return outcome
+
+    def describe_acls(self, acl_filter: ACLFilter) -> tuple[list[ACL], Any]:
+        """DescribeAcls: (matching ACLs, None); a refusal (no authorizer: SECURITY_DISABLED,
+        no permission) raises the broker's error."""
+        response = self._call(self._any_node(), ApiKey.DESCRIBE_ACLS, _acl_filter(acl_filter))
+        _raise_for(response["error_code"], "describe_acls", response["error_message"])
+        return [ACL(a["principal"], a["host"], ACLOperation(a["operation"]),
+                    ACLPermissionType(a["permission_type"]),
+                    ResourcePattern(ResourceType(r["resource_type"]), r["resource_name"],
+                                    ACLResourcePatternType(r["pattern_type"])))
+                for r in response["resources"] for a in r["acls"]], None
+
+    def delete_acls(self, acl_filters: Iterable[ACLFilter]
+                    ) -> list[tuple[ACLFilter, list[tuple[ACL, Any]], Any]]:
+        """DeleteAcls: per filter, (filter, [(deleted ACL, error or None)], error or None)."""
+        filters = list(acl_filters)
+        body = {"filters": [_acl_filter(f) for f in filters]}
+        results = self._call(self._any_node(), ApiKey.DELETE_ACLS, body)["filter_results"]
+        answer = []
+        for acl_filter, result in zip(filters, results, strict=True):
+            matched = [(ACL(m["principal"], m["host"], ACLOperation(m["operation"]),
+                            ACLPermissionType(m["permission_type"]),
+                            ResourcePattern(ResourceType(m["resource_type"]),
+                                            m["resource_name"],
+                                            ACLResourcePatternType(m["pattern_type"]))),
+                        _error_or_none(m["error_code"], m["error_message"]))
+                       for m in result["matching_acls"]]
+            answer.append((acl_filter, matched,
+                           _error_or_none(result["error_code"], result["error_message"])))
+        return answer
+
+    def describe_user_scram_credentials(self, users: Iterable[str] | None = None
+                                        ) -> dict[str, dict[str, Any]]:
+        """``{user: {"error": None or message, "credential_infos": [{"mechanism": ...,
+        "iterations": n}]}}``."""
+        body = {"users": None if users is None else [{"name": u} for u in users]}
+        response = self._call(self._any_node(), ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, body)
+        _raise_for(response["error_code"], "describe_user_scram_credentials",
+                   response["error_message"])
+        return {r["user"]: {"error": r["error_message"] if r["error_code"] else None,
+                            "credential_infos": [
+                                {"mechanism": ScramMechanism(c["mechanism"]),
+                                 "iterations": c["iterations"]}
+                                for c in r["credential_infos"]]}
+                for r in response["results"]}
+
+    def alter_user_scram_credentials(
+            self, alterations: Iterable[UserScramCredentialDeletion
+                                        | UserScramCredentialUpsertion]
+    ) -> dict[str, str | None]:
+        """``{user: None or the broker's error message}``."""
+        alterations = list(alterations)
+        body = {
+            "deletions": [{"name": a.user, "mechanism": a.mechanism} for a in alterations
+                          if isinstance(a, UserScramCredentialDeletion)],
+            "upsertions": [{"name": a.user, "mechanism": a.mechanism,
+                            "iterations": a.iterations, "salt": a.salt,
+                            "salted_password": a.salted_password} for a in alterations
+                           if isinstance(a, UserScramCredentialUpsertion)],
+        }
+        response = self._call(self._any_node(), ApiKey.ALTER_USER_SCRAM_CREDENTIALS, body)
+        return {r["user"]: (r["error_message"] or error_for_code(r["error_code"]).message)
+                if r["error_code"] else None for r in response["results"]}
 
     def _coordinator(self, group_id: str, given: int | None = None) -> int:
         return given if given is not None else \
@@ -1002,6 +1131,19 @@ class AdminClient:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def _acl_filter(acl_filter: ACLFilter) -> dict[str, Any]:
+    pattern = acl_filter.resource_pattern
+    return {"resource_type_filter": pattern.resource_type,
+            "resource_name_filter": pattern.resource_name,
+            "pattern_type_filter": pattern.pattern_type,
+            "principal_filter": acl_filter.principal, "host_filter": acl_filter.host,
+            "operation": acl_filter.operation, "permission_type": acl_filter.permission_type}
+
+
+def _error_or_none(code: int, message: str | None) -> Any:
+    return error_for_code(code)(message or "") if code else None
 
 
 def _operation_names(bits: int) -> list[str]:

@@ -26,6 +26,7 @@ from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.group.broker_handlers import install as install_group_coordinator
 from kafkalite_server.handlers import (
+    acls,
     admin,
     cluster,
     configs,
@@ -38,6 +39,8 @@ from kafkalite_server.handlers import (
     produce,
     producer_id,
     records,
+    sasl,
+    scram_users,
     transactions,
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
@@ -45,9 +48,12 @@ from kafkalite_server.handlers.registry import HandlerRegistry
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
+from kafkalite_server.network.listeners import Listener
+from kafkalite_server.network.server import ListenerSet
 from kafkalite_server.replication.fetcher import FetcherSettings
 from kafkalite_server.replication.isr_store import PartitionStateStore
 from kafkalite_server.replication.replica_manager import ReplicaManager, ReplicationSettings
+from kafkalite_server.security.broker_security import BrokerSecurity, security_store
 from kafkalite_server.txn.service import install as install_txn_coordinator
 
 log = logging.getLogger(__name__)
@@ -73,6 +79,11 @@ CORE_HANDLERS = {
     ApiKey.DELETE_RECORDS: records.handle_delete_records,
     ApiKey.DESCRIBE_CLUSTER: cluster.handle_describe_cluster,
     ApiKey.DESCRIBE_LOG_DIRS: cluster.handle_describe_log_dirs,
+    ApiKey.DESCRIBE_ACLS: acls.handle_describe_acls,
+    ApiKey.CREATE_ACLS: acls.handle_create_acls,
+    ApiKey.DELETE_ACLS: acls.handle_delete_acls,
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: scram_users.handle_describe_user_scram_credentials,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: scram_users.handle_alter_user_scram_credentials,
     ApiKey.ELECT_LEADERS: elections.handle_elect_leaders,
     ApiKey.ADD_PARTITIONS_TO_TXN: transactions.handle_add_partitions_to_txn,
     ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets_to_txn,
@@ -83,6 +94,12 @@ CORE_HANDLERS = {
     ApiKey.DESCRIBE_TRANSACTIONS: transactions.handle_describe_transactions,
     ApiKey.LIST_TRANSACTIONS: transactions.handle_list_transactions,
 }
+
+SASL_HANDLERS = {
+    ApiKey.SASL_HANDSHAKE: sasl.handle_sasl_handshake,
+    ApiKey.SASL_AUTHENTICATE: sasl.handle_sasl_authenticate,
+}
+"""Registered (and advertised) when a listener uses SASL."""
 
 
 class Broker:
@@ -96,9 +113,15 @@ class Broker:
         self.controller = controller
         self.membership = membership
         self.now_ms = now_ms
+        self.listeners = ListenerSet(config)
+        self.security = BrokerSecurity(config, self.listeners.listeners,
+                                       security_store(controller, membership))
         self.handlers = HandlerRegistry()
         for api_key, handler in CORE_HANDLERS.items():
             self.handlers.register(api_key, handler)
+        if self.listeners.uses_sasl:
+            for api_key, handler in SASL_HANDLERS.items():
+                self.handlers.register(api_key, handler)
         self.log_manager = LogManager([Path(d) for d in config.log_dirs],
                                       controller.default_log_config, now_ms=now_ms,
                                       topic_config=controller.topic_config,
@@ -110,7 +133,6 @@ class Broker:
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
         self.tasks = BackgroundTasks()
         self.port = 0
-        self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self.connection_limits = ConnectionLimits(config)
         self.group_coordinator = install_group_coordinator(self)
@@ -122,23 +144,32 @@ class Broker:
 
     @property
     def endpoint(self) -> BrokerEndpoint:
-        return BrokerEndpoint(self.node_id, self.config.advertised_host,
-                              self.config.advertised_port or self.port, self.config.broker_rack)
+        """The inter-broker listener's advertised address, with every listener's."""
+        advertised = self.listeners.advertised()
+        _name, host, port, _protocol = advertised[0]
+        return BrokerEndpoint(self.node_id, host, port, self.config.broker_rack, advertised)
+
+    def address(self, listener: str) -> str:
+        """``host:port`` clients use for the named listener."""
+        for name, host, port, _protocol in self.listeners.advertised():
+            if name == listener.upper():
+                return f"{host}:{port}"
+        raise KeyError(f"broker {self.node_id} has no listener {listener!r}")
 
     async def start(self) -> None:
-        """Binds the listener, then joins the cluster (the controller then tells the broker
+        """Binds the listeners, then joins the cluster (the controller then tells the broker
         what it leads)."""
-        self._server = await asyncio.start_server(
-            self._on_connection, self.config.host_name, self.config.port, reuse_address=True)
-        self.port = self._server.sockets[0].getsockname()[1]
+        await self.listeners.start(self._on_connection)
+        self.port = self.listeners.ports[self.listeners.inter_broker.name]
         self._start_maintenance()
         self.txn_coordinator.start()
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, LocalChannel(self.inbox))
 
-    def _on_connection(self, reader: asyncio.StreamReader,
+    def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:
-        task = asyncio.get_running_loop().create_task(serve_connection(self, reader, writer))
+        task = asyncio.get_running_loop().create_task(
+            serve_connection(self, listener, reader, writer))
         self._connections.add(task)
         task.add_done_callback(self._connections.discard)
 
@@ -168,14 +199,12 @@ class Broker:
         """Leaves the cluster (moving leadership away first), stops listening, drops
         connections, then shuts the logs down cleanly."""
         await self.membership.leave(self.node_id)
-        if self._server is not None:
-            self._server.close()
+        self.listeners.close()
         await cancel_and_wait(list(self._connections))
         self.group_coordinator.shutdown()
         await self.tasks.cancel_all()
         await self.replica_manager.shutdown()
-        if self._server is not None:
-            await self._server.wait_closed()
+        await self.listeners.wait_closed()
         self.log_manager.shutdown()
 
 

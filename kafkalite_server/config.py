@@ -126,6 +126,28 @@ class BrokerConfig:
     replica_fetch_backoff_ms: int = 1000
     replica_socket_timeout_ms: int = 30_000
     replica_high_watermark_checkpoint_interval_ms: int = 5000
+    # -- security (listeners, TLS, SASL, authorization): see kafkalite_server/security
+    listeners: str | None = None
+    """``NAME://host:port,...``; unset: one PLAINTEXT listener on ``host.name:port``."""
+    advertised_listeners: str | None = None
+    listener_security_protocol_map: str | None = None
+    inter_broker_listener_name: str | None = None
+    ssl_keystore_type: str = "PEM"
+    ssl_keystore_location: str | None = None
+    ssl_keystore_password: str | None = None
+    ssl_key_password: str | None = None
+    ssl_truststore_type: str = "PEM"
+    ssl_truststore_location: str | None = None
+    ssl_client_auth: str = "none"
+    ssl_enabled_protocols: tuple[str, ...] = ("TLSv1.2", "TLSv1.3")
+    ssl_endpoint_identification_algorithm: str = "https"
+    sasl_enabled_mechanisms: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+    sasl_jaas_config: str | None = None
+    authorizer_class_name: str = ""
+    super_users: str = ""
+    allow_everyone_if_no_acl_found: bool = False
+    listener_overrides: tuple[tuple[str, str], ...] = ()
+    """``listener.name.<listener>.<key>`` settings, as (full key, value) pairs."""
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
     """Keys set by the operator (DescribeConfigs reports the others as defaults)."""
 
@@ -133,7 +155,12 @@ class BrokerConfig:
     def from_properties(cls, settings: Mapping[str, str]) -> BrokerConfig:
         """Parses Kafka-named settings; an unknown key or bad value raises ConfigError."""
         values: dict[str, Any] = {}
+        overrides = tuple(sorted((key, str(text).strip()) for key, text in settings.items()
+                                 if key.startswith(LISTENER_PREFIX)))
         for key, text in settings.items():
+            if key.startswith(LISTENER_PREFIX):
+                _check_listener_override(key)
+                continue
             spec = _SPECS.get(key)
             if spec is None:
                 raise ConfigError(key, "unknown broker config")
@@ -144,7 +171,8 @@ class BrokerConfig:
             if spec.target not in chosen or spec.rank < chosen[spec.target][0]:
                 chosen[spec.target] = (spec.rank, value)
         changes = {target: value for target, (_rank, value) in chosen.items()}
-        config = dataclasses.replace(cls(), **changes, explicit=frozenset(settings))
+        config = dataclasses.replace(cls(), **changes, listener_overrides=overrides,
+                                     explicit=frozenset(settings))
         problem = check_map_size(config.cleaner_config())
         if problem is not None:
             raise ConfigError("log.cleaner.dedupe.buffer.size", problem)
@@ -198,6 +226,8 @@ class BrokerConfig:
                 continue
             value = getattr(self, spec.target)
             text = None if value is None and key in _UNSET_IS_NULL else format_value(value)
+            if key in SENSITIVE_KEYS:
+                text = None
             rows.append((key, text, key not in self.explicit))
         return rows
 
@@ -392,5 +422,99 @@ _REPLICATION_SPECS: dict[str, _Spec] = {
 _UNSET_IS_NULL = frozenset({"broker.rack", "zookeeper.connect"})
 _SPECS.update(_CLUSTER_SPECS)
 _SPECS.update(_REPLICATION_SPECS)
+
+
+def _listener_names(key: str, text: str) -> str:
+    """``NAME://host:port,...`` checked for shape (names and ports are matched up later)."""
+    from kafkalite_server.network.listeners import parse_endpoints
+
+    parse_endpoints(key, text)
+    return text
+
+
+def _protocol_map(key: str, text: str) -> str:
+    from kafkalite_server.network.listeners import parse_protocol_map
+
+    parse_protocol_map(key, text)
+    return text
+
+
+def _names(key: str, text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _optional_text(key: str, text: str) -> str:
+    return text
+
+
+def _super_users(key: str, text: str) -> str:
+    for user in (part.strip() for part in text.split(";") if part.strip()):
+        if ":" not in user:
+            raise ConfigError(key, f"{user!r} is not a principal (write User:name)")
+    return text
+
+
+_SECURITY_SPECS: dict[str, _Spec] = {
+    "listeners": _Spec("listeners", _listener_names),
+    "advertised.listeners": _Spec("advertised_listeners", _listener_names),
+    "listener.security.protocol.map": _Spec("listener_security_protocol_map", _protocol_map),
+    "inter.broker.listener.name": _Spec("inter_broker_listener_name", _string),
+    "ssl.keystore.type": _Spec("ssl_keystore_type", choice(("PEM",))),
+    "ssl.keystore.location": _Spec("ssl_keystore_location", _string),
+    "ssl.keystore.password": _Spec("ssl_keystore_password", _optional_text),
+    "ssl.key.password": _Spec("ssl_key_password", _optional_text),
+    "ssl.truststore.type": _Spec("ssl_truststore_type", choice(("PEM",))),
+    "ssl.truststore.location": _Spec("ssl_truststore_location", _string),
+    "ssl.client.auth": _Spec("ssl_client_auth", choice(("none", "requested", "required"))),
+    "ssl.enabled.protocols": _Spec("ssl_enabled_protocols", _names),
+    "ssl.endpoint.identification.algorithm": _Spec("ssl_endpoint_identification_algorithm",
+                                                   _optional_text),
+    "sasl.enabled.mechanisms": _Spec("sasl_enabled_mechanisms", _names),
+    "sasl.jaas.config": _Spec("sasl_jaas_config", _string),
+    "authorizer.class.name": _Spec("authorizer_class_name", _optional_text),
+    "super.users": _Spec("super_users", _super_users),
+    "allow.everyone.if.no.acl.found": _Spec("allow_everyone_if_no_acl_found", boolean),
+}
+"""Security keys, in their own block (Kafka's names). Values are checked here for shape;
+how listeners, TLS files and JAAS users fit together is checked when the broker builds its
+listeners (``kafkalite_server.network.listeners``), still naming the key."""
+_SPECS.update(_SECURITY_SPECS)
+_UNSET_IS_NULL = _UNSET_IS_NULL | {"listeners", "advertised.listeners",
+                                   "listener.security.protocol.map",
+                                   "inter.broker.listener.name", "ssl.keystore.location",
+                                   "ssl.truststore.location", "sasl.jaas.config"}
+SENSITIVE_KEYS = frozenset({"ssl.keystore.password", "ssl.key.password", "sasl.jaas.config"})
+"""Described without their value (Kafka's PASSWORD type)."""
+
+LISTENER_PREFIX = "listener.name."
+_LISTENER_KEYS = frozenset({key for key in _SECURITY_SPECS
+                            if key.startswith(("ssl.", "sasl."))})
+
+
+def _check_listener_override(key: str) -> None:
+    """``listener.name.<listener>.<ssl or sasl key>`` or ``...<mechanism>.sasl.jaas.config``."""
+    rest = key[len(LISTENER_PREFIX):]
+    name, _, setting = rest.partition(".")
+    if not name or not setting:
+        raise ConfigError(key, "expected listener.name.<listener>.<key>")
+    if setting in _LISTENER_KEYS:
+        return
+    mechanism, _, jaas = setting.partition(".")
+    if jaas == "sasl.jaas.config" and mechanism:
+        return
+    raise ConfigError(key, f"{setting!r} cannot be set per listener")
+
+
+def listener_value(config: BrokerConfig, listener: str, key: str) -> Any:
+    """``listener.name.<listener>.<key>`` parsed, else the broker-wide ``key`` (listener
+    names compare without case: Kafka lower-cases the prefix). Errors name the full key."""
+    wanted = f"{LISTENER_PREFIX}{listener.lower()}.{key}"
+    for full, text in config.listener_overrides:
+        if full.lower() == wanted:
+            spec = _SPECS.get(key)
+            return text if spec is None else spec.parse(full, text)
+    spec = _SPECS.get(key)
+    return None if spec is None else getattr(config, spec.target)
+
 
 BROKER_CONFIG_KEYS: tuple[str, ...] = tuple(_SPECS)

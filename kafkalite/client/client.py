@@ -24,6 +24,7 @@ from kafkalite.client.cluster import ClusterMetadata
 from kafkalite.client.connection import BrokerConnection, ConnectionState, Response
 from kafkalite.client.future import Future
 from kafkalite.client.metadata import MetadataRefresher
+from kafkalite.client.security import AUTHENTICATION_ERRORS, client_security
 from kafkalite.client.settings import (
     IGNORED_CLIENT_DEFAULTS,
     SECURITY_DEFAULTS,
@@ -131,6 +132,7 @@ class KafkaClient:
         self.config = validate_client_config(config)
         self._bootstrap = parse_bootstrap_servers(self.config["bootstrap_servers"])
         self._socket_options = socket_options(self.config)
+        self._security = client_security(self.config)
         self.request_counts: Counter[int] = Counter()
         """Requests sent to any broker, by api key (``metrics()`` reads it)."""
         self.started_at = time.monotonic()
@@ -252,6 +254,7 @@ class KafkaClient:
                 socket_options=self._socket_options,
                 request_counts=self.request_counts,
                 selector=self._selector,
+                security=self._security,
             )
             conn.on_state_change = self._on_state_change
             self._connections[node_id] = conn
@@ -261,11 +264,14 @@ class KafkaClient:
 
     def _on_state_change(self, conn: BrokerConnection) -> None:
         if conn.state is ConnectionState.READY:
+            self.metadata.authentication_failed(None)
             self._failures.pop(conn.node_id, None)
             self._backoff_until.pop(conn.node_id, None)
             for listener in self.ready_listeners:
                 listener(conn)
         elif conn.state is ConnectionState.DISCONNECTED and not self._closed:
+            if isinstance(conn.last_error, AUTHENTICATION_ERRORS):
+                self.metadata.authentication_failed(conn.last_error)
             failures = self._failures.get(conn.node_id, 0) + 1
             self._failures[conn.node_id] = failures
             base = self.config["reconnect_backoff_ms"] * 2 ** min(failures - 1, 16)

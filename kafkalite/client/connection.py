@@ -6,6 +6,12 @@ locks here. Requests are pipelined; responses come back in request order (the pr
 guarantees it) and are matched strictly by correlation id, any mismatch meaning the stream is
 broken. The first request is ApiVersions; requests queued before it is answered wait, and then
 each API is spoken at the highest version both sides support.
+
+With TLS the socket is wrapped once connected and the handshake is driven by the selector
+events (HANDSHAKING). With SASL, as Kafka's clients do, ApiVersions is followed by
+SaslHandshake v1 and the mechanism's SaslAuthenticate rounds (AUTHENTICATING); only then is
+the connection READY. A refused handshake or wrong credentials close the connection and fail
+every waiting request with the broker's typed error (SASL_AUTHENTICATION_FAILED ...).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import errno as errno_codes
 import logging
 import selectors
 import socket
+import ssl
 import struct
 import time
 from collections import Counter, deque
@@ -22,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from kafkalite.client.future import Future
+from kafkalite.client.security import ClientSecurity, SaslExchange
 from kafkalite.errors import (
     IncompatibleBrokerVersionError,
     KafkaConnectionError,
@@ -35,7 +43,12 @@ from kafkalite.protocol import (
     decode_response,
     encode_request,
 )
-from kafkalite.protocol.errors import UnsupportedVersionError, error_for_code
+from kafkalite.protocol.errors import (
+    SaslAuthenticationFailedError,
+    UnsupportedVersionError,
+    error_for_code,
+)
+from kafkalite.protocol.scram import ScramError
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +64,9 @@ _UNSUPPORTED_VERSION_CODE = struct.pack(">h", UnsupportedVersionError.errno)
 class ConnectionState(enum.Enum):
     DISCONNECTED = "disconnected"
     CONNECTING = "connecting"
+    HANDSHAKING = "handshaking"
     NEGOTIATING = "negotiating"
+    AUTHENTICATING = "authenticating"
     READY = "ready"
 
 
@@ -101,6 +116,7 @@ class BrokerConnection:
             (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
         request_counts: Counter[int] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -130,6 +146,10 @@ class BrokerConnection:
         self._waiting: list[_Queued] = []
         self._correlation_id = 0
         self._connect_deadline = 0.0
+        self._security = security
+        self._sasl: SaslExchange | None = None
+        self.last_error: BaseException | None = None
+        """Why the connection last closed (None: closed on purpose)."""
         self.on_state_change: Callable[[BrokerConnection], None] | None = None
 
     def __repr__(self) -> str:
@@ -166,11 +186,12 @@ class BrokerConnection:
             self.close(KafkaConnectionError(f"connect to {self.host}:{self.port}: "
                                             f"{errno_codes.errorcode.get(code, code)}"))
 
-    def _update_interest(self) -> None:
+    def _update_interest(self, want_write: bool = False) -> None:
         """Ask the selector for writability only while there is something to write."""
         if self._sock is None:
             return
-        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self._out else 0)
+        writing = want_write or bool(self._out)
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if writing else 0)
         if events != self._events:
             self._events = events
             self._selector.modify(self._sock, events, self)
@@ -191,6 +212,7 @@ class BrokerConnection:
         self._out.clear()
         self._decoder = FrameDecoder(self._max_frame_bytes)
         self._versions.clear()
+        self.last_error = error
         was = self.state
         if was is not ConnectionState.DISCONNECTED:
             log.debug("closing %r: %s", self, error)
@@ -275,18 +297,63 @@ class BrokerConnection:
                 self.close(KafkaConnectionError(
                     f"connect to {self.host}:{self.port}: {errno_codes.errorcode.get(code, code)}"))
                 return
+            if self._security is not None and self._security.ssl_context is not None:
+                self._start_tls(self._security.ssl_context)
+                return
             self._update_interest()
             self._start_negotiation(max(SUPPORTED_VERSIONS[ApiKey.API_VERSIONS]))
             return
+        if self.state is ConnectionState.HANDSHAKING:
+            self._continue_tls()
+            return
         self._flush()
+
+    # -- TLS ---------------------------------------------------------------------------------
+
+    def _start_tls(self, context: ssl.SSLContext) -> None:
+        plain = self._sock
+        assert plain is not None
+        self._selector.unregister(plain)
+        try:
+            self._sock = context.wrap_socket(plain, server_hostname=self.host,
+                                             do_handshake_on_connect=False)
+        except (OSError, ValueError) as exc:
+            self._sock = None
+            plain.close()
+            self.close(KafkaConnectionError(f"TLS to {self.host}:{self.port}: {exc}"))
+            return
+        self._events = selectors.EVENT_READ | selectors.EVENT_WRITE
+        self._selector.register(self._sock, self._events, self)
+        self._set_state(ConnectionState.HANDSHAKING)
+        self._continue_tls()
+
+    def _continue_tls(self) -> None:
+        sock = self._sock
+        assert isinstance(sock, ssl.SSLSocket)
+        try:
+            sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self._update_interest()
+            return
+        except ssl.SSLWantWriteError:
+            self._update_interest(want_write=True)
+            return
+        except (OSError, ValueError) as exc:
+            self.close(KafkaConnectionError(f"TLS handshake with {self.host}:{self.port} "
+                                            f"failed: {exc}"))
+            return
+        self._update_interest()
+        self._start_negotiation(max(SUPPORTED_VERSIONS[ApiKey.API_VERSIONS]))
 
     def _flush(self) -> None:
         sock = self._sock
-        if sock is None or not self._out or self.state is ConnectionState.CONNECTING:
+        if sock is None or not self._out or self.state in (ConnectionState.CONNECTING,
+                                                           ConnectionState.HANDSHAKING):
             return
         try:
             sent = sock.send(self._out)
-        except (BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError, ssl.SSLWantWriteError,
+                ssl.SSLWantReadError):
             self._update_interest()
             return
         except OSError as exc:
@@ -299,11 +366,15 @@ class BrokerConnection:
         self._update_interest()
 
     def handle_read(self) -> None:
+        if self.state is ConnectionState.HANDSHAKING:
+            self._continue_tls()
+            return
         sock = self._sock
         while sock is not None and self._sock is sock:
             try:
                 data = sock.recv(_RECV_BYTES)
-            except (BlockingIOError, InterruptedError):
+            except (BlockingIOError, InterruptedError, ssl.SSLWantReadError,
+                    ssl.SSLWantWriteError):
                 return
             except OSError as exc:
                 self.close(KafkaConnectionError(f"receive from node {self.node_id}: {exc}"))
@@ -320,7 +391,8 @@ class BrokerConnection:
                 if self._sock is not sock:
                     return
                 self._handle_frame(frame)
-            if len(data) < _RECV_BYTES:
+            if len(data) < _RECV_BYTES and not (
+                    isinstance(sock, ssl.SSLSocket) and sock.pending()):
                 return
 
     def _handle_frame(self, frame: bytearray) -> None:
@@ -364,7 +436,7 @@ class BrokerConnection:
     def check_timeouts(self) -> float | None:
         """Close the connection if a request or the connect is overdue; the next deadline."""
         now = self._clock()
-        if self.state is ConnectionState.CONNECTING:
+        if self.state in (ConnectionState.CONNECTING, ConnectionState.HANDSHAKING):
             if now >= self._connect_deadline:
                 self.close(KafkaTimeoutError(f"connect to {self.host}:{self.port} timed out"))
                 return None
@@ -400,7 +472,65 @@ class BrokerConnection:
             self.close(error_for_code(error)(f"ApiVersions v{version} from node {self.node_id}"))
             return
         self.broker_versions = ranges
+        if self._security is not None and self._security.sasl is not None:
+            self._start_sasl(self._security.sasl.exchange())
+            return
+        self._become_ready()
+
+    def _become_ready(self) -> None:
         self._set_state(ConnectionState.READY)
         waiting, self._waiting = self._waiting, []
         for queued in waiting:
             self._send_now(queued.api_key, queued.body, queued.future, queued.expect_response)
+
+    # -- SASL ------------------------------------------------------------------------------
+
+    def _start_sasl(self, exchange: SaslExchange) -> None:
+        self._sasl = exchange
+        self._set_state(ConnectionState.AUTHENTICATING)
+        future: Future[Response] = Future()
+        try:
+            version = self.api_version(ApiKey.SASL_HANDSHAKE)
+            self.api_version(ApiKey.SASL_AUTHENTICATE)
+            if version < 1:
+                raise IncompatibleBrokerVersionError("SaslHandshake v1 is needed")
+        except IncompatibleBrokerVersionError as exc:
+            self.close(IncompatibleBrokerVersionError(
+                f"node {self.node_id} does not offer SASL (SaslHandshake v1 and "
+                f"SaslAuthenticate): {exc}"))
+            return
+        self._send_now(ApiKey.SASL_HANDSHAKE, {"mechanism": exchange.credentials.mechanism},
+                       future, True, version=version)
+        future.add_callback(self._on_sasl_handshake)
+
+    def _on_sasl_handshake(self, body: Response) -> None:
+        assert self._sasl is not None
+        if body["error_code"]:
+            self.close(error_for_code(body["error_code"])(
+                f"node {self.node_id} refused SASL mechanism "
+                f"{self._sasl.credentials.mechanism}; it offers {body['mechanisms']}"))
+            return
+        self._send_sasl_token(self._sasl.first())
+
+    def _send_sasl_token(self, token: bytes) -> None:
+        future: Future[Response] = Future()
+        self._send_now(ApiKey.SASL_AUTHENTICATE, {"auth_bytes": token}, future, True)
+        future.add_callback(self._on_sasl_token)
+
+    def _on_sasl_token(self, body: Response) -> None:
+        exchange = self._sasl
+        assert exchange is not None
+        if body["error_code"]:
+            self.close(error_for_code(body["error_code"])(
+                f"node {self.node_id}: {body['error_message'] or 'authentication failed'}"))
+            return
+        try:
+            reply = exchange.next(bytes(body["auth_bytes"]))
+        except ScramError as exc:
+            self.close(SaslAuthenticationFailedError(f"node {self.node_id}: {exc}"))
+            return
+        if reply is not None:
+            self._send_sasl_token(reply)
+            return
+        self._sasl = None
+        self._become_ready()

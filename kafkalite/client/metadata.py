@@ -56,6 +56,7 @@ class MetadataRefresher:
         self._asked = 0  # tickets handed out by request_update
         self._covers = 0  # the newest ticket the request in flight was built for
         self._answered = 0  # the newest ticket a received answer covers
+        self._authentication_error: BaseException | None = None
 
     @property
     def retry_backoff(self) -> float:
@@ -94,10 +95,22 @@ class MetadataRefresher:
         return ticket
 
     def await_update(self, ticket: int, timeout: float | None) -> None:
-        """Block until a refresh answers ``ticket``; KafkaTimeoutError otherwise."""
+        """Block until a refresh answers ``ticket``; KafkaTimeoutError otherwise, or the
+        broker's authentication error (wrong password ...) as soon as one is known."""
         with self._updated:
-            if not self._updated.wait_for(lambda: self._answered >= ticket, timeout):
+            if not self._updated.wait_for(
+                    lambda: self._answered >= ticket or self._authentication_error is not None,
+                    timeout):
                 raise KafkaTimeoutError(f"no metadata update within {timeout} s")
+            if self._answered < ticket and self._authentication_error is not None:
+                raise self._authentication_error
+
+    def authentication_failed(self, error: BaseException | None) -> None:
+        """A connection was refused authentication (None: one authenticated since): waiters
+        get the error instead of waiting for a refresh that cannot come."""
+        with self._updated:
+            self._authentication_error = error
+            self._updated.notify_all()
 
     # -- I/O thread ----------------------------------------------------------------------
 

@@ -6,15 +6,18 @@ and silently honouring a key that asks for something kafkalite cannot do would b
 each key here is one of:
 
 - *ignored*: it has no meaning for kafkalite (its reason says why) and is accepted as is;
-- *security*: ``security_protocol`` must be ``"PLAINTEXT"`` (TLS and SASL are not implemented
-  yet), and the ``ssl_*`` / ``sasl_*`` keys, which only take effect with another protocol (as
-  in kafka-python), are then accepted and unused;
+- *security*: ``security_protocol`` PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, with the
+  ``ssl_*`` keys (TLS) and ``sasl_mechanism`` PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512 with
+  ``sasl_plain_username`` / ``sasl_plain_password`` (see :mod:`kafkalite.client.security`);
+  as in kafka-python they only take effect with a protocol that uses them. Kerberos
+  (GSSAPI) and OAUTHBEARER are refused naming the key;
 - *refused unless unset*: proxies, whose absence would change where bytes go.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -66,27 +69,57 @@ SECURITY_DEFAULTS: Mapping[str, Any] = {
 """Security and proxy keys: accepted, checked by :func:`check_security`."""
 
 SECURITY_KEY_NOTES: Mapping[str, str] = {
-    "security_protocol": "'PLAINTEXT' only; 'SSL', 'SASL_PLAINTEXT' and 'SASL_SSL' raise "
-                         "UnsupportedFeatureError",
+    "security_protocol": "'PLAINTEXT', 'SSL', 'SASL_PLAINTEXT' or 'SASL_SSL'",
+    "sasl_mechanism": "'PLAIN', 'SCRAM-SHA-256' or 'SCRAM-SHA-512'; 'GSSAPI' and "
+                      "'OAUTHBEARER' raise UnsupportedFeatureError",
+    "ssl_context": "used with SSL / SASL_SSL: an ssl.SSLContext (the other ssl_* keys are "
+                   "then unused)",
+    "ssl_check_hostname": "used with SSL / SASL_SSL: check the broker's certificate names",
+    "ssl_cafile": "used with SSL / SASL_SSL: CA certificates to trust (else the system's)",
+    "ssl_certfile": "used with SSL / SASL_SSL: client certificate chain (PEM)",
+    "ssl_keyfile": "used with SSL / SASL_SSL: client private key (PEM)",
+    "ssl_password": "used with SSL / SASL_SSL: password of an encrypted ssl_keyfile",
+    "ssl_crlfile": "used with SSL / SASL_SSL: a CRL; the broker certificate is checked "
+                   "against it",
+    "ssl_ciphers": "used with SSL / SASL_SSL: OpenSSL cipher list",
+    "sasl_plain_username": "used with SASL_*: the user (PLAIN and SCRAM)",
+    "sasl_plain_password": "used with SASL_*: the password (PLAIN and SCRAM)",
+    "sasl_kerberos_name": "unused: GSSAPI is not supported",
+    "sasl_kerberos_service_name": "unused: GSSAPI is not supported",
+    "sasl_kerberos_domain_name": "unused: GSSAPI is not supported",
+    "sasl_oauth_token_provider": "unused: OAUTHBEARER is not supported",
     "proxy_url": "None only; a proxy raises UnsupportedFeatureError",
     "socks5_proxy": "None only; a proxy raises UnsupportedFeatureError",
 }
-"""How each non-ignored security key is treated; ``ssl_*`` / ``sasl_*`` keys are unused under
+"""How the security keys are treated; ``ssl_*`` / ``sasl_*`` keys are unused under
 PLAINTEXT, as in kafka-python."""
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 def check_security(config: Mapping[str, Any]) -> None:
-    """Refuse, naming the key, any setting that needs TLS, SASL or a proxy."""
+    """Refuse, naming the key, a setting that cannot work: an unknown protocol, a SASL
+    mechanism kafkalite does not speak, missing SASL credentials, a proxy."""
     protocol = config["security_protocol"]
     if protocol not in _PROTOCOLS:
         raise ConfigError("security_protocol", f"must be one of {', '.join(_PROTOCOLS)}, "
                           f"not {protocol!r}")
-    if protocol != "PLAINTEXT":
-        raise UnsupportedFeatureError(
-            f"security_protocol={protocol!r}: TLS and SASL are not supported yet; "
-            "only 'PLAINTEXT' connections are")
+    if protocol in ("SSL", "SASL_SSL"):
+        context = config["ssl_context"]
+        if context is not None and not isinstance(context, ssl.SSLContext):
+            raise ConfigError("ssl_context", f"must be an ssl.SSLContext, not {context!r}")
+    if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
+        mechanism = config["sasl_mechanism"]
+        if mechanism in ("GSSAPI", "OAUTHBEARER"):
+            raise UnsupportedFeatureError(f"sasl_mechanism={mechanism!r}: kafkalite speaks "
+                                          f"{', '.join(_SASL_MECHANISMS)}")
+        if mechanism not in _SASL_MECHANISMS:
+            raise ConfigError("sasl_mechanism", f"must be one of {', '.join(_SASL_MECHANISMS)}"
+                              f" with {protocol}, not {mechanism!r}")
+        for key in ("sasl_plain_username", "sasl_plain_password"):
+            if not isinstance(config[key], str) or not config[key]:
+                raise ConfigError(key, f"{mechanism} needs a user name and password")
     for key in ("proxy_url", "socks5_proxy"):
         if config[key] is not None:
             raise UnsupportedFeatureError(f"{key}={config[key]!r}: connecting through a proxy "

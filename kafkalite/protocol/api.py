@@ -7,6 +7,7 @@ from enum import IntEnum
 
 from kafkalite.protocol.schema import Message, Versions
 from kafkalite.protocol.schemas import (
+    acls,
     admin,
     api_versions,
     cluster,
@@ -21,6 +22,7 @@ from kafkalite.protocol.schemas import (
     producer_id,
     records_deletion,
     sasl,
+    scram_credentials,
     transactions,
 )
 
@@ -55,6 +57,9 @@ class ApiKey(IntEnum):
     END_TXN = 26
     WRITE_TXN_MARKERS = 27
     TXN_OFFSET_COMMIT = 28
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
@@ -64,6 +69,8 @@ class ApiKey(IntEnum):
     ELECT_LEADERS = 43
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
@@ -144,6 +151,9 @@ APIS: dict[ApiKey, Api] = {
             offsets.OFFSET_FOR_LEADER_EPOCH_REQUEST,
             offsets.OFFSET_FOR_LEADER_EPOCH_RESPONSE,
         ),
+        Api(ApiKey.DESCRIBE_ACLS, acls.DESCRIBE_ACLS_REQUEST, acls.DESCRIBE_ACLS_RESPONSE),
+        Api(ApiKey.CREATE_ACLS, acls.CREATE_ACLS_REQUEST, acls.CREATE_ACLS_RESPONSE),
+        Api(ApiKey.DELETE_ACLS, acls.DELETE_ACLS_REQUEST, acls.DELETE_ACLS_RESPONSE),
         Api(
             ApiKey.DESCRIBE_CONFIGS,
             admin.DESCRIBE_CONFIGS_REQUEST,
@@ -177,6 +187,16 @@ APIS: dict[ApiKey, Api] = {
             configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE,
         ),
         Api(ApiKey.OFFSET_DELETE, groups.OFFSET_DELETE_REQUEST, groups.OFFSET_DELETE_RESPONSE),
+        Api(
+            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+            scram_credentials.DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST,
+            scram_credentials.DESCRIBE_USER_SCRAM_CREDENTIALS_RESPONSE,
+        ),
+        Api(
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
+            scram_credentials.ALTER_USER_SCRAM_CREDENTIALS_REQUEST,
+            scram_credentials.ALTER_USER_SCRAM_CREDENTIALS_RESPONSE,
+        ),
         Api(
             ApiKey.DESCRIBE_CLUSTER,
             cluster.DESCRIBE_CLUSTER_REQUEST,

@@ -19,7 +19,9 @@ from kafkalite_server.cluster.messages import (
 )
 
 LISTENER = "PLAINTEXT"
-PLAINTEXT_PROTOCOL = 0
+SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+"""Kafka's security protocol ids (UpdateMetadata endpoints)."""
+_PROTOCOL_NAMES = {number: name for name, number in SECURITY_PROTOCOLS.items()}
 VERSIONS = {ApiKey.LEADER_AND_ISR: 1, ApiKey.STOP_REPLICA: 1, ApiKey.UPDATE_METADATA: 4}
 
 
@@ -61,11 +63,16 @@ def to_request(message: ControllerMessage) -> tuple[ApiKey, int, dict[str, Any]]
             for s in message.partitions],
         "live_brokers": [
             {"id": b.node_id, "rack": b.rack,
-             "endpoints": [{"port": b.port, "host": b.host, "listener": LISTENER,
-                            "security_protocol": PLAINTEXT_PROTOCOL}]}
+             "endpoints": [{"port": port, "host": host, "listener": name,
+                            "security_protocol": SECURITY_PROTOCOLS[protocol]}
+                           for name, host, port, protocol in _listeners_of(b)]}
             for b in message.live_brokers],
     }
     return ApiKey.UPDATE_METADATA, VERSIONS[ApiKey.UPDATE_METADATA], body
+
+
+def _listeners_of(endpoint: BrokerEndpoint) -> tuple[tuple[str, str, int, str], ...]:
+    return endpoint.listeners or ((LISTENER, endpoint.host, endpoint.port, "PLAINTEXT"),)
 
 
 def leader_and_isr_from(body: dict[str, Any]) -> LeaderAndIsr:
@@ -89,10 +96,15 @@ def stop_replica_from(body: dict[str, Any]) -> StopReplica:
 def update_metadata_from(body: dict[str, Any]) -> UpdateMetadata:
     brokers = []
     for broker in body["live_brokers"]:
-        endpoint = next(iter(broker["endpoints"]), None)
-        if endpoint is not None:
-            brokers.append(BrokerEndpoint(broker["id"], endpoint["host"], endpoint["port"],
-                                          broker["rack"]))
+        endpoints = broker["endpoints"]
+        if endpoints:
+            listeners = tuple((e["listener"], e["host"], e["port"],
+                               _PROTOCOL_NAMES.get(e["security_protocol"], "PLAINTEXT"))
+                              for e in endpoints)
+            if listeners == ((LISTENER, listeners[0][1], listeners[0][2], "PLAINTEXT"),):
+                listeners = ()  # the one default listener: as the sender had it
+            brokers.append(BrokerEndpoint(broker["id"], endpoints[0]["host"],
+                                          endpoints[0]["port"], broker["rack"], listeners))
     return UpdateMetadata(
         body["controller_id"], body["controller_epoch"],
         tuple(PartitionState(s["topic_name"], s["partition_index"], s["leader"],

@@ -80,18 +80,30 @@ def _load(data: bytes, what: str) -> Any:
 # ------------------------------------------------------------------ brokers and controller
 
 def encode_broker(endpoint: BrokerEndpoint, now_ms: int) -> bytes:
+    listeners = endpoint.listeners or (("PLAINTEXT", endpoint.host, endpoint.port,
+                                        "PLAINTEXT"),)
     return _dump({"version": 4, "host": endpoint.host, "port": endpoint.port, "jmx_port": -1,
                   "timestamp": str(now_ms),
-                  "endpoints": [f"PLAINTEXT://{endpoint.host}:{endpoint.port}"],
-                  "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+                  "endpoints": [f"{name}://{host}:{port}" for name, host, port, _ in listeners],
+                  "listener_security_protocol_map": {name: protocol
+                                                     for name, _, _, protocol in listeners},
                   "rack": endpoint.rack})
 
 
 def decode_broker(broker_id: int, data: bytes) -> BrokerEndpoint:
     document = _load(data, broker_path(broker_id))
     try:
+        protocols = document.get("listener_security_protocol_map") or {}
+        listeners = []
+        for text in document.get("endpoints") or ():
+            name, _, address = str(text).partition("://")
+            host, _, port = address.rpartition(":")
+            listeners.append((name, host.strip("[]"), int(port),
+                              str(protocols.get(name, "PLAINTEXT"))))
+        if listeners == [("PLAINTEXT", document["host"], document["port"], "PLAINTEXT")]:
+            listeners = []  # the one default listener
         return BrokerEndpoint(broker_id, str(document["host"]), int(document["port"]),
-                              document.get("rack"))
+                              document.get("rack"), tuple(listeners))
     except (KeyError, TypeError, ValueError) as exc:
         raise LayoutError(f"{broker_path(broker_id)}: {exc!r}") from None
 

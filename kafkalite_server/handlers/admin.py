@@ -11,9 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from kafkalite.protocol.errors import BrokerResponseError, InvalidRequestError
+from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    InvalidRequestError,
+    TopicAuthorizationFailedError,
+)
 from kafkalite_server.cluster.internal_topics import refuse_if_internal
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.security.acls import AclOperation, ResourceType
 
 
 def _message(exc: BrokerResponseError) -> str:
@@ -29,6 +34,8 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
         try:
             if names[name] > 1:
                 raise InvalidRequestError(f"topic {name!r} appears more than once")
+            if not ctx.may_create_topic(name):
+                raise TopicAuthorizationFailedError(f"no Create permission for {name!r}")
             if controller.topic_overrides(name) is None:  # the broker creates its own, its way
                 refuse_if_internal(name, "create")
             controller.create_topic(
@@ -49,6 +56,8 @@ async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
     results = []
     for name in body["topic_names"]:
         try:
+            if not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, name):
+                raise TopicAuthorizationFailedError(f"no Delete permission for {name!r}")
             refuse_if_internal(name, "delete")
             ctx.broker.controller.delete_topic(name)
         except BrokerResponseError as exc:
@@ -63,6 +72,8 @@ async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) ->
     for topic in body["topics"]:
         assignments = topic["assignments"]
         try:
+            if not ctx.authorize(AclOperation.ALTER, ResourceType.TOPIC, topic["name"]):
+                raise TopicAuthorizationFailedError(f"no Alter permission for {topic['name']!r}")
             refuse_if_internal(topic["name"], "add partitions to")
             ctx.broker.controller.create_partitions(
                 topic["name"], topic["count"],

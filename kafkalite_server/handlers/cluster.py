@@ -26,7 +26,8 @@ async def handle_describe_cluster(ctx: RequestContext, body: dict[str, Any]) -> 
         "endpoint_type": body["endpoint_type"], "cluster_id": cache.cluster_id,
         "controller_id": cache.controller_id,
         "brokers": [{"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-                    for b in sorted(cache.brokers.values(), key=lambda b: b.node_id)],
+                    for b in (e.on(ctx.listener) for e in sorted(cache.brokers.values(),
+                                                                  key=lambda b: b.node_id))],
         "cluster_authorized_operations": (
             CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
             else AUTHORIZED_OPERATIONS_NOT_REQUESTED),

@@ -27,6 +27,8 @@ from kafkalite_server.cluster.config_description import (
 from kafkalite_server.cluster.dynamic_config import CLUSTER_DEFAULT, DYNAMIC_KEYS
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.log.config import TOPIC_CONFIGS, ConfigType
+from kafkalite_server.security.acls import AclOperation
+from kafkalite_server.security.api_checks import check_config_access
 
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
@@ -79,6 +81,7 @@ async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> 
 
 def _describe(ctx: RequestContext, kind: int, name: str) -> list[dict[str, Any]]:
     _check_type(kind)
+    check_config_access(ctx, AclOperation.DESCRIBE_CONFIGS, kind, name)
     controller = ctx.broker.controller
     layers = BrokerLayers.of(ctx.broker.config, controller.dynamic_configs)
     if kind == RESOURCE_TOPIC:
@@ -115,6 +118,7 @@ def _alter(ctx: RequestContext, body: dict[str, Any],
             if seen[kind, name] > 1:
                 raise InvalidRequestError(f"resource {name!r} of type {kind} appears more "
                                           "than once")
+            check_config_access(ctx, AclOperation.ALTER_CONFIGS, kind, name)
             configs = new_overrides(resource)
             if kind == RESOURCE_TOPIC:
                 controller.alter_topic_configs(name, configs,

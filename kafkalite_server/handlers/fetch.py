@@ -11,24 +11,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkalite.protocol.errors import TopicAuthorizationFailedError
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.log.down_conversion import down_convert, fetch_magic
-from kafkalite_server.replication.replica_manager import FetchParams, FetchRequest
+from kafkalite_server.replication.replica_manager import FetchParams, FetchRequest, FetchResult
+from kafkalite_server.security.acls import AclOperation, ResourceType
+
+_DENIED = FetchResult(TopicAuthorizationFailedError.errno)
 
 
 async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     params = FetchParams(body["replica_id"], body["max_wait_ms"], body["min_bytes"],
                          body["max_bytes"], body["isolation_level"])
+    names = [topic["topic"] for topic in body["topics"]]
+    if body["replica_id"] < 0:
+        denied = ctx.denied(AclOperation.READ, ResourceType.TOPIC, names)
+    else:  # a follower's fetch needs ClusterAction
+        allowed = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+        denied = frozenset() if allowed else frozenset(names)
     requests = [FetchRequest(topic["topic"], p["partition"], p["fetch_offset"],
                              p["partition_max_bytes"], p["current_leader_epoch"])
-                for topic in body["topics"] for p in topic["partitions"]]
+                for topic in body["topics"] for p in topic["partitions"]
+                if topic["topic"] not in denied]
     results = iter(await ctx.broker.replica_manager.fetch_messages(params, requests))
     magic = fetch_magic(ctx.api_version)
     responses = []
     for topic in body["topics"]:
         partitions = []
         for request in topic["partitions"]:
-            result = next(results)
+            result = _DENIED if topic["topic"] in denied else next(results)
             records = result.records if magic is None else down_convert(result.records, magic)
             partitions.append({
                 "partition_index": request["partition"], "error_code": result.error_code,

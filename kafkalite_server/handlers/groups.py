@@ -14,6 +14,7 @@ from typing import Any
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     CoordinatorNotAvailableError,
+    GroupAuthorizationFailedError,
     InvalidRequestError,
     KafkaStorageError,
     UnknownTopicOrPartitionError,
@@ -25,6 +26,8 @@ from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.handlers.transactions import fenced_error
+from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import per_partition_error, requires
 
 Body = dict[str, Any]
 
@@ -75,10 +78,12 @@ def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext, key
     if endpoint is None:
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": "the coordinator's state partition has no live leader"}
+    endpoint = endpoint.on(ctx.listener)
     return {"error_code": 0, "error_message": None,
             "node_id": endpoint.node_id, "host": endpoint.host, "port": endpoint.port}
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
 async def handle_join_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -113,6 +118,7 @@ async def handle_join_group(
     }
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
 async def handle_sync_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -127,6 +133,7 @@ async def handle_sync_group(
     return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment}
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
 async def handle_heartbeat(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -136,6 +143,7 @@ async def handle_heartbeat(
     return {"throttle_time_ms": 0, "error_code": error}
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
 async def handle_leave_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -157,6 +165,7 @@ async def handle_leave_group(
     }
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id", per_partition_error)
 async def handle_offset_commit(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -201,6 +210,7 @@ async def handle_offset_commit(
     }
 
 
+@requires(AclOperation.DELETE, ResourceType.GROUP, "group_id")
 async def handle_offset_delete(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -236,6 +246,7 @@ def _partition_error(
     return UnknownTopicOrPartitionError.errno if tp in unknown else results[tp]
 
 
+@requires(AclOperation.READ, ResourceType.GROUP, "group_id", per_partition_error)
 async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
     """TxnOffsetCommit: the transaction coordinator checks the producer added the group
     (AddOffsetsToTxn) to its ongoing transaction; the offsets then wait for its marker."""
@@ -266,6 +277,7 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}
 
 
+@requires(AclOperation.DESCRIBE, ResourceType.GROUP, "group_id")
 async def handle_offset_fetch(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -299,6 +311,7 @@ async def handle_describe_groups(
         if body.get("include_authorized_operations")
         else AUTHORIZED_OPERATIONS_NOT_REQUESTED
     )
+    denied = ctx.denied(AclOperation.DESCRIBE, ResourceType.GROUP, body["groups"])
     return {
         "throttle_time_ms": 0,
         "groups": [
@@ -321,8 +334,9 @@ async def handle_describe_groups(
                 ],
                 "authorized_operations": operations,
             }
-            for d in service.coordinator.describe_groups(body["groups"])
-        ],
+            for d in service.coordinator.describe_groups(
+                [g for g in body["groups"] if g not in denied])
+        ] + [{"error_code": GroupAuthorizationFailedError.errno, "group_id": g} for g in denied],
     }
 
 
@@ -333,14 +347,18 @@ async def handle_list_groups(
     return {
         "throttle_time_ms": 0,
         "error_code": error,
-        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in listings],
+        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in listings
+                   if ctx.may_describe_group(g.group_id)],
     }
 
 
 async def handle_delete_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    results = service.coordinator.delete_groups(body["groups_names"])
+    denied = ctx.denied(AclOperation.DELETE, ResourceType.GROUP, body["groups_names"])
+    results = service.coordinator.delete_groups(
+        [g for g in body["groups_names"] if g not in denied])
+    results.update(dict.fromkeys(denied, GroupAuthorizationFailedError.errno))
     return {
         "throttle_time_ms": 0,
         "results": [{"group_id": g, "error_code": e} for g, e in results.items()],

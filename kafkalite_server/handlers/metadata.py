@@ -17,6 +17,7 @@ from kafkalite.protocol.errors import (
     BrokerResponseError,
     KafkaStorageError,
     LeaderNotAvailableError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
@@ -26,19 +27,24 @@ from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.cluster.topics import INTERNAL_TOPICS
 from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.security.acls import AclOperation, ResourceType
 
 
 async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     cache = ctx.broker.metadata_cache
     requested = body["topics"]
     if requested is None or (ctx.api_version == 0 and not requested):
-        topics = [_describe_topic(ctx, name) for name in cache.topic_names()]
+        topics = [_describe_topic(ctx, name) for name in cache.topic_names()
+                  if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name)]
     else:
         auto_create = ctx.broker.config.auto_create_topics_enable and (
             body["allow_auto_topic_creation"])
         topics = []
         for entry in requested:
             name = entry["name"]
+            if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                topics.append(_topic_error(name, TopicAuthorizationFailedError.errno))
+                continue
             if cache.partitions_of(name) is None and auto_create:
                 try:
                     _create(ctx, name)
@@ -58,7 +64,8 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-                    for b in sorted(cache.brokers.values(), key=lambda b: b.node_id)],
+                    for b in (e.on(ctx.listener) for e in sorted(cache.brokers.values(),
+                                                                  key=lambda b: b.node_id))],
         "cluster_id": cache.cluster_id,
         "controller_id": cache.controller_id,
         "topics": topics,
@@ -69,6 +76,8 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
 
 
 def _create(ctx: RequestContext, name: str) -> None:
+    if not ctx.may_create_topic(name):
+        raise TopicAuthorizationFailedError(f"no Create permission for {name!r}")
     if name == OFFSETS_TOPIC:
         ctx.broker.group_coordinator.ensure_offsets_topic()
     else:

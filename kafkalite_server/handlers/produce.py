@@ -8,16 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkalite.protocol.errors import TopicAuthorizationFailedError
 from kafkalite_server.handlers.registry import CloseConnection, RequestContext
 from kafkalite_server.replication.replica_manager import ProduceResult
+from kafkalite_server.security.acls import AclOperation, ResourceType
 
 
 async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
     acks = body["acks"]
+    denied = ctx.denied(AclOperation.WRITE, ResourceType.TOPIC,
+                        [topic["name"] for topic in body["topic_data"]])
     entries = [((topic["name"], data["index"]), data["records"])
-               for topic in body["topic_data"] for data in topic["partition_data"]]
+               for topic in body["topic_data"] for data in topic["partition_data"]
+               if topic["name"] not in denied]
     results = await ctx.broker.replica_manager.append_records(
         entries, acks=acks, timeout_ms=body["timeout_ms"], api_version=ctx.api_version)
+    results.update({(topic["name"], data["index"]): _DENIED for topic in body["topic_data"]
+                    if topic["name"] in denied for data in topic["partition_data"]})
     if acks == 0:
         if any(result.error_code for result in results.values()):
             raise CloseConnection("acks=0 produce failed")
@@ -28,6 +35,9 @@ async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str,
     return {"responses": [{"name": name, "partition_responses": parts}
                           for name, parts in responses.items()],
             "throttle_time_ms": 0}
+
+
+_DENIED = ProduceResult(TopicAuthorizationFailedError.errno)
 
 
 def _partition_response(index: int, result: ProduceResult) -> dict[str, Any]:

@@ -26,9 +26,12 @@ from kafkalite.protocol.errors import (
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.handlers.transactions import fenced_error
 from kafkalite_server.log.producer_state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import requires
 
 FIRST_VERSION_WITH_FENCED = 4
 
+@requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
 async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if body["transactional_id"] is not None:
         result = ctx.broker.txn_coordinator.coordinator.init_producer_id(

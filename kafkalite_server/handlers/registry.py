@@ -6,14 +6,16 @@ range, so an API appears the moment its handler is registered and never before.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafkalite.protocol import SUPPORTED_VERSIONS, ApiKey, RequestHeader
+from kafkalite_server.security.acls import CLUSTER_NAME, AclOperation, Resource, ResourceType
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
+    from kafkalite_server.network.session import Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +23,45 @@ class RequestContext:
     header: RequestHeader
     broker: Broker
     peer: str
+    session: Session | None = None
+    """The client connection's listener, principal and SASL state (None: in-process)."""
 
     @property
     def api_version(self) -> int:
         return self.header.api_version
+
+    @property
+    def listener(self) -> str | None:
+        """The name of the listener the request came in on."""
+        return None if self.session is None else self.session.listener.name
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType,
+                  name: str = CLUSTER_NAME) -> bool:
+        """May this request's principal do ``operation`` on the resource? Always yes without
+        an authorizer (``authorizer.class.name`` empty)."""
+        security = self.broker.security
+        if self.session is None or not security.authorizer_enabled:
+            return True
+        return security.authorize(self.session.principal, self.session.client_host,
+                                  operation, Resource(resource_type, name))
+
+    def denied(self, operation: AclOperation, resource_type: ResourceType,
+               names: Iterable[str]) -> frozenset[str]:
+        """The names whose resource this principal may not ``operation`` (Produce, Fetch and
+        other many-topic requests answer those with an authorization error)."""
+        return frozenset(name for name in names
+                         if not self.authorize(operation, resource_type, name))
+
+    def may_describe_group(self, group_id: str) -> bool:
+        """ListGroups' rule: Describe on the Cluster shows every group, else those with
+        Describe on the group."""
+        return (self.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER)
+                or self.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id))
+
+    def may_create_topic(self, name: str) -> bool:
+        """Kafka's rule: Create on the Cluster, or on the topic."""
+        return (self.authorize(AclOperation.CREATE, ResourceType.CLUSTER)
+                or self.authorize(AclOperation.CREATE, ResourceType.TOPIC, name))
 
 
 Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]

@@ -22,6 +22,8 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import requires, txn_partition_error
 from kafkalite_server.txn.coordinator import TransactionCoordinator
 from kafkalite_server.txn.markers import write_markers_locally
 from kafkalite_server.txn.state import TxnState
@@ -43,6 +45,8 @@ def _coordinator(ctx: RequestContext) -> TransactionCoordinator:
     return ctx.broker.txn_coordinator.coordinator
 
 
+@requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "v3_and_below_transactional_id",
+          txn_partition_error)
 async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
     metadata = ctx.broker.metadata_cache
     requested = [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]]
@@ -63,6 +67,7 @@ async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
         {"name": t, "results_by_partition": r} for t, r in by_topic.items()]}
 
 
+@requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
 async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
     groups = ctx.broker.group_coordinator
     groups.ensure_offsets_topic()
@@ -74,6 +79,7 @@ async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
     return {"throttle_time_ms": 0, "error_code": error}
 
 
+@requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
 async def handle_end_txn(ctx: RequestContext, body: Body) -> Body:
     error = _coordinator(ctx).end_transaction(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],

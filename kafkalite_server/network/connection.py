@@ -12,6 +12,10 @@ connection with no request in progress is closed after ``connections.max.idle.ms
 whose request has not fully arrived ``kafkalite.request.receive.timeout.ms`` after its first
 byte is closed too. Time stalled by the budget counts: a stalled client cannot be seen to
 hang up (its bytes are not read), and by then it has given the request up anyway.
+
+Each connection has a :class:`~kafkalite_server.network.session.Session` (its listener,
+principal and SASL state). After a v0 SaslHandshake the SASL tokens arrive as bare frames
+and are answered as bare frames; a failed exchange closes the connection after its reply.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from kafkalite.protocol import FrameDecoder, FrameTooLargeError
+from kafkalite.protocol.errors import BrokerResponseError
 from kafkalite_server.network.dispatch import Disconnect, dispatch
+from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.request_budget import NO_BOUND, RequestBytesBudget
+from kafkalite_server.network.session import Session
+from kafkalite_server.network.tls import certificate_principal
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -72,10 +80,22 @@ class ConnectionLimits:
         self.budget.charge(holder, charge)
 
 
-async def serve_connection(broker: Broker, reader: asyncio.StreamReader,
+def open_session(broker: Broker, listener: Listener, writer: asyncio.StreamWriter) -> Session:
+    peername = writer.get_extra_info("peername")
+    session = Session(listener, peername[0] if peername else "?")
+    principal = certificate_principal(writer.get_extra_info("ssl_object"))
+    if principal is not None:
+        session.principal = principal
+    if listener.uses_sasl:
+        session.authenticator = broker.security.authenticator(listener.name)
+    return session
+
+
+async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.StreamReader,
                            writer: asyncio.StreamWriter) -> None:
     peername = writer.get_extra_info("peername")
     peer = f"{peername[0]}:{peername[1]}" if peername else "?"
+    session = open_session(broker, listener, writer)
     limits: ConnectionLimits = broker.connection_limits
     decoder = FrameDecoder(broker.config.socket_request_max_bytes)
     holder = object()
@@ -123,12 +143,19 @@ async def serve_connection(broker: Broker, reader: asyncio.StreamReader,
             limits.charge(holder, pending + _receiving(decoder, admitted))
             while frames:
                 frame = frames.popleft()
-                chunks = await dispatch(broker, frame, peer)
+                if session.raw_tokens:
+                    chunks = raw_token_reply(session, frame, peer)
+                else:
+                    chunks = await dispatch(broker, frame, peer, session)
                 pending -= len(frame)
                 del frame
                 limits.charge(holder, pending + _receiving(decoder, admitted))
                 if chunks is not None:
                     await write_chunks(writer, chunks)
+                if session.close_reason is not None:
+                    log.info("closing connection from %s on listener %s: %s", peer,
+                             listener.name, session.close_reason)
+                    return
     except Disconnect:
         return
     except (ConnectionError, asyncio.IncompleteReadError):
@@ -138,6 +165,21 @@ async def serve_connection(broker: Broker, reader: asyncio.StreamReader,
     finally:
         limits.charge(holder, 0)
         writer.close()
+
+
+def raw_token_reply(session: Session, frame: bytearray, peer: str) -> list[bytes]:
+    """A bare SASL token in, a bare token out (Kafka's framing after SaslHandshake v0). A
+    failure gets no reply a client could read: the connection just closes."""
+    authenticator = session.authenticator
+    assert authenticator is not None
+    try:
+        reply = authenticator.authenticate(bytes(frame))
+    except BrokerResponseError as exc:
+        log.info("closing connection from %s: %s", peer, exc)
+        raise Disconnect(str(exc)) from None
+    if authenticator.authenticated and authenticator.user is not None:
+        session.authenticated_as(authenticator.user)
+    return [len(reply).to_bytes(4, "big"), reply]
 
 
 def _receiving(decoder: FrameDecoder, admitted: bool) -> int:

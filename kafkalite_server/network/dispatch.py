@@ -29,6 +29,7 @@ from kafkalite_server.handlers.registry import CloseConnection, RequestContext
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
+    from kafkalite_server.network.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +40,17 @@ class Disconnect(Exception):
     """Close this connection; ``reason`` is already logged."""
 
 
-async def dispatch(broker: Broker, frame: bytearray, peer: str) -> list[Any] | None:
-    """Response chunks for one request frame, None for no response; raises Disconnect."""
+async def dispatch(broker: Broker, frame: bytearray, peer: str,
+                   session: Session | None = None) -> list[Any] | None:
+    """Response chunks for one request frame, None for no response; raises Disconnect.
+    Before a SASL connection authenticates, anything but ApiVersions and the SASL requests
+    closes it."""
     try:
         header, offset = decode_request_header(frame)
     except ProtocolDecodeError as exc:
         _refuse(peer, None, f"unreadable request header: {exc}")
+    if session is not None and not session.allows(header.api_key):
+        _refuse(peer, header, f"api key {header.api_key} before SASL authentication")
     if header.api_key == ApiKey.API_VERSIONS and header.api_version > _API_VERSIONS_MAX:
         return [api_versions_unsupported_response(header.correlation_id)]
     handler = broker.handlers.get(header.api_key)
@@ -57,7 +63,7 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str) -> list[Any] | N
         body = decode_request_body(header, frame, offset)
     except (ProtocolDecodeError, UnsupportedVersionError) as exc:
         _refuse(peer, header, f"unreadable request body: {exc}")
-    context = RequestContext(header, broker, peer)
+    context = RequestContext(header, broker, peer, session)
     try:
         response = await handler(context, body)
     except CloseConnection as exc:

@@ -58,14 +58,26 @@ def test_unknown_keys_stay_errors() -> None:
         validate_producer_config({"linger_msec": 5})
 
 
-@pytest.mark.parametrize("key, value", [("security_protocol", "SSL"),
-                                        ("security_protocol", "SASL_PLAINTEXT"),
-                                        ("proxy_url", "http://proxy:3128"),
-                                        ("socks5_proxy", "socks5://proxy:1080")])
-def test_settings_needing_tls_sasl_or_a_proxy_are_refused_naming_the_key(key: str,
-                                                                         value: str) -> None:
+@pytest.mark.parametrize("settings, key", [
+    ({"proxy_url": "http://proxy:3128"}, "proxy_url"),
+    ({"socks5_proxy": "socks5://proxy:1080"}, "socks5_proxy"),
+    ({"security_protocol": "SASL_SSL", "sasl_mechanism": "GSSAPI"}, "sasl_mechanism"),
+    ({"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "OAUTHBEARER"},
+     "sasl_mechanism")])
+def test_settings_kafkalite_cannot_honour_are_refused_naming_the_key(
+        settings: dict[str, str], key: str) -> None:
     with pytest.raises(UnsupportedFeatureError, match=key):
-        validate_producer_config({key: value})
+        validate_producer_config(settings)
+
+
+@pytest.mark.parametrize("settings, key", [
+    ({"security_protocol": "SASL_PLAINTEXT"}, "sasl_mechanism"),
+    ({"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN"}, "sasl_plain_username"),
+    ({"security_protocol": "TLS"}, "security_protocol")])
+def test_incomplete_security_settings_are_config_errors_naming_the_key(
+        settings: dict[str, str], key: str) -> None:
+    with pytest.raises(ConfigError, match=key):
+        validate_producer_config(settings)
 
 
 def test_transactional_id_is_accepted_and_checked_naming_the_key() -> None:

@@ -17,13 +17,13 @@ SASL_HANDSHAKE_RESPONSE = Message(
 )
 
 SASL_AUTHENTICATE_REQUEST = Message(
-    "SaslAuthenticateRequest", valid="0-1", flexible="none", fields=(
+    "SaslAuthenticateRequest", valid="0-2", flexible="2+", fields=(
         Field("auth_bytes", BYTES),
     ),
 )
 
 SASL_AUTHENTICATE_RESPONSE = Message(
-    "SaslAuthenticateResponse", valid="0-1", flexible="none", fields=(
+    "SaslAuthenticateResponse", valid="0-2", flexible="2+", fields=(
         Field("error_code", INT16),
         Field("error_message", STRING, nullable="0+"),
         Field("auth_bytes", BYTES),

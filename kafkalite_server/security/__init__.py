@@ -1,0 +1,1 @@
+"""Broker security: JAAS users, SCRAM credentials, ACLs and the authorizer."""

@@ -1,0 +1,120 @@
+"""A broker's security: who may log in on each listener, and what each principal may do.
+
+Built once from the broker config (every inconsistency is a ConfigError naming the key):
+the SASL mechanisms and PLAIN users of each SASL listener (``sasl.enabled.mechanisms``,
+JAAS ``user_<name>="<password>"`` options from
+``listener.name.<listener>.plain.sasl.jaas.config`` or ``sasl.jaas.config``), and the
+authorizer (on when ``authorizer.class.name`` is non-empty) with ``super.users`` and
+``allow.everyone.if.no.acl.found``. ACLs and SCRAM credentials live in the cluster's
+metadata store: a file next to the metadata image for a standalone broker, Kafka's nodes in
+ZooKeeper for a cluster.
+"""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+from typing import Any, Protocol
+
+from kafkalite.errors import ConfigError
+from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
+from kafkalite.protocol.scram import ScramCredential
+from kafkalite_server.config import BrokerConfig, listener_value
+from kafkalite_server.network.listeners import Listener
+from kafkalite_server.security.acls import (
+    AclBinding,
+    AclOperation,
+    AuthorizerSettings,
+    Resource,
+    authorize,
+)
+from kafkalite_server.security.authenticator import SaslAuthenticator
+from kafkalite_server.security.file_store import Credentials, FileSecurityStore
+from kafkalite_server.security.jaas import parse_jaas
+
+SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)
+ANONYMOUS = "User:ANONYMOUS"
+
+
+class SecurityStore(Protocol):
+    def acls(self) -> list[AclBinding]: ...
+
+    def add_acls(self, bindings: list[AclBinding]) -> None: ...
+
+    def remove_acls(self, bindings: list[AclBinding]) -> None: ...
+
+    def credentials(self) -> Credentials: ...
+
+    def alter_credentials(self, upserts: list[tuple[str, str, ScramCredential]],
+                          deletions: list[tuple[str, str]]) -> None: ...
+
+
+_FILE_STORES: weakref.WeakKeyDictionary[Any, FileSecurityStore] = weakref.WeakKeyDictionary()
+
+
+def security_store(controller: Any, membership: Any) -> SecurityStore:
+    """The store of the broker's cluster: ZooKeeper (or the in-memory ensemble) when the
+    broker is a cluster member, else a file in its controller's metadata directory (one
+    store per controller, shared by the brokers of an EmbeddedCluster)."""
+    require_store = getattr(membership, "require_store", None)
+    if require_store is not None:
+        from kafkalite_server.security.zk_store import ZkSecurityStore
+
+        return ZkSecurityStore(require_store)
+    store = _FILE_STORES.get(controller)
+    if store is None:
+        store = FileSecurityStore(Path(controller.store.path).parent)
+        _FILE_STORES[controller] = store
+    return store
+
+
+class BrokerSecurity:
+    def __init__(self, config: BrokerConfig, listeners: list[Listener],
+                 store: SecurityStore) -> None:
+        self.store = store
+        self.authorizer_enabled = bool(config.authorizer_class_name.strip())
+        self.settings = AuthorizerSettings(
+            frozenset(user.strip() for user in config.super_users.split(";") if user.strip()),
+            config.allow_everyone_if_no_acl_found)
+        self._mechanisms: dict[str, tuple[str, ...]] = {}
+        self._plain_users: dict[str, dict[str, str]] = {}
+        for listener in listeners:
+            if listener.uses_sasl:
+                self._configure_sasl(config, listener.name)
+
+    def _configure_sasl(self, config: BrokerConfig, name: str) -> None:
+        mechanisms = tuple(listener_value(config, name, "sasl.enabled.mechanisms"))
+        unknown = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
+        if unknown or not mechanisms:
+            raise ConfigError("sasl.enabled.mechanisms",
+                              f"{', '.join(unknown) or 'nothing'} on listener {name}: "
+                              f"kafkalite supports {', '.join(SUPPORTED_MECHANISMS)}")
+        self._mechanisms[name] = mechanisms
+        if "PLAIN" in mechanisms:
+            key = f"listener.name.{name.lower()}.plain.sasl.jaas.config"
+            text = listener_value(config, name, "plain.sasl.jaas.config")
+            if text is None:
+                key, text = "sasl.jaas.config", config.sasl_jaas_config
+            users = {}
+            if text is not None:
+                entry = parse_jaas(key, text)
+                users = entry.plain_users() if entry.module.endswith("PlainLoginModule") \
+                    else {}
+            if not users:
+                raise ConfigError(key, f"PLAIN on listener {name} needs a PlainLoginModule "
+                                       'entry with user_<name>="<password>" options')
+            self._plain_users[name] = users
+
+    def authenticator(self, listener: str) -> SaslAuthenticator:
+        users = self._plain_users.get(listener, {})
+        return SaslAuthenticator(self._mechanisms[listener], users.get, self.scram_credential)
+
+    def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
+        return self.store.credentials().get(user, {}).get(mechanism)
+
+    def authorize(self, principal: str, host: str, operation: AclOperation,
+                  resource: Resource) -> bool:
+        if not self.authorizer_enabled:
+            return True
+        return authorize(self.settings, self.store.acls(), principal, host, operation,
+                         resource)

@@ -1,0 +1,223 @@
+"""ACLs and SCRAM credentials of a ZooKeeper-mode cluster, in Kafka's layout.
+
+- literal ACLs: ``/kafka-acl/<Topic|Group|Cluster|TransactionalId>/<name>``;
+- prefixed ACLs: ``/kafka-acl-extended/prefixed/<type>/<name>``;
+  each node ``{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow",
+  "operation":"Read","host":"*"}]}``;
+- SCRAM credentials: ``/config/users/<user>``,
+  ``{"version":1,"config":{"SCRAM-SHA-256":"salt=...,stored_key=...,server_key=...,
+  iterations=4096"}}``.
+
+Every broker caches what it read; a write bumps ``/kafka-acl-changes`` (ACLs) or
+``/config/changes`` (users), whose watches tell every broker to read again. Watches fire
+on the coordination thread and only mark the cache stale; it is re-read on the event loop
+at the next use. Writes are conditional on the node's version and retried on a conflict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from urllib.parse import quote, unquote
+
+from kafkalite.protocol.scram import ScramCredential
+from kafkalite_server.cluster.coordination import (
+    BadVersionError,
+    Coordination,
+    NodeExistsError,
+    NoNodeError,
+    WatchEvent,
+)
+from kafkalite_server.security.acls import (
+    AclBinding,
+    AclOperation,
+    AclPermission,
+    PatternType,
+    ResourceType,
+)
+from kafkalite_server.security.file_store import Credentials
+
+LITERAL_ACLS = "/kafka-acl"
+PREFIXED_ACLS = "/kafka-acl-extended/prefixed"
+ACL_CHANGES = "/kafka-acl-changes"
+USERS = "/config/users"
+CONFIG_CHANGES = "/config/changes"
+_RETRIES = 10
+_TYPE_NAMES = {ResourceType.TOPIC: "Topic", ResourceType.GROUP: "Group",
+               ResourceType.CLUSTER: "Cluster", ResourceType.TRANSACTIONAL_ID: "TransactionalId"}
+_TYPES = {name: kind for kind, name in _TYPE_NAMES.items()}
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+_OPERATIONS = {_camel(op.name): op for op in AclOperation}
+_PERMISSIONS = {_camel(p.name): p for p in AclPermission}
+
+
+def _node(binding: AclBinding) -> str:
+    root = LITERAL_ACLS if binding.pattern is PatternType.LITERAL else PREFIXED_ACLS
+    return f"{root}/{_TYPE_NAMES[binding.resource_type]}/{quote(binding.name, safe='')}"
+
+
+def _entry(binding: AclBinding) -> dict[str, str]:
+    return {"principal": binding.principal, "permissionType": _camel(binding.permission.name),
+            "operation": _camel(binding.operation.name), "host": binding.host}
+
+
+class ZkSecurityStore:
+    def __init__(self, store: Callable[[], Coordination]) -> None:
+        self._store = store
+        self._acls: list[AclBinding] | None = None
+        self._scram: Credentials | None = None
+
+    # ------------------------------------------------------------------ ACLs
+
+    def acls(self) -> list[AclBinding]:
+        if self._acls is None:
+            store = self._store()
+            store.ensure_path(ACL_CHANGES)
+            store.exists(ACL_CHANGES, self._acls_changed)
+            self._acls = self._read_acls(store)
+        return self._acls
+
+    def _acls_changed(self, _event: WatchEvent) -> None:
+        self._acls = None
+
+    def _read_acls(self, store: Coordination) -> list[AclBinding]:
+        found = []
+        for root, pattern in ((LITERAL_ACLS, PatternType.LITERAL),
+                              (PREFIXED_ACLS, PatternType.PREFIXED)):
+            for type_name, kind in _TYPES.items():
+                parent = f"{root}/{type_name}"
+                try:
+                    names = store.children(parent)
+                except NoNodeError:
+                    continue
+                for name in names:
+                    try:
+                        data, _stat = store.get(f"{parent}/{name}")
+                    except NoNodeError:
+                        continue
+                    for entry in json.loads(data.decode())["acls"]:
+                        found.append(AclBinding(
+                            kind, unquote(name), pattern, entry["principal"], entry["host"],
+                            _OPERATIONS[entry["operation"]],
+                            _PERMISSIONS[entry["permissionType"]]))
+        return found
+
+    def add_acls(self, bindings: list[AclBinding]) -> None:
+        self._edit_acls(bindings, add=True)
+
+    def remove_acls(self, bindings: list[AclBinding]) -> None:
+        self._edit_acls(bindings, add=False)
+
+    def _edit_acls(self, bindings: list[AclBinding], *, add: bool) -> None:
+        store = self._store()
+        by_node: dict[str, list[AclBinding]] = {}
+        for binding in bindings:
+            by_node.setdefault(_node(binding), []).append(binding)
+        for path, group in by_node.items():
+            changes = [_entry(b) for b in group]
+            self._update(store, path, lambda entries, c=changes: (
+                entries + [e for e in c if e not in entries] if add
+                else [e for e in entries if e not in c]))
+        self._notify(store, ACL_CHANGES)
+        self._acls = None
+
+    # ------------------------------------------------------------------ SCRAM
+
+    def credentials(self) -> Credentials:
+        if self._scram is None:
+            store = self._store()
+            store.ensure_path(CONFIG_CHANGES)
+            store.exists(CONFIG_CHANGES, self._users_changed)
+            scram: Credentials = {}
+            with contextlib.suppress(NoNodeError):
+                for user in store.children(USERS):
+                    try:
+                        data, _stat = store.get(f"{USERS}/{user}")
+                    except NoNodeError:
+                        continue
+                    configs = json.loads(data.decode()).get("config", {})
+                    mechanisms = {m: ScramCredential.from_text(text)
+                                  for m, text in configs.items() if m.startswith("SCRAM-")}
+                    if mechanisms:
+                        scram[unquote(user)] = mechanisms
+            self._scram = scram
+        return self._scram
+
+    def _users_changed(self, _event: WatchEvent) -> None:
+        self._scram = None
+
+    def alter_credentials(self, upserts: list[tuple[str, str, ScramCredential]],
+                          deletions: list[tuple[str, str]]) -> None:
+        store = self._store()
+        users = {user for user, _ in deletions} | {user for user, _, _ in upserts}
+        for user in users:
+            removed = {m for u, m in deletions if u == user}
+            added = {m: c.to_text() for u, m, c in upserts if u == user}
+            self._update_user(store, f"{USERS}/{quote(user, safe='')}", removed, added)
+        self._notify(store, CONFIG_CHANGES)
+        self._scram = None
+
+    # ------------------------------------------------------------------ writes
+
+    @staticmethod
+    def _update(store: Coordination, path: str,
+                change: Callable[[list[dict[str, str]]], list[dict[str, str]]]) -> None:
+        for _attempt in range(_RETRIES):
+            try:
+                data, stat = store.get(path)
+            except NoNodeError:
+                entries = change([])
+                if not entries:
+                    return
+                store.ensure_path(path.rsplit("/", 1)[0])
+                try:
+                    store.create(path, json.dumps({"version": 1, "acls": entries}).encode())
+                    return
+                except NodeExistsError:
+                    continue
+            entries = change(json.loads(data.decode())["acls"])
+            try:
+                if entries:
+                    store.set(path, json.dumps({"version": 1, "acls": entries}).encode(),
+                              stat.version)
+                else:
+                    store.delete(path, stat.version)
+                return
+            except (BadVersionError, NoNodeError):
+                continue
+        raise BadVersionError(f"{path}: too many concurrent changes")
+
+    @staticmethod
+    def _update_user(store: Coordination, path: str, removed: set[str],
+                     added: dict[str, str]) -> None:
+        for _attempt in range(_RETRIES):
+            try:
+                data, stat = store.get(path)
+                document = json.loads(data.decode())
+            except NoNodeError:
+                stat, document = None, {"version": 1, "config": {}}
+            config = {k: v for k, v in document.get("config", {}).items() if k not in removed}
+            config.update(added)
+            encoded = json.dumps({"version": 1, "config": config}).encode()
+            try:
+                if stat is None:
+                    store.ensure_path(USERS)
+                    store.create(path, encoded)
+                else:
+                    store.set(path, encoded, stat.version)
+                return
+            except (NodeExistsError, BadVersionError, NoNodeError):
+                continue
+        raise BadVersionError(f"{path}: too many concurrent changes")
+
+    @staticmethod
+    def _notify(store: Coordination, path: str) -> None:
+        store.ensure_path(path)
+        data, _stat = store.get(path)
+        store.set(path, str(int(data or b"0") + 1).encode())
