@@ -142,3 +142,27 @@ def test_down_conversion_of_a_mixed_log_keeps_offsets() -> None:
         assert stamps == ([-1, -1, -1] if magic == 0 else
                           [CREATE_TIME, CREATE_TIME + 1, CREATE_TIME + 2])
     assert down_convert(bytes(legacy.build()), 1) == bytes(legacy.build())
+
+
+@pytest.mark.parametrize("timestamp_type", ["CreateTime", "LogAppendTime"])
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_librdkafka_in_0_9_mode(cluster, timestamp_type, codec) -> None:
+    """librdkafka told the broker is 0.9 (no ApiVersions) produces magic 0 with Produce v0."""
+    bootstrap = cluster.bootstrap_servers
+    topic = f"rdk-{timestamp_type}-{codec}".lower()
+    create_topic(bootstrap, topic, **{"message.timestamp.type": timestamp_type})
+    producer = Producer({"bootstrap.servers": bootstrap, "api.version.request": False,
+                         "broker.version.fallback": "0.9.0.0", "enable.idempotence": False,
+                         "compression.codec": codec, "batch.num.messages": 4})
+    before = int(time.time() * 1000)
+    for i in range(10):
+        producer.produce(topic, value=b"v%d" % i, timestamp=CREATE_TIME)
+    assert producer.flush(10) == 0
+    messages = consume_modern(bootstrap, topic, 10)
+    assert [m.value() for m in messages] == [b"v%d" % i for i in range(10)]
+    for message in messages:
+        kind, stamp = message.timestamp()
+        if timestamp_type == "CreateTime":
+            assert stamp == -1  # magic 0 carried no timestamp
+        else:
+            assert kind == TIMESTAMP_LOG_APPEND_TIME and before <= stamp <= before + 60_000
