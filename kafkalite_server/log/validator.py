@@ -7,14 +7,13 @@ place. Like Kafka's LogValidator, every record of a v2 batch is checked (lengths
 deltas, the header's record count; a key on compacted topics) without building record
 objects; a compressed batch is decompressed for that with ``max.message.bytes`` as the
 bound on its records, but is stored as received. The CRC is recomputed only when the
-topic uses LogAppendTime. Legacy (magic 0/1) entries are accepted for old Produce
-versions, as a log may hold both formats.
+topic uses LogAppendTime. Legacy (magic 0/1) message sets are accepted for old Produce
+versions and up-converted to v2 when offsets are assigned.
 """
 
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass
 
 import crc32c
@@ -26,18 +25,17 @@ from kafkalite.protocol.errors import (
     MessageTooLargeError,
     UnsupportedCompressionTypeError,
 )
-from kafkalite.records import assign_legacy_offsets
 from kafkalite.records.batch_header import (
     TIMESTAMP_TYPE_BIT,
     V2_CRC_START,
     BatchHeader,
     batch_crc_is_valid,
-    iter_batch_headers,
     patch_v2_batch,
     read_batch_header,
 )
 from kafkalite.records.validation import InvalidRecordsError, check_batch_records
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.up_conversion import up_convert
 
 ZSTD = 4
 _LAST_CODEC = ZSTD
@@ -50,10 +48,6 @@ _INT16 = struct.Struct(">h")
 _V2_ATTRIBUTES = 21
 _V2_MAX_TIMESTAMP = 35
 _V2_CRC = 17
-_LEGACY_CRC = 12
-_LEGACY_CRC_START = 16
-_LEGACY_ATTRIBUTES = 17
-_LEGACY_TIMESTAMP = 18
 
 
 class RecordValidationError(InvalidRecordError):
@@ -182,11 +176,11 @@ def assign_offsets(records: bytearray | memoryview, headers: list[BatchHeader],
                    now_ms: int) -> AssignedRecords:
     """Stamp offsets and the leader epoch into v2 ``records`` in place.
 
-    A legacy message set comes back as a new buffer: compressed magic-0 wrappers must be
-    recompressed with rewritten inner offsets (:func:`assign_legacy_offsets`).
+    A legacy message set is first up-converted to one v2 batch, a new buffer
+    (:func:`~kafkalite_server.log.up_conversion.up_convert`): the log writes only v2.
     """
     if headers[0].magic < 2:
-        return _assign_legacy(records, first_offset, config, now_ms)
+        records, headers = up_convert(records, headers, config)
     next_offset = first_offset
     max_timestamp = -1
     offset_of_max = first_offset
@@ -204,30 +198,6 @@ def assign_offsets(records: bytearray | memoryview, headers: list[BatchHeader],
                            now_ms if config.log_append_time else -1)
 
 
-def _assign_legacy(records: bytearray | memoryview, first_offset: int, config: LogConfig,
-                   now_ms: int) -> AssignedRecords:
-    try:
-        stamped, last_offset = assign_legacy_offsets(bytes(records), first_offset,
-                                                     max_bytes=config.max_message_bytes)
-    except DecompressedSizeError:
-        raise MessageTooLargeError(f"a wrapper message decompresses to more than "
-                                   f"max.message.bytes {config.max_message_bytes}") from None
-    except CorruptRecordError as exc:
-        raise CorruptMessageError(str(exc)) from None
-    data = bytearray(stamped)
-    max_timestamp = -1
-    offset_of_max = first_offset
-    for header in iter_batch_headers(data):
-        timestamp = header.max_timestamp
-        if config.log_append_time and header.magic == 1:
-            timestamp = _stamp_legacy_log_append_time(data, header, now_ms)
-        if timestamp > max_timestamp:
-            max_timestamp, offset_of_max = timestamp, header.last_offset
-    return AssignedRecords(data, first_offset, last_offset, max_timestamp, offset_of_max,
-                           last_offset - first_offset + 1,
-                           now_ms if config.log_append_time else -1)
-
-
 def _stamp_v2_log_append_time(records: bytearray | memoryview, header: BatchHeader,
                               now_ms: int) -> int:
     """Set the timestamp-type bit and maxTimestamp, then recompute the CRC-32C."""
@@ -237,15 +207,3 @@ def _stamp_v2_log_append_time(records: bytearray | memoryview, header: BatchHead
     crc = crc32c.crc32c(memoryview(records)[position + V2_CRC_START:position + header.size])
     _UINT32.pack_into(records, position + _V2_CRC, crc)
     return now_ms
-
-
-def _stamp_legacy_log_append_time(records: bytearray | memoryview, header: BatchHeader,
-                                  now_ms: int) -> int:
-    """Magic 1: the same rewrite on the message's own attributes, timestamp and CRC-32."""
-    position = header.position
-    records[position + _LEGACY_ATTRIBUTES] = header.attributes | TIMESTAMP_TYPE_BIT
-    _INT64.pack_into(records, position + _LEGACY_TIMESTAMP, now_ms)
-    crc = zlib.crc32(memoryview(records)[position + _LEGACY_CRC_START:position + header.size])
-    _UINT32.pack_into(records, position + _LEGACY_CRC, crc)
-    return now_ms
-

@@ -1,10 +1,10 @@
-"""Fetch (key 1), versions 4-11: RecordBatch-era, non-flexible."""
+"""Fetch (key 1), versions 0-11, non-flexible (v0-3 read legacy message sets)."""
 
 from kafkalite.protocol.primitives import INT8, INT16, INT32, INT64, RECORDS, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 FETCH_REQUEST = Message(
-    "FetchRequest", valid="4-11", flexible="none", fields=(
+    "FetchRequest", valid="0-11", flexible="none", fields=(
         Field("replica_id", INT32, default=-1),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
@@ -31,7 +31,7 @@ FETCH_REQUEST = Message(
 )
 
 FETCH_RESPONSE = Message(
-    "FetchResponse", valid="4-11", flexible="none", fields=(
+    "FetchResponse", valid="0-11", flexible="none", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("error_code", INT16, "7+"),
         Field("session_id", INT32, "7+"),

@@ -129,7 +129,17 @@ def test_legacy_v1_log_append_time_rewrite() -> None:
     assigned = assign_offsets(records, validate_records(records, 2, config), 0, 0, config, 99)
     decoded = MemoryRecords(bytes(assigned.data))
     batch = decoded.next_batch()
-    assert batch.validate_crc() and [r.timestamp for r in batch] == [99]
+    assert batch.magic == 2 and batch.timestamp_type == 1
+    assert batch.validate_crc() and [r.timestamp for r in batch] == [99, 99]
+
+
+@pytest.mark.parametrize("compression", [0, 1])
+def test_legacy_magic_0_up_converts_without_timestamps(compression: int) -> None:
+    records = legacy_messages(2, magic=0, compression=compression)
+    assigned = assign_offsets(records, validate_records(records, 1, CONFIG), 5, 0, CONFIG, 99)
+    batch = MemoryRecords(bytes(assigned.data)).next_batch()
+    assert (batch.magic, batch.compression_type) == (2, compression)
+    assert [(r.offset, r.timestamp) for r in batch] == [(5, -1), (6, -1)]
 
 
 def test_mixed_formats_are_invalid() -> None:
