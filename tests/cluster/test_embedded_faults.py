@@ -17,7 +17,7 @@ from kafkalite.producer import Producer
 from kafkalite.structs import TopicPartition
 from kafkalite_server import EmbeddedCluster
 from kafkalite_server.cluster import zk_layout as zk
-from kafkalite_server.cluster.coordination import CoordinationError
+from kafkalite_server.cluster.coordination import CoordinationError, NoNodeError
 
 WAIT_S = 20
 
@@ -50,10 +50,14 @@ def _read(cluster: EmbeddedCluster, path: str) -> bytes:
         store.close()
 
 
-def _controller(cluster: EmbeddedCluster) -> tuple[int, int]:
-    """(/controller's broker id, /controller_epoch)."""
-    return (json.loads(_read(cluster, zk.CONTROLLER))["brokerid"],
-            int(_read(cluster, zk.CONTROLLER_EPOCH)))
+def _controller(cluster: EmbeddedCluster) -> tuple[int, int] | None:
+    """(/controller's broker id, /controller_epoch); None in the moment between one
+    controller's node going and the next one's being created."""
+    try:
+        return (json.loads(_read(cluster, zk.CONTROLLER))["brokerid"],
+                int(_read(cluster, zk.CONTROLLER_EPOCH)))
+    except NoNodeError:
+        return None
 
 
 def _registered(cluster: EmbeddedCluster) -> set[int]:

@@ -146,7 +146,7 @@ def test_unreachable_broker_fails_the_request() -> None:
 def test_disjoint_version_ranges_are_a_typed_error() -> None:
     assert pick_version(ApiKey.PRODUCE, (0, 12)) == SUPPORTED_VERSIONS[ApiKey.PRODUCE][1]
     with pytest.raises(IncompatibleBrokerVersionError, match="api key 1"):
-        pick_version(ApiKey.FETCH, (0, 3))
+        pick_version(ApiKey.FETCH, (SUPPORTED_VERSIONS[ApiKey.FETCH][1] + 1, 17))
     with pytest.raises(IncompatibleBrokerVersionError):
         pick_version(ApiKey.FETCH, None)
 
