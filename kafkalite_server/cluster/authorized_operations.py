@@ -1,33 +1,13 @@
 """Authorized operations (KIP-430) as Metadata, DescribeCluster and DescribeGroups report them.
 
 A bit field with bit ``1 << code`` set for each AclOperation the caller may perform on the
-resource. kafkalite has no authorizer yet, so, like Kafka without one, every operation a
-resource type supports is allowed.
+resource. Without an authorizer, like Kafka without one, every operation a resource type
+supports is allowed.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
-
-
-class AclOperation(IntEnum):
-    """Kafka's AclOperation codes."""
-
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
+from kafkalite_server.security.acls import AclOperation
 
 
 def bit_field(*operations: AclOperation) -> int:
