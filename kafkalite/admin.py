@@ -18,8 +18,21 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from kafkalite import admin_transactions as txn
+from kafkalite.admin_transactions import (
+    AbortTransactionSpec,
+    TransactionDescription,
+    TransactionListing,
+    TransactionState,
+)
+from kafkalite.admin_transactions import (
+    PartitionProducerState as PartitionProducerState,
+)
+from kafkalite.admin_transactions import (
+    ProducerState as ProducerState,
+)
 from kafkalite.client.client import KafkaClient
-from kafkalite.client.coordinator import find_coordinator
+from kafkalite.client.coordinator import TRANSACTION_KEY, find_coordinator
 from kafkalite.client.metrics import client_metrics
 from kafkalite.consumer.commits import fetch_committed_offsets
 from kafkalite.consumer.group_wire import PROTOCOL_TYPE, assignment_from_wire
@@ -316,12 +329,7 @@ UNSENT_ADMIN_APIS: Mapping[str, str] = {
     "describe_features": "DescribeFeatures via ApiVersions (18) v3",
     "update_features": "UpdateFeatures (57)",
     "describe_metadata_quorum": "DescribeQuorum (55)",
-    "describe_producers": "DescribeProducers (61)",
     "describe_topic_partitions": "DescribeTopicPartitions (75)",
-    "describe_transactions": "DescribeTransactions (65)",
-    "list_transactions": "ListTransactions (66)",
-    "find_hanging_transactions": "DescribeProducers (61) / ListTransactions (66)",
-    "abort_transaction": "WriteTxnMarkers (27)",
     "list_config_resources": "ListConfigResources (74)",
 }
 """kafka-python admin methods whose Kafka request kafkalite's client does not send yet: each
@@ -1079,6 +1087,98 @@ class AdminClient:
             _raise_for(body.get("error_code", 0), f"describing the log dirs of broker {node}")
             out.append({"broker": node, "log_dirs": [dict(r) for r in body["results"]]})
         return out
+
+    # -- transactions (KIP-664) -----------------------------------------------------------------
+
+    def _broker_ids(self, broker_ids: Iterable[int] | None) -> list[int]:
+        if broker_ids is not None:
+            return list(broker_ids)
+        self._refresh_metadata()
+        return sorted(b.node_id for b in self._client.cluster.brokers())
+
+    def list_transactions(self, broker_ids: Iterable[int] | None = None,
+                          producer_id_filters: Iterable[int] | None = None,
+                          state_filters: Iterable[TransactionState | str] | None = None,
+                          duration_filter_ms: int | None = None,
+                          transactional_id_pattern: str | None = None,
+                          ) -> dict[int, list[TransactionListing]]:
+        """The transactions each broker coordinates (ListTransactions to every broker, or
+        to ``broker_ids``): ``{node_id: [TransactionListing]}``. ``duration_filter_ms``
+        keeps those running longer (ListTransactions v1); ``transactional_id_pattern``
+        needs v2, which a broker without it refuses with UnsupportedVersionError."""
+        body = txn.list_transactions_request(producer_id_filters, state_filters,
+                                             duration_filter_ms)
+        out = {}
+        for node in self._broker_ids(broker_ids):
+            served = self._max_version(node, ApiKey.LIST_TRANSACTIONS)
+            needed = 2 if transactional_id_pattern is not None else \
+                1 if duration_filter_ms is not None else 0
+            if served < needed:
+                what = "transactional_id_pattern" if needed == 2 else "duration_filter_ms"
+                raise UnsupportedVersionError(
+                    f"list_transactions({what}=...) needs ListTransactions (66) v{needed}; "
+                    f"broker {node} serves " + (f"up to v{served}" if served >= 0 else "none"))
+            out[node] = txn.transaction_listings(
+                node, self._call(node, ApiKey.LIST_TRANSACTIONS, body))
+        return out
+
+    def describe_transactions(self, transactional_ids: Iterable[str]
+                              ) -> dict[str, TransactionDescription]:
+        """Each transactional id as its transaction coordinator describes it
+        (DescribeTransactions): ``{transactional_id: TransactionDescription}``; an id the
+        coordinator does not know raises TransactionalIdNotFoundError naming it."""
+        by_node: dict[int, list[str]] = {}
+        for txn_id in dict.fromkeys(transactional_ids):
+            node = find_coordinator(self._client, txn_id, self._deadline(),
+                                    key_type=TRANSACTION_KEY)
+            by_node.setdefault(node, []).append(txn_id)
+        out: dict[str, TransactionDescription] = {}
+        for node, ids in by_node.items():
+            body = self._call(node, ApiKey.DESCRIBE_TRANSACTIONS, {"transactional_ids": ids})
+            out.update(txn.transaction_descriptions(node, body))
+        return out
+
+    def describe_producers(self, partitions: Iterable[TopicPartition],
+                           broker_id: int | None = None,
+                           ) -> dict[TopicPartition, PartitionProducerState]:
+        """The active producers of each partition, with the offset where each one's open
+        transaction starts (DescribeProducers, to each leader or to ``broker_id``):
+        ``{tp: PartitionProducerState([ProducerState, ...])}``."""
+        partitions = list(partitions)
+        if not partitions:
+            return {}
+        self._refresh_metadata()
+        out: dict[TopicPartition, PartitionProducerState] = {}
+        for node, batch in self._by_leader(dict.fromkeys(partitions, 0), broker_id).items():
+            body = self._call(node, ApiKey.DESCRIBE_PRODUCERS, {"topics": [
+                {"name": t, "partition_indexes": p} for t, p in txn.by_topic(batch).items()]})
+            out.update(txn.producer_states(body))
+        return out
+
+    def abort_transaction(self, spec: AbortTransactionSpec) -> None:
+        """End a producer's open transaction on one partition with an ABORT marker written
+        by the partition's leader (WriteTxnMarkers), as ``kafka-transactions.sh abort``
+        does for a hanging transaction; the leader checks the producer id and epochs."""
+        self._refresh_metadata()
+        [node] = self._by_leader({spec.topic_partition: 0}, None)
+        txn.check_abort(spec, self._call(node, ApiKey.WRITE_TXN_MARKERS,
+                                         txn.abort_request(spec)))
+
+    def find_hanging_transactions(self, broker_ids: Iterable[int] | None = None,
+                                  max_transaction_timeout_ms: int = 900000,
+                                  ) -> list[dict[str, Any]]:
+        """The open transactions older than ``max_transaction_timeout_ms`` plus five
+        minutes (kafka-python's and Kafka's tool's rule), from ListTransactions on each
+        broker and DescribeTransactions for their start times: a list of dicts with
+        ``transactional_id``, ``producer_id``, ``producer_epoch``, ``state``, ``age_ms``,
+        ``coordinator_id`` and ``topic_partitions``. Abort one with
+        :meth:`abort_transaction`."""
+        listed = self.list_transactions(broker_ids=broker_ids)
+        ids = sorted({t.transactional_id for found in listed.values() for t in found})
+        if not ids:
+            return []
+        return txn.hanging(self.describe_transactions(ids), int(time.time() * 1000),
+                           max_transaction_timeout_ms)
 
     def wait_for_topics(self, topic_names: Iterable[str], timeout_ms: int = 10000) -> None:
         """Block until every topic has a leader for each partition (after create_topics)."""

@@ -49,7 +49,6 @@ Java and librdkafka members on their defaults.
 """
 
 IGNORED_CONSUMER_KEYS: Mapping[str, str] = {
-    "client_rack": "fetches always go to the partition leader (no follower fetching yet)",
     "enable_incremental_fetch_sessions": "every fetch is a full fetch request",
 }
 """Consumer keys accepted without effect, each with the reason (the client's are in

@@ -137,6 +137,9 @@ class Fetcher:
         self._max_bytes: int = config["fetch_max_bytes"]
         self._partition_max_bytes: int = config["max_partition_fetch_bytes"]
         self._isolation_level: int = config["isolation_level"]
+        self._rack_id: str = config["client_rack"] or ""
+        """Sent as Fetch v11+'s rack_id (KIP-392) so a rack-aware broker can name a
+        preferred read replica in this consumer's rack."""
         self._check_crcs: bool = config["check_crcs"]
         self._key_deserializer: Deserializer = config["key_deserializer"]
         self._value_deserializer: Deserializer = config["value_deserializer"]
@@ -189,7 +192,8 @@ class Fetcher:
         return {
             "replica_id": -1, "max_wait_ms": self._max_wait_ms, "min_bytes": self._min_bytes,
             "max_bytes": self._max_bytes, "isolation_level": self._isolation_level,
-            "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+            "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [],
+            "rack_id": self._rack_id,
             "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
         }
 
