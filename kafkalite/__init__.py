@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "Consumer": "kafkalite.consumer",
     "KafkaConsumer": "kafkalite.consumer",
     "ConsumerRebalanceListener": "kafkalite.consumer",
+    "AsyncConsumerRebalanceListener": "kafkalite.consumer",
     "MessageSizeTooLargeError": "kafkalite.producer",
     "Partitioner": "kafkalite.producer",
     "Producer": "kafkalite.producer",
@@ -49,6 +50,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AdminClient",
     "Assignor",
+    "AsyncConsumerRebalanceListener",
     "CommitFailedError",
     "Consumer",
     "ConsumerGroupMetadata",
@@ -102,6 +104,7 @@ if TYPE_CHECKING:  # static checkers and IDEs see the names eagerly
     )
     from kafkalite.consumer import (
         Assignor,
+        AsyncConsumerRebalanceListener,
         CommitFailedError,
         Consumer,
         ConsumerRebalanceListener,

@@ -31,6 +31,7 @@ from kafkalite.admin_transactions import (
 from kafkalite.admin_transactions import (
     ProducerState as ProducerState,
 )
+from kafkalite.client.broker_version import BrokerVersionData
 from kafkalite.client.client import KafkaClient
 from kafkalite.client.coordinator import TRANSACTION_KEY, find_coordinator
 from kafkalite.client.metrics import client_metrics
@@ -62,6 +63,66 @@ class ConfigResourceType(enum.IntEnum):
     BROKER_LOGGER = 8
     CLIENT_METRICS = 16
     GROUP = 32
+
+
+class ConfigSourceType(enum.IntEnum):
+    """Where a described config value comes from (DescribeConfigs v1+'s config_source)."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    DYNAMIC_CLIENT_METRICS_CONFIG = 7
+    DYNAMIC_GROUP_CONFIG = 8
+
+
+class ConfigType(enum.IntEnum):
+    """A config's value type (DescribeConfigs v3+'s config_type)."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+class GroupState(enum.StrEnum):
+    """A group's state as DescribeGroups / ListGroups v4+ name it."""
+
+    UNKNOWN = "Unknown"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+
+
+class GroupType(enum.StrEnum):
+    """A group's protocol family (ListGroups v5+'s group_type)."""
+
+    UNKNOWN = "Unknown"
+    CLASSIC = "classic"
+    CONSUMER = "consumer"
+    SHARE = "share"
+
+
+class UpdateFeatureType(enum.IntEnum):
+    """UpdateFeatures' upgrade types (KIP-584); kafkalite does not send UpdateFeatures yet."""
+
+    UNKNOWN = 0
+    UPGRADE = 1
+    SAFE_DOWNGRADE = 2
+    UNSAFE_DOWNGRADE = 3
 
 
 class ResourceType(enum.IntEnum):
@@ -125,6 +186,16 @@ class OffsetSpec(enum.IntEnum):
     LATEST = -1
     EARLIEST = -2
     MAX_TIMESTAMP = -3
+
+
+class OffsetTimestamp(int):
+    """A timestamp in ms as an offset spec: ``reset_group_offsets`` moves to the first
+    offset at or after it, where a plain int is the offset itself (kafka-python's rule)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"OffsetTimestamp({int(self)})"
 
 
 @dataclass(frozen=True)
@@ -349,7 +420,8 @@ def _unsent(method: str, api: str) -> Any:
 def _is_default(config: Mapping[str, Any]) -> bool:
     """A DescribeConfigs entry whose value is a default (v0: is_default; v1+: its source)."""
     source = config.get("config_source", -1)
-    return bool(config.get("is_default")) if source == -1 else source == 5
+    return bool(config.get("is_default")) if source == -1 else \
+        source == ConfigSourceType.DEFAULT_CONFIG
 
 
 def _own_config_source(resource: ConfigResource) -> int:
@@ -358,8 +430,11 @@ def _own_config_source(resource: ConfigResource) -> int:
     resource named "") or a broker logger's (6)."""
     kind = resource.resource_type
     if kind is ConfigResourceType.BROKER:
-        return 2 if resource.name else 3
-    return {ConfigResourceType.TOPIC: 1, ConfigResourceType.BROKER_LOGGER: 6}.get(kind, -1)
+        return ConfigSourceType.DYNAMIC_BROKER_CONFIG if resource.name else \
+            ConfigSourceType.DYNAMIC_DEFAULT_BROKER_CONFIG
+    return {ConfigResourceType.TOPIC: ConfigSourceType.DYNAMIC_TOPIC_CONFIG,
+            ConfigResourceType.BROKER_LOGGER: ConfigSourceType.DYNAMIC_BROKER_LOGGER_CONFIG,
+            }.get(kind, -1)
 
 
 def _resource_label(resource: ConfigResource) -> str:
@@ -526,10 +601,7 @@ class AdminClient:
 
     def _max_version(self, node: int, api_key: ApiKey) -> int:
         """The highest version of ``api_key`` broker ``node`` supports (-1: none)."""
-        self._call(node, ApiKey.METADATA, {"topics": []})  # connects and negotiates
-        conn = self._client.connection(node)
-        versions = conn.broker_versions if conn is not None else {}
-        return versions.get(int(api_key), (-1, -1))[1]
+        return self.get_broker_version_data(node).api_versions.get(int(api_key), (-1, -1))[1]
 
     # -- topics --------------------------------------------------------------------------------
 
@@ -895,7 +967,7 @@ class AdminClient:
             "group_id": group_id, "generation_id_or_member_epoch": -1, "member_id": "",
             "group_instance_id": None, "retention_time_ms": -1,
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]})
-        result = {}
+        result: dict[TopicPartition, type[KafkaError]] = {}
         for topic in body["topics"]:
             for part in topic["partitions"]:
                 code = part["error_code"]
@@ -904,18 +976,33 @@ class AdminClient:
         return result
 
     def reset_group_offsets(self, group_id: str,
-                            offset_specs: Mapping[TopicPartition, OffsetSpec | int],
+                            offset_specs: Mapping[TopicPartition,
+                                                  OffsetSpec | OffsetTimestamp | int],
                             group_coordinator_id: int | None = None,
                             ) -> dict[TopicPartition, dict[str, Any]]:
-        """Move a group's offsets to EARLIEST / LATEST / a timestamp (ms) per partition;
-        ``{tp: {"error": error class, "offset": committed offset}}``."""
-        found = self.list_partition_offsets(offset_specs)
+        """Move a group's offsets per partition to ``OffsetSpec.EARLIEST`` / ``LATEST``, to
+        the first offset at an ``OffsetTimestamp`` (ms), or to a plain int offset; each
+        target is clamped to the partition's [earliest, latest] (a timestamp past the last
+        record gives latest). ``{tp: {"error": error class, "offset": committed offset}}``."""
+        lookups: dict[TopicPartition, int] = {}
+        explicit: dict[TopicPartition, int] = {}
+        for tp, spec in offset_specs.items():
+            if isinstance(spec, OffsetSpec | OffsetTimestamp):
+                lookups[tp] = spec
+            elif isinstance(spec, int):
+                explicit[tp] = spec
+            else:
+                raise TypeError(f"reset target of {tp.topic}-{tp.partition}: {spec!r} is not "
+                                f"an OffsetSpec, an OffsetTimestamp or an int offset")
+        tps = list(offset_specs)
+        earliest = self.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.EARLIEST))
+        latest = self.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST))
+        found = self.list_partition_offsets(lookups) if lookups else {}
         targets = {}
-        for tp in offset_specs:
-            result = found.get(tp)
-            if result is None:  # no record that recent: the end, as Kafka's tool does
-                result = self.list_partition_offsets({tp: OffsetSpec.LATEST})[tp]
-            targets[tp] = result.offset
+        for tp in tps:
+            low, high = earliest[tp].offset, latest[tp].offset
+            raw = found[tp].offset if tp in found else explicit.get(tp, -1)
+            targets[tp] = high if raw < 0 else min(max(raw, low), high)
         errors = self.alter_group_offsets(group_id, targets, group_coordinator_id)
         return {tp: {"error": errors.get(tp, NoError), "offset": offset}
                 for tp, offset in targets.items()}
@@ -1212,6 +1299,15 @@ class AdminClient:
                 return dict(conn.broker_versions)
         self._call(self._any_node(), ApiKey.METADATA, {"topics": []})  # connects a broker
         return self.api_versions()
+
+    def get_broker_version_data(self, broker_id: int) -> BrokerVersionData:
+        """What broker ``broker_id`` serves (its ApiVersions answer), in kafka-python's
+        ``BrokerVersionData`` shape."""
+        if self._client.cluster.broker(broker_id) is None:
+            self._refresh_metadata()
+        self._call(broker_id, ApiKey.METADATA, {"topics": []})  # connects and negotiates
+        conn = self._client.connection(broker_id)
+        return BrokerVersionData(conn.broker_versions if conn is not None else {})
 
     def metrics(self, raw: bool = False) -> dict[str, Any]:
         """kafka-python's nested shape: ``{"admin-client-metrics": {name: value}}``."""

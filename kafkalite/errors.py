@@ -207,6 +207,11 @@ def for_code(code: int) -> type[BrokerResponseError]:  # noqa: F405
     return NoError if code == 0 else error_for_code(code)  # noqa: F405
 
 
+kafka_errors: dict[int, type[BrokerResponseError]] = {  # noqa: F405
+    0: NoError, **BrokerResponseError._by_code}  # noqa: F405
+"""kafka-python's table: error code -> error class, for the codes kafkalite knows."""
+
+
 def __getattr__(name: str) -> type[KafkaError]:
     """``CommitFailedError`` lives with the group coordinator; resolved on first use so that
     this module, at the bottom of the layers, imports nothing above it."""

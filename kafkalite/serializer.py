@@ -46,4 +46,27 @@ class JsonSerializer(DefaultSerializer):
         return None if data is None else json.loads(bytes(data).decode(self.encoding))
 
 
-__all__ = ["DefaultSerializer", "Deserializer", "JsonSerializer", "Serializer"]
+class SerializeWrapper(Serializer):
+    """A one-argument function (``data -> bytes``) as a :class:`Serializer`; ``None`` passes
+    the data through."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def serialize(self, topic: str, headers: _Headers, data: Any) -> Any:
+        return data if self.fn is None else self.fn(data)
+
+
+class DeserializeWrapper(Deserializer):
+    """A one-argument function (``bytes -> value``) as a :class:`Deserializer`; ``None``
+    passes the bytes through."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def deserialize(self, topic: str, headers: _Headers, data: bytes | None) -> Any:
+        return data if self.fn is None else self.fn(data)
+
+
+__all__ = ["DefaultSerializer", "DeserializeWrapper", "Deserializer", "JsonSerializer",
+           "SerializeWrapper", "Serializer"]

@@ -11,12 +11,13 @@ from kafkalite.consumer.assignors import (
 from kafkalite.consumer.commits import CommitFailedError
 from kafkalite.consumer.consumer import Consumer, KafkaConsumer
 from kafkalite.consumer.list_offsets import OffsetAndTimestamp
-from kafkalite.consumer.listener import ConsumerRebalanceListener
+from kafkalite.consumer.listener import AsyncConsumerRebalanceListener, ConsumerRebalanceListener
 from kafkalite.errors import IllegalStateError, NoOffsetForPartitionError
 
 __all__ = [
     "Assignment",
     "Assignor",
+    "AsyncConsumerRebalanceListener",
     "CommitFailedError",
     "Consumer",
     "ConsumerRebalanceListener",

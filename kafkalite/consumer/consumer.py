@@ -30,7 +30,7 @@ from kafkalite.consumer.list_offsets import (
     await_leaders,
     list_offsets,
 )
-from kafkalite.consumer.listener import ConsumerRebalanceListener
+from kafkalite.consumer.listener import ConsumerRebalanceListener, notify
 from kafkalite.consumer.subscription_state import SubscriptionState, SubscriptionType
 from kafkalite.errors import (
     ConfigError,
@@ -305,10 +305,10 @@ class Consumer:
             return
         listener = subscriptions.listener
         if listener is not None and current:
-            listener.on_partitions_revoked(current)
+            notify(listener, "on_partitions_revoked", current)
         subscriptions.assign_from_subscribed(wanted)
         if listener is not None:
-            listener.on_partitions_assigned(wanted)
+            notify(listener, "on_partitions_assigned", wanted)
 
     def _update_positions(self) -> None:
         """Give every assigned partition a position: committed offset, else the reset."""

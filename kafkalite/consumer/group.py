@@ -46,6 +46,7 @@ from kafkalite.consumer.group_wire import (
     subscription_from_wire,
 )
 from kafkalite.consumer.heartbeat import Action, HeartbeatTimers
+from kafkalite.consumer.listener import notify
 from kafkalite.consumer.membership import NO_GENERATION, Membership, MemberState
 from kafkalite.consumer.subscription_state import SubscriptionState, SubscriptionType
 from kafkalite.errors import KafkaError, KafkaTimeoutError
@@ -203,7 +204,7 @@ class ConsumerCoordinator:
                             self.group_id, exc)
         listener = self._subscriptions.listener
         if listener is not None and self._joined_topics:
-            listener.on_partitions_revoked(revoked)
+            notify(listener, "on_partitions_revoked", revoked)
         self._owned = sorted(revoked)
         self._subscriptions.assign_from_subscribed(())
 
@@ -345,7 +346,7 @@ class ConsumerCoordinator:
                  self.member_id, sorted(kept))
         listener = self._subscriptions.listener
         if listener is not None:
-            listener.on_partitions_assigned(kept)
+            notify(listener, "on_partitions_assigned", kept)
 
     def _on_group_error(self, code: int, request: str, body: dict[str, Any]) -> None:
         error = error_for_code(code)
@@ -436,7 +437,8 @@ class ConsumerCoordinator:
                 log.warning("group %r: final auto commit failed: %s", self.group_id, exc)
         listener = self._subscriptions.listener
         if listener is not None and self._membership.holds_assignment:
-            listener.on_partitions_revoked(self._subscriptions.assigned_partitions())
+            notify(listener, "on_partitions_revoked",
+                   self._subscriptions.assigned_partitions())
         future = self._send_leave()
         self._joined_topics = frozenset()
         self._pending = None

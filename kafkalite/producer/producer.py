@@ -333,6 +333,13 @@ class Producer:
         partitions = self._cluster.partitions_for_topic(topic)
         return set(partitions if partitions else self._wait_on_metadata(topic))
 
+    @classmethod
+    def max_usable_produce_magic(cls, api_version: tuple[int, ...]) -> int:
+        """The newest record format (magic) a broker of Kafka release ``api_version`` reads:
+        2 from 0.11, 1 from 0.10, else 0. kafkalite picks the format from the Produce version
+        it negotiates; this answers kafka-python's question for programs that ask it."""
+        return 2 if api_version >= (0, 11) else 1 if api_version >= (0, 10, 0) else 0
+
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait until each record is acknowledged or failed.
 
