@@ -31,6 +31,7 @@ from kafkalite_server.config_values import (
 )
 from kafkalite_server.log.cleaner_manager import NO_IO_LIMIT, CleanerConfig, check_map_size
 from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
+from kafkalite_server.replication.replica_selector import SELECTORS
 
 _HOUR_MS = 60 * 60 * 1000
 _INT_MAX = 2**31 - 1
@@ -106,6 +107,8 @@ class BrokerConfig:
     # --- end of log cleaner block
     # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
     broker_rack: str | None = None
+    replica_selector_class: str | None = None
+    """KIP-392: RackAwareReplicaSelector names a follower in the consumer's rack."""
     zookeeper_connect: str | None = None
     zookeeper_session_timeout_ms: int = 18_000
     zookeeper_connection_timeout_ms: int = 18_000
@@ -270,6 +273,12 @@ def _string(key: str, text: str) -> str:
     return text
 
 
+def _replica_selector(key: str, text: str) -> str:
+    if text not in SELECTORS:
+        raise ConfigError(key, f"{text!r} is not one of {sorted(SELECTORS)}")
+    return text
+
+
 def _paths(key: str, text: str) -> tuple[str, ...]:
     paths = tuple(part.strip() for part in text.split(",") if part.strip())
     if not paths:
@@ -388,6 +397,7 @@ _SPECS: dict[str, _Spec] = {
 
 _CLUSTER_SPECS: dict[str, _Spec] = {
     "broker.rack": _Spec("broker_rack", _string),
+    "replica.selector.class": _Spec("replica_selector_class", _replica_selector),
     "zookeeper.connect": _Spec("zookeeper_connect", _string),
     "zookeeper.session.timeout.ms": _Spec("zookeeper_session_timeout_ms", integer(1, _INT_MAX)),
     "zookeeper.connection.timeout.ms": _Spec(
@@ -419,7 +429,7 @@ _REPLICATION_SPECS: dict[str, _Spec] = {
         "replica_high_watermark_checkpoint_interval_ms", integer(1, _INT_MAX)),
 }
 """Follower fetching and the ISR (Kafka's names and defaults)."""
-_UNSET_IS_NULL = frozenset({"broker.rack", "zookeeper.connect"})
+_UNSET_IS_NULL = frozenset({"broker.rack", "replica.selector.class", "zookeeper.connect"})
 _SPECS.update(_CLUSTER_SPECS)
 _SPECS.update(_REPLICATION_SPECS)
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from kafkalite.client.client import KafkaClient
+from kafkalite.consumer.read_replicas import ReadReplicas
 from kafkalite.consumer.subscription_state import SubscriptionState
 from kafkalite.errors import CorruptRecordError, KafkaError
 from kafkalite.protocol import ApiKey
@@ -137,6 +138,7 @@ class Fetcher:
         self._max_bytes: int = config["fetch_max_bytes"]
         self._partition_max_bytes: int = config["max_partition_fetch_bytes"]
         self._isolation_level: int = config["isolation_level"]
+        self._read_replicas = ReadReplicas(config["metadata_max_age_ms"] / 1000)
         self._rack_id: str = config["client_rack"] or ""
         """Sent as Fetch v11+'s rack_id (KIP-392) so a rack-aware broker can name a
         preferred read replica in this consumer's rack."""
@@ -170,10 +172,12 @@ class Fetcher:
             if leader is None:
                 self._client.metadata.request_update()
                 continue
-            if leader not in in_flight:
+            node = self._read_replicas.node_for(tp, leader,
+                                                lambda n: cluster.broker(n) is not None)
+            if node not in in_flight:
                 position = subscriptions.state(tp).position
                 assert position is not None
-                by_node[leader].append((tp, position))
+                by_node[node].append((tp, position))
         version = subscriptions.assignment_version
         for node, partitions in by_node.items():
             with self._event:
@@ -206,6 +210,7 @@ class Fetcher:
             name = topic["topic"]
             for part in topic["partitions"]:
                 tp = TopicPartition(name, part["partition_index"])
+                self._read_replicas.on_partition(tp, node, part)
                 offset = offsets.get(tp)
                 if offset is not None:
                     completed.append(CompletedFetch(tp, offset, part, version))
@@ -219,6 +224,7 @@ class Fetcher:
 
     def _on_failure(self, node: int, error: BaseException) -> None:
         log.debug("Fetch to node %s failed: %r", node, error)
+        self._read_replicas.forget_node(node)
         if isinstance(error, KafkaError) and error.invalid_metadata:
             self._client.metadata.request_update()
         with self._event:

@@ -5,6 +5,11 @@ full-fetch response that leaves one out). The replica manager applies ``max_byte
 ``partition_max_bytes`` (the first batch found is always sent whole), the high watermark
 and the ``min_bytes``/``max_wait_ms`` wait; record bytes go out with sendfile, except for
 Fetch v0-3, whose clients cannot read v2 batches (:mod:`~kafkalite_server.log.down_conversion`).
+
+KIP-392: a consumer's Fetch v11+ may be served by a follower (up to its high watermark), and
+with ``replica.selector.class`` RackAwareReplicaSelector the leader answers a partition with
+a follower in the consumer's ``rack_id`` by naming it as ``preferred_read_replica``, without
+records (:mod:`~kafkalite_server.replication.replica_selector`).
 """
 
 from __future__ import annotations
@@ -15,14 +20,18 @@ from kafkalite.protocol.errors import TopicAuthorizationFailedError
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.log.down_conversion import down_convert, fetch_magic
 from kafkalite_server.replication.replica_manager import FetchParams, FetchRequest, FetchResult
+from kafkalite_server.replication.replica_selector import NO_PREFERENCE, preferred_read_replica
 from kafkalite_server.security.acls import AclOperation, ResourceType
 
 _DENIED = FetchResult(TopicAuthorizationFailedError.errno)
 
 
 async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    params = FetchParams(body["replica_id"], body["max_wait_ms"], body["min_bytes"],
-                         body["max_bytes"], body["isolation_level"])
+    consumer = body["replica_id"] < 0
+    redirected = _redirected(ctx, body) if consumer else {}
+    params = FetchParams(body["replica_id"], 0 if redirected else body["max_wait_ms"],
+                         body["min_bytes"], body["max_bytes"], body["isolation_level"],
+                         follower_reads=consumer and ctx.api_version >= 11)
     names = [topic["topic"] for topic in body["topics"]]
     if body["replica_id"] < 0:
         denied = ctx.denied(AclOperation.READ, ResourceType.TOPIC, names)
@@ -32,14 +41,21 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
     requests = [FetchRequest(topic["topic"], p["partition"], p["fetch_offset"],
                              p["partition_max_bytes"], p["current_leader_epoch"])
                 for topic in body["topics"] for p in topic["partitions"]
-                if topic["topic"] not in denied]
+                if topic["topic"] not in denied
+                and (topic["topic"], p["partition"]) not in redirected]
     results = iter(await ctx.broker.replica_manager.fetch_messages(params, requests))
     magic = fetch_magic(ctx.api_version)
     responses = []
     for topic in body["topics"]:
         partitions = []
         for request in topic["partitions"]:
-            result = _DENIED if topic["topic"] in denied else next(results)
+            key = (topic["topic"], request["partition"])
+            if topic["topic"] in denied:
+                result = _DENIED
+            elif key in redirected:
+                result = _redirect_result(ctx, key)
+            else:
+                result = next(results)
             records = result.records if magic is None else down_convert(result.records, magic)
             partitions.append({
                 "partition_index": request["partition"], "error_code": result.error_code,
@@ -49,6 +65,36 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
                 "aborted_transactions": None if result.aborted is None else [
                     {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
                     for txn in result.aborted],
-                "preferred_read_replica": -1, "records": records})
+                "preferred_read_replica": redirected.get(key, NO_PREFERENCE),
+                "records": records})
         responses.append({"topic": topic["topic"], "partitions": partitions})
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+
+def _redirected(ctx: RequestContext, body: dict[str, Any]) -> dict[tuple[str, int], int]:
+    """The partitions led here whose consumer should read from another replica: that one."""
+    broker = ctx.broker
+    selector = broker.config.replica_selector_class
+    rack = body.get("rack_id") or ""
+    if selector is None or not rack:
+        return {}
+    racks = {node: endpoint.rack for node, endpoint in broker.metadata_cache.brokers.items()}
+    chosen = {}
+    for topic in body["topics"]:
+        for request in topic["partitions"]:
+            key = (topic["topic"], request["partition"])
+            partition = broker.replica_manager.partitions.get(key)
+            if partition is None or not partition.is_leader:
+                continue
+            replica = preferred_read_replica(selector, rack, broker.node_id, partition.isr,
+                                             racks)
+            if replica != NO_PREFERENCE:
+                chosen[key] = replica
+    return chosen
+
+
+def _redirect_result(ctx: RequestContext, key: tuple[str, int]) -> FetchResult:
+    """No records, and the leader's offsets, as Kafka answers with a preferred replica."""
+    partition = ctx.broker.replica_manager.partitions[key]
+    return FetchResult(0, partition.high_watermark, partition.log.log_start_offset, b"",
+                       partition.log.last_stable_offset(partition.high_watermark))

@@ -99,6 +99,9 @@ class FetchParams:
     max_bytes: int
     isolation_level: int = 0
     """1 (read_committed): read up to the last stable offset, list aborted transactions."""
+    follower_reads: bool = False
+    """A consumer that sent its rack (Fetch v11+, KIP-392) may read from a follower,
+    up to the follower's high watermark."""
 
 
 READ_COMMITTED = 1
@@ -302,6 +305,11 @@ class ReplicaManager:
         partition = self.partitions.get(key)
         return partition if partition is not None and partition.is_leader else None
 
+    def _readable_or_none(self, key: TopicPartition) -> Partition | None:
+        """The local replica, leader or follower, if its log is online (KIP-392 reads)."""
+        partition = self.partitions.get(key)
+        return partition if partition is not None and not partition.log.offline else None
+
     def high_watermark_of(self, log_: Log) -> int:
         partition = self.partitions.get(log_.topic_partition)
         return partition.high_watermark if partition is not None else log_.log_start_offset
@@ -410,11 +418,12 @@ class ReplicaManager:
         positions = []
         for request in requests:
             key = (request.topic, request.partition)
-            partition = self._leader_or_none(key)
+            partition = (self._readable_or_none if params.follower_reads
+                         else self._leader_or_none)(key)
             start = partition.log.offset_metadata(request.fetch_offset) if partition else None
             positions.append(FetchPosition(key, request.fetch_offset, start))
-        operation = DelayedFetch(params.max_wait_ms, params.min_bytes, positions,
-                                 self._leader_or_none,
+        lookup = self._readable_or_none if params.follower_reads else self._leader_or_none
+        operation = DelayedFetch(params.max_wait_ms, params.min_bytes, positions, lookup,
                                  lambda partition: self._fetch_bound(
                                      partition, params.replica_id, params.isolation_level))
         await self.fetch_purgatory.wait(operation, {position.key for position in positions})
@@ -430,7 +439,8 @@ class ReplicaManager:
         for request in requests:
             result = self._read_one(params.replica_id, request,
                                     min(remaining, request.max_bytes), min_one_batch=total == 0,
-                                    isolation_level=params.isolation_level)
+                                    isolation_level=params.isolation_level,
+                                    follower_reads=params.follower_reads)
             size = len(result.records)  # type: ignore[arg-type]
             total += size
             remaining = max(remaining - size, 0)
@@ -458,10 +468,13 @@ class ReplicaManager:
         return log_.offset_metadata(bound)
 
     def _read_one(self, replica_id: int, request: FetchRequest, max_bytes: int, *,
-                  min_one_batch: bool, isolation_level: int = 0) -> FetchResult:
+                  min_one_batch: bool, isolation_level: int = 0,
+                  follower_reads: bool = False) -> FetchResult:
         partition = None
         try:
-            partition = self.leader_partition(request.topic, request.partition)
+            key = (request.topic, request.partition)
+            partition = (self._readable_or_none(key) if follower_reads and replica_id < 0
+                         else None) or self.leader_partition(*key)
             partition.check_leader_epoch(request.current_leader_epoch)
             if replica_id >= 0:  # a follower: up to the log end, and it tells its LEO
                 region = partition.log.read(request.fetch_offset, max_bytes,
