@@ -210,7 +210,8 @@ class Fetcher:
             name = topic["topic"]
             for part in topic["partitions"]:
                 tp = TopicPartition(name, part["partition_index"])
-                self._read_replicas.on_partition(tp, node, part)
+                if self._read_replicas.on_partition(tp, node, part):
+                    continue  # the preferred replica refused it: the leader is asked next
                 offset = offsets.get(tp)
                 if offset is not None:
                     completed.append(CompletedFetch(tp, offset, part, version))

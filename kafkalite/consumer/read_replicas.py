@@ -37,14 +37,18 @@ class ReadReplicas:
             return leader
         return node
 
-    def on_partition(self, tp: TopicPartition, node: int, data: Mapping[str, Any]) -> None:
+    def on_partition(self, tp: TopicPartition, node: int, data: Mapping[str, Any]) -> bool:
         """A Fetch answer for ``tp`` from ``node``: remember a named replica, forget the one
-        that just failed."""
+        that just failed. True when the answer is such a failure, which the consumer drops
+        and asks the leader again: an OFFSET_OUT_OF_RANGE from a lagging follower must not
+        reset the position (the Java consumer's rule)."""
         replica = data.get("preferred_read_replica", -1)
         if replica >= 0:
             self._preferred[tp] = (replica, self._clock() + self._ttl)
         elif data["error_code"] and self._preferred.get(tp, (None,))[0] == node:
             self._preferred.pop(tp, None)
+            return True
+        return False
 
     def forget_node(self, node: int) -> None:
         """``node`` did not answer: read its partitions from their leaders again."""

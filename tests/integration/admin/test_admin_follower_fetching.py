@@ -140,8 +140,9 @@ def test_a_preferred_replica_holds_until_it_expires_fails_or_goes_away() -> None
     now[0] = 300.0
     assert replicas.node_for(TP, 0, known.__contains__) == 0  # expired
     replicas.on_partition(TP, 0, {"preferred_read_replica": 2, "error_code": 0})
-    replicas.on_partition(TP, 2, {"preferred_read_replica": -1, "error_code": 6})
+    assert replicas.on_partition(TP, 2, {"preferred_read_replica": -1, "error_code": 1})
     assert replicas.node_for(TP, 0, known.__contains__) == 0  # it refused the partition
+    assert not replicas.on_partition(TP, 0, {"preferred_read_replica": -1, "error_code": 1})
     replicas.on_partition(TP, 0, {"preferred_read_replica": 2, "error_code": 0})
     replicas.forget_node(2)
     assert replicas.node_for(TP, 0, known.__contains__) == 0  # it stopped answering
