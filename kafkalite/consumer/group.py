@@ -204,7 +204,10 @@ class ConsumerCoordinator:
                             self.group_id, exc)
         listener = self._subscriptions.listener
         if listener is not None and self._joined_topics:
-            notify(listener, "on_partitions_revoked", revoked)
+            # Fenced, or left after max_poll_interval_ms: the group may already have given
+            # these partitions to others, so committing for them is no longer possible.
+            lost = self.generation_id == NO_GENERATION and revoked
+            notify(listener, "on_partitions_lost" if lost else "on_partitions_revoked", revoked)
         self._owned = sorted(revoked)
         self._subscriptions.assign_from_subscribed(())
 

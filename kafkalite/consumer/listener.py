@@ -50,8 +50,12 @@ class AsyncConsumerRebalanceListener(ABC):
 
 def notify(listener: Any, hook: str, partitions: set[TopicPartition]) -> None:
     """Call ``listener.<hook>(partitions)``; when it returns a coroutine, run it to the end
-    (on a fresh event loop, in a helper thread if this thread already runs a loop)."""
-    result = getattr(listener, hook)(partitions)
+    (on a fresh event loop, in a helper thread if this thread already runs a loop). A
+    duck-typed listener without ``on_partitions_lost`` gets ``on_partitions_revoked``."""
+    method = getattr(listener, hook, None)
+    if method is None and hook == "on_partitions_lost":
+        method = listener.on_partitions_revoked
+    result = method(partitions)
     if inspect.iscoroutine(result):
         _run(result)
 

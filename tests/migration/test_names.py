@@ -151,3 +151,28 @@ def test_client_rack_is_sent_as_fetch_rack_id(broker: str) -> None:
     from kafkalite.protocol.api import APIS
     schema = APIS[ApiKey.FETCH].request
     assert schema.decode(schema.encode(request, 11), 0, 11)[0]["rack_id"] == "rack-b"
+
+
+class RecordingLostListener(RecordingAsyncListener):
+    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        self.calls.append(("lost", set(lost), threading.current_thread().name))
+
+
+def test_partitions_are_lost_not_revoked_after_max_poll_interval(broker: str) -> None:
+    with AdminClient(broker) as admin:
+        admin.create_topics([NewTopic("evicted", 1, 1)], wait_for_metadata=True)
+    listener = RecordingLostListener()
+    consumer = Consumer(bootstrap_servers=broker, group_id="slow-pollers",
+                        max_poll_interval_ms=1000, session_timeout_ms=6000,
+                        heartbeat_interval_ms=200)
+    consumer.subscribe(["evicted"], listener=listener)
+    deadline = time.monotonic() + 30
+    while not listener.calls and time.monotonic() < deadline:
+        consumer.poll(timeout_ms=200)
+    time.sleep(2.5)  # past max_poll_interval_ms: the member leaves the group
+    while len(listener.calls) < 3 and time.monotonic() < deadline:
+        consumer.poll(timeout_ms=200)
+    consumer.close()
+    tp = {TopicPartition("evicted", 0)}
+    assert [(kind, parts) for kind, parts, _ in listener.calls[:3]] == \
+        [("assigned", tp), ("lost", tp), ("assigned", tp)]
