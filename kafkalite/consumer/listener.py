@@ -52,10 +52,8 @@ def notify(listener: Any, hook: str, partitions: set[TopicPartition]) -> None:
     """Call ``listener.<hook>(partitions)``; when it returns a coroutine, run it to the end
     (on a fresh event loop, in a helper thread if this thread already runs a loop). A
     duck-typed listener without ``on_partitions_lost`` gets ``on_partitions_revoked``."""
-    method = getattr(listener, hook, None)
-    if method is None and hook == "on_partitions_lost":
-        method = listener.on_partitions_revoked
-    result = method(partitions)
+    fallback = "on_partitions_revoked" if hook == "on_partitions_lost" else hook
+    result = (getattr(listener, hook, None) or getattr(listener, fallback))(partitions)
     if inspect.iscoroutine(result):
         _run(result)
 
