@@ -7,6 +7,7 @@ follower serves the consumer, and kafkalite's consumer (client_rack) reads from 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -148,3 +149,32 @@ def test_a_preferred_replica_holds_until_it_expires_fails_or_goes_away() -> None
     assert replicas.node_for(TP, 0, known.__contains__) == 0  # it stopped answering
     replicas.on_partition(TP, 0, {"preferred_read_replica": 2, "error_code": 0})
     assert replicas.node_for(TP, 0, {0, 1}.__contains__) == 0  # no longer in the metadata
+
+
+def test_librdkafka_follows_the_preferred_replica_too(cluster: EmbeddedCluster) -> None:
+    """confluent-kafka with ``client.rack``: its statistics name the broker it fetches the
+    partition from, apart from the leader."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    stats: list[dict[str, Any]] = []
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": cluster.bootstrap_servers, "group.id": "racked-librdkafka",
+        "client.rack": "rack-b", "auto.offset.reset": "earliest",
+        "statistics.interval.ms": 200, "stats_cb": lambda text: stats.append(json.loads(text))})
+    consumer.assign([confluent_kafka.TopicPartition(TOPIC, 0)])
+    values: list[bytes] = []
+    fetched_from: set[tuple[int, int]] = set()
+    deadline = time.monotonic() + 20
+    try:
+        while (len(values) < 10 or (0, 1) not in fetched_from) and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+            for sample in stats:
+                partition = sample.get("topics", {}).get(TOPIC, {}).get("partitions", {})
+                if "0" in partition and partition["0"]["broker"] >= 0:
+                    fetched_from.add((partition["0"]["leader"], partition["0"]["broker"]))
+            stats.clear()
+    finally:
+        consumer.close()
+    assert values == [b"%d" % i for i in range(10)]
+    assert (0, 1) in fetched_from
