@@ -2,9 +2,17 @@
 
 Metadata, FindCoordinator and the "unknown or led elsewhere?" question of the request
 path read this cache; no broker reads another broker's objects or the controller's image.
+
+A broker that has just registered has no view yet: until the controller's first
+UpdateMetadata arrives its cache knows no brokers and no controller. ``wait_first_update``
+lets Metadata hold its answer through that short window, because an answer with no brokers
+sends some clients (librdkafka's admin controller lookup) into a wait they do not leave
+before their own timeout.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import LEADER_DURING_DELETE, PartitionState, UpdateMetadata
@@ -17,6 +25,16 @@ class MetadataCache:
         self.controller_id = -1
         self.brokers: dict[int, BrokerEndpoint] = {}
         self._topics: dict[str, dict[int, PartitionState]] = {}
+        self._first_update = asyncio.Event()
+
+    async def wait_first_update(self, timeout_s: float) -> bool:
+        """Waits at most ``timeout_s`` for the first UpdateMetadata; says whether it came."""
+        if not self._first_update.is_set():
+            try:
+                await asyncio.wait_for(self._first_update.wait(), timeout_s)
+            except TimeoutError:
+                return False
+        return True
 
     def update(self, message: UpdateMetadata) -> None:
         """Applies changed partitions (a LEADER_DURING_DELETE one removes its topic) and
@@ -28,6 +46,7 @@ class MetadataCache:
                 self._topics.pop(state.topic, None)
             else:
                 self._topics.setdefault(state.topic, {})[state.partition] = state
+        self._first_update.set()
 
     def topic_names(self) -> list[str]:
         return list(self._topics)

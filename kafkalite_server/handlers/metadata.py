@@ -6,6 +6,9 @@ Topics that do not exist are requested from the controller on the spot when
 A standalone broker's controller answers at once, so the reply is immediately usable; in a
 cluster the topic answers LEADER_NOT_AVAILABLE until the controller has placed it.
 
+A broker that has registered but not yet heard from the controller holds the answer for
+up to ``FIRST_VIEW_WAIT_S`` rather than answer with no brokers and no controller.
+
 Authorized operations (v8+) are reported only when asked for, all allowed (no authorizer).
 """
 
@@ -29,9 +32,15 @@ from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.acls import AclOperation, ResourceType
 
+FIRST_VIEW_WAIT_S = 5.0
+"""How long a Metadata request waits for the controller's first UpdateMetadata to this
+broker: normally milliseconds after registration; past this the (empty) view is answered
+and the client retries."""
+
 
 async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     cache = ctx.broker.metadata_cache
+    await cache.wait_first_update(FIRST_VIEW_WAIT_S)
     requested = body["topics"]
     if requested is None or (ctx.api_version == 0 and not requested):
         topics = [_describe_topic(ctx, name) for name in cache.topic_names()
