@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from kafkalite.cli.commands import consume, groups, metadata, perf, produce, topics
+from kafkalite.cli.commands import acls, consume, groups, metadata, perf, produce, topics
 from kafkalite.cli.options import USAGE_ERROR, CliError, Parser, UsageError, connection_options
 from kafkalite.errors import KafkaError
 
@@ -35,7 +35,7 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=Parser)
     parents = [connection_options()]
-    for module in (produce, consume, topics, groups, metadata, perf):
+    for module in (produce, consume, topics, groups, acls, metadata, perf):
         module.register(commands, parents)
     return parser
 
