@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from kafkalite.cli.command_config import command_config
 from kafkalite.properties import client_setting
 
 USAGE_ERROR = 2
@@ -47,6 +48,10 @@ def connection_options() -> argparse.ArgumentParser:
     group.add_argument(
         "--connect-timeout-ms", type=positive_int, default=5000, metavar="MS",
         help="give up when no broker answers within this time (default: 5000)")
+    group.add_argument(
+        "--command-config", type=command_config, default={}, metavar="FILE",
+        help="a Kafka client properties file: security.protocol, sasl.mechanism, "
+             "sasl.jaas.config, ssl.truststore.location, ssl.keystore.location, ...")
     group.add_argument("-v", "--verbose", action="store_true",
                        help="log the client's activity to stderr")
     return common

@@ -26,6 +26,7 @@ def client_config(args: argparse.Namespace) -> dict[str, Any]:
         "bootstrap_servers": args.bootstrap_servers,
         "client_id": "kafkalite-cli",
         "request_timeout_ms": max(args.connect_timeout_ms, 1000),
+        **args.command_config,
     }
 
 
