@@ -40,6 +40,12 @@ from kafkalite.consumer.group_wire import PROTOCOL_TYPE, assignment_from_wire
 from kafkalite.consumer.list_offsets import LATEST, OffsetAndTimestamp, list_offsets
 from kafkalite.errors import KafkaError, KafkaTimeoutError, NoError, ProtocolDecodeError
 from kafkalite.protocol import ApiKey
+from kafkalite.protocol.acl_codes import (
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    ResourceType,
+)
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     ElectionNotNeededError,
@@ -123,52 +129,6 @@ class UpdateFeatureType(enum.IntEnum):
     UPGRADE = 1
     SAFE_DOWNGRADE = 2
     UNSAFE_DOWNGRADE = 3
-
-
-class ResourceType(enum.IntEnum):
-    """What an ACL protects (Kafka's wire codes)."""
-
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class ACLOperation(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-
-
-class ACLPermissionType(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
-
-
-class ACLResourcePatternType(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
 
 
 class AlterConfigOp(enum.IntEnum):

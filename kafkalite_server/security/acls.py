@@ -9,54 +9,15 @@ starts with it. The numbers are Kafka's (CreateAcls, DescribeAcls, DeleteAcls ca
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
+
+# Kafka's codes are defined once, in the protocol layer; the authorizer uses short names.
+from kafkalite.protocol.acl_codes import ACLOperation as AclOperation
+from kafkalite.protocol.acl_codes import ACLPermissionType as AclPermission
+from kafkalite.protocol.acl_codes import ACLResourcePatternType as PatternType
+from kafkalite.protocol.acl_codes import ResourceType
 
 WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
-
-
-class ResourceType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class PatternType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
-
-
-class AclOperation(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-
-
-class AclPermission(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
 
 
 CLUSTER_NAME = "kafka-cluster"

@@ -22,6 +22,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -35,7 +36,7 @@ from proxy import LinkProxy, broker_source
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "tests" / "cluster"))
-from zookeeper_server import ZooKeeperServer, free_port, zookeeper_available  # noqa: E402
+from zookeeper_server import ZooKeeperServer, zookeeper_available  # noqa: E402
 
 __all__ = ["FaultCluster", "ZooKeeperServer", "until", "zookeeper_available"]
 
@@ -83,6 +84,14 @@ def until(condition: Callable[[], T | None], what: str, timeout: float = 40.0) -
 def _separate_listeners() -> bool:
     from kafkalite_server.config import BROKER_CONFIG_KEYS
     return "inter.broker.listener.name" in BROKER_CONFIG_KEYS
+
+
+def _held_port(held: list[socket.socket]) -> int:
+    """A free loopback port, kept bound (in ``held``) until the caller releases it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    held.append(sock)
+    return int(sock.getsockname()[1])
 
 
 class BrokerNode:
@@ -162,9 +171,12 @@ class FaultCluster:
         self.client_ports: dict[int, int] = {}
         self.nodes: dict[int, BrokerNode] = {}
         separate = _separate_listeners()
+        # The brokers' ports stay bound here until every proxy port is taken: a port only
+        # picked, not held, can be handed to the proxy too, and that broker cannot start.
+        held: list[socket.socket] = []
         for broker_id in self.ids:
-            client_port = free_port()
-            internal_port = free_port() if separate else client_port
+            client_port = _held_port(held)
+            internal_port = _held_port(held) if separate else client_port
             advertised = self.proxy.listen(internal_port, f"b{broker_id}", broker_source)
             zk_port = self.proxy.listen(zookeeper.port, "zk", f"b{broker_id}")
             settings = {**self.config, "broker.id": str(broker_id),
@@ -185,6 +197,8 @@ class FaultCluster:
                 args += ["--set", f"{key}={value}"]
             self.client_ports[broker_id] = client_port
             self.nodes[broker_id] = BrokerNode(broker_id, root / f"broker-{broker_id}", args)
+        for sock in held:
+            sock.close()
         self.zk = KazooClient(hosts=zookeeper.connect + chroot)
         self.zk.start(timeout=15)
         self.zk.ensure_path("/")
