@@ -164,6 +164,7 @@ class EmbeddedCluster:
                 broker.membership.abandon()
         for broker in self.brokers:
             await broker.stop()
+        await _cancel_remaining_tasks()
         if self._given_dir is not None and self.ensemble is not None:
             write_atomically(self._given_dir / SNAPSHOT_FILE, self.ensemble.snapshot())
 
@@ -313,6 +314,16 @@ class EmbeddedCluster:
             coro.close()
             raise RuntimeError("the cluster is not running")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(_START_TIMEOUT_S)
+
+
+async def _cancel_remaining_tasks() -> None:
+    """What the stopped brokers left behind (a controller's channels, cancelled but not yet
+    unwound) finishes before the loop closes, so no task dies with it."""
+    current = asyncio.current_task()
+    remaining = [task for task in asyncio.all_tasks() if task is not current]
+    for task in remaining:
+        task.cancel()
+    await asyncio.gather(*remaining, return_exceptions=True)
 
 
 async def _until(condition: Callable[[], bool], timeout_s: float = _START_TIMEOUT_S) -> None:
