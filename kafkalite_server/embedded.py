@@ -213,7 +213,18 @@ class EmbeddedCluster:
                 return membership.active_controller
         return None
 
-    # ------------------------------------------------------------------ leadership
+    # ------------------------------------------------------------------ topics and leadership
+
+    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                     configs: Mapping[str, str] | None = None) -> None:
+        """Creates a topic as CreateTopics does (-1: the broker defaults) and returns once
+        every partition's leader leads it and every broker knows it."""
+        async def create() -> None:
+            self.brokers[0].controller.create_topic(name, num_partitions, replication_factor,
+                                                    configs)
+            await _until(lambda: (controller := self._active_controller()) is not None
+                         and name in controller.assignments and self._settled())
+        self._run(create())
 
     def elect_leader(self, topic: str, partition: int, broker_id: int) -> PartitionState:
         """Makes ``broker_id`` (a replica in the ISR) the partition's leader the way an
