@@ -226,6 +226,16 @@ class EmbeddedCluster:
                          and name in controller.assignments and self._settled())
         self._run(create())
 
+    def partition_state(self, topic: str, partition: int) -> PartitionState:
+        """The partition's leader, leader epoch, ISR and replicas as the controller has
+        them now."""
+        async def read() -> PartitionState:
+            controller = self._require_controller()
+            if (topic, partition) not in controller.states:
+                raise UnknownTopicOrPartitionError(f"{topic}-{partition}")
+            return controller.partition_state((topic, partition))
+        return self._run(read())
+
     def elect_leader(self, topic: str, partition: int, broker_id: int) -> PartitionState:
         """Makes ``broker_id`` (a replica in the ISR) the partition's leader the way an
         operator does in Kafka: a reassignment to the same replicas with ``broker_id``
