@@ -15,6 +15,7 @@ cluster stops, so a cluster started again on the same ``data_dir`` finds its top
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import tempfile
 import threading
@@ -44,6 +45,8 @@ from kafkalite_server.launch import launch_cluster_broker
 T = TypeVar("T")
 _START_TIMEOUT_S = 60
 _TICK_S = 0.1
+_UNWIND_S = 5.0
+log = logging.getLogger(__name__)
 SNAPSHOT_FILE = "coordination.json"
 
 
@@ -100,13 +103,17 @@ class EmbeddedCluster:
             await self._stop_all()
             raise
 
-    async def _launch_broker(self, broker_id: int) -> Broker:
-        assert self.ensemble is not None and self.data_dir is not None
-        ensemble = self.ensemble
+    def _broker_config(self, broker_id: int) -> BrokerConfig:
+        assert self.data_dir is not None
         settings = {"host.name": "127.0.0.1", "port": "0", **self._settings,
                     "broker.id": str(broker_id),
                     "log.dirs": str(self.data_dir / f"broker-{broker_id}")}
-        config = BrokerConfig.from_properties(settings)
+        return BrokerConfig.from_properties(settings)
+
+    async def _launch_broker(self, broker_id: int) -> Broker:
+        assert self.ensemble is not None
+        ensemble = self.ensemble
+        config = self._broker_config(broker_id)
         return await launch_cluster_broker(
             config, lambda: ensemble.connect(config.zookeeper_session_timeout_ms))
 
@@ -344,7 +351,11 @@ async def _cancel_remaining_tasks() -> None:
     remaining = [task for task in asyncio.all_tasks() if task is not current]
     for task in remaining:
         task.cancel()
-    await asyncio.gather(*remaining, return_exceptions=True)
+    if remaining:
+        _done, pending = await asyncio.wait(remaining, timeout=_UNWIND_S)
+        for task in pending:
+            log.warning("a task did not finish within %.0f s of its cancellation: %s",
+                        _UNWIND_S, task)
 
 
 async def _until(condition: Callable[[], bool], timeout_s: float = _START_TIMEOUT_S) -> None:
