@@ -85,18 +85,19 @@ class EmbeddedCluster:
                                         daemon=True)
         self._thread.start()
         try:
-            self._run(self._launch(range(self.num_brokers)))
+            self._run(self._launch())
         except BaseException:
             self._shutdown_loop()
+            self.brokers = []
             raise
         return self
 
-    async def _launch(self, broker_ids: range) -> None:
+    async def _launch(self) -> None:
         ensemble = self.ensemble
         assert ensemble is not None
         self._ticker = asyncio.get_running_loop().create_task(self._tick(ensemble))
         try:
-            for broker_id in broker_ids:
+            for broker_id in range(self.num_brokers):
                 self.brokers.append(await self._launch_broker(broker_id))
             await _until(self._settled)
         except BaseException:
@@ -167,8 +168,7 @@ class EmbeddedCluster:
         if self._ticker is not None:
             self._ticker.cancel()
         for broker in self.brokers:
-            if isinstance(broker.membership, ClusterMembership):
-                broker.membership.abandon()
+            _membership(broker).abandon()
         for broker in self.brokers:
             await broker.stop()
         await _cancel_remaining_tasks()
@@ -215,9 +215,9 @@ class EmbeddedCluster:
 
     def _active_controller(self) -> ZkController | None:
         for broker in self.brokers:
-            membership = broker.membership
-            if isinstance(membership, ClusterMembership) and membership.active_controller:
-                return membership.active_controller
+            controller = _membership(broker).active_controller
+            if controller is not None:
+                return controller
         return None
 
     # ------------------------------------------------------------------ topics and leadership
@@ -294,11 +294,6 @@ class EmbeddedCluster:
 
     # ------------------------------------------------------------------ faults
 
-    def _membership(self, broker_id: int) -> ClusterMembership:
-        membership = self.broker(broker_id).membership
-        assert isinstance(membership, ClusterMembership)
-        return membership
-
     def stop_broker(self, broker_id: int) -> None:
         """A clean stop (controlled shutdown first)."""
         broker = self.broker(broker_id)
@@ -307,8 +302,8 @@ class EmbeddedCluster:
 
     def kill_broker(self, broker_id: int) -> None:
         """A crash: the session ends at once and nothing is handed over."""
-        membership = self._membership(broker_id)
         broker = self.broker(broker_id)
+        membership = _membership(broker)
 
         async def kill() -> None:
             membership.abandon()
@@ -325,7 +320,7 @@ class EmbeddedCluster:
     def expire_session(self, broker_id: int) -> None:
         """Expires the broker's coordination session (as ZooKeeper does after a long
         pause); the broker notices, registers again, and runs for controller again."""
-        membership = self._membership(broker_id)
+        membership = _membership(self.broker(broker_id))
         assert self.ensemble is not None
         ensemble = self.ensemble
 
@@ -342,6 +337,12 @@ class EmbeddedCluster:
             coro.close()
             raise RuntimeError("the cluster is not running")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(_START_TIMEOUT_S)
+
+
+def _membership(broker: Broker) -> ClusterMembership:
+    membership = broker.membership
+    assert isinstance(membership, ClusterMembership), "every embedded broker is a cluster's"
+    return membership
 
 
 async def _cancel_remaining_tasks() -> None:
