@@ -42,7 +42,8 @@ class BrokerLayers:
 
     @classmethod
     def of(cls, config: BrokerConfig, dynamic: DynamicLayers) -> BrokerLayers:
-        static = {key: value for key, value, is_default in config.describe() if not is_default}
+        static = {key: value for key, value, is_default in config.describe()
+                  if not is_default and value is not None}
         return cls(dynamic.layer(str(config.broker_id)), dynamic.layer(CLUSTER_DEFAULT), static)
 
     def synonyms(self, keys: Iterable[tuple[str, str | None]]) -> list[dict[str, Any]]:
