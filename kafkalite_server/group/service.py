@@ -46,7 +46,9 @@ class GroupCoordinatorService:
         self._broker = broker
         self.config = GroupCoordinatorConfig.from_broker_config(broker.config)
         self.store = OffsetsLogStore(broker.replica_manager, broker.now_ms)
-        self.coordinator = GroupCoordinator(self.config, LoopScheduler(broker.now_ms), self.store)
+        self.coordinator = GroupCoordinator(
+            self.config, LoopScheduler(broker.now_ms), self.store,
+            pending_transactional_offsets=lambda: self.txn_offsets.pending_by_group())
         self.txn_offsets = TransactionalOffsets(self.coordinator, broker.replica_manager,
                                                 broker.now_ms)
         self._loads: dict[int, asyncio.Task[None]] = {}

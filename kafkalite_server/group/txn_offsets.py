@@ -83,6 +83,23 @@ class TransactionalOffsets:
         self._pending.setdefault(partition, {}).setdefault(producer_id, []).extend(entries)
         return results
 
+    def pending_by_group(self) -> dict[str, set[TopicPartition]]:
+        """Per group, the partitions with an offset waiting for its transaction's marker:
+        offset retention keeps their committed offsets and the group itself."""
+        pending: dict[str, set[TopicPartition]] = {}
+        for producers in self._pending.values():
+            for entries in producers.values():
+                for key, _ in entries:
+                    try:
+                        decoded = decode_offsets_topic_key(key)
+                    except ProtocolDecodeError:
+                        continue
+                    if decoded is not None and decoded[0] == "offset":
+                        fields = decoded[1]
+                        pending.setdefault(fields["group"], set()).add(
+                            TopicPartition(fields["topic"], fields["partition"]))
+        return pending
+
     def complete(self, partition: int, producer_id: int, commit: bool) -> None:
         """The marker for ``producer_id`` reached offsets ``partition``."""
         entries = self._pending.get(partition, {}).pop(producer_id, [])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -88,15 +89,16 @@ def _replicas(cluster: EmbeddedCluster, topic: str) -> list[tuple[int, ...]]:
     """Each partition's replicas, as a running broker's metadata has them."""
     cache = cluster.brokers[0].metadata_cache
     known = _until(lambda: cache.partitions_of(topic), f"{topic} in the metadata")
-    states = [_until(lambda i=index: cache.partition(topic, i), f"{topic}-{index}")
-              for index in range(len(known))]
-    return [tuple(state.replicas) for state in states]
+    return [tuple(_until(partial(cache.partition, topic, index), f"{topic}-{index}").replicas)
+            for index in range(len(known))]
 
 
 def _coordinator_of(cluster: EmbeddedCluster, transactional_id: str) -> int:
     broker = cluster.brokers[0]
     partition = broker.txn_coordinator.coordinator.partition_for(transactional_id)
-    return broker.metadata_cache.partition(TRANSACTION_STATE_TOPIC, partition).leader
+    state = broker.metadata_cache.partition(TRANSACTION_STATE_TOPIC, partition)
+    assert state is not None
+    return state.leader
 
 
 def test_internal_topics_take_kafka_replication_defaults(three: EmbeddedCluster) -> None:
