@@ -49,8 +49,7 @@ class GroupCoordinatorService:
         self.coordinator = GroupCoordinator(
             self.config, LoopScheduler(broker.now_ms), self.store,
             pending_transactional_offsets=lambda: self.txn_offsets.pending_by_group())
-        self.txn_offsets = TransactionalOffsets(self.coordinator, broker.replica_manager,
-                                                broker.now_ms)
+        self.txn_offsets = TransactionalOffsets(self.coordinator, self.store, broker.now_ms)
         self._loads: dict[int, asyncio.Task[None]] = {}
         broker.replica_manager.add_leadership_listener(self)
 

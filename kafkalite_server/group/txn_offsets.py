@@ -19,7 +19,6 @@ from kafkalite.errors import KafkaError, ProtocolDecodeError
 from kafkalite.protocol.offsets_topic import decode_offsets_topic_key
 from kafkalite.records import RecordBatchBuilder
 from kafkalite_server.group import error_codes as codes
-from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.offsets_records import (
     KeyValue,
@@ -30,17 +29,17 @@ from kafkalite_server.group.txn_offsets_replay import TxnOffsetsReplay
 
 if TYPE_CHECKING:
     from kafkalite_server.group.coordinator import GroupCoordinator
-    from kafkalite_server.replication.replica_manager import ReplicaManager
+    from kafkalite_server.group.log_store import OffsetsLogStore
 
 log = logging.getLogger(__name__)
 
 class TransactionalOffsets:
     """Pending transactional offsets of the offsets partitions this broker leads."""
 
-    def __init__(self, coordinator: GroupCoordinator, replicas: ReplicaManager,
+    def __init__(self, coordinator: GroupCoordinator, store: OffsetsLogStore,
                  now_ms: Callable[[], int]) -> None:
         self._coordinator = coordinator
-        self._replicas = replicas
+        self._store = store
         self._now_ms = now_ms
         self._pending: dict[int, dict[int, list[KeyValue]]] = {}
         """Offsets partition -> producer id -> records awaiting its marker."""
@@ -73,9 +72,7 @@ class TransactionalOffsets:
         for key, value in entries:
             builder.append(now, key, value)
         try:
-            self._replicas.append_local(OFFSETS_TOPIC, partition,
-                                        memoryview(bytearray(builder.build())),
-                                        coordinator=True)
+            self._store.append_transactional(partition, builder.build())
         except (KafkaError, OSError) as exc:
             log.warning("group %s: storing transactional offsets failed: %s", group_id, exc)
             error = codes.storage_error_code(exc)

@@ -68,6 +68,12 @@ class TxnLogStore:
                                            memoryview(bytearray(batch)))
         self._last_appended[partition] = info.last_offset
 
+    def loaded(self, partition: int, log_end_offset: int) -> None:
+        """A partition loaded as its new leader: its states count as written now, so markers
+        of a loaded PrepareCommit/PrepareAbort wait until this leader's ISR has them too."""
+        if log_end_offset > 0:
+            self._last_appended[partition] = log_end_offset - 1
+
     def replicated_now(self, partition: int) -> bool:
         """Whether the ISR already has every state written to ``partition``."""
         offset = self._last_appended.get(partition)
@@ -124,8 +130,9 @@ class TransactionCoordinatorService:
         loaded: dict[str, TxnLogValue] = {}
         try:
             replicas = self._broker.replica_manager
-            for records in read_log_chunks(
-                    replicas.leader_partition(TRANSACTION_STATE_TOPIC, partition).log):
+            state_log = replicas.leader_partition(TRANSACTION_STATE_TOPIC, partition).log
+            self.store.loaded(partition, state_log.log_end_offset)
+            for records in read_log_chunks(state_log):
                 for record in records:
                     if record.key is None or record.batch.is_control:
                         continue
