@@ -12,32 +12,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kafkalite.protocol.java_properties import parse_properties
+
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _LOGIN_MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
                   "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
                   "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
 _JAAS = re.compile(r"\s*(?P<module>[\w.]+)\s+required\s+(?P<options>.*?);?\s*$", re.DOTALL)
 _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|(\S+))')
-
-
-def read_properties(path: Path) -> dict[str, str]:
-    """``key=value`` / ``key: value`` lines; ``#`` and ``!`` comments; ``\\`` continues."""
-    properties: dict[str, str] = {}
-    pending = ""
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        line = pending + raw.strip() if pending else raw.strip()
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending = line[:-1]
-            continue
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        match = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
-        if match is None:
-            properties[line] = ""
-        else:
-            properties[match.group(1)] = match.group(2)
-    return properties
 
 
 def security_settings(properties: dict[str, str]) -> dict[str, Any]:
@@ -98,7 +80,7 @@ def command_config(text: str) -> dict[str, Any]:
     """argparse type of ``--command-config``: the file's settings, or one line naming why."""
     path = Path(text)
     try:
-        return security_settings(read_properties(path))
+        return security_settings(parse_properties(path.read_text(encoding="utf-8").splitlines()))
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
     except ValueError as exc:
