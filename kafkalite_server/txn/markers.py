@@ -161,8 +161,7 @@ class BrokerMarkerSender:
                 remaining |= {tp for tp, error in acknowledged.items() if error}
                 unacknowledged = {}
                 continue
-            written, unacknowledged = self._write_local(request, remaining)
-            remaining = written
+            remaining, unacknowledged = self._write_local(request, remaining)
             by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
             for tp in remaining:
                 leader = self._broker.metadata_cache.leader_endpoint(*tp)
