@@ -82,8 +82,8 @@ class BrokerConfig:
     group_max_session_timeout_ms: int = 1_800_000
     # --- transaction coordinator (Kafka's names and defaults, replication as offsets topic)
     transaction_state_log_num_partitions: int = 50
-    transaction_state_log_replication_factor: int = 1
-    transaction_state_log_min_isr: int = 1
+    transaction_state_log_replication_factor: int = 3
+    transaction_state_log_min_isr: int = 2
     transaction_state_log_segment_bytes: int = 100 * 1024 * 1024
     transaction_max_timeout_ms: int = 900_000
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
