@@ -140,7 +140,7 @@ def test_a_setting_that_rules_out_transactions_fails_on_the_driver(
         spark: SparkSession, bootstrap: str, new_topic: Callable[[int], str]) -> None:
     topic = new_topic(1)
     df = spark.range(1).select(F.col("id").cast("string").alias("value"))
-    with pytest.raises(PySparkException, match="transactionalIdPrefix: .*acks"):
+    with pytest.raises(PySparkException, match=r"transactionalIdPrefix: .*acks"):
         df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap) \
             .option("topic", topic).option("transactionalIdPrefix", "p") \
             .option("kafka.acks", "1").save()
