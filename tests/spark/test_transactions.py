@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -164,3 +165,38 @@ def test_each_task_gets_its_own_transactional_id() -> None:
     assert [options.transactional_id(p) for p in (0, 7)] == \
         ["orders-sink-0", "orders-sink-7"]
     assert parse_write_options({"kafka.bootstrap.servers": "h:1"}).transactional_id(0) is None
+
+
+def test_a_streaming_micro_batch_is_committed_per_task_and_a_replay_writes_it_again(
+        spark: SparkSession, bootstrap: str, new_topic: Callable[[int], str],
+        produce: Callable[[str, list[dict[str, Any]]], None], prefix: str,
+        tmp_path: Path) -> None:
+    """What docs/spark.md states: each micro-batch task is one transaction, and a batch that
+    Spark replays after a restart (its tasks committed, its commit-log entry is missing) is
+    written again, so read_committed readers see its rows twice (at least once per batch)."""
+    source, target = new_topic(2), new_topic(1)
+    produce(source, [{"value": f"e{i}".encode(), "partition": i % 2} for i in range(60)])
+    checkpoint = tmp_path / "checkpoint"
+
+    def run() -> None:
+        query = spark.readStream.format("kafkalite").option("kafka.bootstrap.servers", bootstrap) \
+            .option("subscribe", source).option("startingOffsets", "earliest").load() \
+            .select("value").writeStream.format("kafkalite") \
+            .option("kafka.bootstrap.servers", bootstrap).option("topic", target) \
+            .option("transactionalIdPrefix", prefix) \
+            .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
+        assert query.awaitTermination(120)
+        assert query.exception() is None
+
+    run()
+    once = sorted(f"e{i}".encode() for i in range(60))
+    assert sorted(values(bootstrap, target, 1, "read_committed")) == once
+    run()  # nothing new: nothing written
+    assert sorted(values(bootstrap, target, 1, "read_committed")) == once
+
+    commits = sorted((checkpoint / "commits").iterdir(), key=lambda p: p.name)
+    assert [p.name for p in commits if not p.name.startswith(".")] == ["0"]
+    for path in commits:  # the batch's commit-log entry (and its checksum file)
+        path.unlink()
+    run()
+    assert sorted(values(bootstrap, target, 1, "read_committed")) == sorted(once * 2)
