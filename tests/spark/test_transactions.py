@@ -69,7 +69,10 @@ def small_arrow_batches(spark: SparkSession) -> Iterator[None]:
     before = spark.conf.get(key)
     spark.conf.set(key, "100")
     yield
-    spark.conf.set(key, before)
+    if before is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, before)
 
 
 def test_every_task_commits_its_rows(spark: SparkSession, bootstrap: str,
