@@ -9,31 +9,11 @@ or a value kafkalite cannot use, is an error naming the key (other client settin
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
 from kafkalite.properties import is_security_property, security_settings
-
-
-def read_properties(path: Path) -> dict[str, str]:
-    """``key=value`` / ``key: value`` lines; ``#`` and ``!`` comments; ``\\`` continues."""
-    properties: dict[str, str] = {}
-    pending = ""
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        line = pending + raw.strip() if pending else raw.strip()
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending = line[:-1]
-            continue
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        match = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
-        if match is None:
-            properties[line] = ""
-        else:
-            properties[match.group(1)] = match.group(2)
-    return properties
+from kafkalite.protocol.java_properties import parse_properties
 
 
 def settings(properties: dict[str, str]) -> dict[str, Any]:
@@ -49,7 +29,7 @@ def command_config(text: str) -> dict[str, Any]:
     """argparse type of ``--command-config``: the file's settings, or one line naming why."""
     path = Path(text)
     try:
-        return settings(read_properties(path))
+        return settings(parse_properties(path.read_text(encoding="utf-8").splitlines()))
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
     except ValueError as exc:
