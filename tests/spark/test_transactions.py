@@ -203,3 +203,12 @@ def test_a_streaming_micro_batch_is_committed_per_task_and_a_replay_writes_it_ag
         path.unlink()
     run()
     assert sorted(values(bootstrap, target, 1, "read_committed")) == sorted(once * 2)
+
+
+def test_a_task_without_rows_commits_an_empty_transaction(bootstrap: str, prefix: str) -> None:
+    from kafkalite.spark.writers import produce_batches
+
+    options = parse_write_options({"kafka.bootstrap.servers": bootstrap, "topic": "unused",
+                                   "transactionalIdPrefix": prefix})
+    for _ in range(2):  # the second attempt fences the first, which left nothing open
+        assert produce_batches(options, iter([]), options.transactional_id(0)) == 0
