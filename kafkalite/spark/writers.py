@@ -104,11 +104,10 @@ def produce_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch],
     """
     from kafkalite.producer import Producer
 
-    config = dict(options.client_config)
     if transactional_id is None:
-        with Producer(**config) as producer:
+        with Producer(**options.client_config) as producer:
             return _send_all(producer, options, batches)
-    with Producer(**config, transactional_id=transactional_id) as producer:
+    with Producer(**options.client_config, transactional_id=transactional_id) as producer:
         producer.init_transactions()
         producer.begin_transaction()
         try:
