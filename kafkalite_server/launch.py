@@ -32,6 +32,9 @@ class LocalMembership:
     async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
         self.controller.register_broker(endpoint, channel)
 
+    async def hand_over(self, node_id: int) -> None:
+        """A standalone broker has no other broker to hand its leaderships to."""
+
     async def leave(self, node_id: int) -> None:
         self.controller.unregister_broker(node_id)
 
