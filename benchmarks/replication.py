@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -112,7 +113,7 @@ def produce(bootstrap: str, topic: str, values: list[bytes],
         while True:
             try:
                 producer.produce(topic, value,
-                                 on_delivery=lambda e, m, s=sent: delivered(e, m, s))
+                                 on_delivery=functools.partial(delivered, sent=sent))
                 break
             except BufferError:
                 producer.poll(0.01)
