@@ -11,6 +11,11 @@ expected, and records re-sent by a client after it gave up on them are the clien
 ``tests/faults/checker.py``); any other non-zero anomaly column is a bug.
 
     python -m benchmarks.faults --minutes 30 [--seed 1] [--only F1,F3] [--no-docs]
+        [--delivery-timeout-ms 30000]
+
+``--delivery-timeout-ms`` sets how long the writers' clients keep a record before failing
+it; below a scenario's outage (F3 with 11500) it shows what librdkafka does with records it
+gives up on (the "re-sent by client" column).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests" / "faults"))
 from catalog import SCENARIOS  # noqa: E402
 from cluster import ZooKeeperServer  # noqa: E402
 from scenarios import run_scenario  # noqa: E402
+from workload import DELIVERY_TIMEOUT_MS  # noqa: E402
 
 DOCS = REPO_ROOT / "docs" / "reliability.md"
 BEGIN, END = "<!-- long-run table: begin -->", "<!-- long-run table: end -->"
@@ -50,7 +56,8 @@ class Row:
     errors: int = 0
 
 
-def run(minutes: float, seed: int, only: list[str]) -> tuple[dict[str, Row], list[str]]:
+def run(minutes: float, seed: int, only: list[str],
+        delivery_timeout_ms: int = DELIVERY_TIMEOUT_MS) -> tuple[dict[str, Row], list[str]]:
     rng = random.Random(seed)
     names = only or list(SCENARIOS)
     rows = {name: Row() for name in names}
@@ -70,7 +77,7 @@ def run(minutes: float, seed: int, only: list[str]) -> tuple[dict[str, Row], lis
             row.runs += 1
             try:
                 outcome = run_scenario(SCENARIOS[name], root, zookeeper, seed=run_seed,
-                                       rounds=rounds)
+                                       rounds=rounds, delivery_timeout_ms=delivery_timeout_ms)
             except Exception as exc:
                 row.errors += 1
                 problems.append(f"{name} seed={run_seed} rounds={rounds}: error "
@@ -112,11 +119,13 @@ def table(rows: dict[str, Row]) -> str:
     return "\n".join(lines)
 
 
-def write_docs(text: str, minutes: float, seed: int) -> None:
+def write_docs(text: str, minutes: float, seed: int, delivery_timeout_ms: int) -> None:
     page = DOCS.read_text()
     start, end = page.index(BEGIN) + len(BEGIN), page.index(END)
     stamp = datetime.date.today().isoformat()
-    block = (f"\n`python -m benchmarks.faults --minutes {minutes:g} --seed {seed}`, "
+    timeout = ("" if delivery_timeout_ms == DELIVERY_TIMEOUT_MS
+               else f" --delivery-timeout-ms {delivery_timeout_ms}")
+    block = (f"\n`python -m benchmarks.faults --minutes {minutes:g} --seed {seed}{timeout}`, "
              f"{stamp}, three brokers, two cores:\n\n{text}\n")
     DOCS.write_text(page[:start] + block + page[end:])
 
@@ -127,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument("--delivery-timeout-ms", type=int, default=DELIVERY_TIMEOUT_MS,
+                        help="how long the writers' clients keep trying a record")
     args = parser.parse_args(argv)
     only = [name for name in args.only.split(",") if name]
     unknown = [name for name in only if name not in SCENARIOS]
@@ -134,13 +145,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown scenarios {unknown}; choose from {list(SCENARIOS)}")
     # A SIGTERM unwinds like Ctrl-C, so ZooKeeper and the brokers are stopped on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    rows, problems = run(args.minutes, args.seed, only)
+    rows, problems = run(args.minutes, args.seed, only, args.delivery_timeout_ms)
     text = table(rows)
     print(text)
     for problem in problems:
         print("problem:", problem)
     if not args.no_docs:
-        write_docs(text, args.minutes, args.seed)
+        write_docs(text, args.minutes, args.seed, args.delivery_timeout_ms)
     return 1 if problems else 0
 
 
