@@ -46,6 +46,9 @@ class LocalMembership:
     async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
         self.controller.register_broker(endpoint, channel)
 
+    async def hand_over(self, node_id: int) -> None:
+        """The shared controller moves leaderships when the broker leaves."""
+
     async def leave(self, node_id: int) -> None:
         self.controller.unregister_broker(node_id)
 

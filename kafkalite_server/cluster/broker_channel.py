@@ -63,7 +63,6 @@ class NetworkChannel:
         self._timeout_s = timeout_s
         self._queue: asyncio.Queue[ControllerMessage] = asyncio.Queue()
         self._correlation = itertools.count(1)
-        self._pending = False
         self._task = asyncio.get_running_loop().create_task(
             self._run(), name=f"controller-channel-{endpoint.node_id}")
 
@@ -74,9 +73,7 @@ class NetworkChannel:
         self._task.cancel()
 
     async def drained(self) -> None:
-        """Waits until every queued message was answered (tests, controlled shutdown)."""
-        while not self._queue.empty() or self._pending:
-            await asyncio.sleep(0.01)
+        await self._queue.join()
 
     async def _run(self) -> None:
         writer: asyncio.StreamWriter | None = None
@@ -84,14 +81,13 @@ class NetworkChannel:
         try:
             while True:
                 message = await self._queue.get()
-                self._pending = True
                 api_key, version, body = to_request(message)
                 while True:
                     try:
                         if writer is None or writer.is_closing():
                             reader, writer = await asyncio.wait_for(asyncio.open_connection(
                                 self.endpoint.host, self.endpoint.port), self._timeout_s)
-                        assert reader is not None
+                        assert reader is not None and writer is not None
                         response = await asyncio.wait_for(_exchange(
                             reader, writer, api_key, version, next(self._correlation),
                             self._client_id, body), self._timeout_s)
@@ -103,7 +99,7 @@ class NetworkChannel:
                             writer.close()
                         writer = None
                         await asyncio.sleep(RETRY_BACKOFF_S)
-                self._pending = False
+                self._queue.task_done()
                 _log_errors(self.endpoint.node_id, type(message).__name__, response)
         finally:
             if writer is not None:

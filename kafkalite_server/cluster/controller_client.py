@@ -64,4 +64,10 @@ class Membership(Protocol):
 
     async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None: ...
 
-    async def leave(self, node_id: int) -> None: ...
+    async def hand_over(self, node_id: int) -> None:
+        """A clean stop's first step: leaderships move away while this broker still serves
+        its replicas."""
+
+    async def leave(self, node_id: int) -> None:
+        """The last step: the registration ends. It comes after the broker has stopped
+        fetching, so no leader takes a broker that is gone back into its ISR."""

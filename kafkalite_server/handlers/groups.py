@@ -266,10 +266,14 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
     if error:
         errors.update(dict.fromkeys(entries, error))
     elif entries:
-        errors.update(service.txn_offsets.commit(
+        stored = service.txn_offsets.commit(
             body["group_id"], body["producer_id"], body["producer_epoch"], entries,
             generation_id=body.get("generation_id", -1), member_id=body.get("member_id", ""),
-            group_instance_id=body.get("group_instance_id")))
+            group_instance_id=body.get("group_instance_id"))
+        # Like OffsetCommit: answered once the offsets are in the ISR of the group's partition.
+        replication_error = (await service.committed_in_isr(body["group_id"])
+                             if 0 in stored.values() else 0)
+        errors.update({tp: code or replication_error for tp, code in stored.items()})
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for tp, _ in requested:
         by_topic[tp.topic].append({"partition_index": tp.partition, "error_code": errors[tp]})
