@@ -28,8 +28,12 @@ class ProducerIds(Protocol):
 
 class ControllerClient(Protocol):
     default_log_config: LogConfig
-    producer_ids: ProducerIds
-    dynamic_configs: DynamicLayers
+
+    @property
+    def producer_ids(self) -> ProducerIds: ...  # read-only here: each client has its own kind
+
+    @property
+    def dynamic_configs(self) -> DynamicLayers: ...
 
     def topic_config(self, topic: str) -> LogConfig: ...
 

@@ -34,7 +34,7 @@ def _until(condition: Callable[[], Any], what: str) -> Any:
 
 @pytest.fixture
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(num_brokers=3, coordination="memory", config={
+    with EmbeddedCluster(num_brokers=3, config={
             "controlled.shutdown.retry.backoff.ms": "50",
             "controlled.shutdown.max.retries": "1"}) as started:
         with AdminClient(started.bootstrap_servers) as admin:

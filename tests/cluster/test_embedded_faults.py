@@ -1,4 +1,4 @@
-"""EmbeddedCluster(coordination="memory") under faults: a restarted broker leads its
+"""EmbeddedCluster under faults: a restarted broker leads its
 partitions again, an expired session moves the controller, and a paused controller that
 lost its session is fenced by the new epoch, then comes back as a follower."""
 
@@ -34,7 +34,7 @@ def _until(condition: Callable[[], Any], what: str) -> Any:
 
 @pytest.fixture
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(num_brokers=3, coordination="memory", config={
+    with EmbeddedCluster(num_brokers=3, config={
             "zookeeper.session.timeout.ms": "1000",
             "controlled.shutdown.retry.backoff.ms": "50",
             "controlled.shutdown.max.retries": "1"}) as started:

@@ -62,7 +62,7 @@ def _until(condition: Callable[[], Any], what: str) -> Any:
 
 @pytest.fixture
 def three() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(num_brokers=3, coordination="memory", config=SETTINGS) as cluster:
+    with EmbeddedCluster(num_brokers=3, config=SETTINGS) as cluster:
         yield cluster
 
 
@@ -120,7 +120,7 @@ def test_internal_topics_take_kafka_replication_defaults(three: EmbeddedCluster)
 
 
 def test_one_broker_caps_the_internal_topics_at_one_replica() -> None:
-    with EmbeddedCluster(num_brokers=1, coordination="memory", config=SETTINGS) as one:
+    with EmbeddedCluster(num_brokers=1, config=SETTINGS) as one:
         producer = _producer(one.bootstrap_servers, "tx-alone")
         producer.init_transactions(30)
         _create(one.bootstrap_servers, "alone", [[0]])
