@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tests"))
 sys.path.insert(0, str(REPO_ROOT / "tests" / "faults"))
 from catalog import SCENARIOS  # noqa: E402
 from cluster import ZooKeeperServer  # noqa: E402

@@ -4,12 +4,13 @@ lost its session is fenced by the new epoch, then comes back as a follower."""
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from polling import until
 
 from kafkalite.admin import AdminClient, NewTopic
 from kafkalite.consumer import Consumer
@@ -22,14 +23,7 @@ from kafkalite_server.cluster.coordination import CoordinationError, NoNodeError
 WAIT_S = 20
 
 
-def _until(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = functools.partial(until, timeout=WAIT_S, interval=0.02)
 
 
 @pytest.fixture

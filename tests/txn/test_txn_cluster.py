@@ -16,7 +16,7 @@ ZooKeeper deployment).
 
 from __future__ import annotations
 
-import time
+import functools
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
@@ -27,6 +27,7 @@ from confluent_kafka import TopicPartition as ConfluentPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaPartition
+from polling import until
 from txn_helpers import read_all
 
 from kafkalite.protocol import ApiKey
@@ -50,14 +51,7 @@ SETTINGS = {
 min.insync.replicas of the internal topics are left at their defaults on purpose."""
 
 
-def _until(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = functools.partial(until, timeout=WAIT_S)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ the committed records."""
 
 from __future__ import annotations
 
-import time
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from polling import until
 from txn_helpers import read_all
 
 from kafkalite.protocol import ApiKey
@@ -26,17 +27,7 @@ SETTINGS = {"zookeeper.session.timeout.ms": "6000", "replica.lag.time.max.ms": "
             "transaction.state.log.num.partitions": "3"}
 
 
-def _until(condition: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-        except (OSError, KeyError, AssertionError, IndexError):
-            value = None
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = functools.partial(until, timeout=60.0, interval=0.2, tolerate=(OSError, KeyError, AssertionError, IndexError))
 
 
 @pytest.fixture
