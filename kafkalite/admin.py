@@ -742,16 +742,18 @@ class AdminClient:
                     states_filter: Iterable[str] | None = None,
                     types_filter: Iterable[str] | None = None) -> list[GroupListing]:
         """Every group on every broker (each broker lists the groups it coordinates), or on
-        ``broker_ids``; ``types_filter`` keeps groups of those protocol types. (kafkalite sends
-        ListGroups without a states filter, so ``states_filter`` is not applied.)"""
+        ``broker_ids``; ``states_filter`` keeps groups in those states ("Stable", "Empty",
+        ...: ListGroups v4's filter, matched without regard to case) and ``types_filter``
+        those of these protocol types."""
         self._refresh_metadata()
         listings = {}
         wanted = None if broker_ids is None else set(broker_ids)
+        states = [] if states_filter is None else list(states_filter)
         types = None if types_filter is None else set(types_filter)
         for broker in sorted(self._client.cluster.brokers()):
             if wanted is not None and broker.node_id not in wanted:
                 continue
-            body = self._call(broker.node_id, ApiKey.LIST_GROUPS, {})
+            body = self._call(broker.node_id, ApiKey.LIST_GROUPS, {"states_filter": states})
             _raise_for(body["error_code"], f"listing groups on broker {broker.node_id}")
             for group in body["groups"]:
                 if types is None or group["protocol_type"] in types:

@@ -344,15 +344,27 @@ async def handle_describe_groups(
     }
 
 
+CLASSIC_GROUP_TYPE = "classic"
+"""ListGroups v5's group_type of a group run by JoinGroup/SyncGroup (KIP-848's "classic")."""
+
+
 async def handle_list_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     error, listings = service.coordinator.list_groups()
+    # Both filters match case-insensitively, as Kafka's do; every group here is a classic one.
+    states = {state.lower() for state in body["states_filter"]}
+    types = {kind.lower() for kind in body["types_filter"]}
+    if types and CLASSIC_GROUP_TYPE.lower() not in types:
+        listings = []
     return {
         "throttle_time_ms": 0,
         "error_code": error,
-        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in listings
-                   if ctx.may_describe_group(g.group_id)],
+        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type,
+                    "group_state": g.state, "group_type": CLASSIC_GROUP_TYPE}
+                   for g in listings
+                   if (not states or g.state.lower() in states)
+                   and ctx.may_describe_group(g.group_id)],
     }
 
 
