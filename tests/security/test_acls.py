@@ -362,3 +362,30 @@ def test_replication_runs_under_the_authorizer() -> None:
             assert producer.send("replicated", b"everywhere").get(30).offset == 0
         finally:
             producer.close()
+
+
+def test_librdkafka_manages_scram_users() -> None:
+    """confluent-kafka's AlterUserScramCredentials ends its body with a second empty tag
+    section; Kafka ignores such trailing bytes, and so must we (librdkafka's own test 0081
+    found the connection closed)."""
+    from confluent_kafka.admin import AdminClient as ConfluentAdmin
+    from confluent_kafka.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    with EmbeddedCluster(config=AUTHORIZER) as cluster:
+        peer = ConfluentAdmin({"bootstrap.servers": cluster.brokers[0].address("PLAINTEXT")})
+        info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 10000)
+        futures = peer.alter_user_scram_credentials(
+            [UserScramCredentialUpsertion("erin", info, b"secret", b"salt")], request_timeout=10)
+        futures["erin"].result()
+        description = peer.describe_user_scram_credentials(["erin"], request_timeout=10)
+        infos = description["erin"].result().scram_credential_infos
+        assert [(i.mechanism, i.iterations) for i in infos] == [
+            (ScramMechanism.SCRAM_SHA_256, 10000)]
+        peer.alter_user_scram_credentials(
+            [UserScramCredentialDeletion("erin", ScramMechanism.SCRAM_SHA_256)],
+            request_timeout=10)["erin"].result()
