@@ -2,7 +2,8 @@
 around the sans-IO :class:`~kafkalite.protocol.exchange.RequestExchange`.
 
 One request at a time, each awaited with a timeout; any failure closes the connection and
-the next request opens a new one.
+the next request opens a new one, over the inter-broker listener's security protocol
+(:class:`~kafkalite_server.security.inter_broker.PeerSecurity`: TLS, SASL login).
 """
 
 from __future__ import annotations
@@ -13,14 +14,16 @@ from typing import Any
 
 from kafkalite.protocol.exchange import RequestExchange
 from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.security.inter_broker import PeerSecurity
 
 _READ_BYTES = 256 * 1024
 
 
 class PeerConnection:
     def __init__(self, endpoint: BrokerEndpoint, client_id: str, *, timeout_s: float,
-                 max_response_bytes: int) -> None:
+                 max_response_bytes: int, security: PeerSecurity) -> None:
         self.endpoint = endpoint
+        self._security = security
         self._client_id = client_id
         self._timeout_s = timeout_s
         self._max_response_bytes = max_response_bytes
@@ -41,9 +44,9 @@ class PeerConnection:
     async def _send(self, api_key: int, api_version: int,
                     body: Mapping[str, Any]) -> dict[str, Any]:
         if self._streams is None or self._exchange is None:
-            self._streams = await asyncio.open_connection(self.endpoint.host,
-                                                          self.endpoint.port)
-            self._exchange = RequestExchange(self._client_id, self._max_response_bytes)
+            exchange = RequestExchange(self._client_id, self._max_response_bytes)
+            self._streams = await self._security.connect(self.endpoint, exchange)
+            self._exchange = exchange
         reader, writer = self._streams
         writer.write(self._exchange.request(api_key, api_version, body))
         await writer.drain()
