@@ -13,6 +13,9 @@ broker takes no writes.
   session expires, so the session timeout bounds the figure from below.
 - ``stop``: SIGTERM. The broker asks the controller to move its leaderships away
   (ControlledShutdown) before it closes its sockets; the goal is under a second.
+- ``stop-controller``: SIGTERM of the controller itself, after a preferred leader election
+  so that it leads a partition. It moves its own leaderships, waits until the brokers
+  have answered, and only then resigns; the goal is the same.
 
 The stopped broker is restarted and the ISR of every partition is full again before the
 next round. Automatic leader rebalance is off so that no leader moves mid-round.
@@ -35,7 +38,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import ElectionType, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -102,6 +105,11 @@ def fully_replicated(admin: AdminClient) -> bool:
         leader in BROKERS and isr == list(BROKERS) for leader, isr in states.values())
 
 
+def preferred_leaders(admin: AdminClient) -> bool:
+    topic = admin.list_topics(TOPIC, timeout=10).topics[TOPIC]
+    return all(p.leader == p.replicas[0] for p in topic.partitions.values())
+
+
 def failover_round(brokers: dict[int, Any], admin: AdminClient, producer: Producer,
                    how: str) -> tuple[float, float]:
     """One round: stop partition 0's leader and, from the signal on, send a record every
@@ -110,9 +118,14 @@ def failover_round(brokers: dict[int, Any], admin: AdminClient, producer: Produc
     last partition's first acknowledgement, the longest produce-to-acknowledgement latency
     of a record sent in that window). Then brings the broker back with a full ISR."""
     _until(lambda: fully_replicated(admin), "a full ISR on every partition")
-    states = partition_states(admin)
-    victim = states[0][0]
-    led = [p for p, (leader, _isr) in states.items() if leader == victim]
+    if how == "stop-controller":
+        # Preferred leaders back, so the controller leads a partition of its own.
+        admin.elect_leaders(ElectionType.PREFERRED, None).result(WAIT_S)
+        _until(lambda: preferred_leaders(admin), "the preferred leaders")
+        victim = admin.list_topics(timeout=10).controller_id
+    else:
+        victim = partition_states(admin)[0][0]
+    led = [p for p, (leader, _isr) in partition_states(admin).items() if leader == victim]
     acked: dict[int, float] = {}
     latencies: list[float] = []
     failures: list[str] = []
@@ -186,13 +199,15 @@ def main(argv: list[str] | None = None) -> None:
             producer.produce(TOPIC, b"warm", partition=partition)
         if producer.flush(30):
             raise RuntimeError("warm-up records not acknowledged")
-        results: dict[str, list[tuple[float, float]]] = {"kill": [], "stop": []}
+        results: dict[str, list[tuple[float, float]]] = {
+            "kill": [], "stop": [], "stop-controller": []}
         for _ in range(args.rounds):
             for how in results:
                 results[how].append(failover_round(brokers, admin, producer, how))
         producer.flush(10)
     labels = {"kill": "SIGKILL of the leader (session 6 s)",
-              "stop": "SIGTERM, controlled shutdown      "}
+              "stop": "SIGTERM, controlled shutdown      ",
+              "stop-controller": "SIGTERM of the controller itself  "}
     for how, rounds in results.items():
         for index, figure in enumerate(("first ack", "longest  ")):
             seconds = [r[index] for r in rounds]

@@ -46,6 +46,8 @@ from kafkalite.protocol.acl_codes import (
     ACLResourcePatternType,
     ResourceType,
 )
+from kafkalite.protocol.config_codes import ConfigResourceType, ConfigSourceType
+from kafkalite.protocol.config_codes import ConfigType as ConfigType  # kafka-python exports it here
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     ElectionNotNeededError,
@@ -58,46 +60,6 @@ from kafkalite.protocol.errors import (
 from kafkalite.protocol.schemas.elections import ElectionType
 from kafkalite.protocol.scram import salted_password
 from kafkalite.structs import OffsetAndMetadata, PartitionMetadata, TopicPartition
-
-
-class ConfigResourceType(enum.IntEnum):
-    """What a config belongs to; the values are Kafka's wire codes."""
-
-    UNKNOWN = 0
-    TOPIC = 2
-    BROKER = 4
-    BROKER_LOGGER = 8
-    CLIENT_METRICS = 16
-    GROUP = 32
-
-
-class ConfigSourceType(enum.IntEnum):
-    """Where a described config value comes from (DescribeConfigs v1+'s config_source)."""
-
-    UNKNOWN = 0
-    DYNAMIC_TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
-    DYNAMIC_BROKER_LOGGER_CONFIG = 6
-    DYNAMIC_CLIENT_METRICS_CONFIG = 7
-    DYNAMIC_GROUP_CONFIG = 8
-
-
-class ConfigType(enum.IntEnum):
-    """A config's value type (DescribeConfigs v3+'s config_type)."""
-
-    UNKNOWN = 0
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
 
 
 class GroupState(enum.StrEnum):
@@ -782,16 +744,18 @@ class AdminClient:
                     states_filter: Iterable[str] | None = None,
                     types_filter: Iterable[str] | None = None) -> list[GroupListing]:
         """Every group on every broker (each broker lists the groups it coordinates), or on
-        ``broker_ids``; ``types_filter`` keeps groups of those protocol types. (kafkalite sends
-        ListGroups without a states filter, so ``states_filter`` is not applied.)"""
+        ``broker_ids``; ``states_filter`` keeps groups in those states ("Stable", "Empty",
+        ...: ListGroups v4's filter, matched without regard to case) and ``types_filter``
+        those of these protocol types."""
         self._refresh_metadata()
         listings = {}
         wanted = None if broker_ids is None else set(broker_ids)
+        states = [] if states_filter is None else list(states_filter)
         types = None if types_filter is None else set(types_filter)
         for broker in sorted(self._client.cluster.brokers()):
             if wanted is not None and broker.node_id not in wanted:
                 continue
-            body = self._call(broker.node_id, ApiKey.LIST_GROUPS, {})
+            body = self._call(broker.node_id, ApiKey.LIST_GROUPS, {"states_filter": states})
             _raise_for(body["error_code"], f"listing groups on broker {broker.node_id}")
             for group in body["groups"]:
                 if types is None or group["protocol_type"] in types:

@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     report = Report()
     steps: list[tuple[str, Callable[[list[str]], object]]] = []
     with report.step("start a replicating 3-broker cluster") as notes:
-        cluster = EmbeddedCluster(num_brokers=3, coordination="memory", config={
+        cluster = EmbeddedCluster(num_brokers=3, config={
             "num.partitions": str(PARTITIONS),
             "default.replication.factor": str(REPLICATION_FACTOR),
             "min.insync.replicas": str(MIN_INSYNC_REPLICAS),

@@ -199,14 +199,17 @@ class Broker:
         self.log_manager.checkpoint_log_start_offsets()
 
     async def stop(self) -> None:
-        """Leaves the cluster (moving leadership away first), stops listening, drops
-        connections, then shuts the logs down cleanly."""
-        await self.membership.leave(self.node_id)
+        """Moves leadership away, stops listening, drops connections, stops fetching,
+        then leaves the cluster and shuts the logs down cleanly. Leaving comes after
+        fetching stops, as in Kafka: a fetch from a broker that is no longer registered
+        could take it back into an ISR."""
+        await self.membership.hand_over(self.node_id)
         self.listeners.close()
         await cancel_and_wait(list(self._connections))
         self.group_coordinator.shutdown()
         await self.tasks.cancel_all()
         await self.replica_manager.shutdown()
+        await self.membership.leave(self.node_id)
         await self.listeners.wait_closed()
         self.log_manager.shutdown()
 

@@ -36,10 +36,9 @@ from typing import NoReturn
 from kafkalite.errors import ConfigError, KafkaError
 from kafkalite.protocol.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential
 from kafkalite_server.config import BrokerConfig, read_properties
-from kafkalite_server.embedded import (
-    launch_brokers,
+from kafkalite_server.launch import (
     launch_cluster_broker,
-    stop_brokers,
+    launch_standalone_broker,
     zookeeper_connector,
 )
 from kafkalite_server.log.dump import dump_index, dump_log
@@ -110,10 +109,9 @@ async def serve(config: BrokerConfig, data_dir: Path) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     if config.zookeeper_connect:
-        brokers = [await launch_cluster_broker(config, zookeeper_connector(config))]
+        broker = await launch_cluster_broker(config, zookeeper_connector(config))
     else:
-        _controller, brokers = await launch_brokers([config], data_dir)
-    broker = brokers[0]
+        broker = await launch_standalone_broker(config, data_dir)
     endpoint = broker.endpoint
     inter = broker.listeners.inter_broker
     print(f"listening on {inter.host or '0.0.0.0'}:{broker.port} "
@@ -126,7 +124,7 @@ async def serve(config: BrokerConfig, data_dir: Path) -> None:
     try:
         await stop.wait()
     finally:
-        await stop_brokers(brokers)
+        await broker.stop()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,12 +13,13 @@ Listener: ``host.name`` / ``port`` is where the broker binds (the CLI's ``--host
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafkalite.errors import ConfigError
+from kafkalite.protocol.java_properties import parse_properties
 from kafkalite_server.config_values import (
     LONG_MAX,
     Parser,
@@ -81,8 +82,8 @@ class BrokerConfig:
     group_max_session_timeout_ms: int = 1_800_000
     # --- transaction coordinator (Kafka's names and defaults, replication as offsets topic)
     transaction_state_log_num_partitions: int = 50
-    transaction_state_log_replication_factor: int = 1
-    transaction_state_log_min_isr: int = 1
+    transaction_state_log_replication_factor: int = 3
+    transaction_state_log_min_isr: int = 2
     transaction_state_log_segment_bytes: int = 100 * 1024 * 1024
     transaction_max_timeout_ms: int = 900_000
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
@@ -246,26 +247,6 @@ def read_properties(path: str | Path) -> dict[str, str]:
     except OSError as exc:
         raise ConfigError(str(path), f"cannot read config file: {exc.strerror}") from None
     return parse_properties(text.splitlines())
-
-
-def parse_properties(lines: Iterable[str]) -> dict[str, str]:
-    result: dict[str, str] = {}
-    pending = ""
-    for raw in lines:
-        line = pending + raw.strip() if pending else raw.strip()
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending = line[:-1]
-            continue
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if cut < 0:
-            key, _, value = line.partition(" ")
-        else:
-            key, value = line[:cut], line[cut + 1 :]
-        result[key.strip()] = value.strip()
-    return result
 
 
 # ------------------------------------------------------------------------------ parsers

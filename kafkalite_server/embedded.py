@@ -1,144 +1,72 @@
 """EmbeddedCluster: N brokers inside the current process, on free loopback ports.
 
-All brokers run on one asyncio loop in one background thread. By default they share one
-controller (a standalone broker's); with ``coordination="memory"`` they form a real cluster
-over the in-memory coordination backend (registration, election, leader election).
-Layout of ``data_dir``: ``cluster-metadata.json`` and ``producer-id-block`` at the top,
-``broker-<id>/`` as each broker's log dir (with its ``meta.properties``).
+The brokers form a real cluster over the in-memory coordination backend
+(:mod:`kafkalite_server.cluster.memory_store`): they register, elect a controller and
+follow its LeaderAndIsr / UpdateMetadata / StopReplica messages, replicate, and elect new
+leaders when one goes, with the same controller and broker code as brokers in separate
+processes over ZooKeeper. All brokers run on one asyncio loop in one background thread.
+
+Layout of ``data_dir``: ``broker-<id>/`` is each broker's log dir (with its
+``meta.properties``); ``coordination.json`` holds the coordination store's persistent nodes
+(topics, partition states, configs, the cluster id, the producer id block), written when the
+cluster stops, so a cluster started again on the same ``data_dir`` finds its topics.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    InvalidReplicaAssignmentError,
+    NotControllerError,
+    UnknownTopicOrPartitionError,
+)
+from kafkalite.protocol.schemas.elections import ElectionType
 from kafkalite_server.broker import Broker
+from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.cluster_node import ClusterMembership
-from kafkalite_server.cluster.controller import Controller
-from kafkalite_server.cluster.coordination import Coordination
-from kafkalite_server.cluster.image import BrokerEndpoint, PartitionInfo
+from kafkalite_server.cluster.coordination import SetData
+from kafkalite_server.cluster.image import write_atomically
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
-from kafkalite_server.cluster.messages import BrokerChannel
-from kafkalite_server.cluster.meta_properties import ensure_meta_properties, read_meta_properties
-from kafkalite_server.cluster.zk_admin import ZkAdmin
+from kafkalite_server.cluster.messages import PartitionState
+from kafkalite_server.cluster.zk_controller import ZkController
 from kafkalite_server.config import BrokerConfig
-from kafkalite_server.replication.isr_store import ZkPartitionStateStore
+from kafkalite_server.launch import launch_cluster_broker
 
 T = TypeVar("T")
 _START_TIMEOUT_S = 60
 _TICK_S = 0.1
-
-
-@dataclass
-class LocalMembership:
-    """Joining and leaving the in-process controller of a standalone broker (or of the
-    brokers of a single-controller EmbeddedCluster)."""
-
-    controller: Controller
-
-    async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
-        self.controller.register_broker(endpoint, channel)
-
-    async def leave(self, node_id: int) -> None:
-        self.controller.unregister_broker(node_id)
-
-
-async def launch_brokers(configs: list[BrokerConfig], metadata_dir: Path
-                         ) -> tuple[Controller, list[Broker]]:
-    """Starts brokers sharing one controller, then gives each its partitions to lead."""
-    known = read_meta_properties(Path(configs[0].log_dirs[0]))
-    controller = Controller(configs[0], metadata_dir, known.get("cluster.id"))
-    brokers = []
-    try:
-        for config in configs:
-            for log_dir in config.log_dirs:
-                ensure_meta_properties(Path(log_dir), config.broker_id,
-                                       controller.image.cluster_id)
-            broker = Broker(config, controller, LocalMembership(controller),
-                            controller.image.cluster_id)
-            brokers.append(broker)
-            await broker.start()
-        controller.elect_leaders()
-    except BaseException:
-        await stop_brokers(brokers)
-        raise
-    return controller, brokers
-
-
-async def launch_cluster_broker(config: BrokerConfig,
-                                connect: Callable[[], Coordination]) -> Broker:
-    """Starts one broker of a ZooKeeper-mode cluster (or of an in-memory one): it
-    registers, runs for controller, and learns what to lead from the elected controller."""
-    membership = ClusterMembership(config, connect)
-    cluster_id = membership.open()
-    try:
-        for log_dir in config.log_dirs:
-            ensure_meta_properties(Path(log_dir), config.broker_id, cluster_id)
-        admin = ZkAdmin(config, membership.require_store, lambda: membership.active_controller)
-        broker = Broker(config, admin, membership, cluster_id,
-                        state_store=ZkPartitionStateStore(membership.require_store))
-    except BaseException:
-        assert membership.store is not None
-        membership.store.close()
-        raise
-    replicas = broker.replica_manager
-    broker.tasks.spawn(admin.follow_config_changes(
-        replicas.update_config, lambda: {topic for topic, _ in replicas.partitions}),
-        "config-changes")
-    try:
-        await broker.start()
-    except BaseException:
-        await broker.stop()
-        raise
-    return broker
-
-
-def zookeeper_connector(config: BrokerConfig) -> Callable[[], Coordination]:
-    """Sessions on the ZooKeeper named by ``zookeeper.connect`` (kazoo loads only here)."""
-    from kafkalite_server.cluster.zk_store import ZooKeeperCoordination
-
-    assert config.zookeeper_connect is not None
-    connect = config.zookeeper_connect
-    return lambda: ZooKeeperCoordination(
-        connect, session_timeout_ms=config.zookeeper_session_timeout_ms,
-        connection_timeout_ms=config.zookeeper_connection_timeout_ms)
-
-
-async def stop_brokers(brokers: list[Broker]) -> None:
-    for broker in brokers:
-        await broker.stop()
+_UNWIND_S = 5.0
+log = logging.getLogger(__name__)
+SNAPSHOT_FILE = "coordination.json"
 
 
 class EmbeddedCluster:
-    """A context manager; ``bootstrap_servers`` is ready once ``start()`` returns."""
+    """A context manager; ``bootstrap_servers`` is ready once ``start()`` returns, with
+    every broker registered and leading what the controller gave it."""
 
     def __init__(self, num_brokers: int = 1, data_dir: str | Path | None = None,
-                 config: Mapping[str, str] | None = None, *,
-                 coordination: str = "controller") -> None:
-        """``coordination="memory"`` runs the brokers as a real cluster (registration,
-        controller election, leader election) over the in-memory coordination backend;
-        the default shares one in-process controller (a standalone broker's)."""
+                 config: Mapping[str, str] | None = None) -> None:
+        """``config`` holds broker settings by Kafka's names, the same for every broker
+        (``broker.id``, ``log.dirs`` and the port are the cluster's to choose)."""
         if num_brokers < 1:
             raise ValueError("an EmbeddedCluster needs at least one broker")
-        if coordination not in ("controller", "memory"):
-            raise ValueError(f"coordination must be 'controller' or 'memory', "
-                             f"not {coordination!r}")
-        self.coordination = coordination
-        self.ensemble: MemoryEnsemble | None = None
-        self._ticker: asyncio.Task[None] | None = None
         self.num_brokers = num_brokers
         self._given_dir = Path(data_dir) if data_dir is not None else None
         self._settings = {key: str(value) for key, value in (config or {}).items()}
         self.data_dir: Path | None = None
+        self.ensemble: MemoryEnsemble | None = None
         self.brokers: list[Broker] = []
-        self.controller: Controller | None = None
+        self._ticker: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -148,22 +76,33 @@ class EmbeddedCluster:
         if self._loop is not None:
             return self
         self.data_dir = self._given_dir or Path(tempfile.mkdtemp(prefix="kafkalite-"))
-        configs = [self._broker_config(broker_id) for broker_id in range(self.num_brokers)]
+        snapshot = self.data_dir / SNAPSHOT_FILE
+        self.ensemble = (MemoryEnsemble.restored(snapshot.read_bytes()) if snapshot.exists()
+                         else MemoryEnsemble())
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="kafkalite-embedded",
                                         daemon=True)
         self._thread.start()
         try:
-            if self.coordination == "memory":
-                self.brokers = self._run(self._launch_memory_cluster(configs))
-            else:
-                self.controller, self.brokers = self._run(launch_brokers(configs,
-                                                                         self.data_dir))
+            self._run(self._launch())
         except BaseException:
             self._shutdown_loop()
+            self.brokers = []
             raise
         return self
+
+    async def _launch(self) -> None:
+        ensemble = self.ensemble
+        assert ensemble is not None
+        self._ticker = asyncio.get_running_loop().create_task(self._tick(ensemble))
+        try:
+            for broker_id in range(self.num_brokers):
+                self.brokers.append(await self._launch_broker(broker_id))
+            await _until(self._settled)
+        except BaseException:
+            await self._stop_all()
+            raise
 
     def _broker_config(self, broker_id: int) -> BrokerConfig:
         assert self.data_dir is not None
@@ -172,33 +111,49 @@ class EmbeddedCluster:
                     "log.dirs": str(self.data_dir / f"broker-{broker_id}")}
         return BrokerConfig.from_properties(settings)
 
-    async def _launch_memory_cluster(self, configs: list[BrokerConfig]) -> list[Broker]:
-        self.ensemble = ensemble = MemoryEnsemble()
-        self._ticker = asyncio.get_running_loop().create_task(self._tick(ensemble))
-        brokers: list[Broker] = []
-        try:
-            for config in configs:
-                brokers.append(await launch_cluster_broker(
-                    config, lambda c=config: ensemble.connect(c.zookeeper_session_timeout_ms)))
-            await _until(lambda: all(len(b.metadata_cache.brokers) == len(brokers)
-                                     for b in brokers))
-        except BaseException:
-            await stop_brokers(brokers)
-            raise
-        return brokers
+    async def _launch_broker(self, broker_id: int) -> Broker:
+        assert self.ensemble is not None
+        ensemble = self.ensemble
+        config = self._broker_config(broker_id)
+        return await launch_cluster_broker(
+            config, lambda: ensemble.connect(config.zookeeper_session_timeout_ms))
 
     @staticmethod
     async def _tick(ensemble: MemoryEnsemble) -> None:
+        """Expires the sessions of paused brokers as time passes (ZooKeeper's timer)."""
         while True:
             await asyncio.sleep(_TICK_S)
             ensemble.tick()
+
+    def _settled(self) -> bool:
+        """Every broker knows every running broker, and every partition the controller has
+        given a running leader is led there with that epoch."""
+        ids = {broker.node_id for broker in self.brokers}
+        if any(set(broker.metadata_cache.brokers) != ids for broker in self.brokers):
+            return False
+        controller = self._active_controller()
+        if controller is None:
+            return False
+        return all(self._leads(controller.partition_state(key))
+                   for key in controller.assignments_keys())
+
+    def _leads(self, state: PartitionState) -> bool:
+        """The state's leader (if running) leads with its epoch, and all brokers know it."""
+        broker = next((b for b in self.brokers if b.node_id == state.leader), None)
+        if broker is None:
+            return True
+        partition = broker.replica_manager.partitions.get((state.topic, state.partition))
+        if partition is None or not partition.is_leader or (
+                partition.leader_epoch != state.leader_epoch):
+            return False
+        return all((seen := b.metadata_cache.partition(state.topic, state.partition))
+                   is not None and seen.leader_epoch >= state.leader_epoch
+                   for b in self.brokers)
 
     def stop(self) -> None:
         if self._loop is None:
             return
         try:
-            if self._ticker is not None:
-                self._ticker.cancel()
             self._run(self._stop_all())
         finally:
             self._shutdown_loop()
@@ -208,11 +163,17 @@ class EmbeddedCluster:
 
     async def _stop_all(self) -> None:
         """The whole cluster stops: no broker hands leadership to another that is about
-        to stop too (each still closes its logs cleanly)."""
+        to stop too (each still closes its logs cleanly); then the coordination store's
+        persistent nodes are saved for the next start on this data dir."""
+        if self._ticker is not None:
+            self._ticker.cancel()
         for broker in self.brokers:
-            if isinstance(broker.membership, ClusterMembership):
-                broker.membership.abandon()
-        await stop_brokers(self.brokers)
+            _membership(broker).abandon()
+        for broker in self.brokers:
+            await broker.stop()
+        await _cancel_remaining_tasks()
+        if self._given_dir is not None and self.ensemble is not None:
+            write_atomically(self._given_dir / SNAPSHOT_FILE, self.ensemble.snapshot())
 
     def _shutdown_loop(self) -> None:
         loop, thread = self._loop, self._thread
@@ -236,20 +197,9 @@ class EmbeddedCluster:
     def bootstrap_servers(self) -> str:
         return ",".join(f"{b.endpoint.host}:{b.endpoint.port}" for b in self.brokers)
 
-    def move_partition_leader(self, topic: str, partition: int, broker_id: int) -> PartitionInfo:
-        """Moves the partition's log to ``broker_id`` and bumps its leader epoch; the old
-        leader then answers NOT_LEADER_OR_FOLLOWER for it. Runs on the brokers' loop."""
-        controller = self._require_controller()
-        brokers = {broker.node_id: broker for broker in self.brokers}
-
-        def transfer(old: int, new: int) -> None:
-            copy_log(brokers[old], brokers[new], topic, partition)
-
-        async def move() -> PartitionInfo:
-            return controller.move_partition_leader(topic, partition, broker_id, transfer)
-        return self._run(move())
-
-    # ------------------------------------------------------------------ faults (memory mode)
+    @property
+    def cluster_id(self) -> str:
+        return self.brokers[0].metadata_cache.cluster_id
 
     def broker(self, broker_id: int) -> Broker:
         for broker in self.brokers:
@@ -257,20 +207,92 @@ class EmbeddedCluster:
                 return broker
         raise KeyError(f"no running broker {broker_id}")
 
-    def _membership(self, broker_id: int) -> ClusterMembership:
-        membership = self.broker(broker_id).membership
-        if not isinstance(membership, ClusterMembership) or self.ensemble is None:
-            raise RuntimeError("only an EmbeddedCluster(coordination='memory') has sessions")
-        return membership
-
     @property
     def controller_id(self) -> int:
         """The broker that is the active controller now (-1 if none)."""
+        controller = self._active_controller()
+        return -1 if controller is None else controller.broker_id
+
+    def _active_controller(self) -> ZkController | None:
         for broker in self.brokers:
-            membership = broker.membership
-            if isinstance(membership, ClusterMembership) and membership.active_controller:
-                return broker.node_id
-        return -1
+            controller = _membership(broker).active_controller
+            if controller is not None:
+                return controller
+        return None
+
+    # ------------------------------------------------------------------ topics and leadership
+
+    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                     configs: Mapping[str, str] | None = None) -> None:
+        """Creates a topic as CreateTopics does (-1: the broker defaults) and returns once
+        every partition's leader leads it and every broker knows it."""
+        async def create() -> None:
+            self.brokers[0].controller.create_topic(name, num_partitions, replication_factor,
+                                                    configs)
+            await _until(lambda: (controller := self._active_controller()) is not None
+                         and name in controller.assignments and self._settled())
+        self._run(create())
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState:
+        """The partition's leader, leader epoch, ISR and replicas as the controller has
+        them now."""
+        async def read() -> PartitionState:
+            controller = self._require_controller()
+            if (topic, partition) not in controller.states:
+                raise UnknownTopicOrPartitionError(f"{topic}-{partition}")
+            return controller.partition_state((topic, partition))
+        return self._run(read())
+
+    def elect_leader(self, topic: str, partition: int, broker_id: int) -> PartitionState:
+        """Makes ``broker_id`` (a replica in the ISR) the partition's leader the way an
+        operator does in Kafka: a reassignment to the same replicas with ``broker_id``
+        first, then a preferred leader election (ElectLeaders). Returns the new state once
+        the new leader leads and every broker knows it; the old leader answers
+        NOT_LEADER_OR_FOLLOWER from then on. Raises the election's error (a replica not
+        in the ISR: PREFERRED_LEADER_NOT_AVAILABLE)."""
+        key = (topic, partition)
+
+        async def elect() -> PartitionState:
+            controller = self._require_controller()
+            replicas = controller.assignments.get(topic, {}).get(partition)
+            if replicas is None:
+                raise UnknownTopicOrPartitionError(f"{topic}-{partition}")
+            if broker_id not in replicas:
+                raise InvalidReplicaAssignmentError(
+                    f"broker {broker_id} is not a replica of {topic}-{partition} {replicas}")
+            if replicas[0] != broker_id:
+                await self._reorder(controller, topic, partition, broker_id)
+            outcome = controller.elect_on_request(ElectionType.PREFERRED, [key])[key]
+            if isinstance(outcome, BrokerResponseError) and controller.states[key][0].leader \
+                    != broker_id:
+                raise outcome
+            state = controller.partition_state(key)
+            await _until(lambda: self._leads(state))
+            return state
+        return self._run(elect())
+
+    @staticmethod
+    async def _reorder(controller: ZkController, topic: str, partition: int,
+                       first: int) -> None:
+        """Writes the topic's assignment with ``first`` leading the partition's replicas
+        (a version-checked write of ``/brokers/topics/<topic>``) and waits until the
+        controller has read it through its watch."""
+        path = zk.topic_path(topic)
+        data, stat = controller.store.get(path)
+        assignment = zk.decode_assignment(topic, data)
+        replicas = assignment[partition]
+        assignment[partition] = [first, *(b for b in replicas if b != first)]
+        controller.store.commit([SetData(path, zk.encode_assignment(assignment),
+                                         stat.version)])
+        await _until(lambda: controller.assignments[topic][partition][0] == first)
+
+    def _require_controller(self) -> ZkController:
+        controller = self._active_controller()
+        if controller is None:
+            raise NotControllerError("the cluster has no active controller")
+        return controller
+
+    # ------------------------------------------------------------------ faults
 
     def stop_broker(self, broker_id: int) -> None:
         """A clean stop (controlled shutdown first)."""
@@ -280,8 +302,8 @@ class EmbeddedCluster:
 
     def kill_broker(self, broker_id: int) -> None:
         """A crash: the session ends at once and nothing is handed over."""
-        membership = self._membership(broker_id)
         broker = self.broker(broker_id)
+        membership = _membership(broker)
 
         async def kill() -> None:
             membership.abandon()
@@ -291,18 +313,14 @@ class EmbeddedCluster:
 
     def restart_broker(self, broker_id: int) -> Broker:
         """Starts a stopped or killed broker again on its log dir."""
-        assert self.ensemble is not None and self.data_dir is not None
-        ensemble = self.ensemble
-        config = self._broker_config(broker_id)
-        broker = self._run(launch_cluster_broker(
-            config, lambda: ensemble.connect(config.zookeeper_session_timeout_ms)))
+        broker = self._run(self._launch_broker(broker_id))
         self.brokers.append(broker)
         return broker
 
     def expire_session(self, broker_id: int) -> None:
         """Expires the broker's coordination session (as ZooKeeper does after a long
         pause); the broker notices, registers again, and runs for controller again."""
-        membership = self._membership(broker_id)
+        membership = _membership(self.broker(broker_id))
         assert self.ensemble is not None
         ensemble = self.ensemble
 
@@ -314,11 +332,6 @@ class EmbeddedCluster:
         """Runs a coroutine on the brokers' loop and returns its result (for tests)."""
         return self._run(coro)
 
-    def _require_controller(self) -> Controller:
-        if self.controller is None:
-            raise RuntimeError("the cluster is not running")
-        return self.controller
-
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._loop is None:
             coro.close()
@@ -326,16 +339,24 @@ class EmbeddedCluster:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(_START_TIMEOUT_S)
 
 
-def copy_log(source: Broker, target: Broker, topic: str, partition: int) -> None:
-    """Stands in for replication at replication factor one: the stopped replica's files
-    move to the new leader's log dir."""
-    log = source.log_manager.get_log(topic, partition)
-    if log is None:
-        return
-    log.flush()
-    shutil.copytree(log.directory, target.log_manager.log_dirs[0] / log.directory.name,
-                    dirs_exist_ok=False, ignore=shutil.ignore_patterns("*.deleted"))
-    source.log_manager.delete_log(topic, partition)
+def _membership(broker: Broker) -> ClusterMembership:
+    membership = broker.membership
+    assert isinstance(membership, ClusterMembership), "every embedded broker is a cluster's"
+    return membership
+
+
+async def _cancel_remaining_tasks() -> None:
+    """What the stopped brokers left behind (a controller's channels, cancelled but not yet
+    unwound) finishes before the loop closes, so no task dies with it."""
+    current = asyncio.current_task()
+    remaining = [task for task in asyncio.all_tasks() if task is not current]
+    for task in remaining:
+        task.cancel()
+    if remaining:
+        _done, pending = await asyncio.wait(remaining, timeout=_UNWIND_S)
+        for task in pending:
+            log.warning("a task did not finish within %.0f s of its cancellation: %s",
+                        _UNWIND_S, task)
 
 
 async def _until(condition: Callable[[], bool], timeout_s: float = _START_TIMEOUT_S) -> None:

@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from kafkalite.protocol import decode_response, encode_request
+from kafkalite.protocol import ApiKey, decode_response, encode_request
+from kafkalite.protocol.errors import CoordinatorNotAvailableError
 from kafkalite_server import EmbeddedCluster
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -188,6 +189,19 @@ class WireClient:
         received, response = self.receive(api_key, version)
         assert received == correlation_id
         return response
+
+    def find_coordinator(self, key: str, key_type: int = 0, version: int = 1
+                         ) -> dict[str, Any]:
+        """FindCoordinator (v0-3), asked again while the answer is COORDINATOR_NOT_AVAILABLE
+        (at most 20 s), as clients do: the first request creates the internal topic, whose
+        leaders the controller elects a moment later."""
+        body = {"key": key, "key_type": key_type}
+        for _attempt in range(200):
+            found = self.call(ApiKey.FIND_COORDINATOR, version, body)
+            if found["error_code"] != CoordinatorNotAvailableError.errno:
+                break
+            time.sleep(0.1)
+        return found
 
     def is_closed_by_peer(self) -> bool:
         """True when the broker closed the connection (EOF or reset within the timeout)."""

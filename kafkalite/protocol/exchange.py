@@ -52,13 +52,15 @@ class RequestExchange:
 
     def receive(self, data: bytes | bytearray | memoryview) -> list[Response]:
         """The responses completed by ``data``, oldest first."""
-        responses = []
-        for frame in self._decoder.feed(data):
-            if not self._in_flight:
-                raise ExchangeError("a response arrived with no request in flight")
-            expected, api_key, api_version = self._in_flight.popleft()
-            correlation_id, body = decode_response(api_key, api_version, frame)
-            if correlation_id != expected:
-                raise ExchangeError(f"correlation id {correlation_id}, expected {expected}")
-            responses.append(Response(api_key, api_version, correlation_id, body))
-        return responses
+        return [self.receive_frame(frame) for frame in self._decoder.feed(data)]
+
+    def receive_frame(self, frame: bytes | bytearray | memoryview) -> Response:
+        """One whole response frame (without its size prefix), for a driver that splits
+        the stream itself (straight into one buffer per frame, saving the copies)."""
+        if not self._in_flight:
+            raise ExchangeError("a response arrived with no request in flight")
+        expected, api_key, api_version = self._in_flight.popleft()
+        correlation_id, body = decode_response(api_key, api_version, frame)
+        if correlation_id != expected:
+            raise ExchangeError(f"correlation id {correlation_id}, expected {expected}")
+        return Response(api_key, api_version, correlation_id, body)

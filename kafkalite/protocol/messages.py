@@ -48,13 +48,11 @@ def encode_request(
 
 
 def decode_request_body(header: RequestHeader, frame: Buffer, offset: int) -> dict[str, Any]:
-    """Decodes the body after the header; the body must end exactly at the frame's end."""
+    """Decodes the body after the header. Bytes after a complete body are ignored, as
+    Kafka's broker ignores them: librdkafka's AlterUserScramCredentials, for one, ends its
+    body with a second empty tag section, and Kafka accepts it."""
     api = _supported_api(header.api_key, header.api_version)
-    body, end = api.request.decode(frame, offset, header.api_version)
-    if end != len(frame):
-        raise ProtocolDecodeError(
-            f"{api.request.name} v{header.api_version}: {len(frame) - end} trailing bytes"
-        )
+    body, _end = api.request.decode(frame, offset, header.api_version)
     return body
 
 

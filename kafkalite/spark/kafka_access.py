@@ -12,6 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -122,7 +123,18 @@ class OffsetResolver:
         else:
             topics = selection.topics
         return sorted(TopicPartition(topic, p) for topic in topics for p in self._retrying(
-            lambda t=topic: self._consumer.partitions_for_topic(t) or (), "partitions"))
+            partial(self._partitions_of, topic), "partitions"))
+
+    def _partitions_of(self, topic: str) -> Iterable[int]:
+        """A topic's partitions; none when it does not exist. The consumer answers None for
+        a broker it could not reach or log in to as well, so then the cluster's topic list,
+        which raises the reason (failed authentication, a timeout), decides: a read with a
+        wrong password fails instead of finding nothing."""
+        found = self._consumer.partitions_for_topic(topic)
+        if found is not None:
+            return found
+        return () if topic not in self._consumer.topics() else \
+            self._consumer.partitions_for_topic(topic) or ()
 
     def earliest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
         if not partitions:

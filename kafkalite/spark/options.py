@@ -4,7 +4,9 @@ Spark hands options over as a case-insensitive map of strings (keys arrive lower
 every known option is matched in lower case and every value is parsed here, with errors that
 name the option. ``kafka.``-prefixed options are the kafkalite client's own settings, spelled
 the Java way (``kafka.fetch.max.bytes`` -> ``fetch_max_bytes``); the client validates them, so
-a misspelt one fails as early as a misspelt source option.
+a misspelt one fails as early as a misspelt source option. The security options
+(``kafka.security.protocol``, ``kafka.sasl.*``, ``kafka.ssl.*``) are Kafka's client properties
+and translate as the CLI's ``--command-config`` does (:func:`kafkalite.properties.security_settings`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kafkalite.errors import ConfigError
-from kafkalite.properties import client_setting
+from kafkalite.properties import (
+    client_setting,
+    is_security_property,
+    property_name,
+    security_settings,
+)
 from kafkalite.spark.offsets import (
     OffsetSpec,
     PartitionOffsets,
@@ -49,7 +56,8 @@ BATCH_ONLY = ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")
 """Options a streaming query refuses (a stream has no end), as Spark does."""
 DEFAULT_GROUP_ID_PREFIX = "spark-kafka-source"
 DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
-WRITE_OPTIONS = ("topic", "includeHeaders", "valueFormat", "valueSchema")
+WRITE_OPTIONS = ("topic", "includeHeaders", "valueFormat", "valueSchema",
+                 "transactionalIdPrefix")
 
 SOURCE_OWNED_CLIENT_KEYS = frozenset({
     "enable_auto_commit", "auto_offset_reset", "key_deserializer",
@@ -128,6 +136,16 @@ class WriteOptions:
     topic: str | None = None
     include_headers: bool = False
     value: ValueEncoding = field(default_factory=ValueEncoding)
+    transactional_id_prefix: str | None = None
+    """transactionalIdPrefix: each task writes in one transaction, with the transactional id
+    ``<prefix>-<Spark partition id>`` (see :mod:`kafkalite.spark.writers`)."""
+
+    def transactional_id(self, partition_id: int) -> str | None:
+        """The id of the task writing Spark partition ``partition_id``: the same for every
+        attempt of that task, so a retry fences the attempt before it."""
+        if self.transactional_id_prefix is None:
+            return None
+        return f"{self.transactional_id_prefix}-{partition_id}"
 
 
 def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
@@ -151,7 +169,8 @@ def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOp
         raise ConfigError("endingOffsets", "'earliest' is not allowed")
     if isinstance(ending, dict) and -2 in ending.values():
         raise ConfigError("endingOffsets", "-2 (earliest) is not allowed as an ending offset")
-    client_config = _client_config(opts, for_write=False)
+    client_config = _client_config(opts)
+    _check_client_config(client_config, for_write=False)
     group_id = client_config.pop("group_id", None)
     group_id_given = group_id is not None
     if group_id is None:
@@ -202,12 +221,29 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise ConfigError("topic", "must not be empty")
-    return WriteOptions(
-        client_config=_client_config(opts, for_write=True),
+    prefix = opts.get("transactionalidprefix")
+    if prefix is not None and not prefix.strip():
+        raise ConfigError("transactionalIdPrefix", "must not be empty")
+    if "kafka.transactional.id" in opts:
+        raise ConfigError("kafka.transactional.id", "one id would make the tasks fence each "
+                          "other; set transactionalIdPrefix, and each task gets "
+                          "<prefix>-<partition id>")
+    parsed = WriteOptions(
+        client_config=_client_config(opts),
         topic=topic,
         include_headers=_bool(opts, "includeheaders", "includeHeaders", False),
         value=_value_encoding(opts),
+        transactional_id_prefix=None if prefix is None else prefix.strip(),
     )
+    # A setting that rules transactions out (acks=1, say) fails here, not in every task.
+    try:
+        _check_client_config({**parsed.client_config,
+                              "transactional_id": parsed.transactional_id(0)}, for_write=True)
+    except ConfigError as exc:
+        if exc.key != "kafka.transactional.id":
+            raise
+        raise _renamed(exc, "transactionalIdPrefix") from None
+    return parsed
 
 
 def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
@@ -223,23 +259,35 @@ def _reject_unknown(opts: Mapping[str, str], known: tuple[str, ...], action: str
                           f"names in lower case); known options: kafka.*, {', '.join(known)}")
 
 
-def _client_config(opts: Mapping[str, str], *, for_write: bool) -> dict[str, Any]:
+def _client_config(opts: Mapping[str, str]) -> dict[str, Any]:
     config: dict[str, Any] = {}
+    security: dict[str, str] = {}
     for key, raw in opts.items():
         if not key.startswith(KAFKA_PREFIX):
+            continue
+        if is_security_property(key[len(KAFKA_PREFIX):]):
+            security[key[len(KAFKA_PREFIX):]] = raw
             continue
         name, value = client_setting(key[len(KAFKA_PREFIX):], raw)
         if name in SOURCE_OWNED_CLIENT_KEYS:
             raise ConfigError(key, "is set by the kafkalite source itself and cannot be "
                               "overridden")
         config[name] = value
+    try:
+        config.update(security_settings(security))
+    except ConfigError as exc:
+        raise _renamed(exc, KAFKA_PREFIX + exc.key) from None
     if "bootstrap_servers" not in config:
         raise ConfigError("kafka.bootstrap.servers", "is required")
     config["bootstrap_servers"] = str(config["bootstrap_servers"])
     if "client_id" in config:
         config["client_id"] = str(config["client_id"])
-    _check_client_config(config, for_write)
     return config
+
+
+def _renamed(exc: ConfigError, key: str) -> ConfigError:
+    """``exc`` naming the option ``key`` instead of the name it was raised with."""
+    return ConfigError(key, str(exc).removeprefix(f"{exc.key}: "))
 
 
 def _check_client_config(config: Mapping[str, Any], for_write: bool) -> None:
@@ -250,7 +298,7 @@ def _check_client_config(config: Mapping[str, Any], for_write: bool) -> None:
     try:
         (validate_producer_config if for_write else validate_consumer_config)(config)
     except ConfigError as exc:
-        raise ConfigError(f"kafka.{exc.key.replace('_', '.')}", str(exc)) from None
+        raise ConfigError(KAFKA_PREFIX + property_name(exc.key), str(exc)) from None
 
 
 def _selection(opts: Mapping[str, str]) -> TopicSelection:

@@ -6,10 +6,20 @@ encoded with msgpack), and optional ``key`` (binary or string), ``topic`` (strin
 (``array<struct<key: string, value: binary>>``). A task returns only after every record is
 acknowledged, so a committed Spark job means every row is in Kafka (at least once: a retried
 task may produce its rows again, exactly as with Spark's own Kafka sink).
+
+With ``transactionalIdPrefix`` each task writes its rows in one Kafka transaction, under the
+transactional id ``<prefix>-<Spark partition id>``: it commits when every row is acknowledged
+and aborts when the task fails, so ``read_committed`` readers see a task's rows all at once
+or not at all. Every attempt of a task has the same id, so a retry's ``init_transactions()``
+fences the attempt before it and aborts whatever that attempt left open (a killed executor
+cannot abort). A task that committed and is then run again (a lost executor whose result
+never reached the driver, speculation, a replayed micro-batch) commits its rows again: the
+guarantee is per task attempt, not exactly once per job (docs/spark.md).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -36,15 +46,19 @@ except ImportError:  # pragma: no cover - pyspark 4.0: streaming writers get Row
         DataSourceStreamWriter as _StreamWriterBase,
     )
 
+log = logging.getLogger(__name__)
+
 _BYTES_OR_TEXT = (BinaryType, StringType)
 _HEADERS = ArrayType(StructType().add("key", StringType()).add("value", BinaryType()))
 
 
 @dataclass
 class ProducedRecords(WriterCommitMessage):
-    """What one task wrote: the number of records the broker acknowledged."""
+    """What one task wrote: the number of records the broker acknowledged, and the
+    transactional id it committed them under (None without transactionalIdPrefix)."""
 
     records: int
+    transactional_id: str | None = None
 
 
 def check_save_mode(overwrite: bool) -> None:
@@ -81,34 +95,64 @@ def _require(name: str, actual: DataType, types: tuple[type[DataType], ...]) -> 
         raise ConfigError(name, f"column must be {allowed}, not {actual.simpleString()}")
 
 
-def produce_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> int:
+def produce_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch],
+                    transactional_id: str | None = None) -> int:
     """Send every row, flush, and raise the first delivery error; returns the record count.
 
-    Rows go with ``Producer.send_batch``, one call per topic and ``partition`` value met in
-    an Arrow batch (one call for the whole batch when neither column is present).
+    With ``transactional_id`` the rows go in one transaction, committed only when all of them
+    were acknowledged and aborted on any error (then the error is raised).
     """
     from kafkalite.producer import Producer
 
+    if transactional_id is None:
+        with Producer(**options.client_config) as producer:
+            return _send_all(producer, options, batches)
+    with Producer(**options.client_config, transactional_id=transactional_id) as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        try:
+            sent = _send_all(producer, options, batches)
+            producer.commit_transaction()
+        except BaseException:
+            _abort(producer, transactional_id)
+            raise
+        return sent
+
+
+def _send_all(producer: Any, options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> int:
+    """Rows go with ``Producer.send_batch``, one call per topic and ``partition`` value met
+    in an Arrow batch (one call for the whole batch when neither column is present)."""
     failures: list[tuple[int, BaseException]] = []
     sent = 0
-    with Producer(**options.client_config) as producer:
-        for batch in batches:
-            for topic, partition, rows in _runs(options, batch, sent):
-                futures = producer.send_batch(
-                    topic, _values(rows.column("value")),
-                    keys=rows.column("key") if "key" in rows.schema.names else None,
-                    partition=partition,
-                    headers=rows.column("headers") if "headers" in rows.schema.names else None)
-                for future in futures:
-                    future.add_errback(lambda exc, n=future.record_count:
-                                       failures.append((n, exc)))
-            sent += batch.num_rows
-        producer.flush()
+    for batch in batches:
+        for topic, partition, rows in _runs(options, batch, sent):
+            futures = producer.send_batch(
+                topic, _values(rows.column("value")),
+                keys=rows.column("key") if "key" in rows.schema.names else None,
+                partition=partition,
+                headers=rows.column("headers") if "headers" in rows.schema.names else None)
+            for future in futures:
+                future.add_errback(lambda exc, n=future.record_count:
+                                   failures.append((n, exc)))
+        sent += batch.num_rows
+    producer.flush()
     if failures:
         lost = sum(count for count, _ in failures)
         raise KafkaError(f"{lost} of {sent} records were not delivered; "
                          f"first error: {failures[0][1]!r}")
     return sent
+
+
+def _abort(producer: Any, transactional_id: str) -> None:
+    """Abort the task's transaction; if that fails too (a newer attempt fenced this one, the
+    broker is gone), the next ``init_transactions()`` with the id or the coordinator's
+    transaction timeout aborts it, so the task's own error is the one to raise."""
+    try:
+        producer.abort_transaction()
+    except KafkaError as exc:
+        log.warning("could not abort the transaction of %s (%s); the next attempt with this "
+                    "transactional id, or the transaction timeout, aborts it",
+                    transactional_id, exc)
 
 
 def _runs(options: WriteOptions, batch: pa.RecordBatch,
@@ -153,16 +197,33 @@ def _as_arrow(rows: Iterator[Any]) -> Iterator[pa.RecordBatch]:
         yield pa.RecordBatch.from_pylist(dicts)
 
 
+def write_task(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> ProducedRecords:
+    """One Spark task's write: transactional under ``<prefix>-<partition id>`` when
+    transactionalIdPrefix is set."""
+    transactional_id = None
+    if options.transactional_id_prefix is not None:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        if context is None:
+            raise KafkaError("transactionalIdPrefix: no Spark task context to take the "
+                             "partition id from")
+        transactional_id = options.transactional_id(context.partitionId())
+    return ProducedRecords(produce_batches(options, batches, transactional_id),
+                           transactional_id)
+
+
 class BatchWriter(DataSourceArrowWriter):
     def __init__(self, options: WriteOptions) -> None:
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> ProducedRecords:
-        return ProducedRecords(produce_batches(self.options, iterator))
+        return write_task(self.options, iterator)
 
 
 class StreamWriter(_StreamWriterBase):
-    """Each micro-batch's tasks produce their rows; nothing to do at commit (at least once)."""
+    """Each micro-batch's tasks produce their rows (each in its own transaction with
+    transactionalIdPrefix); nothing to do at commit (at least once across replays)."""
 
     def __init__(self, options: WriteOptions) -> None:
         self.options = options
@@ -174,13 +235,13 @@ class StreamWriter(_StreamWriterBase):
         batches = _chain(first, iterator)
         if not isinstance(first, pa.RecordBatch):
             batches = _as_arrow(batches)
-        return ProducedRecords(produce_batches(self.options, batches))
+        return write_task(self.options, batches)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Records are acknowledged before a task ends; the commit adds nothing."""
+        """Records are acknowledged (and committed) before a task ends; nothing to add."""
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Kafka has no rollback outside transactions: delivered records stay."""
+        """Tasks that finished committed on their own; Kafka cannot take that back."""
 
 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:

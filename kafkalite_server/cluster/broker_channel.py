@@ -50,7 +50,6 @@ class NetworkChannel:
         self._security = security
         self._timeout_s = timeout_s
         self._queue: asyncio.Queue[ControllerMessage] = asyncio.Queue()
-        self._pending = False
         self._task = asyncio.get_running_loop().create_task(
             self._run(), name=f"controller-channel-{endpoint.node_id}")
 
@@ -62,8 +61,7 @@ class NetworkChannel:
 
     async def drained(self) -> None:
         """Waits until every queued message was answered (tests, controlled shutdown)."""
-        while not self._queue.empty() or self._pending:
-            await asyncio.sleep(0.01)
+        await self._queue.join()
 
     async def _connect(self) -> _Connection:
         exchange = RequestExchange(self._client_id, MAX_RESPONSE_BYTES)
@@ -75,7 +73,6 @@ class NetworkChannel:
         try:
             while True:
                 message = await self._queue.get()
-                self._pending = True
                 api_key, version, body = to_request(message)
                 while True:
                     try:
@@ -92,7 +89,7 @@ class NetworkChannel:
                             connection[1].close()
                         connection = None
                         await asyncio.sleep(RETRY_BACKOFF_S)
-                self._pending = False
+                self._queue.task_done()
                 _log_errors(self.endpoint.node_id, type(message).__name__, response)
         finally:
             if connection is not None:

@@ -109,13 +109,18 @@ class ClusterMembership:
                 f"{zk.broker_path(self.broker_id)} by another live broker; give each broker "
                 "its own broker.id") from None
 
-    async def leave(self, node_id: int) -> None:
-        """A clean stop: leadership moves away first (controlled.shutdown.enable)."""
-        if self.role.role is Role.STOPPED:
+    async def hand_over(self, node_id: int) -> None:
+        """A clean stop's first step: leadership moves away (controlled.shutdown.enable)."""
+        if self.role.role in (Role.STOPPED, Role.STARTING):
             return
-        if self.config.controlled_shutdown_enable and self.role.role is not Role.STARTING:
+        if self.config.controlled_shutdown_enable:
             await self._controlled_shutdown()
-        self.abandon()
+
+    async def leave(self, node_id: int) -> None:
+        """The registration (and a controller's role) ends, once the broker has stopped
+        serving and fetching."""
+        if self.role.role is not Role.STOPPED:
+            self.abandon()
 
     def abandon(self) -> None:
         """Leaves at once, as a crash would: the session ends, nothing is handed over."""
@@ -133,7 +138,7 @@ class ClusterMembership:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._guarded, action)
 
-    def _guarded(self, action: Callable[[], None]) -> None:
+    def _guarded(self, action: Callable[[], object]) -> None:
         try:
             action()
         except FencedError as exc:
@@ -273,8 +278,15 @@ class ClusterMembership:
                     self.broker_id)
 
     async def _ask_controller_to_release(self) -> list[tuple[str, int]] | None:
-        if self.active_controller is not None:
-            return self.active_controller.controlled_shutdown(self.broker_id)
+        controller = self.active_controller
+        if controller is not None:
+            # The controller stopping itself: its elections must reach the brokers
+            # before its session ends, or the leaderships wait for the next controller.
+            remaining = controller.controlled_shutdown(self.broker_id)
+            if not await controller.delivered(self.config.controller_socket_timeout_ms / 1000):
+                log.info("broker %d: a broker did not answer the controller's last "
+                         "requests before it stopped", self.broker_id)
+            return remaining
         store = self.require_store()
         try:
             controller_id = zk.decode_controller(store.get(zk.CONTROLLER)[0])
@@ -312,6 +324,10 @@ class _Deferred:
 
     def send(self, message: object) -> None:
         self._later(lambda: self._channel.send(message))  # type: ignore[arg-type]
+
+    async def drained(self) -> None:
+        await asyncio.sleep(0)  # the deliveries scheduled so far run before this resumes
+        await self._channel.drained()
 
     def close(self) -> None:
         """The broker's own inbox needs no closing."""

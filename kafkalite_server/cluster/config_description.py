@@ -18,27 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Any
 
+from kafkalite.protocol.config_codes import ConfigSourceType as ConfigSource
+from kafkalite.protocol.config_codes import ConfigType
 from kafkalite_server.cluster.dynamic_config import (
     CLUSTER_DEFAULT,
     DYNAMIC_KEYS,
     DynamicLayers,
 )
 from kafkalite_server.config import BrokerConfig
-from kafkalite_server.log.config import TOPIC_CONFIGS, ConfigType, LogConfig
-
-
-class ConfigSource(IntEnum):
-    """DescribeConfigs v1+ ``config_source`` codes."""
-
-    UNKNOWN = 0
-    TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
+from kafkalite_server.log.config import TOPIC_CONFIGS, LogConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +42,8 @@ class BrokerLayers:
 
     @classmethod
     def of(cls, config: BrokerConfig, dynamic: DynamicLayers) -> BrokerLayers:
-        static = {key: value for key, value, is_default in config.describe() if not is_default}
+        static = {key: value for key, value, is_default in config.describe()
+                  if not is_default and value is not None}
         return cls(dynamic.layer(str(config.broker_id)), dynamic.layer(CLUSTER_DEFAULT), static)
 
     def synonyms(self, keys: Iterable[tuple[str, str | None]]) -> list[dict[str, Any]]:
@@ -76,7 +67,7 @@ def describe_topic(config: LogConfig, overrides: Mapping[str, str],
         value = config.value_text(key)
         synonyms = layers.synonyms(spec.synonyms)
         if key in overrides:
-            synonyms.insert(0, _synonym(key, value, ConfigSource.TOPIC_CONFIG))
+            synonyms.insert(0, _synonym(key, value, ConfigSource.DYNAMIC_TOPIC_CONFIG))
         entries.append(_entry(key, value, synonyms, read_only=False, type_=spec.type,
                               doc=spec.doc))
     return entries

@@ -1,10 +1,10 @@
-"""The controller: the only writer of the metadata image.
+"""The standalone broker's controller: the only writer of its metadata image.
 
-It creates, deletes and grows topics, places partition leaders (partition ``i`` on the
-``i % N``-th broker), moves leaders between brokers of this process and persists every
-change. It reaches brokers only through their channels, with the controller messages
-(LeaderAndIsr, StopReplica, UpdateMetadata): it never touches a broker's objects. One
-controller serves every broker of a process (a standalone broker, or an EmbeddedCluster).
+It creates, deletes and grows topics, places partition leaders and persists every change.
+It reaches the broker only through its channel, with the controller messages
+(LeaderAndIsr, StopReplica, UpdateMetadata): it never touches the broker's objects. A
+broker with ``zookeeper.connect`` (and every broker of an EmbeddedCluster) runs the elected
+:class:`~kafkalite_server.cluster.zk_controller.ZkController` instead.
 
 Every change goes through :meth:`Controller._commit`: the new topics are built as a copy,
 saved, and only then swapped into the image. A save that fails (a full disk) raises
@@ -13,7 +13,7 @@ KafkaStorageError naming the file and leaves the image and the brokers untouched
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from kafkalite.errors import ConfigError
@@ -289,27 +289,6 @@ class Controller:
         self._commit({**self.image.topics, name: grown})
         self._lead([self._state(name, index, grown.partitions[index])
                     for index in range(current, count)])
-
-    def move_partition_leader(self, topic: str, index: int, broker_id: int,
-                              transfer: Callable[[int, int], None]) -> PartitionInfo:
-        """Moves leadership to ``broker_id`` with a bumped epoch: the old leader stops the
-        replica, ``transfer(old, new)`` carries the log over (replication factor one has no
-        follower to take over from), then the new leader starts."""
-        partition = self.image.partition(topic, index)
-        if partition is None:
-            raise UnknownTopicOrPartitionError(f"{topic}-{index}")
-        old = partition.leader
-        if broker_id not in self.channels or old not in self.channels:
-            raise InvalidReplicaAssignmentError(f"broker {broker_id} is not in this process")
-        if broker_id == old:
-            return partition
-        moved = self.image.topics[topic].copy()
-        moved.partitions[index] = PartitionInfo(broker_id, partition.leader_epoch + 1)
-        self._commit({**self.image.topics, topic: moved})
-        self._stop(old, [(topic, index)], delete=False)
-        transfer(old, broker_id)
-        self._lead([self._state(topic, index, moved.partitions[index])])
-        return moved.partitions[index]
 
     # ------------------------------------------------------------------ ElectLeaders
 

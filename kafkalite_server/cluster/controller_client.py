@@ -28,8 +28,12 @@ class ProducerIds(Protocol):
 
 class ControllerClient(Protocol):
     default_log_config: LogConfig
-    producer_ids: ProducerIds
-    dynamic_configs: DynamicLayers
+
+    @property
+    def producer_ids(self) -> ProducerIds: ...  # read-only here: each client has its own kind
+
+    @property
+    def dynamic_configs(self) -> DynamicLayers: ...
 
     def topic_config(self, topic: str) -> LogConfig: ...
 
@@ -64,4 +68,10 @@ class Membership(Protocol):
 
     async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None: ...
 
-    async def leave(self, node_id: int) -> None: ...
+    async def hand_over(self, node_id: int) -> None:
+        """A clean stop's first step: leaderships move away while this broker still serves
+        its replicas."""
+
+    async def leave(self, node_id: int) -> None:
+        """The last step: the registration ends. It comes after the broker has stopped
+        fetching, so no leader takes a broker that is gone back into its ISR."""

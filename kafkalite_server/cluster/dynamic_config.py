@@ -27,13 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkalite.errors import ConfigError
+from kafkalite.protocol.config_codes import ConfigType
 from kafkalite_server.cluster.image import MetadataFileError, write_atomically
 from kafkalite_server.config_values import Parser, boolean, integer
-from kafkalite_server.log.config import (
-    TOPIC_CONFIGS,
-    ConfigType,
-    LogConfig,
-)
+from kafkalite_server.log.config import TOPIC_CONFIGS, LogConfig
 
 DYNAMIC_CONFIG_FILE = "dynamic-broker-configs.json"
 CLUSTER_DEFAULT = ""

@@ -57,5 +57,8 @@ class LocalChannel:
             log.warning("broker %d refused %s: %s", self.inbox.replica_manager.broker_id,
                         type(message).__name__, exc)
 
+    async def drained(self) -> None:
+        """Delivery is a call: nothing is ever in flight."""
+
     def close(self) -> None:
         """Nothing to release."""

@@ -29,3 +29,15 @@ def refuse_if_internal(name: str, action: str) -> None:
                    "broker's own state")
         log.warning("refused a request: %s", message)  # DeleteTopics v0-4 carry no message
         raise InvalidRequestError(message)
+
+
+def internal_replication_factor(topic: str, key: str, wanted: int, live_brokers: int) -> int:
+    """The replication factor to create an internal topic with: ``wanted`` (the ``key``
+    setting), capped at the brokers alive now so a cluster smaller than the setting still
+    works. Kafka refuses to create the topic instead; here a warning says the topic is less
+    durable than asked, and it keeps that replication factor after more brokers join."""
+    if 0 < live_brokers < wanted:
+        log.warning("creating %s with replication factor %d: only %d brokers are live "
+                    "(%s is %d)", topic, live_brokers, live_brokers, key, wanted)
+        return live_brokers
+    return wanted

@@ -7,6 +7,9 @@ pause or cut off by a partition) is expired once ``session_timeout_ms`` passes o
 without it, at the next :meth:`MemoryEnsemble.tick`, and :meth:`MemoryEnsemble.expire`
 expires one at once. Expiry deletes the session's ephemeral nodes, fires their watches and
 tells the client (``on_session_lost``); later calls through it raise SessionExpiredError.
+:meth:`MemoryEnsemble.snapshot` and :meth:`MemoryEnsemble.restored` carry the persistent
+nodes (data and version) over a restart, as ZooKeeper's own snapshot does; sessions and
+ephemeral nodes never survive one.
 
 Single-threaded: use one ensemble from one thread (EmbeddedCluster's loop).
 """
@@ -14,6 +17,7 @@ Single-threaded: use one ensemble from one thread (EmbeddedCluster's loop).
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -77,6 +81,23 @@ class MemoryEnsemble:
         self._sessions[session_id] = _Session(session_id, session_timeout_ms, self.clock(),
                                               client)
         return client
+
+    def snapshot(self) -> bytes:
+        """The persistent nodes as JSON: ``{path: [data as latin-1 text, version, next
+        sequence number of its sequential children]}``."""
+        kept = {path: [node.data.decode("latin-1"), node.version, node.sequence]
+                for path, node in self._nodes.items() if not node.owner and path != "/"}
+        return json.dumps(kept, sort_keys=True).encode()
+
+    @classmethod
+    def restored(cls, snapshot: bytes, clock: Callable[[], int] = wall_clock_ms
+                 ) -> MemoryEnsemble:
+        """An ensemble holding the nodes of ``snapshot`` (parents sort before children)."""
+        ensemble = cls(clock)
+        for path, (data, version, sequence) in sorted(json.loads(snapshot).items()):
+            ensemble._nodes[path] = _Node(data.encode("latin-1"), next(ensemble._zxid),
+                                          version=version, sequence=sequence)
+        return ensemble
 
     # ------------------------------------------------------------------ session control
 

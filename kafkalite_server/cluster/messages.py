@@ -77,4 +77,9 @@ class BrokerChannel(Protocol):
 
     def send(self, message: ControllerMessage) -> None: ...
 
+    async def drained(self) -> None:
+        """Returns once every message sent so far was delivered (for a network channel:
+        answered). A controller that hands its duties over awaits this first, so that its
+        last decisions reach the brokers before it goes."""
+
     def close(self) -> None: ...

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kafkalite.errors import ConfigError
+from kafkalite.protocol.java_properties import parse_properties
 from kafkalite_server.cluster.image import write_atomically
-from kafkalite_server.config import parse_properties
 
 META_PROPERTIES = "meta.properties"
 

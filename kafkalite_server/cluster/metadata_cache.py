@@ -48,6 +48,10 @@ class MetadataCache:
                 self._topics.setdefault(state.topic, {})[state.partition] = state
         self._first_update.set()
 
+    def broker_alive(self, broker_id: int) -> bool:
+        """Registered, as the controller's last UpdateMetadata listed the live brokers."""
+        return broker_id in self.brokers
+
     def topic_names(self) -> list[str]:
         return list(self._topics)
 

@@ -68,7 +68,7 @@ def rack_alternated(brokers: Mapping[int, str | None]) -> list[int]:
     for broker_id, rack in sorted(brokers.items()):
         by_rack.setdefault(str(rack), []).append(broker_id)
     ordered = [by_rack[rack] for rack in sorted(by_rack)]
-    result = []
+    result: list[int] = []
     for i in range(max(len(group) for group in ordered)):
         result.extend(group[i] for group in ordered if i < len(group))
     return result

@@ -11,6 +11,7 @@ written only conditionally on their version, after a fresh read.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
@@ -64,7 +65,7 @@ class ZkController:
     def __init__(self, store: Coordination, broker_id: int, epoch: int, epoch_version: int,
                  *, unclean_election: bool, imbalance_percentage: int,
                  open_channel: Callable[[BrokerEndpoint], BrokerChannel],
-                 on_change: Callable[[Callable[[], None]], None]) -> None:
+                 on_change: Callable[[Callable[[], None]], object]) -> None:
         """``on_change(action)`` schedules ``action`` on the controller's event loop; watch
         callbacks arrive on the store's thread and go through it."""
         self.store = store
@@ -98,6 +99,16 @@ class ZkController:
         self._announce(keys, to=list(self.live), changed=changed)
         self._deletions_requested()
         self._isr_changed()
+
+    async def delivered(self, timeout_s: float) -> bool:
+        """Waits (at most ``timeout_s``) until every broker has answered what this
+        controller sent it; False if one has not."""
+        try:
+            await asyncio.wait_for(asyncio.gather(
+                *(channel.drained() for channel in list(self.channels.values()))), timeout_s)
+        except TimeoutError:
+            return False
+        return True
 
     def stop(self) -> None:
         self.active = False

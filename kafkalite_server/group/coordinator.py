@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -87,6 +88,9 @@ def member_error(group: ClassicGroup, member_id: str, group_instance_id: str | N
     return codes.NONE if member_id in group.members else codes.UNKNOWN_MEMBER_ID
 
 
+PendingOffsets = Callable[[], Mapping[str, AbstractSet[TopicPartition]]]
+
+
 class GroupCoordinator:
     def __init__(
         self,
@@ -94,8 +98,13 @@ class GroupCoordinator:
         scheduler: Scheduler,
         store: GroupStore,
         member_id_factory: Callable[[str], str] = default_member_id,
+        pending_transactional_offsets: PendingOffsets | None = None,
     ) -> None:
+        """``pending_transactional_offsets``: per group, the partitions with offsets
+        committed in a transaction that has not ended (see :mod:`.txn_offsets`); retention
+        keeps those offsets and their group."""
         self.config = config
+        self._pending_transactional_offsets = pending_transactional_offsets or dict
         self._scheduler = scheduler
         self._store = store
         self._new_member_id = member_id_factory
@@ -770,17 +779,20 @@ class GroupCoordinator:
         removed = [tp for tp in eligible if tp in group.offsets]
         if removed:
             try:
-                self._remove_offsets(group, removed)
+                self._remove_offsets(group, removed,
+                                     self._pending_transactional_offsets().get(group_id, frozenset()))
             except (KafkaError, OSError) as exc:
                 log.warning("group %s: deleting offsets failed: %s", group_id, exc)
                 results.update(dict.fromkeys(eligible, codes.storage_error_code(exc)))
         return OffsetDeleteResult(codes.NONE, results)
 
-    def _remove_offsets(self, group: ClassicGroup, partitions: list[TopicPartition]) -> None:
-        """Tombstone the offsets of ``partitions``. An Empty group left with no offsets is
-        gone: its metadata gets a tombstone in the same batch and it turns Dead. Raises the
-        store's error, changing nothing."""
-        goes_dead = group.is_state(GroupState.EMPTY) and set(group.offsets) <= set(partitions)
+    def _remove_offsets(self, group: ClassicGroup, partitions: list[TopicPartition],
+                        pending: AbstractSet[TopicPartition]) -> None:
+        """Tombstone the offsets of ``partitions``. An Empty group left with no offsets, and
+        none ``pending`` in a transaction, is gone: its metadata gets a tombstone in the same
+        batch and it turns Dead. Raises the store's error, changing nothing."""
+        goes_dead = (group.is_state(GroupState.EMPTY) and set(group.offsets) <= set(partitions)
+                     and not pending)
         if goes_dead:
             self._store.delete_group(group.partition, group.group_id, partitions)
         else:
@@ -807,17 +819,22 @@ class GroupCoordinator:
     def remove_expired_offsets(self) -> int:
         """One retention pass (Kafka's cleanupGroupMetadata): tombstone every offset whose
         retention ran out (see :mod:`.expiry`), and delete Empty groups left without offsets.
-        Returns how many offsets went; a failed write is logged and retried next pass."""
+        Offsets with a transactional commit pending keep their partition's committed offset,
+        and their group (Kafka keeps a group while it has any). Returns how many offsets
+        went; a failed write is logged and retried next pass."""
         now = self._scheduler.now_ms()
+        pending = self._pending_transactional_offsets()
         removed = 0
         for group in list(self._groups.values()):
             if group.partition not in self._owned:
                 continue
-            expired = expired_offsets(group, now, self.config.offsets_retention_ms)
-            if not expired and not (group.is_state(GroupState.EMPTY) and not group.offsets):
+            held = pending.get(group.group_id, frozenset())
+            expired = expired_offsets(group, now, self.config.offsets_retention_ms, held)
+            if not expired and not (group.is_state(GroupState.EMPTY) and not group.offsets
+                                    and not held):
                 continue
             try:
-                self._remove_offsets(group, expired)
+                self._remove_offsets(group, expired, held)
             except (KafkaError, OSError) as exc:
                 log.warning("group %s: removing expired offsets failed: %s", group.group_id, exc)
                 continue

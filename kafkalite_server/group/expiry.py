@@ -11,14 +11,18 @@ what it names; keeping the rule apart keeps it readable against Kafka's
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 
 from kafkalite_server.group.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from kafkalite_server.group.offsets import OffsetAndMetadata, TopicPartition
 from kafkalite_server.group.state import GroupState
 
 
-def expired_offsets(group: ClassicGroup, now_ms: int, retention_ms: int) -> list[TopicPartition]:
-    """The group's offsets to forget now:
+def expired_offsets(group: ClassicGroup, now_ms: int, retention_ms: int,
+                    pending: AbstractSet[TopicPartition] = frozenset()) -> list[TopicPartition]:
+    """The group's offsets to forget now, never one of the ``pending`` partitions (a
+    transaction that committed offsets there has not ended: its commit would replace the
+    offset, its abort leave it as the group's position, so it must still be there):
 
     - an Empty group: every offset, once ``retention_ms`` has passed since it became Empty;
     - a group only used for commits (no protocol type: standalone consumers, admin tools):
@@ -32,13 +36,14 @@ def expired_offsets(group: ClassicGroup, now_ms: int, retention_ms: int) -> list
     """
     if group.is_state(GroupState.EMPTY):
         if group.protocol_type is None:  # never had members
-            return _expired(group, now_ms, retention_ms, _committed_at)
-        return _expired(group, now_ms, retention_ms, lambda _: group.state_timestamp_ms)
+            return _expired(group, now_ms, retention_ms, _committed_at, pending)
+        return _expired(group, now_ms, retention_ms, lambda _: group.state_timestamp_ms,
+                        pending)
     if group.protocol_type == CONSUMER_PROTOCOL_TYPE and group.is_state(GroupState.STABLE):
         subscribed = group.subscribed_topics()
         if subscribed is None:
             return []
-        return _expired(group, now_ms, retention_ms, _committed_at, subscribed)
+        return _expired(group, now_ms, retention_ms, _committed_at, pending, subscribed)
     return []
 
 
@@ -51,11 +56,12 @@ def _expired(
     now_ms: int,
     retention_ms: int,
     base_ms: Callable[[OffsetAndMetadata], int],
+    pending: AbstractSet[TopicPartition],
     spared_topics: set[str] | frozenset[str] = frozenset(),
 ) -> list[TopicPartition]:
     expired = []
     for tp, offset in group.offsets.items():
-        if tp.topic in spared_topics:
+        if tp.topic in spared_topics or tp in pending:
             continue
         if offset.expire_timestamp_ms is not None:
             gone = now_ms >= offset.expire_timestamp_ms

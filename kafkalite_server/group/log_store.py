@@ -53,6 +53,13 @@ class OffsetsLogStore:
         entries = [offset_tombstone(group_id, tp) for tp in offsets]
         self._append(partition, [*entries, group_tombstone(group_id)])
 
+    def append_transactional(self, partition: int, batch: bytes) -> None:
+        """A TxnOffsetCommit's batch, built by the caller with the producer's id and epoch;
+        its offset counts for :attr:`last_appended` like every other write."""
+        info = self._replicas.append_local(OFFSETS_TOPIC, partition,
+                                           memoryview(bytearray(batch)), coordinator=True)
+        self.last_appended[partition] = info.last_offset
+
     def _append(self, partition: int, entries: list[KeyValue]) -> None:
         """Raises NotLeaderOrFollowerError if this broker no longer leads the partition."""
         now = self._now_ms()

@@ -22,6 +22,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite_server.cluster.cluster_node import ClusterMembership
 from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.internal_topics import internal_replication_factor
 from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
 from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest
 from kafkalite_server.group.log_store import LOAD_CHUNK_BYTES, OffsetsLogStore, read_log_chunks
@@ -45,9 +46,10 @@ class GroupCoordinatorService:
         self._broker = broker
         self.config = GroupCoordinatorConfig.from_broker_config(broker.config)
         self.store = OffsetsLogStore(broker.replica_manager, broker.now_ms)
-        self.coordinator = GroupCoordinator(self.config, LoopScheduler(broker.now_ms), self.store)
-        self.txn_offsets = TransactionalOffsets(self.coordinator, broker.replica_manager,
-                                                broker.now_ms)
+        self.coordinator = GroupCoordinator(
+            self.config, LoopScheduler(broker.now_ms), self.store,
+            pending_transactional_offsets=lambda: self.txn_offsets.pending_by_group())
+        self.txn_offsets = TransactionalOffsets(self.coordinator, self.store, broker.now_ms)
         self._loads: dict[int, asyncio.Task[None]] = {}
         broker.replica_manager.add_leadership_listener(self)
 
@@ -144,19 +146,14 @@ class GroupCoordinatorService:
         return CoordinatorNotAvailableError.errno if error else 0
 
     def _offsets_replication_factor(self) -> int:
-        """``offsets.topic.replication.factor`` in a cluster, capped at the live brokers
-        (Kafka refuses instead; a warning says the topic is less durable than asked). The
-        standalone controller keeps one replica per partition."""
+        """``offsets.topic.replication.factor`` in a cluster, capped at the live brokers;
+        the standalone controller keeps one replica per partition."""
         if not isinstance(self._broker.membership, ClusterMembership):
             return 1
-        wanted = self._broker.config.offsets_topic_replication_factor
-        live = len(self._broker.metadata_cache.brokers)
-        if 0 < live < wanted:
-            log.warning("creating %s with replication factor %d: only %d brokers are live "
-                        "(offsets.topic.replication.factor is %d)", OFFSETS_TOPIC, live, live,
-                        wanted)
-            return live
-        return wanted
+        return internal_replication_factor(
+            OFFSETS_TOPIC, "offsets.topic.replication.factor",
+            self._broker.config.offsets_topic_replication_factor,
+            len(self._broker.metadata_cache.brokers))
 
     def coordinator_for(self, group_id: str) -> BrokerEndpoint | None:
         """The broker leading the group's offsets partition, if it is up."""

@@ -19,7 +19,6 @@ from kafkalite.errors import KafkaError, ProtocolDecodeError
 from kafkalite.protocol.offsets_topic import decode_offsets_topic_key
 from kafkalite.records import RecordBatchBuilder
 from kafkalite_server.group import error_codes as codes
-from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.offsets_records import (
     KeyValue,
@@ -30,17 +29,17 @@ from kafkalite_server.group.txn_offsets_replay import TxnOffsetsReplay
 
 if TYPE_CHECKING:
     from kafkalite_server.group.coordinator import GroupCoordinator
-    from kafkalite_server.replication.replica_manager import ReplicaManager
+    from kafkalite_server.group.log_store import OffsetsLogStore
 
 log = logging.getLogger(__name__)
 
 class TransactionalOffsets:
     """Pending transactional offsets of the offsets partitions this broker leads."""
 
-    def __init__(self, coordinator: GroupCoordinator, replicas: ReplicaManager,
+    def __init__(self, coordinator: GroupCoordinator, store: OffsetsLogStore,
                  now_ms: Callable[[], int]) -> None:
         self._coordinator = coordinator
-        self._replicas = replicas
+        self._store = store
         self._now_ms = now_ms
         self._pending: dict[int, dict[int, list[KeyValue]]] = {}
         """Offsets partition -> producer id -> records awaiting its marker."""
@@ -73,15 +72,30 @@ class TransactionalOffsets:
         for key, value in entries:
             builder.append(now, key, value)
         try:
-            self._replicas.append_local(OFFSETS_TOPIC, partition,
-                                        memoryview(bytearray(builder.build())),
-                                        coordinator=True)
+            self._store.append_transactional(partition, builder.build())
         except (KafkaError, OSError) as exc:
             log.warning("group %s: storing transactional offsets failed: %s", group_id, exc)
             error = codes.storage_error_code(exc)
             return {tp: error if code == codes.NONE else code for tp, code in results.items()}
         self._pending.setdefault(partition, {}).setdefault(producer_id, []).extend(entries)
         return results
+
+    def pending_by_group(self) -> dict[str, set[TopicPartition]]:
+        """Per group, the partitions with an offset waiting for its transaction's marker:
+        offset retention keeps their committed offsets and the group itself."""
+        pending: dict[str, set[TopicPartition]] = {}
+        for producers in self._pending.values():
+            for entries in producers.values():
+                for key, _ in entries:
+                    try:
+                        decoded = decode_offsets_topic_key(key)
+                    except ProtocolDecodeError:
+                        continue
+                    if decoded is not None and decoded[0] == "offset":
+                        fields = decoded[1]
+                        pending.setdefault(fields["group"], set()).add(
+                            TopicPartition(fields["topic"], fields["partition"]))
+        return pending
 
     def complete(self, partition: int, producer_id: int, commit: bool) -> None:
         """The marker for ``producer_id`` reached offsets ``partition``."""

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from kafkalite.protocol.config_codes import ConfigType
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     InvalidRequestError,
@@ -26,7 +27,7 @@ from kafkalite_server.cluster.config_description import (
 )
 from kafkalite_server.cluster.dynamic_config import CLUSTER_DEFAULT, DYNAMIC_KEYS
 from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.log.config import TOPIC_CONFIGS, ConfigType
+from kafkalite_server.log.config import TOPIC_CONFIGS
 from kafkalite_server.security.acls import AclOperation
 from kafkalite_server.security.api_checks import check_config_access
 

@@ -266,10 +266,14 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
     if error:
         errors.update(dict.fromkeys(entries, error))
     elif entries:
-        errors.update(service.txn_offsets.commit(
+        stored = service.txn_offsets.commit(
             body["group_id"], body["producer_id"], body["producer_epoch"], entries,
             generation_id=body.get("generation_id", -1), member_id=body.get("member_id", ""),
-            group_instance_id=body.get("group_instance_id")))
+            group_instance_id=body.get("group_instance_id"))
+        # Like OffsetCommit: answered once the offsets are in the ISR of the group's partition.
+        replication_error = (await service.committed_in_isr(body["group_id"])
+                             if 0 in stored.values() else 0)
+        errors.update({tp: code or replication_error for tp, code in stored.items()})
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for tp, _ in requested:
         by_topic[tp.topic].append({"partition_index": tp.partition, "error_code": errors[tp]})
@@ -340,15 +344,27 @@ async def handle_describe_groups(
     }
 
 
+CLASSIC_GROUP_TYPE = "classic"
+"""ListGroups v5's group_type of a group run by JoinGroup/SyncGroup (KIP-848's "classic")."""
+
+
 async def handle_list_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     error, listings = service.coordinator.list_groups()
+    # Both filters match case-insensitively, as Kafka's do; every group here is a classic one.
+    states = {state.lower() for state in body["states_filter"]}
+    types = {kind.lower() for kind in body["types_filter"]}
+    if types and CLASSIC_GROUP_TYPE.lower() not in types:
+        listings = []
     return {
         "throttle_time_ms": 0,
         "error_code": error,
-        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in listings
-                   if ctx.may_describe_group(g.group_id)],
+        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type,
+                    "group_state": g.state, "group_type": CLASSIC_GROUP_TYPE}
+                   for g in listings
+                   if (not states or g.state.lower() in states)
+                   and ctx.may_describe_group(g.group_id)],
     }
 
 

@@ -37,8 +37,12 @@ async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> 
         result = ctx.broker.txn_coordinator.coordinator.init_producer_id(
             body["transactional_id"], body["transaction_timeout_ms"], body["producer_id"],
             body["producer_epoch"], fenced_error=fenced_error("init", ctx.api_version))
-        return {"throttle_time_ms": 0, "error_code": result.error,
-                "producer_id": result.producer_id, "producer_epoch": result.producer_epoch}
+        error = await ctx.broker.txn_coordinator.durable(body["transactional_id"],
+                                                         result.error)
+        if error:
+            return _error(error)
+        return {"throttle_time_ms": 0, "error_code": 0, "producer_id": result.producer_id,
+                "producer_epoch": result.producer_epoch}
     allocator = ctx.broker.controller.producer_ids
     producer_id, epoch = body["producer_id"], body["producer_epoch"]
     try:

@@ -5,7 +5,9 @@ ListTransactions (66). InitProducerId with a transactional id is in
 type 1 in :mod:`kafkalite_server.handlers.groups`.
 
 Handlers translate; the decisions are the transaction coordinator's
-(:mod:`kafkalite_server.txn.coordinator`) or the log's. Requests older than KIP-588's
+(:mod:`kafkalite_server.txn.coordinator`) or the log's, and a success is answered once
+the state it rests on is in the ISR (the service's ``durable``; WriteTxnMarkers waits for
+its markers the same way). Requests older than KIP-588's
 versions get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED.
 """
 
@@ -25,7 +27,7 @@ from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.acls import AclOperation, ResourceType
 from kafkalite_server.security.api_checks import requires, txn_markers_error, txn_partition_error
 from kafkalite_server.txn.coordinator import TransactionCoordinator
-from kafkalite_server.txn.markers import write_markers_locally
+from kafkalite_server.txn.markers import write_markers
 from kafkalite_server.txn.state import TxnState
 
 Body = dict[str, Any]
@@ -55,10 +57,12 @@ async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
         errors = {tp: UnknownTopicOrPartitionError.errno if tp in unknown
                   else OperationNotAttemptedError.errno for tp in requested}
     else:
-        error = _coordinator(ctx).add_partitions(
-            body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
+        transactional_id = body["v3_and_below_transactional_id"]
+        decided = _coordinator(ctx).add_partitions(
+            transactional_id, body["v3_and_below_producer_id"],
             body["v3_and_below_producer_epoch"], requested,
             fenced_error=fenced_error("add_partitions", ctx.api_version))
+        error = await ctx.broker.txn_coordinator.durable(transactional_id, decided)
         errors = dict.fromkeys(requested, error)
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for (topic, index), error in errors.items():
@@ -73,17 +77,19 @@ async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
     groups.ensure_offsets_topic()
     known = ctx.broker.metadata_cache.partitions_of("__consumer_offsets")
     count = len(known) if known else groups.config.offsets_topic_num_partitions
-    error = _coordinator(ctx).add_offsets(
+    decided = _coordinator(ctx).add_offsets(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
         body["group_id"], count, fenced_error=fenced_error("add_offsets", ctx.api_version))
+    error = await ctx.broker.txn_coordinator.durable(body["transactional_id"], decided)
     return {"throttle_time_ms": 0, "error_code": error}
 
 
 @requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
 async def handle_end_txn(ctx: RequestContext, body: Body) -> Body:
-    error = _coordinator(ctx).end_transaction(
+    decided = _coordinator(ctx).end_transaction(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
         body["committed"], fenced_error=fenced_error("end_txn", ctx.api_version))
+    error = await ctx.broker.txn_coordinator.durable(body["transactional_id"], decided)
     return {"throttle_time_ms": 0, "error_code": error}
 
 
@@ -92,9 +98,9 @@ async def handle_write_txn_markers(ctx: RequestContext, body: Body) -> Body:
     markers = []
     for marker in body["markers"]:
         partitions = [(t["name"], p) for t in marker["topics"] for p in t["partition_indexes"]]
-        results = write_markers_locally(ctx.broker, marker["producer_id"],
-                                        marker["producer_epoch"], marker["coordinator_epoch"],
-                                        marker["transaction_result"], partitions)
+        results = await write_markers(ctx.broker, marker["producer_id"],
+                                      marker["producer_epoch"], marker["coordinator_epoch"],
+                                      marker["transaction_result"], partitions)
         by_topic: dict[str, list[Body]] = defaultdict(list)
         for (topic, index), error in results.items():
             by_topic[topic].append({"partition_index": index, "error_code": error})

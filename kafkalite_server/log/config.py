@@ -19,10 +19,10 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Any
 
 from kafkalite.errors import ConfigError
+from kafkalite.protocol.config_codes import ConfigType
 from kafkalite_server.config_values import (
     LONG_MAX,
     Parser,
@@ -39,21 +39,6 @@ _INT32_MAX = 2**31 - 1
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 CLEANUP_POLICIES = ("delete", "compact")
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
-
-
-class ConfigType(IntEnum):
-    """DescribeConfigs v3+ ``config_type`` codes (Kafka's ConfigEntry.ConfigType)."""
-
-    UNKNOWN = 0
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
 
 
 @dataclass(frozen=True, slots=True)

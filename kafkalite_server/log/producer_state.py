@@ -32,7 +32,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite.records.batch_header import BatchHeader
 from kafkalite.records.control import Marker
-from kafkalite_server.log.producer_snapshot import SnapshotEntry
+from kafkalite_server.log.producer_snapshot import SnapshotBatch, SnapshotEntry
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
@@ -203,17 +203,13 @@ class ProducerStateManager:
     # ------------------------------------------------------------------ snapshots
 
     def snapshot_entries(self) -> list[SnapshotEntry]:
-        entries = []
-        for producer_id, entry in self.producers.items():
-            last = entry.batches[-1] if entry.batches else None
-            entries.append(SnapshotEntry(
-                producer_id, entry.epoch,
-                last.last_sequence if last else -1,
-                last.last_offset if last else -1,
-                last.last_offset - last.first_offset if last else 0,
-                entry.last_timestamp, entry.coordinator_epoch,
-                entry.current_txn_first_offset))
-        return entries
+        return [SnapshotEntry(producer_id, entry.epoch,
+                              tuple(SnapshotBatch(b.first_sequence, b.last_sequence,
+                                                  b.first_offset, b.last_offset)
+                                    for b in entry.batches),
+                              entry.last_timestamp, entry.coordinator_epoch,
+                              entry.current_txn_first_offset)
+                for producer_id, entry in self.producers.items()]
 
     @classmethod
     def from_snapshot(cls, entries: Iterable[SnapshotEntry]) -> ProducerStateManager:
@@ -222,13 +218,9 @@ class ProducerStateManager:
             entry = ProducerEntry(item.epoch, coordinator_epoch=item.coordinator_epoch,
                                   current_txn_first_offset=item.current_txn_first_offset,
                                   last_timestamp=item.timestamp)
-            if item.last_offset >= 0 and item.last_sequence >= 0:
-                first_sequence = item.last_sequence - item.offset_delta
-                if first_sequence < 0:
-                    first_sequence += _INT32_MAX + 1
-                entry.batches.append(BatchMetadata(first_sequence, item.last_sequence,
-                                                   item.last_offset - item.offset_delta,
-                                                   item.last_offset))
+            entry.batches.extend(BatchMetadata(b.first_sequence, b.last_sequence,
+                                               b.first_offset, b.last_offset)
+                                 for b in item.batches)
             state.producers[item.producer_id] = entry
             if item.current_txn_first_offset != NO_OFFSET:
                 state.ongoing[item.producer_id] = item.current_txn_first_offset

@@ -36,14 +36,18 @@ MAX_ISR_WRITE_ATTEMPTS = 5
 class Partition:
     def __init__(self, local_id: int, state: PartitionState, log_: Log, *,
                  state_store: PartitionStateStore, lag_time_max_ms: int,
-                 now_ms: Callable[[], int], high_watermark: int = 0) -> None:
-        """``high_watermark`` is the checkpointed one (capped at the log end)."""
+                 now_ms: Callable[[], int], broker_alive: Callable[[int], bool],
+                 high_watermark: int = 0) -> None:
+        """``high_watermark`` is the checkpointed one (capped at the log end).
+        ``broker_alive(id)`` says whether a broker is registered, as this broker's metadata
+        cache last heard from the controller: only a live broker may join the ISR."""
         self.local_id = local_id
         self.topic = state.topic
         self.index = state.partition
         self.log = log_
         self.state_store = state_store
         self.now_ms = now_ms
+        self.broker_alive = broker_alive
         self.leader_id = -1
         self.leader_epoch = NO_EPOCH
         self.leader_epoch_start_offset = 0
@@ -147,7 +151,10 @@ class Partition:
                                               self.log.log_end_offset, now):
             return False
         changed = False
-        if self.followers.ready_to_join(follower_id, self.leader_epoch_start_offset):
+        # A broker that left (or is leaving: its fetchers outlive its registration for
+        # a moment) must not rejoin, or acks=all waits for it until the ISR shrinks again.
+        if (self.followers.ready_to_join(follower_id, self.leader_epoch_start_offset)
+                and self.broker_alive(follower_id)):
             changed = self.alter_isr(
                 lambda isr: None if follower_id in isr else (*isr, follower_id))
         return self.maybe_increment_high_watermark() or changed

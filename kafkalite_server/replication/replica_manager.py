@@ -196,6 +196,7 @@ class ReplicaManager:
                                            self.topic_config(state.topic))
         return Partition(self.broker_id, state, log_, state_store=self.state_store,
                          lag_time_max_ms=self.settings.lag_time_max_ms, now_ms=self.now_ms,
+                         broker_alive=self.metadata.broker_alive,
                          high_watermark=self._checkpointed.pop(state.key, 0))
 
     # ------------------------------------------------------------------ followers

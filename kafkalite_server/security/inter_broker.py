@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +79,8 @@ class PeerSecurity:
             server_hostname=host if self.ssl_context is not None else None)
         try:
             if self.sasl is not None:
-                await _authenticate(reader, writer, exchange, self.sasl)
+                await authenticate(lambda key, version, body: roundtrip(
+                    reader, writer, exchange, key, version, body), self.sasl)
         except BaseException:
             writer.close()
             raise
@@ -101,18 +102,21 @@ async def roundtrip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
             return responses[0].body
 
 
-async def _authenticate(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                        exchange: RequestExchange, credentials: SaslCredentials) -> None:
-    """SaslHandshake v1, then the mechanism's SaslAuthenticate rounds."""
-    answer = await roundtrip(reader, writer, exchange, ApiKey.SASL_HANDSHAKE,
-                             SASL_HANDSHAKE_VERSION, {"mechanism": credentials.mechanism})
+Send = Callable[[int, int, Mapping[str, Any]], Awaitable[dict[str, Any]]]
+
+
+async def authenticate(send: Send, credentials: SaslCredentials) -> None:
+    """SaslHandshake v1, then the mechanism's SaslAuthenticate rounds, with ``send``
+    (one request, its response body) on a new connection."""
+    answer = await send(ApiKey.SASL_HANDSHAKE, SASL_HANDSHAKE_VERSION,
+                        {"mechanism": credentials.mechanism})
     _check(answer, f"mechanism {credentials.mechanism} (offered: {answer['mechanisms']})")
     sasl = credentials.exchange()
     token: bytes | None = sasl.first()
     for _round in range(_MAX_SASL_ROUNDS):
         assert token is not None
-        answer = await roundtrip(reader, writer, exchange, ApiKey.SASL_AUTHENTICATE,
-                                 SASL_AUTHENTICATE_VERSION, {"auth_bytes": token})
+        answer = await send(ApiKey.SASL_AUTHENTICATE, SASL_AUTHENTICATE_VERSION,
+                            {"auth_bytes": token})
         _check(answer, answer.get("error_message") or "login refused")
         try:
             token = sasl.next(bytes(answer["auth_bytes"]))

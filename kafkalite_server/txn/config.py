@@ -12,8 +12,8 @@ __all__ = ["TRANSACTION_STATE_TOPIC", "TxnConfig"]
 @dataclass(frozen=True)
 class TxnConfig:
     num_partitions: int = 50
-    replication_factor: int = 1
-    min_isr: int = 1
+    replication_factor: int = 3
+    min_isr: int = 2
     segment_bytes: int = 100 * 1024 * 1024
     max_timeout_ms: int = 900_000
     abort_check_interval_ms: int = 10_000

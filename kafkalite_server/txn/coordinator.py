@@ -384,4 +384,4 @@ class TransactionCoordinator:
         values = {name: getattr(meta, name) for name in TxnMetadata.__slots__}
         values["partitions"] = set(meta.partitions)
         values.update(changes)
-        return TxnMetadata(**values)  # type: ignore[arg-type]
+        return TxnMetadata(**values)

@@ -29,11 +29,15 @@ from kafkalite_server.txn.metadata import TopicPartition
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
+    from kafkalite_server.txn.service import TxnLogStore
 
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_S = 0.1
+MARKER_REPLICATION_TIMEOUT_MS = 10_000
+"""How long WriteTxnMarkers waits for a marker to reach the partition's ISR."""
 REQUEST_TIMEOUT_S = 30.0
+"""The coordinator's wait for a WriteTxnMarkers answer (longer than the wait above)."""
 FINAL_ERRORS = frozenset({0, UnknownTopicOrPartitionError.errno, InvalidProducerEpochError.errno,
                           TransactionCoordinatorFencedError.errno})
 """Marker outcomes that end the attempt for a partition: written, the partition is gone,
@@ -42,47 +46,86 @@ or the marker is stale (a newer epoch or coordinator already ended the transacti
 
 def write_markers_locally(broker: Broker, producer_id: int, producer_epoch: int,
                           coordinator_epoch: int, commit: bool,
-                          partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-    """Append the marker to each partition led here; an error code per partition."""
-    results: dict[TopicPartition, int] = {}
+                          partitions: Iterable[TopicPartition]
+                          ) -> dict[TopicPartition, tuple[int, int]]:
+    """Append the marker to each partition led here: (error code, the marker's offset or
+    -1) per partition. The marker is not yet in the ISR (see :func:`write_markers`)."""
+    results: dict[TopicPartition, tuple[int, int]] = {}
     for topic, index in partitions:
         try:
-            broker.replica_manager.append_marker(topic, index, producer_id, producer_epoch,
-                                                 coordinator_epoch, commit)
+            info = broker.replica_manager.append_marker(topic, index, producer_id,
+                                                        producer_epoch, coordinator_epoch,
+                                                        commit)
         except BrokerResponseError as exc:
             if exc.errno not in FINAL_ERRORS:
                 log.info("marker for %s-%d: %s", topic, index, exc)
-            results[(topic, index)] = exc.errno
+            results[(topic, index)] = (exc.errno, -1)
             continue
         except Exception:
             log.exception("marker for %s-%d failed", topic, index)
-            results[(topic, index)] = UnknownServerError.errno
+            results[(topic, index)] = (UnknownServerError.errno, -1)
             continue
         if topic == OFFSETS_TOPIC:
             broker.group_coordinator.txn_offsets.complete(index, producer_id, commit)
-        results[(topic, index)] = 0
+        results[(topic, index)] = (0, info.last_offset)
     return results
 
 
-class BrokerMarkerSender:
-    """The coordinator's :class:`~kafkalite_server.txn.coordinator.MarkerSender`: local
-    partitions at once (so a transaction on one broker completes before EndTxn is
-    answered), the rest from a background task that retries until done."""
+async def write_markers(broker: Broker, producer_id: int, producer_epoch: int,
+                        coordinator_epoch: int, commit: bool,
+                        partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    """WriteTxnMarkers' work: append the markers, then wait until the ISR has them (Kafka
+    appends markers with acks=all), so a marker the coordinator counts as written survives
+    the loss of this leader. An error code per partition."""
+    results = write_markers_locally(broker, producer_id, producer_epoch, coordinator_epoch,
+                                    commit, partitions)
+    written = {tp: offset for tp, (error, offset) in results.items() if error == 0}
+    replicated = await broker.replica_manager.await_replication(
+        written, MARKER_REPLICATION_TIMEOUT_MS) if written else {}
+    return {tp: replicated.get(tp, error) for tp, (error, _) in results.items()}
 
-    def __init__(self, broker: Broker) -> None:
+
+class BrokerMarkerSender:
+    """The coordinator's :class:`~kafkalite_server.txn.coordinator.MarkerSender`.
+
+    Markers go out only once the PrepareCommit/PrepareAbort record is in the ISR of the
+    id's ``__transaction_state`` partition: a coordinator that fails before that leaves
+    its successor a transaction still Ongoing, never one already half-committed. A
+    partition counts as done when its marker is in that partition's ISR. When everything
+    is replicated at once (one replica) the transaction completes before EndTxn is
+    answered; otherwise a background task waits, retries and sends WriteTxnMarkers to the
+    leaders of the other partitions until every partition is done, or until this broker
+    stops coordinating the id (its successor re-sends the markers after loading)."""
+
+    def __init__(self, broker: Broker, state: TxnLogStore) -> None:
         self._broker = broker
+        self._state = state
         self.coordinator: TransactionCoordinator | None = None
 
     def send(self, request: MarkerRequest) -> None:
-        remaining = self._write_local(request, set(request.partitions))
-        if not remaining:
-            self._done(request)
-            return
-        self._broker.tasks.spawn(self._finish(request, remaining),
+        remaining = set(request.partitions)
+        unacknowledged: dict[TopicPartition, int] = {}
+        if self._state.replicated_now(self._state_partition(request)):
+            remaining, unacknowledged = self._write_local(request, remaining)
+            if not remaining and not unacknowledged:
+                self._done(request)
+                return
+        self._broker.tasks.spawn(self._finish(request, remaining, unacknowledged),
                                  f"txn-markers-{request.transactional_id}")
 
-    def _write_local(self, request: MarkerRequest,
-                     partitions: set[TopicPartition]) -> set[TopicPartition]:
+    def _state_partition(self, request: MarkerRequest) -> int:
+        assert self.coordinator is not None
+        return self.coordinator.partition_for(request.transactional_id)
+
+    def _coordinating(self, request: MarkerRequest) -> bool:
+        assert self.coordinator is not None
+        return self._state_partition(request) in self.coordinator.owned_partitions()
+
+    def _write_local(self, request: MarkerRequest, partitions: set[TopicPartition]
+                     ) -> tuple[set[TopicPartition], dict[TopicPartition, int]]:
+        """Markers for the partitions led here (and unknown ones, which answer
+        UNKNOWN_TOPIC_OR_PARTITION): the partitions still to do, and the markers written
+        but not yet in their ISR, by offset."""
         cache = self._broker.metadata_cache
         local = {tp for tp in partitions
                  if ((leader := cache.leader_endpoint(*tp)) is not None
@@ -91,16 +134,34 @@ class BrokerMarkerSender:
         results = write_markers_locally(self._broker, request.producer_id,
                                         request.producer_epoch, request.coordinator_epoch,
                                         request.commit, local)
-        return {tp for tp in partitions if results.get(tp, -1) not in FINAL_ERRORS}
+        unacknowledged = {tp: offset for tp, (error, offset) in results.items()
+                          if error == 0 and not self._replicated_now(tp, offset)}
+        remaining = {tp for tp in partitions
+                     if results.get(tp, (-1, -1))[0] not in FINAL_ERRORS}
+        return remaining, unacknowledged
 
-    async def _finish(self, request: MarkerRequest, remaining: set[TopicPartition]) -> None:
-        while remaining:
+    def _replicated_now(self, tp: TopicPartition, offset: int) -> bool:
+        try:
+            return self._broker.replica_manager.leader_partition(*tp).high_watermark > offset
+        except BrokerResponseError:
+            return False
+
+    async def _finish(self, request: MarkerRequest, remaining: set[TopicPartition],
+                      unacknowledged: dict[TopicPartition, int]) -> None:
+        while await self._state.await_replicated(self._state_partition(request)):
+            if not self._coordinating(request):
+                return
             await asyncio.sleep(RETRY_BACKOFF_S)
-            assert self.coordinator is not None
-            owner = self.coordinator.partition_for(request.transactional_id)
-            if owner not in self.coordinator.owned_partitions():
+        while remaining or unacknowledged:
+            if not self._coordinating(request):
                 return  # the new coordinator completes it after loading
-            remaining = self._write_local(request, remaining)
+            if unacknowledged:
+                acknowledged = await self._broker.replica_manager.await_replication(
+                    unacknowledged, MARKER_REPLICATION_TIMEOUT_MS)
+                remaining |= {tp for tp, error in acknowledged.items() if error}
+                unacknowledged = {}
+                continue
+            remaining, unacknowledged = self._write_local(request, remaining)
             by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
             for tp in remaining:
                 leader = self._broker.metadata_cache.leader_endpoint(*tp)
@@ -108,6 +169,8 @@ class BrokerMarkerSender:
                     by_leader[leader.node_id].append(tp)
             for partitions in by_leader.values():
                 remaining -= await self._send_remote(request, partitions)
+            if remaining:
+                await asyncio.sleep(RETRY_BACKOFF_S)
         self._done(request)
 
     async def _send_remote(self, request: MarkerRequest,

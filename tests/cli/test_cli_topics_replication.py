@@ -15,7 +15,7 @@ from kafkalite_server import EmbeddedCluster
 
 @pytest.fixture
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(num_brokers=3, coordination="memory",
+    with EmbeddedCluster(num_brokers=3,
                          config={"controlled.shutdown.retry.backoff.ms": "100"}) as cluster:
         yield cluster
 

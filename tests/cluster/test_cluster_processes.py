@@ -4,8 +4,8 @@ away first. Session timeout 6 s: every wait below is bounded by a few of them.""
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
+from polling import until
 
 from kafkalite.protocol import ApiKey
 
@@ -20,17 +21,7 @@ SESSION_MS = 6000
 WAIT_S = 4 * SESSION_MS / 1000
 
 
-def _until(condition: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-        except (OSError, KeyError, AssertionError, NoNodeError):
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = functools.partial(until, timeout=WAIT_S, tolerate=(OSError, KeyError, AssertionError, NoNodeError))
 
 
 class Cluster:

@@ -6,12 +6,13 @@ follows to update its logs."""
 
 from __future__ import annotations
 
+import functools
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from polling import until
 
 from kafkalite.admin import AdminClient, NewTopic
 from kafkalite.protocol import ApiKey
@@ -22,19 +23,12 @@ TOPIC, BROKER = 2, 4
 TOPIC_CONFIG, DYNAMIC_BROKER, DYNAMIC_DEFAULT = 1, 2, 3
 
 
-def _until(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = functools.partial(until, timeout=WAIT_S, interval=0.02)
 
 
 @pytest.fixture
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(num_brokers=3, coordination="memory", config={
+    with EmbeddedCluster(num_brokers=3, config={
             "controlled.shutdown.retry.backoff.ms": "50",
             "controlled.shutdown.max.retries": "1"}) as started:
         with AdminClient(started.bootstrap_servers) as admin:

@@ -4,11 +4,12 @@ wire protocol."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from polling import until
 from seeding import seed_topic
 
 from kafkalite.admin import AdminClient, ElectionType, NewTopic
@@ -25,19 +26,12 @@ from kafkalite_server import EmbeddedCluster
 WAIT_S = 20
 
 
-def _until(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = functools.partial(until, timeout=WAIT_S, interval=0.02)
 
 
 @pytest.fixture
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(num_brokers=3, coordination="memory", config={
+    with EmbeddedCluster(num_brokers=3, config={
             "controlled.shutdown.retry.backoff.ms": "50",
             "controlled.shutdown.max.retries": "1"}) as started:
         yield started

@@ -1,15 +1,16 @@
-"""EmbeddedCluster(coordination="memory") under faults: a restarted broker leads its
+"""EmbeddedCluster under faults: a restarted broker leads its
 partitions again, an expired session moves the controller, and a paused controller that
 lost its session is fenced by the new epoch, then comes back as a follower."""
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from polling import until
 
 from kafkalite.admin import AdminClient, NewTopic
 from kafkalite.consumer import Consumer
@@ -22,19 +23,12 @@ from kafkalite_server.cluster.coordination import CoordinationError, NoNodeError
 WAIT_S = 20
 
 
-def _until(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = functools.partial(until, timeout=WAIT_S, interval=0.02)
 
 
 @pytest.fixture
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(num_brokers=3, coordination="memory", config={
+    with EmbeddedCluster(num_brokers=3, config={
             "zookeeper.session.timeout.ms": "1000",
             "controlled.shutdown.retry.backoff.ms": "50",
             "controlled.shutdown.max.retries": "1"}) as started:

@@ -7,15 +7,17 @@ aiokafka consumers read through a leader change."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer
+from polling import until
 
 from kafkalite.protocol import ApiKey
 
@@ -23,17 +25,7 @@ SESSION_MS = 6000
 BROKERS = (1, 2, 3)
 
 
-def _until(condition: Callable[[], Any], what: str, timeout: float = 40.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-        except (OSError, KeyError, AssertionError, IndexError):
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = functools.partial(until, tolerate=(OSError, KeyError, AssertionError, IndexError))
 
 
 class Cluster:

@@ -478,11 +478,7 @@ def cluster() -> Iterator[EmbeddedCluster]:
 def new_topic(cluster: EmbeddedCluster) -> Callable[..., str]:
     def create(partitions: int = PARTITIONS) -> str:
         name = f"matrix-{uuid.uuid4().hex[:10]}"
-
-        async def create_topic() -> None:
-            assert cluster.controller is not None
-            cluster.controller.create_topic(name, partitions)
-        cluster.call(create_topic())
+        cluster.create_topic(name, partitions)
         return name
     return create
 
@@ -575,11 +571,7 @@ def positioned_topic(cluster: EmbeddedCluster) -> tuple[str, list[Record]]:
     one batch each, the last five in one lz4 batch by librdkafka (so a timestamp lookup
     must land inside a batch)."""
     topic = f"matrix-positions-{uuid.uuid4().hex[:8]}"
-
-    async def create_topic() -> None:
-        assert cluster.controller is not None
-        cluster.controller.create_topic(topic, 1)
-    cluster.call(create_topic())
+    cluster.create_topic(topic, 1)
     records = [Record(0, f"k{i}".encode(), f"v{i}".encode(), (),
                       TIMESTAMP_BASE + 1000 * i) for i in range(10)]
     for record in records[:5]:

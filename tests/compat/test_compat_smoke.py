@@ -22,16 +22,10 @@ def _stored_batches(cluster, topic: str) -> list[BatchHeader]:
     return list(iter_batch_headers(region.read_bytes())) if region is not None else []
 
 
-def _create_topic(cluster, name: str, partitions: int = 1) -> None:
-    async def create() -> None:
-        cluster.controller.create_topic(name, partitions)
-    cluster.call(create())
-
-
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")
 def test_kcat_metadata_and_round_trip(cluster):
     servers = cluster.bootstrap_servers
-    _create_topic(cluster, "kcat-topic", 2)
+    cluster.create_topic("kcat-topic", 2)
     listing = subprocess.run(["kcat", "-b", servers, "-L", "-J"], capture_output=True,
                              text=True, timeout=60, check=True)
     assert '"kcat-topic"' in listing.stdout
@@ -94,7 +88,7 @@ def test_kafka_python_idempotent_producer_and_consumer(cluster):
 def test_aiokafka_producer_and_consumer(cluster):
     aiokafka = pytest.importorskip("aiokafka")
     servers = cluster.bootstrap_servers
-    _create_topic(cluster, "aio-topic")
+    cluster.create_topic("aio-topic", 1)
 
     async def round_trip() -> list[bytes]:
         producer = aiokafka.AIOKafkaProducer(bootstrap_servers=servers,

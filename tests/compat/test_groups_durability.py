@@ -153,11 +153,9 @@ def test_offsets_follow_the_coordinator_when_its_partition_moves(
     consume(consumer, 4)
     consumer.commit()
     consumer.close()
-    assert cluster.controller is not None
     partition = offsets_partition_for("mover", 4)  # the test config's offsets.topic.num.partitions
-    info = cluster.controller.image.partition(OFFSETS_TOPIC, partition)
-    assert info is not None
-    cluster.move_partition_leader(OFFSETS_TOPIC, partition, 1 - info.leader)
+    leader = cluster.partition_state(OFFSETS_TOPIC, partition).leader
+    cluster.elect_leader(OFFSETS_TOPIC, partition, 1 - leader)  # both brokers hold a replica
     assert committed_offsets(bootstrap, "mover") == {0: (2, ""), 1: (2, "")}
 
 
@@ -213,7 +211,7 @@ def test_stale_member_commit_is_fenced(
     bootstrap = cluster.bootstrap_servers
     create_topic_and_produce(bootstrap, per_partition=1)
     a, b = wire(bootstrap), wire(bootstrap)
-    found = a.call(ApiKey.FIND_COORDINATOR, 2, {"key": "fenced", "key_type": 0})
+    found = a.find_coordinator("fenced", version=2)
     assert found["error_code"] == 0
 
     _join(a, "")
@@ -314,13 +312,10 @@ def test_large_offsets_partition_loads_in_steps_after_a_move(
         )
         assert {p["error_code"] for p in response["topics"][0]["partitions"]} == {0}
 
-    assert cluster.controller is not None
     partition = offsets_partition_for(group, 4)
-    info = cluster.controller.image.partition(OFFSETS_TOPIC, partition)
-    assert info is not None
-    target = cluster.brokers[1 - info.leader].endpoint
-    assert target.node_id == 1 - info.leader
-    cluster.move_partition_leader(OFFSETS_TOPIC, partition, target.node_id)
+    leader = cluster.partition_state(OFFSETS_TOPIC, partition).leader
+    target = cluster.broker(1 - leader).endpoint
+    cluster.elect_leader(OFFSETS_TOPIC, partition, target.node_id)
 
     new = wire(f"{target.host}:{target.port}")
     fetch = {"group_id": group, "topics": None}
@@ -339,6 +334,6 @@ def test_large_offsets_partition_loads_in_steps_after_a_move(
 
 def _coordinator_client(cluster: EmbeddedCluster, wire: Callable[[str], Any], group: str) -> Any:
     lookup = wire(cluster.bootstrap_servers)
-    found = lookup.call(ApiKey.FIND_COORDINATOR, 1, {"key": group, "key_type": 0})
+    found = lookup.find_coordinator(group)
     assert found["error_code"] == 0
     return wire(f"{found['host']}:{found['port']}")

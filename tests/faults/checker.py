@@ -7,7 +7,16 @@ offsets observed over time. :func:`check` turns that into a :class:`Report` with
 vocabulary (``jepsen.tests.kafka``), restated:
 
 - **lost**: acknowledged, at or above the partition's log start offset, never read;
-- **duplicated**: an acknowledged value read at more than one offset;
+- **duplicated**: an acknowledged value read at more than one offset, written twice by the
+  cluster: under the same producer id, epoch and sequence (what idempotence must answer
+  as a duplicate), or without an identity the checker can compare;
+- **re-sent by the client**: an acknowledged value read at more than one offset whose
+  copies the client sent under different producer epochs or sequences, after giving up
+  on part of the first copy's batch (a send of that batch failed on the client).
+  librdkafka does that after a local message timeout: it bumps its epoch and numbers the
+  records still queued from sequence 0 again, including records an earlier request had
+  already written, which the broker cannot tell from new ones (Kafka writes them again
+  too). Reported, not counted against the cluster;
 - **reordered**: a producer's later acknowledged send to a partition read at an earlier
   offset than one of its earlier sends (``nonmonotonic-send``);
 - **inconsistent offsets**: one (partition, offset) acknowledged for, or read as, two
@@ -29,6 +38,9 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from kafkalite.records import decode_batches
+from kafkalite.records.batch_header import read_batch_header
 
 UNAVAILABLE_GAP_S = 1.0
 ACKED = "ok"
@@ -75,6 +87,9 @@ class Report:
     acked: int = 0
     lost: list[bytes] = field(default_factory=list)
     duplicated: list[bytes] = field(default_factory=list)
+    resent: list[bytes] = field(default_factory=list)
+    """Duplicates the client sent twice under different sequences (see the module
+    docstring): reported, not a safety violation of the cluster."""
     reordered: list[tuple[str, int, bytes]] = field(default_factory=list)
     inconsistent_offsets: list[tuple[int, int]] = field(default_factory=list)
     divergent: list[int] = field(default_factory=list)
@@ -93,7 +108,7 @@ class Report:
 
     def summary(self) -> str:
         return (f"acked={self.acked} lost={len(self.lost)} duplicated={len(self.duplicated)} "
-                f"reordered={len(self.reordered)} "
+                f"resent={len(self.resent)} reordered={len(self.reordered)} "
                 f"inconsistent_offsets={len(self.inconsistent_offsets)} "
                 f"divergent={len(self.divergent)} "
                 f"offsets_backwards={len(self.offsets_backwards)} failed={self.failed} "
@@ -111,7 +126,10 @@ def check(history: History) -> Report:
                                         if s.outcome == FAILED).most_common(3)))
     read_at = _read_offsets(history.reads)
     report.lost = _lost(acked, read_at, history.log_start)
-    report.duplicated = sorted(v for v in {s.value for s in acked} if len(read_at[v]) > 1)
+    twice = sorted(v for v in {s.value for s in acked} if len(read_at[v]) > 1)
+    resent = _resent_by_client(twice, read_at, history)
+    report.duplicated = [v for v in twice if v not in resent]
+    report.resent = [v for v in twice if v in resent]
     report.reordered = _reordered(acked, read_at)
     report.inconsistent_offsets = _inconsistent(acked, history.reads)
     report.divergent = sorted(p for p, (hw, replicas) in history.replicas.items()
@@ -128,6 +146,58 @@ def _read_offsets(reads: Mapping[int, Sequence[tuple[int, bytes]]]
         for offset, value in records:
             found[value].append((partition, offset))
     return found
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """Where one record lies in the log: its batch, and the identity it was sent under."""
+
+    batch: tuple[int, int]
+    """(partition, base offset) of its batch."""
+    identity: tuple[int, int, int]
+    """(producer id, producer epoch, sequence)."""
+
+
+def _copies(replicas: Mapping[int, tuple[int, Mapping[int, Sequence[Batch]]]]
+            ) -> tuple[dict[tuple[int, int], _Copy], defaultdict[tuple[int, int], list[bytes]]]:
+    """Per (partition, offset) of an idempotent producer's record its :class:`_Copy`, and
+    the values of each batch, read from the replica holding the most batches (below the
+    high watermark replicas hold the same batches, or the run reports divergence)."""
+    copies: dict[tuple[int, int], _Copy] = {}
+    values: defaultdict[tuple[int, int], list[bytes]] = defaultdict(list)
+    for partition, (_hw, logs) in replicas.items():
+        batches = max(logs.values(), key=len, default=[])
+        for batch in batches:
+            header = read_batch_header(batch.data)
+            if header is None or header.producer_id < 0 or header.base_sequence < 0:
+                continue
+            key = (partition, batch.base_offset)
+            for record in decode_batches(batch.data, check_crcs=False):
+                sequence = header.base_sequence + record.offset - header.base_offset
+                copies[(partition, record.offset)] = _Copy(
+                    key, (header.producer_id, header.producer_epoch, sequence))
+                values[key].append(bytes(record.value or b""))
+    return copies, values
+
+
+def _resent_by_client(twice: Sequence[bytes], read_at: Mapping[bytes, list[tuple[int, int]]],
+                      history: History) -> set[bytes]:
+    """The values of ``twice`` whose copies carry different identities, where a send of
+    the first copy's batch failed on the client: the client gave that batch up and sent
+    its remaining records again as new ones."""
+    if not twice or not history.replicas:
+        return set()
+    copies, batch_values = _copies(history.replicas)
+    failed = {s.value for s in history.sends if s.outcome == FAILED}
+    resent = set()
+    for value in twice:
+        found = [copies.get(place) for place in sorted(read_at[value])]
+        if any(c is None for c in found) or len({c.identity for c in found if c}) < 2:
+            continue
+        first = found[0]
+        if first is not None and failed.intersection(batch_values[first.batch]):
+            resent.add(value)
+    return resent
 
 
 def _lost(acked: Sequence[Send], read_at: Mapping[bytes, list[tuple[int, int]]],

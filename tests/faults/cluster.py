@@ -18,6 +18,7 @@ ZooKeeper (not through the proxy): the controller, each partition's leader, epoc
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -27,10 +28,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+import polling
 from kazoo.exceptions import KazooException
 from proxy import LinkProxy, broker_source
 
@@ -64,21 +66,9 @@ BASE_CONFIG: dict[str, str] = {
 }
 """Durable settings (RF=3, min.insync.replicas=2, unclean election off) with short timers."""
 
-T = TypeVar("T")
-
-
-def until(condition: Callable[[], T | None], what: str, timeout: float = 40.0) -> T:
-    """Polls ``condition`` until it returns something true; fails naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-        except (OSError, KeyError, LookupError, ValueError, AssertionError, KazooException):
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+until = functools.partial(polling.until, tolerate=(
+    OSError, KeyError, LookupError, ValueError, AssertionError, KazooException))
+"""Polls a condition until it returns something true; fails naming what it waited for."""
 
 
 def _separate_listeners() -> bool:

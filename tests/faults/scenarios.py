@@ -22,7 +22,13 @@ from pathlib import Path
 
 from checker import History, Report, check
 from cluster import FaultCluster, ZooKeeperServer, until
-from workload import Workload, high_watermarks, read_back, replica_batches
+from workload import (
+    DELIVERY_TIMEOUT_MS,
+    Workload,
+    high_watermarks,
+    read_back,
+    replica_batches,
+)
 
 TOPIC = "faults"
 PARTITIONS = 2
@@ -63,13 +69,15 @@ class Outcome:
 
 
 def run_scenario(scenario: Scenario, root: Path, zookeeper: ZooKeeperServer, *,
-                 seed: int = 0, rounds: int = 1) -> Outcome:
+                 seed: int = 0, rounds: int = 1,
+                 delivery_timeout_ms: int = DELIVERY_TIMEOUT_MS) -> Outcome:
     started = time.monotonic()
     chroot = f"/{scenario.name.lower()}-{seed}-{int(time.time() * 1000) % 10**8}"
     with FaultCluster(root, zookeeper, chroot=chroot, config=scenario.config) as cluster:
         cluster.start_all()
         cluster.create_topic(TOPIC, PARTITIONS, config=scenario.topic_config)
-        workload = Workload(cluster.bootstrap, TOPIC, PARTITIONS).start()
+        workload = Workload(cluster.bootstrap, TOPIC, PARTITIONS,
+                            delivery_timeout_ms=delivery_timeout_ms).start()
         run = Run(cluster, workload, random.Random(seed), rounds)
         try:
             workload.wait_acked(100)

@@ -3,7 +3,10 @@ and indeterminate sends are never counted against the cluster."""
 
 from __future__ import annotations
 
+import struct
+
 from checker import ACKED, FAILED, UNKNOWN, Batch, History, Send, check, diverges
+from kafka.record.default_records import DefaultRecordBatchBuilder
 
 
 def _send(value: str, offset: int, at: float, *, partition: int = 0, producer: str = "p",
@@ -105,3 +108,50 @@ def test_unavailability_sums_the_long_gaps_between_acknowledgements():
     sends = [_send(str(i), i, t) for i, t in enumerate([0.0, 0.5, 3.5, 3.6, 6.0])]
     report = check(_history(sends, {0: [(i, str(i)) for i in range(5)]}))
     assert abs(report.unavailable_s - (3.0 + 2.4)) < 1e-6
+
+
+def _idempotent_batch(base_offset: int, values: list[str], *, epoch: int,
+                      sequence: int) -> Batch:
+    """A v2 batch of producer 7 as a replica stores it, encoded by kafka-python."""
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=False, producer_id=7,
+        producer_epoch=epoch, base_sequence=sequence, batch_size=1 << 20)
+    for i, value in enumerate(values):
+        builder.append(i, timestamp=1000, key=None, value=value.encode(), headers=[])
+    data = bytearray(builder.build())
+    struct.pack_into(">q", data, 0, base_offset)  # the base offset is outside the CRC
+    return Batch(base_offset, base_offset + len(values) - 1, bytes(data))
+
+
+def _written_twice(second_epoch: int, first_outcome: str) -> History:
+    """"a" written at offset 1 in a batch with "x", and again at offset 2 on its own; the
+    client acknowledged "a" at 2 and gave "x" the outcome ``first_outcome``."""
+    log = [_idempotent_batch(0, ["x", "a"], epoch=0, sequence=0),
+           _idempotent_batch(2, ["a"], epoch=second_epoch, sequence=1 - second_epoch)]
+    history = _history([_send("x", -1, 1.0, outcome=first_outcome), _send("a", 2, 1.1)],
+                       {0: [(0, "x"), (1, "a"), (2, "a")]})
+    history.replicas = {0: (3, {1: log, 2: list(log)})}
+    return history
+
+
+def test_a_record_the_client_gave_up_and_sent_again_under_a_new_epoch_is_resent():
+    """librdkafka after a local message timeout: the records of the batch that did not
+    time out yet get sequence numbers again under a bumped epoch, although the batch had
+    been written; the broker cannot tell them from new records."""
+    report = check(_written_twice(second_epoch=1, first_outcome=FAILED))
+    assert report.resent == [b"a"] and report.duplicated == [] and report.ok
+    assert "resent=1" in report.summary()
+
+
+def test_a_record_written_twice_under_one_sequence_is_a_duplicate():
+    """The same producer, epoch and sequence twice: idempotence failed in the cluster."""
+    report = check(_written_twice(second_epoch=0, first_outcome=FAILED))
+    assert report.duplicated == [b"a"] and report.resent == [] and not report.ok
+
+
+def test_a_new_epoch_without_a_failure_on_the_client_stays_a_duplicate():
+    """A client that re-sent without having given anything up was pushed to it by the
+    cluster (an OUT_OF_ORDER_SEQUENCE_NUMBER answer to a retry makes librdkafka bump its
+    epoch): that counts against the cluster."""
+    report = check(_written_twice(second_epoch=1, first_outcome=ACKED))
+    assert report.duplicated == [b"a"] and not report.ok

@@ -27,19 +27,28 @@ batch larger than a segment)."""
 SEND_INTERVAL_S = 0.004
 """Pause between two sends of one writer: a few hundred records per second each."""
 CLOSE_TIMEOUT_S = 40.0
+DELIVERY_TIMEOUT_MS = 30_000
+"""How long a writer's client keeps trying a record before failing it (librdkafka's
+message.timeout.ms, the Producer's delivery_timeout_ms). A record the client gives up on
+while an earlier request of it may have been written is what librdkafka can write twice
+(see the checker's "re-sent by the client")."""
+REQUEST_TIMEOUT_MS = 10_000
 
 
 class Writer(threading.Thread):
     """Base of the producer threads: numbering, rate, stop, and the shared record."""
 
     def __init__(self, name: str, bootstrap: str, topic: str, partitions: int,
-                 max_records: int = 1_000_000) -> None:
+                 max_records: int = 1_000_000,
+                 delivery_timeout_ms: int = DELIVERY_TIMEOUT_MS) -> None:
         super().__init__(name=f"writer-{name}", daemon=True)
         self.writer = name
         self.bootstrap = bootstrap
         self.topic = topic
         self.partitions = partitions
         self.max_records = max_records
+        self.delivery_timeout_ms = delivery_timeout_ms
+        self.request_timeout_ms = min(REQUEST_TIMEOUT_MS, delivery_timeout_ms // 2)
         self.sends: list[Send] = []
         self.stopping = threading.Event()
         self.error = ""
@@ -95,7 +104,8 @@ class ConfluentWriter(Writer):
 
         self.producer = Producer({
             "bootstrap.servers": self.bootstrap, "acks": "all", "enable.idempotence": True,
-            "linger.ms": 5, "batch.size": BATCH_BYTES, "message.timeout.ms": 30000, "request.timeout.ms": 10000,
+            "linger.ms": 5, "batch.size": BATCH_BYTES, "message.timeout.ms": self.delivery_timeout_ms,
+            "request.timeout.ms": self.request_timeout_ms,
             "retry.backoff.ms": 100, "topic.metadata.refresh.interval.ms": 1000})
 
     def submit(self, send: Send) -> None:
@@ -122,7 +132,8 @@ class KafkaliteWriter(Writer):
 
         self.producer = Producer(bootstrap_servers=self.bootstrap, acks="all",
                                  enable_idempotence=True, linger_ms=5, batch_size=BATCH_BYTES,
-                                 delivery_timeout_ms=30000, request_timeout_ms=10000,
+                                 delivery_timeout_ms=self.delivery_timeout_ms,
+                                 request_timeout_ms=self.request_timeout_ms,
                                  retry_backoff_ms=100, metadata_max_age_ms=1000)
 
     def submit(self, send: Send) -> None:
@@ -142,9 +153,12 @@ WRITERS = {"confluent": ConfluentWriter, "kafkalite": KafkaliteWriter}
 class Workload:
     """Starts one writer of each kind (or the kinds given) and collects their sends."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int,
+    def __init__(self, bootstrap: str, topic: str, partitions: int, *,
+                 delivery_timeout_ms: int = DELIVERY_TIMEOUT_MS,
                  kinds: Iterable[str] = ("confluent", "kafkalite")) -> None:
-        self.writers = [WRITERS[kind](kind, bootstrap, topic, partitions) for kind in kinds]
+        self.writers = [WRITERS[kind](kind, bootstrap, topic, partitions,
+                                      delivery_timeout_ms=delivery_timeout_ms)
+                        for kind in kinds]
 
     def start(self) -> Workload:
         for writer in self.writers:

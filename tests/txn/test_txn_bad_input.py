@@ -21,8 +21,7 @@ TXN = "bad-input"
 def _setup(cluster: EmbeddedCluster, wire: Callable) -> tuple[object, int, int]:
     create_topic(cluster.bootstrap_servers, "t")
     client = wire(cluster.bootstrap_servers)
-    assert client.call(ApiKey.FIND_COORDINATOR, 1, {"key": TXN, "key_type": 1})[
-        "error_code"] == 0
+    assert client.find_coordinator(TXN, key_type=1)["error_code"] == 0
     init = client.call(ApiKey.INIT_PRODUCER_ID, 3, {
         "transactional_id": TXN, "transaction_timeout_ms": 60_000,
         "producer_id": -1, "producer_epoch": -1})
@@ -89,8 +88,7 @@ def test_txn_offset_commit_for_a_group_not_added(cluster_factory, wire) -> None:
     cluster = cluster_factory(transaction_state_log_num_partitions="3")
     client, pid, epoch = _setup(cluster, wire)
     assert _add(client, pid, epoch) == 0
-    assert client.call(ApiKey.FIND_COORDINATOR, 1, {"key": "g", "key_type": 0})[
-        "error_code"] == 0
+    assert client.find_coordinator("g")["error_code"] == 0
     response = client.call(ApiKey.TXN_OFFSET_COMMIT, 3, {
         "transactional_id": TXN, "group_id": "g", "producer_id": pid, "producer_epoch": epoch,
         "generation_id": -1, "member_id": "", "group_instance_id": None,

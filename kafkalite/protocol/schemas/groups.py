@@ -154,15 +154,22 @@ DESCRIBE_GROUPS_RESPONSE = Message(
     ),
 )
 
-LIST_GROUPS_REQUEST = Message("ListGroupsRequest", valid="0-2", flexible="none", fields=())
+LIST_GROUPS_REQUEST = Message(
+    "ListGroupsRequest", valid="0-5", flexible="3+", fields=(
+        Field("states_filter", Array(STRING), "4+"),  # KIP-518; empty lists every state
+        Field("types_filter", Array(STRING), "5+"),  # KIP-848; empty lists every type
+    ),
+)
 
 LIST_GROUPS_RESPONSE = Message(
-    "ListGroupsResponse", valid="0-2", flexible="none", fields=(
+    "ListGroupsResponse", valid="0-5", flexible="3+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("error_code", INT16),
         Field("groups", Array(Struct(
             Field("group_id", STRING),
             Field("protocol_type", STRING),
+            Field("group_state", STRING, "4+"),
+            Field("group_type", STRING, "5+"),
         ))),
     ),
 )

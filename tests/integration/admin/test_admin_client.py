@@ -56,6 +56,8 @@ def test_groups_offsets_and_lag(cluster: EmbeddedCluster, admin: AdminClient) ->
         poll_until([consumer], lambda: len(consumer.assignment()) == 2)
         consumer.commit({TopicPartition("lagging", 0): 3, TopicPartition("lagging", 1): 4})
         assert [g.group_id for g in admin.list_groups()] == ["watchers"]
+        assert [g.group_id for g in admin.list_groups(states_filter=["stable"])] == ["watchers"]
+        assert admin.list_groups(states_filter=["Empty"]) == []
         description = admin.describe_groups(["watchers"])["watchers"]
         assert description.state == "Stable"
         assert description.protocol == "range"
@@ -68,6 +70,33 @@ def test_groups_offsets_and_lag(cluster: EmbeddedCluster, admin: AdminClient) ->
     assert admin.consumer_group_lag("watchers") == {
         TopicPartition("lagging", 0): (3, 4, 1), TopicPartition("lagging", 1): (4, 4, 0)}
     assert admin.describe_groups(["watchers"])["watchers"].state == "Empty"
+    assert [g.group_id for g in admin.list_groups(states_filter=["Empty"])] == ["watchers"]
+
+
+def test_confluent_lists_groups_with_states_and_types(cluster: EmbeddedCluster,
+                                                       admin: AdminClient) -> None:
+    """ListGroups v4/v5 as librdkafka sends it: the states filter, each group's state, and
+    its type (every group here is a classic one)."""
+    from confluent_kafka import ConsumerGroupState, ConsumerGroupType
+    from confluent_kafka.admin import AdminClient as ConfluentAdmin
+
+    admin.create_topics([NewTopic("listed", 1, 1)])
+    with Consumer("listed", bootstrap_servers=cluster.bootstrap_servers, group_id="listed-g",
+                  enable_auto_commit=False) as consumer:
+        poll_until([consumer], lambda: len(consumer.assignment()) == 1)
+        peer = ConfluentAdmin({"bootstrap.servers": cluster.bootstrap_servers})
+
+        def listed(**filters: object) -> dict[str, tuple[object, object]]:
+            result = peer.list_consumer_groups(request_timeout=10, **filters).result()
+            assert not result.errors
+            return {g.group_id: (g.state, g.type) for g in result.valid}
+
+        assert listed() == {"listed-g": (ConsumerGroupState.STABLE, ConsumerGroupType.CLASSIC)}
+        assert listed(states={ConsumerGroupState.STABLE}) == {
+            "listed-g": (ConsumerGroupState.STABLE, ConsumerGroupType.CLASSIC)}
+        assert listed(states={ConsumerGroupState.EMPTY}) == {}
+        assert listed(types={ConsumerGroupType.CONSUMER}) == {}
+        assert "listed-g" in listed(types={ConsumerGroupType.CLASSIC})
 
 
 def test_unknown_group_describes_as_dead(admin: AdminClient) -> None:

@@ -46,7 +46,7 @@ class RackedCluster(EmbeddedCluster):
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[EmbeddedCluster]:
     config = {**TEST_BROKER_CONFIG, "replica.selector.class": RACK_AWARE_SELECTOR}
-    with RackedCluster(num_brokers=3, config=config, coordination="memory") as started:
+    with RackedCluster(num_brokers=3, config=config) as started:
         with AdminClient(started.bootstrap_servers) as admin:
             admin.create_topics([NewTopic(TOPIC, replica_assignments={0: [0, 1, 2]})])
             admin.wait_for_topics([TOPIC])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafkalite.errors import ConfigError
-from kafkalite_server.config import BrokerConfig, parse_properties
+from kafkalite.protocol.java_properties import parse_properties
+from kafkalite_server.config import BrokerConfig
 
 
 def test_defaults_are_kafkas():

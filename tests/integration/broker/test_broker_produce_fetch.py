@@ -191,7 +191,7 @@ def test_init_producer_id_and_idempotent_produce(client, make_batch):
     retry = produce(client, batch)
     assert (retry["error_code"], retry["base_offset"]) == (0, 0)
     assert fetch(client, [("t", 0, 0)])[("t", 0)]["high_watermark"] == 1
-    found = client.call(ApiKey.FIND_COORDINATOR, 1, {"key": "tx", "key_type": 1})
+    found = client.find_coordinator("tx", key_type=1)
     assert found["error_code"] == 0
     transactional = client.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": "tx",
                                                              "transaction_timeout_ms": 60000})

@@ -6,8 +6,9 @@ with one ERROR line, Metadata and Fetch say KAFKA_STORAGE_ERROR, the failing dis
 not written again, and the broker still stops. The disk is a ``pwrite`` that cuts writes
 short and then fails with ENOSPC (see ``disk_faults``).
 
-Metadata files on a full disk: every change is saved before it takes effect, so a failed
-save answers an error naming the file and leaves the topics as they were.
+Metadata files on a full disk (a standalone broker's own controller keeps its topics and
+producer ids in files): every change is saved before it takes effect, so a failed save
+answers an error naming the file and leaves the topics as they were.
 
 Damaged indexes: random bytes over ``.index``/``.timeindex`` files never stop the broker,
 fail a fetch, or change what a consumer reads or where a timestamp lookup lands.
@@ -15,11 +16,14 @@ fail a fetch, or change what a consumer reads or where a timestamp lookup lands.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import functools
 import logging
 import os
 import shutil
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +34,11 @@ from hypothesis import strategies as st
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import CoordinatorNotAvailableError, KafkaStorageError
+from kafkalite_server.cluster.controller import Controller
 from kafkalite_server.cluster.image import METADATA_FILE, write_atomically
+from kafkalite_server.config import BrokerConfig
 from kafkalite_server.embedded import EmbeddedCluster
+from kafkalite_server.launch import launch_standalone_broker
 from kafkalite_server.log.manager import CLEAN_SHUTDOWN_FILE
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -167,6 +174,48 @@ def test_a_filling_disk_never_loses_an_acknowledged_record(cluster_factory, wire
 # ------------------------------------------------------------------ metadata files
 
 
+class StandaloneBroker:
+    """``kafkalite-server start`` without ``zookeeper.connect``, run in this process on a
+    background loop so that a test can put its controller's files on a full disk."""
+
+    def __init__(self, data_dir: Path) -> None:
+        config = BrokerConfig.from_properties({
+            "host.name": "127.0.0.1", "port": "0", "log.dirs": str(data_dir),
+            "offsets.topic.num.partitions": "4", "group.initial.rebalance.delay.ms": "0"})
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self.broker = self._run(launch_standalone_broker(config, data_dir))
+        assert isinstance(self.broker.controller, Controller)
+        self.controller: Controller = self.broker.controller
+        self.bootstrap_servers = f"127.0.0.1:{self.broker.port}"
+
+    def _run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(60)
+
+    def stop(self) -> None:
+        try:
+            self._run(self.broker.stop())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
+
+
+@pytest.fixture
+def standalone(tmp_path: Path) -> Iterator[Callable[[], StandaloneBroker]]:
+    """``standalone()`` starts a broker on ``tmp_path / "data"`` (again after a stop)."""
+    started: list[StandaloneBroker] = []
+
+    def start() -> StandaloneBroker:
+        started.append(StandaloneBroker(tmp_path / "data"))
+        return started[-1]
+    yield start
+    for broker in started:
+        if broker._thread.is_alive():
+            broker.stop()
+
+
 def _no_space(_fd: int) -> None:
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
@@ -192,9 +241,9 @@ def _produce_one(client: Any, topic: str, make_batch: Any) -> int:
 
 
 def test_metadata_changes_on_a_full_disk_fail_whole_and_change_nothing(
-        cluster_factory, wire, make_batch, tmp_path: Path):
+        standalone, wire, make_batch, tmp_path: Path):
     data_dir = tmp_path / "data"
-    cluster = cluster_factory(data_dir=data_dir)
+    cluster = standalone()
     client = wire(cluster.bootstrap_servers)
     _create_topic(client)
     metadata_file = data_dir / METADATA_FILE
@@ -220,14 +269,15 @@ def test_metadata_changes_on_a_full_disk_fail_whole_and_change_nothing(
     assert not list(data_dir.glob("*.tmp"))
 
     cluster.stop()  # a stop with the metadata disk full still stops
-    restarted = cluster_factory(data_dir=data_dir)
+    restarted = standalone()
     client = wire(restarted.bootstrap_servers)
     assert _topics(client) == {TOPIC: 1}
     deleted = client.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000})
     assert deleted["responses"] == [{"name": TOPIC, "error_code": 0}]
 
 
-def test_find_coordinator_on_a_full_disk_answers_retriable_and_recovers(cluster, wire):
+def test_find_coordinator_on_a_full_disk_answers_retriable_and_recovers(standalone, wire):
+    cluster = standalone()
     client = wire(cluster.bootstrap_servers)
     cluster.controller.store.write = FULL_DISK_WRITER
     for _ in range(2):
@@ -246,10 +296,8 @@ def _init_producer_id(client: Any) -> dict[str, Any]:
                                                     "transaction_timeout_ms": 60000})
 
 
-def test_a_producer_id_block_is_handed_out_only_once_saved(cluster_factory, wire,
-                                                           tmp_path: Path):
-    data_dir = tmp_path / "data"
-    cluster = cluster_factory(data_dir=data_dir)
+def test_a_producer_id_block_is_handed_out_only_once_saved(standalone, wire):
+    cluster = standalone()
     client = wire(cluster.bootstrap_servers)
     cluster.controller.producer_ids.write = FULL_DISK_WRITER
     assert _init_producer_id(client)["error_code"] != 0
@@ -257,7 +305,7 @@ def test_a_producer_id_block_is_handed_out_only_once_saved(cluster_factory, wire
     first = _init_producer_id(client)
     assert first["error_code"] == 0
     cluster.stop()
-    restarted = cluster_factory(data_dir=data_dir)
+    restarted = standalone()
     again = _init_producer_id(wire(restarted.bootstrap_servers))
     assert again["producer_id"] > first["producer_id"], "a producer id was issued twice"
 

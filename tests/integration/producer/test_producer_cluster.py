@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +43,23 @@ def consume_all(bootstrap: str, topic: str, expected: int) -> dict[int, list[byt
     return values
 
 
+def _wait_until_replicated(cluster: EmbeddedCluster, topic: str) -> None:
+    """Until each partition's high watermark reaches its leader's log end: every replica
+    then holds every acknowledged record, and any of them may take over."""
+    async def replicated() -> bool:  # read on the brokers' loop
+        leading = [p for broker in cluster.brokers
+                   for (name, _index), p in broker.replica_manager.partitions.items()
+                   if name == topic and p.is_leader]
+        return len(leading) == PARTITIONS and all(
+            p.high_watermark == p.log.log_end_offset for p in leading)
+
+    for _attempt in range(400):
+        if cluster.call(replicated()):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the followers of {topic} did not catch up")
+
+
 @pytest.mark.parametrize(("idempotent", "max_in_flight", "ordered"), [
     (True, 5, True),  # idempotence: one batch in flight per partition, sequence numbers
     (False, 1, True),
@@ -51,7 +69,8 @@ def test_leader_moves_while_producing_lose_and_duplicate_nothing(
     cluster_factory: Callable[..., EmbeddedCluster], idempotent: bool, max_in_flight: int,
     ordered: bool,
 ) -> None:
-    cluster = cluster_factory(num_brokers=3, num_partitions=str(PARTITIONS))
+    cluster = cluster_factory(num_brokers=3, num_partitions=str(PARTITIONS),
+                              default_replication_factor="3")
     topic = "moving"
     total = 3000
     producer = Producer(
@@ -68,9 +87,10 @@ def test_leader_moves_while_producing_lose_and_duplicate_nothing(
         for i in range(total):
             if i in (1000, 2000):
                 producer.flush(30)
+                _wait_until_replicated(cluster, topic)  # acks=1 alone may leave followers behind
                 shift = i // 1000
                 for partition in range(PARTITIONS):
-                    cluster.move_partition_leader(topic, partition, (partition + shift) % 3)
+                    cluster.elect_leader(topic, partition, (partition + shift) % 3)
             futures.append(producer.send(topic, b"%06d" % i, key=b"%d" % (i % 50)))
         producer.flush(60)
         results = [f.get(0) for f in futures]

@@ -16,7 +16,7 @@ def memory_cluster() -> Iterator[Callable[..., EmbeddedCluster]]:
     def make(num_brokers: int = 3, **config: str) -> EmbeddedCluster:
         settings = {"controlled.shutdown.retry.backoff.ms": "100",
                     "replica.fetch.backoff.ms": "100", **config}
-        cluster = EmbeddedCluster(num_brokers, coordination="memory", config=settings)
+        cluster = EmbeddedCluster(num_brokers, config=settings)
         started.append(cluster.start())
         return cluster
     yield make

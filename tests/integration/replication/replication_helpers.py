@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
+import functools
+
+import polling
 
 from kafkalite_server import EmbeddedCluster
 from kafkalite_server.replication.partition import Partition
 
-
-def until(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+until = functools.partial(polling.until, interval=0.05)
 
 
 def replica(cluster: EmbeddedCluster, broker_id: int, topic: str, index: int = 0) -> Partition:

@@ -195,8 +195,7 @@ def test_committed_offsets_survive_the_coordinators_death(memory_cluster, wire):
             seen += 1
     consumer.commit(asynchronous=False)
     consumer.close()
-    answer = wire(cluster.bootstrap_servers).call(ApiKey.FIND_COORDINATOR, 1,
-                                                  {"key": "workers", "key_type": 0})
+    answer = wire(cluster.bootstrap_servers).find_coordinator("workers")
     coordinator = answer["node_id"]
     offsets = cluster.broker(coordinator).metadata_cache.partitions_of("__consumer_offsets")
     assert offsets is not None and all(len(p.replicas) == 3 for p in offsets)

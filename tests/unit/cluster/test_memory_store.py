@@ -70,3 +70,25 @@ def test_sequential_nodes_count_per_parent(clock):
     second = client.create("/isr_change_notification/isr_change_", sequential=True)
     assert (first, second) == ("/isr_change_notification/isr_change_0000000000",
                                "/isr_change_notification/isr_change_0000000001")
+
+
+def test_a_snapshot_keeps_persistent_nodes_with_versions_and_drops_sessions(clock):
+    ensemble = MemoryEnsemble(clock)
+    client = ensemble.connect(6000)
+    client.ensure_path("/brokers/ids")
+    client.create("/brokers/ids/1", b"me", ephemeral=True)
+    client.create("/controller_epoch", b"\x00\xff binary")
+    client.set("/controller_epoch", b"2")
+    client.ensure_path("/isr_change_notification")
+    first = client.create("/isr_change_notification/isr_change_", b"", sequential=True)
+
+    restored = MemoryEnsemble.restored(ensemble.snapshot(), clock)
+    again = restored.connect(6000)
+    assert again.children("/brokers/ids") == []  # ephemeral: gone with its session
+    data, stat = again.get("/controller_epoch")
+    assert (data, stat.version) == (b"2", 1)
+    again.set("/controller_epoch", b"3", version=1)  # a conditional write still matches
+    second = again.create("/isr_change_notification/isr_change_", b"", sequential=True)
+    assert second > first  # sequence numbers go on from where they were
+    assert MemoryEnsemble.restored(restored.snapshot(), clock).connect().get(
+        "/controller_epoch")[0] == b"3"

@@ -196,3 +196,87 @@ def test_defaults_and_bad_settings_name_the_key() -> None:
         BrokerConfig.from_properties({"offsets.retention.minutes": "0"})
     with pytest.raises(ConfigError, match=r"offsets\.retention\.check\.interval\.ms"):
         GroupCoordinatorConfig(offsets_retention_check_interval_ms=0).validate()
+
+
+# -- offsets committed in a transaction that has not ended (TxnOffsetCommit) ----------------
+
+
+class PendingOffsets:
+    """What the broker's TransactionalOffsets reports: per group, partitions whose offset
+    waits for its transaction's marker."""
+
+    def __init__(self) -> None:
+        self.by_group: dict[str, set[TopicPartition]] = {}
+
+    def __call__(self) -> dict[str, set[TopicPartition]]:
+        return self.by_group
+
+
+@pytest.fixture
+def pending() -> PendingOffsets:
+    return PendingOffsets()
+
+
+@pytest.fixture
+def txn_aware(scheduler: FakeScheduler, store: MemoryStore,
+              pending: PendingOffsets) -> GroupCoordinator:
+    coordinator = GroupCoordinator(
+        GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0, offsets_retention_minutes=1,
+                               offsets_retention_check_interval_ms=CHECK_MS),
+        scheduler, store, pending_transactional_offsets=pending)
+    for partition in range(coordinator.config.offsets_topic_num_partitions):
+        coordinator.begin_loading(partition)
+        coordinator.complete_loading(partition, [])
+    return coordinator
+
+
+def test_an_offset_with_a_pending_transactional_commit_does_not_expire(
+    txn_aware: GroupCoordinator, scheduler: FakeScheduler, store: MemoryStore,
+    pending: PendingOffsets
+) -> None:
+    commit_simple(txn_aware, TP0, TP1)
+    pending.by_group[GROUP] = {TP0}
+    scheduler.advance(RETENTION_MS + CHECK_MS)
+    # TP1 goes; TP0 stays while its transaction is open, and so does the group.
+    assert committed(txn_aware) == {TP0}
+    assert store.deleted_offsets == [(txn_aware.partition_for(GROUP), GROUP, [TP1])]
+    assert store.deleted == []
+    scheduler.advance(10 * RETENTION_MS)
+    assert committed(txn_aware) == {TP0}
+
+    pending.by_group.clear()  # the transaction ended (an abort: nothing applied)
+    scheduler.advance(CHECK_MS)
+    assert committed(txn_aware) == set()
+    assert store.deleted == [(txn_aware.partition_for(GROUP), GROUP, [TP0])]
+    assert txn_aware.group(GROUP) is None
+
+
+def test_a_group_with_only_pending_transactional_offsets_is_kept(
+    txn_aware: GroupCoordinator, scheduler: FakeScheduler, store: MemoryStore,
+    pending: PendingOffsets
+) -> None:
+    commit_simple(txn_aware, TP1)
+    pending.by_group[GROUP] = {TP0}  # committed in a transaction, no offset there yet
+    scheduler.advance(RETENTION_MS + CHECK_MS)
+    assert committed(txn_aware) == set()
+    assert store.deleted == []
+    assert txn_aware.group(GROUP) is not None
+    # The transaction commits: its offset applies, and counts its retention from its commit.
+    txn_aware.apply_transactional_offsets(GROUP, {TP0: OffsetAndMetadata(
+        9, -1, "", scheduler.now_ms())})
+    pending.by_group.clear()
+    scheduler.advance(RETENTION_MS - CHECK_MS)
+    assert committed(txn_aware) == {TP0}
+    scheduler.advance(2 * CHECK_MS)
+    assert committed(txn_aware) == set()
+    assert txn_aware.group(GROUP) is None
+
+
+def test_deleting_every_offset_keeps_a_group_with_pending_transactional_offsets(
+    txn_aware: GroupCoordinator, store: MemoryStore, pending: PendingOffsets
+) -> None:
+    commit_simple(txn_aware, TP1)
+    pending.by_group[GROUP] = {TP0}
+    assert txn_aware.delete_offsets(GROUP, [TP1]).partitions == {TP1: codes.NONE}
+    assert store.deleted == []
+    assert txn_aware.group(GROUP) is not None

@@ -20,6 +20,9 @@ LAG_MS = 10_000
 PATH = zk.partition_state_path("t", 0)
 
 
+LIVE_BROKERS = {1, 2, 3}
+
+
 class Clock:
     now = 1_000_000
 
@@ -35,7 +38,8 @@ def setup(tmp_path: Path):
     log = Log.open(tmp_path / "t-0", LogConfig(), now_ms=clock)
     partition = Partition(1, PartitionState("t", 0, 1, 5, (1, 2, 3), (1, 2, 3), 0), log,
                           state_store=ZkPartitionStateStore(lambda: session),
-                          lag_time_max_ms=LAG_MS, now_ms=clock)
+                          lag_time_max_ms=LAG_MS, now_ms=clock,
+                          broker_alive=LIVE_BROKERS.__contains__)
     partition.apply(PartitionState("t", 0, 1, 5, (1, 2, 3), (1, 2, 3), 0), 1)
     yield clock, session, partition
     log.close()
@@ -89,3 +93,21 @@ def test_expand_when_the_follower_reaches_the_high_watermark(setup, make_batch):
     assert partition.isr == (1,)
     assert partition.update_follower_fetch(3, 2)
     assert partition.isr == (1, 3) and _stored(session).isr == (1, 3)
+
+
+def test_a_broker_no_longer_registered_does_not_rejoin(setup, make_batch):
+    """A stopping broker's fetcher can outlive its registration by a moment; taking it
+    back into the ISR would hold every acks=all produce until the ISR shrank again."""
+    clock, session, partition = setup
+    clock.now += LAG_MS + 1
+    partition.maybe_shrink_isr()
+    partition.append_records_to_leader(memoryview(bytearray(make_batch([b"a"]))),
+                                       acks=1, api_version=8)
+    LIVE_BROKERS.discard(3)
+    try:
+        assert not partition.update_follower_fetch(3, 1)
+        assert partition.isr == (1,) and _stored(session).isr == (1,)
+    finally:
+        LIVE_BROKERS.add(3)
+    assert partition.update_follower_fetch(3, 1)
+    assert partition.isr == (1, 3)
