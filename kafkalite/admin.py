@@ -297,6 +297,8 @@ class GroupDescription:
     protocol_type: str
     protocol: str
     members: list[MemberDescription]
+    authorized_operations: list[str] | None = None
+    """The caller's operations on the group, by name, when asked for (KIP-430)."""
 
 
 @dataclass(frozen=True)
@@ -768,7 +770,8 @@ class AdminClient:
         for group_id in group_ids:
             node = self._coordinator(group_id, group_coordinator_id)
             body = self._call(node, ApiKey.DESCRIBE_GROUPS,
-                              {"groups": [group_id], "include_authorized_operations": False})
+                              {"groups": [group_id],
+                               "include_authorized_operations": include_authorized_operations})
             (group,) = body["groups"]
             _raise_for(group["error_code"], f"describing group {group_id!r}")
             members = [MemberDescription(
@@ -777,7 +780,9 @@ class AdminClient:
                 for m in group["members"]]
             out[group_id] = GroupDescription(group_id, group["group_state"],
                                              group["protocol_type"], group["protocol_data"],
-                                             members)
+                                             members, _operation_names(
+                                                 group["authorized_operations"])
+                                             if include_authorized_operations else None)
         return out
 
     def list_consumer_group_offsets(self, group_id: str,

@@ -54,6 +54,7 @@ from kafkalite_server.replication.fetcher import FetcherSettings
 from kafkalite_server.replication.isr_store import PartitionStateStore
 from kafkalite_server.replication.replica_manager import ReplicaManager, ReplicationSettings
 from kafkalite_server.security.broker_security import BrokerSecurity, security_store
+from kafkalite_server.security.inter_broker import PeerSecurity, peer_security
 from kafkalite_server.txn.service import install as install_txn_coordinator
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,8 @@ class Broker:
         self.listeners = ListenerSet(config)
         self.security = BrokerSecurity(config, self.listeners.listeners,
                                        security_store(controller, membership))
+        self.peer_security = peer_security(config)
+        """How this broker connects to the others (fetchers, WriteTxnMarkers)."""
         self.handlers = HandlerRegistry()
         for api_key, handler in CORE_HANDLERS.items():
             self.handlers.register(api_key, handler)
@@ -129,7 +132,7 @@ class Broker:
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
-            state_store, replication_settings(config), now_ms=now_ms)
+            state_store, replication_settings(config, self.peer_security), now_ms=now_ms)
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
         self.tasks = BackgroundTasks()
         self.port = 0
@@ -211,13 +214,14 @@ class Broker:
         self.log_manager.shutdown()
 
 
-def replication_settings(config: BrokerConfig) -> ReplicationSettings:
+def replication_settings(config: BrokerConfig, security: PeerSecurity) -> ReplicationSettings:
     return ReplicationSettings(config.replica_lag_time_max_ms, FetcherSettings(
         wait_max_ms=config.replica_fetch_wait_max_ms, min_bytes=config.replica_fetch_min_bytes,
         max_bytes=config.replica_fetch_max_bytes,
         response_max_bytes=config.replica_fetch_response_max_bytes,
         backoff_ms=config.replica_fetch_backoff_ms,
-        socket_timeout_ms=config.replica_socket_timeout_ms))
+        socket_timeout_ms=config.replica_socket_timeout_ms,
+        security=security))
 
 
 class BackgroundTasks:

@@ -136,6 +136,9 @@ class BrokerConfig:
     advertised_listeners: str | None = None
     listener_security_protocol_map: str | None = None
     inter_broker_listener_name: str | None = None
+    security_inter_broker_protocol: str | None = None
+    """Kafka's older way to pick the inter-broker listener: the one named as the protocol."""
+    sasl_mechanism_inter_broker_protocol: str = "PLAIN"
     ssl_keystore_type: str = "PEM"
     ssl_keystore_location: str | None = None
     ssl_keystore_password: str | None = None
@@ -450,6 +453,9 @@ _SECURITY_SPECS: dict[str, _Spec] = {
     "advertised.listeners": _Spec("advertised_listeners", _listener_names),
     "listener.security.protocol.map": _Spec("listener_security_protocol_map", _protocol_map),
     "inter.broker.listener.name": _Spec("inter_broker_listener_name", _string),
+    "security.inter.broker.protocol": _Spec("security_inter_broker_protocol", _string),
+    "sasl.mechanism.inter.broker.protocol": _Spec("sasl_mechanism_inter_broker_protocol",
+                                                  _string),
     "ssl.keystore.type": _Spec("ssl_keystore_type", choice(("PEM",))),
     "ssl.keystore.location": _Spec("ssl_keystore_location", _string),
     "ssl.keystore.password": _Spec("ssl_keystore_password", _optional_text),
@@ -472,7 +478,8 @@ listeners (``kafkalite_server.network.listeners``), still naming the key."""
 _SPECS.update(_SECURITY_SPECS)
 _UNSET_IS_NULL = _UNSET_IS_NULL | {"listeners", "advertised.listeners",
                                    "listener.security.protocol.map",
-                                   "inter.broker.listener.name", "ssl.keystore.location",
+                                   "inter.broker.listener.name",
+                                   "security.inter.broker.protocol", "ssl.keystore.location",
                                    "ssl.truststore.location", "sasl.jaas.config"}
 SENSITIVE_KEYS = frozenset({"ssl.keystore.password", "ssl.key.password", "sasl.jaas.config"})
 """Described without their value (Kafka's PASSWORD type)."""

@@ -21,52 +21,20 @@ from kafkalite.protocol.errors import (
     SaslAuthenticationFailedError,
     UnsupportedSaslMechanismError,
 )
-from kafkalite.protocol.sasl_plain import plain_message
-from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
-from kafkalite.protocol.scram import ScramClient
+from kafkalite.protocol.sasl_client import SASL_MECHANISMS, SaslCredentials, SaslExchange
 
-SASL_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)
+__all__ = [
+    "AUTHENTICATION_ERRORS",
+    "SASL_MECHANISMS",
+    "ClientSecurity",
+    "SaslCredentials",
+    "SaslExchange",
+    "client_security",
+]
 AUTHENTICATION_ERRORS = (SaslAuthenticationFailedError, UnsupportedSaslMechanismError,
                          IllegalSaslStateError)
 """A connection closed with one of these will not do better by retrying: callers waiting
 for metadata get it at once (as Kafka's clients raise AuthenticationException)."""
-
-
-@dataclass(frozen=True)
-class SaslCredentials:
-    mechanism: str
-    username: str
-    password: str
-
-    def exchange(self) -> SaslExchange:
-        return SaslExchange(self)
-
-
-class SaslExchange:
-    """One client-side SASL exchange: :meth:`first` then :meth:`next` with each server
-    token until :attr:`complete` (sans-IO; the connection moves the tokens)."""
-
-    def __init__(self, credentials: SaslCredentials) -> None:
-        self.credentials = credentials
-        self._scram = (ScramClient(credentials.mechanism, credentials.username,
-                                   credentials.password)
-                       if credentials.mechanism in SCRAM_MECHANISMS else None)
-        self.complete = False
-
-    def first(self) -> bytes:
-        if self._scram is None:
-            return plain_message(self.credentials.username, self.credentials.password)
-        return self._scram.first_message()
-
-    def next(self, token: bytes) -> bytes | None:
-        """The reply to a server token, or None when the exchange is over (ScramError if
-        the server's answer does not check out)."""
-        if self._scram is None:
-            self.complete = True
-            return None
-        reply = self._scram.receive(token)
-        self.complete = self._scram.complete
-        return reply
 
 
 @dataclass(frozen=True)

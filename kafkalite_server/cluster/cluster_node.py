@@ -36,6 +36,7 @@ from kafkalite_server.cluster.messages import BrokerChannel
 from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.log import wall_clock_ms
+from kafkalite_server.security.inter_broker import peer_security
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ class ClusterMembership:
         self.broker_id = config.broker_id
         self._connect = connect
         self._now_ms = now_ms
+        self._peer_security = peer_security(config)
         self.store: Coordination | None = None
         self.role = ControllerRole()
         self.active_controller: ZkController | None = None
@@ -227,7 +229,7 @@ class ClusterMembership:
     def _channel_to(self, endpoint: BrokerEndpoint) -> BrokerChannel:
         if endpoint.node_id == self.broker_id and self._local is not None:
             return _Deferred(self._local, self._later)
-        return NetworkChannel(endpoint, self.broker_id,
+        return NetworkChannel(endpoint, self.broker_id, self._peer_security,
                               timeout_s=self.config.controller_socket_timeout_ms / 1000)
 
     def _resign(self) -> None:
@@ -294,7 +296,8 @@ class ClusterMembership:
             return None
         response = await call(endpoint, ApiKey.CONTROLLED_SHUTDOWN, CONTROLLED_SHUTDOWN_VERSION,
                               {"broker_id": self.broker_id}, client_id=f"broker-{self.broker_id}",
-                              timeout_s=self.config.controller_socket_timeout_ms / 1000)
+                              timeout_s=self.config.controller_socket_timeout_ms / 1000,
+                              security=self._peer_security)
         if response["error_code"]:
             return None
         return [(p["topic_name"], p["partition_index"]) for p in response["remaining_partitions"]]

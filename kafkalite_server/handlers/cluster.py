@@ -13,8 +13,9 @@ from typing import Any
 
 from kafkalite.protocol.errors import MismatchedEndpointTypeError
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
-from kafkalite_server.cluster.authorized_operations import CLUSTER_OPERATIONS
+from kafkalite_server.cluster.authorized_operations import authorized_operations
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.security.acls import ResourceType
 
 _BROKERS_ENDPOINT = 1
 
@@ -29,7 +30,8 @@ async def handle_describe_cluster(ctx: RequestContext, body: dict[str, Any]) -> 
                     for b in (e.on(ctx.listener) for e in sorted(cache.brokers.values(),
                                                                   key=lambda b: b.node_id))],
         "cluster_authorized_operations": (
-            CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
+            authorized_operations(ctx.authorize, ResourceType.CLUSTER)
+            if body["include_cluster_authorized_operations"]
             else AUTHORIZED_OPERATIONS_NOT_REQUESTED),
     }
     if body["endpoint_type"] != _BROKERS_ENDPOINT:

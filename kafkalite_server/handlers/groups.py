@@ -20,7 +20,7 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
-from kafkalite_server.cluster.authorized_operations import GROUP_OPERATIONS
+from kafkalite_server.cluster.authorized_operations import authorized_operations
 from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
@@ -309,12 +309,12 @@ async def handle_offset_fetch(
 async def handle_describe_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    # Without ACLs every operation is allowed; the field is Integer.MIN_VALUE unless asked for.
-    operations = (
-        GROUP_OPERATIONS
-        if body.get("include_authorized_operations")
-        else AUTHORIZED_OPERATIONS_NOT_REQUESTED
-    )
+    # The principal's operations on each group; Integer.MIN_VALUE unless asked for.
+    def operations(group_id: str) -> int:
+        if not body.get("include_authorized_operations"):
+            return AUTHORIZED_OPERATIONS_NOT_REQUESTED
+        return authorized_operations(ctx.authorize, ResourceType.GROUP, group_id)
+
     denied = ctx.denied(AclOperation.DESCRIBE, ResourceType.GROUP, body["groups"])
     return {
         "throttle_time_ms": 0,
@@ -336,7 +336,7 @@ async def handle_describe_groups(
                     }
                     for m in d.members
                 ],
-                "authorized_operations": operations,
+                "authorized_operations": operations(d.group_id),
             }
             for d in service.coordinator.describe_groups(
                 [g for g in body["groups"] if g not in denied])

@@ -24,7 +24,7 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
-from kafkalite_server.cluster.authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
+from kafkalite_server.cluster.authorized_operations import authorized_operations
 from kafkalite_server.cluster.messages import NO_LEADER, PartitionState
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.cluster.topics import INTERNAL_TOPICS
@@ -69,7 +69,8 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
                 topics.append(_describe_topic(ctx, name))
     if body["include_topic_authorized_operations"]:
         for topic in topics:
-            topic["topic_authorized_operations"] = TOPIC_OPERATIONS
+            topic["topic_authorized_operations"] = authorized_operations(
+                ctx.authorize, ResourceType.TOPIC, topic["name"])
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
@@ -78,7 +79,8 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
         "cluster_id": cache.cluster_id,
         "controller_id": cache.controller_id,
         "topics": topics,
-        "cluster_authorized_operations": (CLUSTER_OPERATIONS
+        "cluster_authorized_operations": (authorized_operations(ctx.authorize,
+                                                                ResourceType.CLUSTER)
                                           if body["include_cluster_authorized_operations"]
                                           else AUTHORIZED_OPERATIONS_NOT_REQUESTED),
     }

@@ -25,7 +25,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.acls import AclOperation, ResourceType
-from kafkalite_server.security.api_checks import requires, txn_partition_error
+from kafkalite_server.security.api_checks import requires, txn_markers_error, txn_partition_error
 from kafkalite_server.txn.coordinator import TransactionCoordinator
 from kafkalite_server.txn.markers import write_markers
 from kafkalite_server.txn.state import TxnState
@@ -93,6 +93,7 @@ async def handle_end_txn(ctx: RequestContext, body: Body) -> Body:
     return {"throttle_time_ms": 0, "error_code": error}
 
 
+@requires(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, deny=txn_markers_error)
 async def handle_write_txn_markers(ctx: RequestContext, body: Body) -> Body:
     markers = []
     for marker in body["markers"]:

@@ -110,21 +110,26 @@ def resolve_listeners(config: BrokerConfig) -> list[Listener]:
                                   advertised_port))
     inter = _inter_broker_name(config, listeners)
     listeners.sort(key=lambda listener: listener.name != inter)
-    if config.zookeeper_connect and listeners[0].protocol != "PLAINTEXT":
-        raise ConfigError("inter.broker.listener.name",
-                          f"{inter} uses {listeners[0].protocol}; between brokers kafkalite "
-                          "speaks PLAINTEXT only (name a PLAINTEXT listener)")
     return listeners
 
 
 def _inter_broker_name(config: BrokerConfig, listeners: list[Listener]) -> str:
+    """Kafka's rule: ``inter.broker.listener.name``, or the listener named as
+    ``security.inter.broker.protocol`` (not both); unset, PLAINTEXT if there is one."""
     names = [listener.name for listener in listeners]
-    if config.inter_broker_listener_name is not None:
-        wanted = config.inter_broker_listener_name.upper()
-        if wanted not in names:
-            raise ConfigError("inter.broker.listener.name",
-                              f"{wanted} is not one of the listeners {', '.join(names)}")
-        return wanted
+    key, wanted = "inter.broker.listener.name", config.inter_broker_listener_name
+    if config.security_inter_broker_protocol is not None:
+        if wanted is not None:
+            raise ConfigError("security.inter.broker.protocol",
+                              "set it or inter.broker.listener.name, not both")
+        key, wanted = "security.inter.broker.protocol", config.security_inter_broker_protocol
+        if wanted.upper() not in PROTOCOLS:
+            raise ConfigError(key, f"{wanted!r} is not one of {', '.join(PROTOCOLS)}")
+    if wanted is not None:
+        if wanted.upper() not in names:
+            raise ConfigError(key, f"{wanted.upper()} is not one of the listeners "
+                                   f"{', '.join(names)}")
+        return wanted.upper()
     return "PLAINTEXT" if "PLAINTEXT" in names else names[0]
 
 

@@ -12,6 +12,7 @@ builder gives it. Every file or value problem is a ConfigError naming its key (w
 from __future__ import annotations
 
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 from kafkalite.errors import ConfigError
@@ -27,6 +28,39 @@ def server_context(config: BrokerConfig, listener: str) -> ssl.SSLContext:
         return listener_value(config, listener, key)
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    keystore = value("ssl.keystore.location")
+    if keystore is None:
+        raise ConfigError("ssl.keystore.location",
+                          f"listener {listener} uses TLS and needs a PEM keystore")
+    _configure(context, value)
+    truststore = value("ssl.truststore.location")
+    auth = value("ssl.client.auth")
+    if auth != "none" and truststore is None:
+        raise ConfigError("ssl.client.auth", f"{auth} needs ssl.truststore.location")
+    context.verify_mode = _CLIENT_AUTH[auth]
+    return context
+
+
+def client_context(config: BrokerConfig, listener: str) -> ssl.SSLContext:
+    """The context a broker connects to another broker's ``listener`` with (Kafka uses the
+    listener's settings in client mode too): the server certificate is checked against the
+    truststore (the system's CAs without one), its host name unless
+    ``ssl.endpoint.identification.algorithm`` is empty, and the keystore's certificate is
+    offered as this broker's client certificate."""
+    def value(key: str) -> Any:
+        return listener_value(config, listener, key)
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    _configure(context, value)
+    if value("ssl.truststore.location") is None:
+        context.load_default_certs()
+    context.check_hostname = (value("ssl.endpoint.identification.algorithm") or "").lower() \
+        == "https"
+    return context
+
+
+def _configure(context: ssl.SSLContext, value: Callable[[str], Any]) -> None:
+    """TLS versions, the keystore (if any) and the truststore (if any), for either side."""
     protocols = value("ssl.enabled.protocols")
     unknown = [p for p in protocols if p not in _VERSIONS]
     if unknown or not protocols:
@@ -35,27 +69,20 @@ def server_context(config: BrokerConfig, listener: str) -> ssl.SSLContext:
     chosen = sorted(_VERSIONS[p] for p in protocols)
     context.minimum_version, context.maximum_version = chosen[0], chosen[-1]
     keystore = value("ssl.keystore.location")
-    if keystore is None:
-        raise ConfigError("ssl.keystore.location",
-                          f"listener {listener} uses TLS and needs a PEM keystore")
-    password = value("ssl.key.password") or value("ssl.keystore.password")
-    try:
-        context.load_cert_chain(keystore, password=password)
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigError("ssl.keystore.location",
-                          f"{keystore}: cannot load the certificate and key ({exc}); with "
-                          "an encrypted key set ssl.key.password") from None
+    if keystore is not None:
+        password = value("ssl.key.password") or value("ssl.keystore.password")
+        try:
+            context.load_cert_chain(keystore, password=password)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError("ssl.keystore.location",
+                              f"{keystore}: cannot load the certificate and key ({exc}); "
+                              "with an encrypted key set ssl.key.password") from None
     truststore = value("ssl.truststore.location")
     if truststore is not None:
         try:
             context.load_verify_locations(truststore)
         except (OSError, ssl.SSLError) as exc:
             raise ConfigError("ssl.truststore.location", f"{truststore}: {exc}") from None
-    auth = value("ssl.client.auth")
-    if auth != "none" and truststore is None:
-        raise ConfigError("ssl.client.auth", f"{auth} needs ssl.truststore.location")
-    context.verify_mode = _CLIENT_AUTH[auth]
-    return context
 
 
 def certificate_principal(ssl_object: ssl.SSLObject | None) -> str | None:

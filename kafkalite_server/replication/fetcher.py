@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafkalite.errors import KafkaError
@@ -30,6 +30,7 @@ from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.peer_connection import PeerConnection
+from kafkalite_server.security.inter_broker import PeerSecurity
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ class FetcherSettings:
     response_max_bytes: int = 10 * 1024 * 1024
     backoff_ms: int = 1000
     socket_timeout_ms: int = 30_000
+    security: PeerSecurity = field(default_factory=PeerSecurity)
+    """How to connect to the leader (the inter-broker listener's protocol)."""
 
 
 @dataclass(slots=True)
@@ -70,7 +73,8 @@ class ReplicaFetcher:
         self._stopped = False
         self._connection = PeerConnection(
             source, f"replica-fetcher-{local_id}", timeout_s=settings.socket_timeout_ms / 1000,
-            max_response_bytes=settings.response_max_bytes + 1024 * 1024)
+            max_response_bytes=settings.response_max_bytes + 1024 * 1024,
+            security=settings.security)
         self._task = asyncio.get_running_loop().create_task(
             self._run(), name=f"replica-fetcher-{local_id}-from-{source.node_id}")
 

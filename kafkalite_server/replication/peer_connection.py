@@ -21,6 +21,11 @@ from typing import Any
 from kafkalite.protocol.exchange import RequestExchange
 from kafkalite.protocol.framing import FrameTooLargeError
 from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.security.inter_broker import (
+    PeerAuthenticationError,
+    PeerSecurity,
+    authenticate,
+)
 
 _SIZE_BYTES = 4
 
@@ -94,8 +99,9 @@ class ResponseReader(asyncio.BufferedProtocol):
 
 class PeerConnection:
     def __init__(self, endpoint: BrokerEndpoint, client_id: str, *, timeout_s: float,
-                 max_response_bytes: int) -> None:
+                 max_response_bytes: int, security: PeerSecurity) -> None:
         self.endpoint = endpoint
+        self._security = security
         self._client_id = client_id
         self._timeout_s = timeout_s
         self._max_response_bytes = max_response_bytes
@@ -116,10 +122,26 @@ class PeerConnection:
     async def _send(self, api_key: int, api_version: int,
                     body: Mapping[str, Any]) -> dict[str, Any]:
         if self._connection is None or self._exchange is None:
-            self._connection = await asyncio.get_running_loop().create_connection(
-                lambda: ResponseReader(self._max_response_bytes), self.endpoint.host,
-                self.endpoint.port)
-            self._exchange = RequestExchange(self._client_id, self._max_response_bytes)
+            await self._open()
+        return await self._roundtrip(api_key, api_version, body)
+
+    async def _open(self) -> None:
+        """Connects over the inter-broker listener's protocol (TLS, then a SASL login)."""
+        security = self._security
+        if security.problem is not None:
+            raise PeerAuthenticationError(security.problem)
+        host, port = security.address(self.endpoint)
+        self._connection = await asyncio.get_running_loop().create_connection(
+            lambda: ResponseReader(self._max_response_bytes), host, port,
+            ssl=security.ssl_context,
+            server_hostname=host if security.ssl_context is not None else None)
+        self._exchange = RequestExchange(self._client_id, self._max_response_bytes)
+        if security.sasl is not None:
+            await authenticate(self._roundtrip, security.sasl)
+
+    async def _roundtrip(self, api_key: int, api_version: int,
+                         body: Mapping[str, Any]) -> dict[str, Any]:
+        assert self._connection is not None and self._exchange is not None
         transport, reader = self._connection
         transport.write(self._exchange.request(api_key, api_version, body))
         return self._exchange.receive_frame(await reader.next_frame()).body

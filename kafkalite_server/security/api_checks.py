@@ -54,6 +54,17 @@ def txn_partition_error(body: Body, errno: int) -> Body:
         for topic in body["v3_and_below_topics"]]}
 
 
+def txn_markers_error(body: Body, errno: int) -> Body:
+    """WriteTxnMarkers' answer: the error on every partition of every marker."""
+    return {"markers": [
+        {"producer_id": marker["producer_id"], "topics": [
+            {"name": topic["name"], "partitions": [
+                {"partition_index": index, "error_code": errno}
+                for index in topic["partition_indexes"]]}
+            for topic in marker["topics"]]}
+        for marker in body["markers"]]}
+
+
 def requires(operation: AclOperation, resource_type: ResourceType, field: str | None = None,
              deny: Denial = top_level_error) -> Callable[[Any], Any]:
     """Handler decorator; ``field`` names the request field holding the resource name (the

@@ -189,7 +189,8 @@ class BrokerMarkerSender:
         try:
             response = await call(leader, ApiKey.WRITE_TXN_MARKERS, 1, body,
                                   client_id=f"txn-coordinator-{self._broker.node_id}",
-                                  timeout_s=REQUEST_TIMEOUT_S)
+                                  timeout_s=REQUEST_TIMEOUT_S,
+                                  security=self._broker.peer_security)
         except (OSError, TimeoutError, ConnectionError) as exc:
             log.info("WriteTxnMarkers to broker %d: %s", leader.node_id, exc)
             return set()
