@@ -406,7 +406,16 @@ class ZkController:
             elif self._remove_from_isr(key, broker_id):
                 changed.append(key)
         self._announce(keys, to=(), changed=changed)
-        return [key for key in keys if self.states[key][0].leader == broker_id]
+        # Its replicas stop now, as Kafka's OfflineReplica step does: a follower fetching
+        # until the broker exits would be taken back into the ISRs it just left, and
+        # acks=all would wait for it after it is gone.
+        still_led = [key for key in keys if self.states[key][0].leader == broker_id]
+        followed = tuple(key for key in keys if key not in still_led
+                         and broker_id in self.assignments[key[0]][key[1]])
+        if followed:
+            self.channels[broker_id].send(StopReplica(self.broker_id, self.epoch, followed,
+                                                      False))
+        return still_led
 
     def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
                          ) -> dict[TopicPartition, int | BrokerResponseError]:

@@ -10,7 +10,7 @@ import pytest
 from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
-from kafkalite_server.cluster.messages import LeaderAndIsr, UpdateMetadata
+from kafkalite_server.cluster.messages import LeaderAndIsr, StopReplica, UpdateMetadata
 from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 
 
@@ -20,6 +20,9 @@ class Recording:
 
     def send(self, message: object) -> None:
         self.sent.append(message)
+
+    async def drained(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -128,3 +131,8 @@ def test_controlled_shutdown_moves_leadership_first():
     assert remaining == [("t", 1)]  # no other replica to take partition 1
     state = cluster.state("t", 0)
     assert (state.leader, state.leader_epoch, state.isr) == (2, 1, (2,))
+    # The stopping broker is told to stop the replicas it no longer leads (not partition
+    # 1, which it still leads): a fetcher running until it exits would rejoin the ISR.
+    stops = [m for m in cluster.channels[1].sent if isinstance(m, StopReplica)]
+    assert [(m.partitions, m.delete) for m in stops] == [((("t", 0),), False)]
+    assert cluster.channels[1].sent[-1] == stops[-1]  # after its LeaderAndIsr
