@@ -18,6 +18,7 @@ from confluent_kafka.admin import (
     NewTopic,
     OffsetSpec,
 )
+from polling import until
 
 from kafkalite.protocol import ApiKey
 from kafkalite.records import iter_batches
@@ -200,6 +201,12 @@ def test_internal_topic_configs_that_would_delete_offsets_are_refused(cluster):
     admin = admin_for(cluster)
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "g"})
     consumer.list_topics("__consumer_offsets", timeout=TIMEOUT)  # auto-creates it
+
+    def led() -> bool:  # created, and its leaders elected (the controller does it next)
+        topic = consumer.list_topics("__consumer_offsets", timeout=TIMEOUT).topics
+        partitions = topic["__consumer_offsets"].partitions
+        return bool(partitions) and all(p.leader >= 0 for p in partitions.values())
+    until(led, "__consumer_offsets with its leaders", TIMEOUT)
     consumer.close()
     refused = results(admin.incremental_alter_configs([
         ConfigResource("topic", "__consumer_offsets", incremental_configs=[
