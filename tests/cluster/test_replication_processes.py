@@ -58,6 +58,13 @@ class Cluster:
         answer = self.wire(via.bootstrap_servers).call(ApiKey.CREATE_TOPICS, 4, body)
         assert answer["topics"][0]["error_code"] == 0, answer
         _until(lambda: len(self.partition(topic)["isr_nodes"]) == 3, "a full ISR")
+        # Every broker's own metadata cache must know the topic before a client asks it:
+        # a consumer such as kcat's gives up on a partition its first answer lacks.
+        body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
+        for broker in self.brokers.values():
+            _until(lambda b=broker: self.wire(b.bootstrap_servers).call(
+                ApiKey.METADATA, 8, body)["topics"][0]["partitions"][0]["leader_id"] >= 0,
+                f"every broker to know {topic}")
 
     def segment(self, broker_id: int, topic: str) -> bytes:
         return (self.root / f"broker-{broker_id}" / f"{topic}-0" /
