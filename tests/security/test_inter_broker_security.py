@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ssl
 
+import pytest
+
 from kafkalite import Producer
 from kafkalite.admin import NewTopic
 from kafkalite.protocol import ApiKey
@@ -70,3 +72,22 @@ def test_sasl_ssl_only_cluster_replicates_and_refuses_replica_fetch_without_clus
         # Kafka answers a follower fetch without ClusterAction per partition.
         assert partition["error_code"] == TopicAuthorizationFailedError.errno
         assert not partition["records"]
+
+
+@pytest.mark.parametrize(("settings", "key", "says"), [
+    ({"security.inter.broker.protocol": "BOGUS"}, "security.inter.broker.protocol",
+     "not one of"),
+    ({"security.inter.broker.protocol": "SSL"}, "security.inter.broker.protocol",
+     "not one of the listeners"),
+    ({"security.inter.broker.protocol": "PLAINTEXT", "inter.broker.listener.name": "PLAINTEXT"},
+     "security.inter.broker.protocol", "not both"),
+])
+def test_a_bad_inter_broker_setting_names_its_key(settings, key, says) -> None:
+    from kafkalite.errors import ConfigError
+    from kafkalite_server.config import BrokerConfig
+    from kafkalite_server.network.listeners import resolve_listeners
+
+    config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", **settings})
+    with pytest.raises(ConfigError, match=says) as error:
+        resolve_listeners(config)
+    assert key in str(error.value)
