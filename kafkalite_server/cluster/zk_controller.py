@@ -410,7 +410,7 @@ class ZkController:
         # until the broker exits would be taken back into the ISRs it just left, and
         # acks=all would wait for it after it is gone.
         still_led = [key for key in keys if self.states[key][0].leader == broker_id]
-        followed = tuple(key for key in keys if key not in still_led
+        followed = tuple(key for key in keys if self.states[key][0].leader != broker_id
                          and broker_id in self.assignments[key[0]][key[1]])
         if followed:
             self.channels[broker_id].send(StopReplica(self.broker_id, self.epoch, followed,
