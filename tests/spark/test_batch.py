@@ -227,3 +227,21 @@ def test_streaming_only_options_are_ignored_by_a_batch_read(
     assert df.count() == 120
     named = read(spark, bootstrap, subscribe=filled_topic, **{"kafka.group.id": "etl-reader"})
     assert named.count() == 120
+
+
+def test_offsets_deleted_after_planning_are_data_loss(spark: SparkSession, bootstrap: str,
+                                                      filled_topic: str) -> None:
+    """A range whose first offsets are gone when the task fetches (the task learns it from
+    the broker's OFFSET_OUT_OF_RANGE): failOnDataLoss fails the read, false reads the rest."""
+    from kafkalite import TopicPartition
+    from kafkalite.admin import AdminClient
+
+    with AdminClient(bootstrap_servers=bootstrap) as admin:
+        admin.delete_records({TopicPartition(filled_topic, 1): 10})
+    from_zero = json.dumps({filled_topic: {"0": 0, "1": 0, "2": 0}})
+    with pytest.raises(PySparkException, match=r"offsets 0\.\.9 were deleted"):
+        read(spark, bootstrap, subscribe=filled_topic, startingOffsets=from_zero).count()
+    rest = read(spark, bootstrap, subscribe=filled_topic, startingOffsets=from_zero,
+                failOnDataLoss="false")
+    offsets = sorted((r.partition, r.offset) for r in rest.select("partition", "offset").collect())
+    assert offsets == [(p, o) for p in range(3) for o in range(10 if p == 1 else 0, 40)]
