@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define API_VERSION 1
+#define API_VERSION 2
 #define MIN_RECORD_SIZE 7 /* length, attributes, timestamp, offset, key, value, headers */
 #define MIN_HEADER_SIZE 2 /* key length, value length */
 
