@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from benchmarks.report import add_write_docs, documented
+
 VALUE = b"v" * 100
 SETTINGS = {"compression": "lz4", "linger_ms": 5, "acks": 1, "batch_size": 16384}
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -267,12 +269,14 @@ def main() -> None:
     parser.add_argument("--target", choices=("server", "mock", "both"), default="server")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--side", choices=("producer", "consumer", "both"), default="both")
+    add_write_docs(parser)
     args = parser.parse_args()
-    for target in ("server", "mock") if args.target == "both" else (args.target,):
-        if args.side != "consumer":
-            bench(target, args.records, args.repeat)
-        if args.side != "producer":
-            bench_consumers(target, args.records, args.repeat)
+    with documented("benchmarks.clients", args.write_docs):
+        for target in ("server", "mock") if args.target == "both" else (args.target,):
+            if args.side != "consumer":
+                bench(target, args.records, args.repeat)
+            if args.side != "producer":
+                bench_consumers(target, args.records, args.repeat)
 
 
 if __name__ == "__main__":
