@@ -104,13 +104,15 @@ CLIENTS: dict[str, ProducerRun] = {
 
 
 @contextlib.contextmanager
-def kafkalite_server() -> Iterator[str]:
-    """A kafkalite-server subprocess on a free port; yields its bootstrap address."""
+def kafkalite_server(settings: dict[str, str] | None = None) -> Iterator[str]:
+    """A kafkalite-server subprocess on a free port, with broker ``settings`` on top of its
+    defaults; yields its bootstrap address."""
+    sets = [arg for key, value in (settings or {}).items() for arg in ("--set", f"{key}={value}")]
     with tempfile.TemporaryDirectory() as data_dir:
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
         process = subprocess.Popen(
             [sys.executable, "-m", "kafkalite_server", "start", "--data-dir", data_dir,
-             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+             "--port", "0", *sets], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
             env=env)
         try:
             assert process.stdout is not None
