@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-API_VERSION = 2
-"""The extension's ``API_VERSION`` this code expects; a stale build is ignored (2: with
-``check_records``)."""
+API_VERSION = 3
+"""The extension's ``API_VERSION`` this code expects; a stale build is ignored (3: the
+first with ``check_records``)."""
 DISABLE_VARIABLE = "KAFKALITE_NO_SPEEDUPS"
 
 
