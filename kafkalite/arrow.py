@@ -27,6 +27,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from kafkalite.records.accelerator import speedups
+from kafkalite.records.builder import BinaryColumn
 from kafkalite.records.record import Header
 from kafkalite.records.v2_records import Columns, SectionRange
 
@@ -181,7 +182,8 @@ def _headers_array(pa: Any, runs: list[list[tuple[Header, ...]]], count: int) ->
 
 def columns_from_arrow(values: Any, keys: Any, headers: Any,
                        timestamps: Any) -> tuple[list[Any], Any, Any, Any]:
-    """``send_batch``'s inputs with any Arrow array or table turned into Python lists.
+    """``send_batch``'s inputs with any Arrow array or table turned into what it takes:
+    keys and values as :class:`BinaryColumn` s, headers and timestamps as Python lists.
 
     A Table (or RecordBatch) as ``values`` supplies the ``value`` column and, when present
     and not given separately, ``key``, ``headers`` and ``timestamp``.
@@ -209,15 +211,30 @@ def _is_arrow(pa: Any, column: Any) -> bool:
 
 
 def _binary_list(pa: Any, column: Any, name: str) -> Any:
+    """A binary or string column as a :class:`BinaryColumn` over its Arrow buffers (the
+    producer encodes from them in place), or a list for fixed-size binary."""
     if not _is_arrow(pa, column):
         return column
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_string(column.type):
         column = column.cast(pa.binary())
-    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
-            or pa.types.is_fixed_size_binary(column.type)):
+    elif pa.types.is_large_string(column.type):
+        column = column.cast(pa.large_binary())
+    if pa.types.is_fixed_size_binary(column.type):
+        return column.to_pylist()
+    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
         raise TypeError(f"send_batch {name} must be a binary or string column, not "
                         f"{column.type}")
-    return column.to_pylist()
+    if not len(column):
+        return []
+    import pyarrow.compute as pc
+
+    validity, offsets, data = column.buffers()
+    return BinaryColumn(validity if column.null_count else None, offsets,
+                        b"" if data is None else data, column.offset, len(column),
+                        4 if pa.types.is_binary(column.type) else 8,
+                        pc.max(pc.binary_length(column)).as_py() or 0)
 
 
 def _headers_list(pa: Any, column: Any) -> Any:

@@ -814,6 +814,187 @@ done:
     return result;
 }
 
+/* Encoding records straight from Arrow's buffer layout, for Producer.send_batch with
+ * pyarrow input: keys and values are read in place, no Python bytes per record. A
+ * column is (validity or None, offsets, data, first, length, offset width): Arrow's
+ * buffers of a binary (width 4) or large binary (width 8) array of ``length`` rows that
+ * starts at row ``first`` of them. Every offset is checked against the data before use;
+ * anything unexpected is declined. */
+
+typedef struct {
+    Py_buffer validity, offsets, data;
+    int has_validity, has_offsets, has_data, width;
+    Py_ssize_t first, length;
+} ArrowColumn;
+
+static void
+arrow_column_release(ArrowColumn *c)
+{
+    if (c->has_validity)
+        PyBuffer_Release(&c->validity);
+    if (c->has_offsets)
+        PyBuffer_Release(&c->offsets);
+    if (c->has_data)
+        PyBuffer_Release(&c->data);
+    c->has_validity = c->has_offsets = c->has_data = 0;
+}
+
+/* OK, DECLINE or FAILED; on OK the caller releases the column. */
+static int
+arrow_column_get(PyObject *spec, ArrowColumn *c)
+{
+    PyObject **f;
+    Py_ssize_t rows_end;
+    c->has_validity = c->has_offsets = c->has_data = 0;
+    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 6)
+        return DECLINE;
+    f = &PyTuple_GET_ITEM(spec, 0);
+    if (get_size(f[3], &c->first) != OK || get_size(f[4], &c->length) != OK
+            || !PyLong_CheckExact(f[5]))
+        return DECLINE;
+    c->width = (int)PyLong_AsLong(f[5]);
+    if ((c->width != 4 && c->width != 8) || c->first > PY_SSIZE_T_MAX / 16 - c->length)
+        return DECLINE;
+    rows_end = c->first + c->length;
+    if (f[0] != Py_None) {
+        if (PyObject_GetBuffer(f[0], &c->validity, PyBUF_SIMPLE) < 0)
+            return FAILED;
+        c->has_validity = 1;
+    }
+    if (PyObject_GetBuffer(f[1], &c->offsets, PyBUF_SIMPLE) < 0)
+        goto failed;
+    c->has_offsets = 1;
+    if (PyObject_GetBuffer(f[2], &c->data, PyBUF_SIMPLE) < 0)
+        goto failed;
+    c->has_data = 1;
+    if (c->offsets.len / c->width < rows_end + 1
+            || (c->has_validity && c->validity.len < (rows_end + 7) / 8)) {
+        arrow_column_release(c);
+        return DECLINE;
+    }
+    return OK;
+failed:
+    arrow_column_release(c);
+    return FAILED;
+}
+
+/* Row ``row`` of the column as a Field, its offsets checked against the data. */
+static inline int
+arrow_column_field(const ArrowColumn *c, Py_ssize_t row, Field *field)
+{
+    Py_ssize_t at = c->first + row;
+    int64_t start, stop;
+    if (c->has_validity
+            && !(((const unsigned char *)c->validity.buf)[at >> 3] & (1u << (at & 7)))) {
+        field->data = NULL;
+        field->size = -1;
+        return OK;
+    }
+    if (c->width == 4) {
+        int32_t pair[2];
+        memcpy(pair, (const char *)c->offsets.buf + at * 4, sizeof pair);
+        start = pair[0];
+        stop = pair[1];
+    } else {
+        int64_t pair[2];
+        memcpy(pair, (const char *)c->offsets.buf + at * 8, sizeof pair);
+        start = pair[0];
+        stop = pair[1];
+    }
+    if (start < 0 || start > stop || stop > c->data.len)
+        return DECLINE;
+    field->data = (const char *)c->data.buf + start;
+    field->size = (Py_ssize_t)(stop - start);
+    return OK;
+}
+
+PyDoc_STRVAR(encode_arrow_records_doc,
+"encode_arrow_records(timestamps, keys, values, start, stop, base_timestamp,\n"
+"                     record_count, size, batch_size, max_timestamp)\n"
+"--\n\n"
+"encode_records for records without headers whose keys and values are Arrow columns\n"
+"(validity, offsets, data, first, length, offset width); the same result, or None\n"
+"where the Python encoder must decide.");
+
+static PyObject *
+encode_arrow_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *timestamps, *result = NULL;
+    ArrowColumn keys = {0}, values = {0};
+    Py_ssize_t start, stop, count, size, batch_size, index = 0, capacity = 0, used = 0;
+    int64_t base_timestamp, max_timestamp;
+    unsigned char *out = NULL;
+    int status = OK;
+
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "encode_arrow_records takes 10 arguments");
+        return NULL;
+    }
+    timestamps = args[0];
+    if (!is_list_or_tuple(timestamps) || get_size(args[3], &start) != OK
+            || get_size(args[4], &stop) != OK || get_int64(args[5], &base_timestamp) != OK
+            || get_size(args[6], &count) != OK || get_size(args[7], &size) != OK
+            || get_size(args[8], &batch_size) != OK || get_int64(args[9], &max_timestamp) != OK
+            || start >= stop || stop > PySequence_Fast_GET_SIZE(timestamps))
+        Py_RETURN_NONE;
+    if ((status = arrow_column_get(args[2], &values)) != OK
+            || (status = arrow_column_get(args[1], &keys)) != OK)
+        goto done;
+    if (stop > values.length || stop > keys.length) {
+        status = DECLINE;
+        goto done;
+    }
+    for (index = start; index < stop; index++) {
+        int64_t timestamp;
+        Record record;
+        if (get_int64(PySequence_Fast_GET_ITEM(timestamps, index), &timestamp) != OK
+                || (base_timestamp < 0 ? timestamp > INT64_MAX + base_timestamp
+                                       : timestamp < INT64_MIN + base_timestamp)
+                || arrow_column_field(&keys, index, &record.key) != OK
+                || arrow_column_field(&values, index, &record.value) != OK) {
+            status = DECLINE;
+            break;
+        }
+        /* as measure_record, for a record without headers */
+        record.headers = NULL;
+        record.timestamp_delta = timestamp - base_timestamp;
+        record.offset_delta = count;
+        record.body = 1 + uvarint_size(zigzag(record.timestamp_delta))
+            + uvarint_size(zigzag(record.offset_delta)) + field_size(&record.key)
+            + field_size(&record.value) + 1;
+        record.size = uvarint_size(zigzag(record.body)) + record.body;
+        if (size + record.size > batch_size && count)
+            break; /* does not fit: the batch is full */
+        if (used + record.size > capacity) {
+            Py_ssize_t wanted = Py_MAX(Py_MAX(capacity * 2, used + record.size), 4096);
+            unsigned char *grown = PyMem_Realloc(out, (size_t)wanted);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                status = FAILED;
+                break;
+            }
+            out = grown;
+            capacity = wanted;
+        }
+        used = put_record(out + used, &record) - out;
+        size += record.size;
+        count += 1;
+        if (timestamp > max_timestamp)
+            max_timestamp = timestamp;
+    }
+done:
+    arrow_column_release(&keys);
+    arrow_column_release(&values);
+    if (status == OK) {
+        result = Py_BuildValue("y#nnnL", out != NULL ? (const char *)out : "", used, index,
+                               size, count, (long long)max_timestamp);
+    } else if (status == DECLINE) {
+        result = Py_NewRef(Py_None);
+    }
+    PyMem_Free(out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"decode_records", decode_records, METH_VARARGS, decode_records_doc},
     {"encode_record", (PyCFunction)(void (*)(void))encode_record, METH_FASTCALL,
@@ -822,6 +1003,8 @@ static PyMethodDef methods[] = {
      encode_records_doc},
     {"is_plain_section", is_plain_section, METH_O, is_plain_section_doc},
     {"decode_arrow", decode_arrow, METH_O, decode_arrow_doc},
+    {"encode_arrow_records", (PyCFunction)(void (*)(void))encode_arrow_records, METH_FASTCALL,
+     encode_arrow_records_doc},
     {NULL, NULL, 0, NULL},
 };
 
