@@ -125,14 +125,17 @@ class PartitionRecords:
         once its records are taken, so control batches and compacted gaps are not
         fetched again."""
 
-    def take(self, count: int) -> tuple[list[BatchChunk], int]:
+    def take(self, count: int, *, columns: bool = False) -> tuple[list[BatchChunk], int]:
         """Up to ``count`` records, as chunks of batches, and how many; :attr:`position`
-        moves past them."""
+        moves past them. With ``columns`` every chunk is decoded columns: a batch taken
+        in several parts is then decoded once, not once per part."""
         taken: list[BatchChunk] = []
         total = 0
         while total < count and not self.exhausted:
             chunk, index, size = self._chunk, self._index, self._size
             if chunk is not None and index < size:
+                if columns and not isinstance(chunk.records, Columns):
+                    chunk = self._chunk = chunk._replace(records=chunk.columns)
                 stop = min(index + count - total, size)
                 if index or stop < size:
                     chunk = chunk.slice(index, stop)
@@ -287,7 +290,7 @@ class Fetcher:
     def fetched_records(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max_records`` records from the buffered fetches, positions advanced."""
         drained: dict[TopicPartition, list[ConsumerRecord]] = {}
-        for tp, chunks in self.fetched_chunks(max_records).items():
+        for tp, chunks in self.fetched_chunks(max_records, columns=True).items():
             records = drained[tp] = []
             for chunk in chunks:
                 built, size = _consumer_records(tp, chunk, self._key_deserializer,
@@ -296,9 +299,11 @@ class Fetcher:
                 self.returned_bytes += size
         return drained
 
-    def fetched_chunks(self, max_records: int) -> dict[TopicPartition, list[BatchChunk]]:
-        """Up to ``max_records`` records from the buffered fetches as column chunks (what
-        ``poll_arrow`` builds its arrays from), positions advanced."""
+    def fetched_chunks(self, max_records: int, *, columns: bool = False
+                       ) -> dict[TopicPartition, list[BatchChunk]]:
+        """Up to ``max_records`` records from the buffered fetches as chunks (what
+        ``poll_arrow`` builds its arrays from; all decoded with ``columns``), positions
+        advanced."""
         drained: dict[TopicPartition, list[BatchChunk]] = {}
         remaining = max_records
         subscriptions = self._subscriptions
@@ -316,7 +321,7 @@ class Fetcher:
             if state is None or state.position != current.position:
                 self._current = None  # paused, revoked or moved by seek since the fetch
                 continue
-            chunks, count = current.take(remaining)
+            chunks, count = current.take(remaining, columns=columns)
             if chunks:
                 drained.setdefault(current.tp, []).extend(chunks)
                 remaining -= count
