@@ -426,7 +426,7 @@ class Consumer:
 
     # -- cluster queries ---------------------------------------------------------------------
 
-    def _timeout_of(self, timeout_ms: int | None) -> float:
+    def _timeout_of(self, timeout_ms: float | None) -> float:
         """Seconds for a call's ``timeout_ms`` (None: ``default_api_timeout_ms``)."""
         if timeout_ms is None:
             return self._api_timeout
