@@ -49,6 +49,7 @@ class RecordAccumulator:
         self,
         *,
         batch_size: int,
+        max_request_size: int,
         linger_ms: int,
         compression_type: str | None,
         buffer_memory: int,
@@ -58,6 +59,9 @@ class RecordAccumulator:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.batch_size = batch_size
+        self.bulk_batch_size = max(batch_size, min(max_request_size, buffer_memory))
+        """The size :meth:`append_many` fills batches to: the caller already batched, so
+        up to what one Produce request carries (``max_request_size``), not ``batch_size``."""
         self.linger = linger_ms / 1000
         self.compression_type = compression_type
         self.max_block = max_block_ms / 1000
@@ -126,36 +130,60 @@ class RecordAccumulator:
                     headers: Sequence[Sequence[Header] | None] | None, start: int, stop: int,
                     *, one_batch: bool = False) -> tuple[list[FutureBatchMetadata], int]:
         """Append records ``start..stop-1`` of the parallel sequences to ``tp``: the open
-        batch first, then new ones. Returns one future per batch touched and the index
-        reached, which is short of ``stop`` only with ``one_batch`` (stop once a batch is
-        full, so a sticky partitioner can move on)."""
+        batch first, then new ones of up to :attr:`bulk_batch_size` bytes. Returns one
+        future per batch touched and the index reached, which is short of ``stop`` only
+        with ``one_batch`` (stop once a batch is full, so a sticky partitioner can move on).
+
+        The lock is taken once per batch, not for the whole call, so the sender can take
+        the first full batches while later ones are still being encoded; the last batch
+        stays open (at ``batch_size``, for later records) only if it is still small.
+        """
         futures: list[FutureBatchMetadata] = []
-        with self._lock:
-            if self._closed:
-                raise KafkaError("the producer is closed")
-            queue = self._batches.setdefault(tp, deque())
-            index = start
-            while index < stop:
+        index = start
+        while index < stop:
+            with self._lock:
+                if self._closed:
+                    raise KafkaError("the producer is closed")
+                queue = self._batches.get(tp)
+                if queue is None:
+                    queue = self._batches[tp] = deque()
                 batch = queue[-1] if queue and not queue[-1].is_full else None
                 if batch is None:
-                    batch = self._new_batch(tp, keys[index], values[index])
+                    batch = self._new_batch(tp, keys[index], values[index],
+                                            self.bulk_batch_size)
                     queue.append(batch)
                 builder = batch.builder
                 first = builder.record_count
                 reached = builder.append_many(timestamps, keys, values, headers, index, stop)
                 if reached > index:
                     futures.append(FutureBatchMetadata(tp, batch.future, first, reached - index))
-                if reached < stop:
-                    batch.is_full = True
-                    if one_batch:
-                        return futures, reached
+                if reached < stop or builder.batch_size > self.batch_size:
+                    self._shrink(batch)
                 index = reached
+            if index < stop and one_batch:
+                break
         return futures, index
 
-    def _new_batch(self, tp: TopicPartition, key: bytes | None,
-                   value: bytes | None) -> ProducerBatch:
-        """A new open batch with its memory reserved; waits (lock released) for memory."""
-        needed = max(self.batch_size, (len(key) if key else 0) + (len(value) if value else 0))
+    def _shrink(self, batch: ProducerBatch) -> None:
+        """A batch :meth:`append_many` is done with: full, or back to ``batch_size`` (with
+        the memory it did not use returned) so that later records batch as usual."""
+        builder = batch.builder
+        size = builder.size_in_bytes
+        if size >= self.batch_size or builder.batch_size <= self.batch_size:
+            batch.is_full = True
+        builder.batch_size = min(builder.batch_size, self.batch_size)
+        unused = batch.reserved_bytes - max(self.batch_size, size)
+        if unused > 0:
+            batch.reserved_bytes -= unused
+            self._free_memory += unused
+            self._memory_freed.notify_all()
+
+    def _new_batch(self, tp: TopicPartition, key: bytes | None, value: bytes | None,
+                   batch_size: int | None = None) -> ProducerBatch:
+        """A new open batch of ``batch_size`` (default: the configured one) with its memory
+        reserved; waits (lock released) for memory."""
+        batch_size = batch_size or self.batch_size
+        needed = max(batch_size, (len(key) if key else 0) + (len(value) if value else 0))
         if needed > self._free_memory:
             deadline = self._clock() + self.max_block
             while needed > self._free_memory and not self._closed:
@@ -167,7 +195,7 @@ class RecordAccumulator:
                         f"buffer_memory exhausted: no room for a {needed}-byte batch within "
                         f"max_block_ms ({self.max_block * 1000:g} ms)")
         self._free_memory -= needed
-        builder = BatchBuilder(self.magic, self.compression_type, self.batch_size)
+        builder = BatchBuilder(self.magic, self.compression_type, batch_size)
         batch = ProducerBatch(tp, builder, self._clock(), needed)
         self._incomplete.add(batch)
         return batch

@@ -78,6 +78,7 @@ class Producer:
         self._cluster = self._client.cluster
         self._accumulator = RecordAccumulator(
             batch_size=self.config["batch_size"],
+            max_request_size=self._max_request_size,
             linger_ms=self.config["linger_ms"],
             compression_type=self.config["compression_type"],
             buffer_memory=self.config["buffer_memory"],
