@@ -88,7 +88,6 @@ class RecordAccumulator:
         key: bytes | None,
         value: bytes | None,
         headers: Sequence[Header] | None,
-        *,
         abort_on_new_batch: bool = False,
     ) -> FutureRecordMetadata | None:
         """Add one record to ``tp``'s open batch, opening a new batch when needed; returns

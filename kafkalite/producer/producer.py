@@ -142,7 +142,7 @@ class Producer:
             raise UnknownTopicOrPartitionError(
                 f"partition {partition} of topic {topic!r}: the topic has partitions "
                 f"0..{len(partitions) - 1}")
-        tp = self._topic_partition(topic, partition)
+        tp = self._partitions.get((topic, partition)) or self._topic_partition(topic, partition)
         if self._transactions is not None:
             self._transactions.add_partition(tp)
 
@@ -154,7 +154,7 @@ class Producer:
         timestamp = timestamp_ms if timestamp_ms is not None else _time_ns() // 1_000_000
 
         future = self._accumulator.append(tp, timestamp, key_bytes, value_bytes, headers,
-                                          abort_on_new_batch=chosen and self._sticky)
+                                          chosen and self._sticky)
         if future is None:  # the sticky partition's batch is full: move on first
             self._partitioner.on_new_batch(topic, cluster, tp.partition)
             partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
