@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import NamedTuple, Protocol
 
 from kafkalite.errors import KafkaError, KafkaTimeoutError
@@ -40,6 +41,7 @@ class ReadyCheck(NamedTuple):
 
 
 _new = tuple.__new__
+_created = attrgetter("created")
 
 
 class RecordAccumulator:
@@ -200,10 +202,12 @@ class RecordAccumulator:
         return batch
 
     def begin_flush(self) -> list[ProducerBatch]:
-        """Make every batch sendable now; returns the batches the flush waits for."""
+        """Make every batch sendable now; returns the batches the flush waits for, newest
+        first: they are answered last, so waiting for them first finds the others done
+        (one sleep, not one wakeup per batch competing with the I/O thread for the GIL)."""
         with self._lock:
             self._flushes += 1
-            return list(self._incomplete)
+            return sorted(self._incomplete, key=_created, reverse=True)
 
     def end_flush(self) -> None:
         with self._lock:
