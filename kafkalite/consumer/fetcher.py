@@ -32,6 +32,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite.records import RecordBatchView, iter_batches
+from kafkalite.records.accelerator import speedups
 from kafkalite.records.v2_records import Columns
 from kafkalite.serde import BytesDeserializer, Deserializer
 from kafkalite.structs import ConsumerRecord, TopicPartition
@@ -393,17 +394,24 @@ class Fetcher:
 
 def _consumer_records(tp: TopicPartition, chunk: BatchChunk, key_deserializer: Deserializer,
                       value_deserializer: Deserializer) -> tuple[list[ConsumerRecord], int]:
-    """A chunk's records, built with one comprehension, and their key and value bytes."""
+    """A chunk's records and the bytes of their keys and values: one C loop where the
+    compiled codec runs, else one comprehension."""
     topic, partition = tp
-    offsets, timestamps, keys, values, headers = chunk.columns
+    offsets, timestamps, raw_keys, raw_values, headers = chunk.columns
+    keys = raw_keys if isinstance(key_deserializer, BytesDeserializer) else [
+        key_deserializer.deserialize(topic, key) for key in raw_keys]
+    values = raw_values if isinstance(value_deserializer, BytesDeserializer) else [
+        value_deserializer.deserialize(topic, value) for value in raw_values]
     timestamp_type, leader_epoch = chunk.timestamp_type, chunk.leader_epoch
-    sizes = [-1 if key is None else len(key) for key in keys]
-    value_sizes = [-1 if value is None else len(value) for value in values]
+    if speedups is not None:
+        built: tuple[list[ConsumerRecord], int] | None = speedups.consumer_records(
+            ConsumerRecord, topic, partition, timestamp_type, leader_epoch, offsets, timestamps,
+            raw_keys, raw_values, headers, keys, values)
+        if built is not None:
+            return built
+    sizes = [-1 if key is None else len(key) for key in raw_keys]
+    value_sizes = [-1 if value is None else len(value) for value in raw_values]
     size = sum(sizes) + sizes.count(-1) + sum(value_sizes) + value_sizes.count(-1)
-    if not isinstance(key_deserializer, BytesDeserializer):
-        keys = [key_deserializer.deserialize(topic, key) for key in keys]
-    if not isinstance(value_deserializer, BytesDeserializer):
-        values = [value_deserializer.deserialize(topic, value) for value in values]
     return [_new_record(ConsumerRecord, (topic, partition, offset, timestamp, timestamp_type,
                                          key, value, header, leader_epoch, key_size, value_size,
                                          -1))

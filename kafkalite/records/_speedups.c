@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define API_VERSION 1
+#define API_VERSION 2
 #define MIN_RECORD_SIZE 7 /* length, attributes, timestamp, offset, key, value, headers */
 #define MIN_HEADER_SIZE 2 /* key length, value length */
 
@@ -551,12 +551,114 @@ encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* ------------------------------------------------------------------------------------
+ * The consumer's per-record loop: ConsumerRecord tuples straight from decoded columns.
+ * ---------------------------------------------------------------------------------- */
+
+PyDoc_STRVAR(consumer_records_doc,
+"consumer_records(cls, topic, partition, timestamp_type, leader_epoch, offsets,\n"
+"                 timestamps, raw_keys, raw_values, headers, keys, values)\n"
+"--\n\n"
+"One ``cls`` tuple per record (topic, partition, offset, timestamp, timestamp_type,\n"
+"key, value, headers, leader_epoch, key size, value size, -1) from parallel lists, and\n"
+"the bytes of all non-null raw keys and values: (records, size). ``keys``/``values``\n"
+"are what the record carries (the raw ones, or deserialized); the sizes come from the\n"
+"raw ones (-1 for null). None where the Python loop must run.");
+
+static PyObject *
+consumer_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyTypeObject *cls;
+    PyObject *offsets, *timestamps, *raw_keys, *raw_values, *headers, *keys, *values;
+    PyObject *records, *minus_one;
+    Py_ssize_t count, index, total = 0;
+
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "consumer_records takes 12 arguments");
+        return NULL;
+    }
+    cls = (PyTypeObject *)args[0];
+    offsets = args[5];
+    timestamps = args[6];
+    raw_keys = args[7];
+    raw_values = args[8];
+    headers = args[9];
+    keys = args[10];
+    values = args[11];
+    /* A plain tuple layout (a NamedTuple: no extra fields) and lists of one length. */
+    if (!PyType_Check(args[0]) || !PyType_IsSubtype(cls, &PyTuple_Type)
+            || cls->tp_basicsize != PyTuple_Type.tp_basicsize
+            || cls->tp_itemsize != PyTuple_Type.tp_itemsize
+            || !PyList_CheckExact(offsets) || !PyList_CheckExact(timestamps)
+            || !PyList_CheckExact(raw_keys) || !PyList_CheckExact(raw_values)
+            || !PyList_CheckExact(headers) || !PyList_CheckExact(keys)
+            || !PyList_CheckExact(values))
+        Py_RETURN_NONE;
+    count = PyList_GET_SIZE(offsets);
+    if (PyList_GET_SIZE(timestamps) != count || PyList_GET_SIZE(raw_keys) != count
+            || PyList_GET_SIZE(raw_values) != count || PyList_GET_SIZE(headers) != count
+            || PyList_GET_SIZE(keys) != count || PyList_GET_SIZE(values) != count)
+        Py_RETURN_NONE;
+    for (index = 0; index < count; index++) {
+        PyObject *key = PyList_GET_ITEM(raw_keys, index);
+        PyObject *value = PyList_GET_ITEM(raw_values, index);
+        if ((key != Py_None && !PyBytes_CheckExact(key))
+                || (value != Py_None && !PyBytes_CheckExact(value)))
+            Py_RETURN_NONE;
+    }
+
+    records = PyList_New(count);
+    minus_one = PyLong_FromLong(-1);
+    if (records == NULL || minus_one == NULL)
+        goto failed;
+    for (index = 0; index < count; index++) {
+        PyObject *raw_key = PyList_GET_ITEM(raw_keys, index);
+        PyObject *raw_value = PyList_GET_ITEM(raw_values, index);
+        Py_ssize_t key_size = raw_key == Py_None ? -1 : PyBytes_GET_SIZE(raw_key);
+        Py_ssize_t value_size = raw_value == Py_None ? -1 : PyBytes_GET_SIZE(raw_value);
+        PyObject *record = cls->tp_alloc(cls, 12);
+        PyObject *key_size_object, *value_size_object;
+        if (record == NULL)
+            goto failed;
+        PyList_SET_ITEM(records, index, record);
+        key_size_object = PyLong_FromSsize_t(key_size);
+        value_size_object = PyLong_FromSsize_t(value_size);
+        if (key_size_object == NULL || value_size_object == NULL) {
+            Py_XDECREF(key_size_object);
+            Py_XDECREF(value_size_object);
+            goto failed;
+        }
+        total += (key_size > 0 ? key_size : 0) + (value_size > 0 ? value_size : 0);
+        PyTuple_SET_ITEM(record, 0, Py_NewRef(args[1]));
+        PyTuple_SET_ITEM(record, 1, Py_NewRef(args[2]));
+        PyTuple_SET_ITEM(record, 2, Py_NewRef(PyList_GET_ITEM(offsets, index)));
+        PyTuple_SET_ITEM(record, 3, Py_NewRef(PyList_GET_ITEM(timestamps, index)));
+        PyTuple_SET_ITEM(record, 4, Py_NewRef(args[3]));
+        PyTuple_SET_ITEM(record, 5, Py_NewRef(PyList_GET_ITEM(keys, index)));
+        PyTuple_SET_ITEM(record, 6, Py_NewRef(PyList_GET_ITEM(values, index)));
+        PyTuple_SET_ITEM(record, 7, Py_NewRef(PyList_GET_ITEM(headers, index)));
+        PyTuple_SET_ITEM(record, 8, Py_NewRef(args[4]));
+        PyTuple_SET_ITEM(record, 9, key_size_object);
+        PyTuple_SET_ITEM(record, 10, value_size_object);
+        PyTuple_SET_ITEM(record, 11, Py_NewRef(minus_one));
+    }
+    Py_DECREF(minus_one);
+    return Py_BuildValue("Nn", records, total);
+
+failed:
+    Py_XDECREF(records);
+    Py_XDECREF(minus_one);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"decode_records", decode_records, METH_VARARGS, decode_records_doc},
     {"encode_record", (PyCFunction)(void (*)(void))encode_record, METH_FASTCALL,
      encode_record_doc},
     {"encode_records", (PyCFunction)(void (*)(void))encode_records, METH_FASTCALL,
      encode_records_doc},
+    {"consumer_records", (PyCFunction)(void (*)(void))consumer_records, METH_FASTCALL,
+     consumer_records_doc},
     {NULL, NULL, 0, NULL},
 };
 

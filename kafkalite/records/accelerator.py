@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-API_VERSION = 1
+API_VERSION = 2
 """The extension's ``API_VERSION`` this code expects; a stale build is ignored."""
 DISABLE_VARIABLE = "KAFKALITE_NO_SPEEDUPS"
 
