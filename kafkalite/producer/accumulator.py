@@ -69,6 +69,11 @@ class RecordAccumulator:
         self.max_block = max_block_ms / 1000
         self.delivery_timeout = delivery_timeout_ms / 1000
         self.retry_backoff = retry_backoff_ms / 1000
+        self.build_when_full = False
+        """Build (compress) a batch in the appending thread the moment it is full, instead
+        of in the sender: compressing releases the GIL, and on the I/O thread each release
+        costs a wait for a busy application thread to hand it back. Only for batches that
+        the sender does not stamp first (not idempotent)."""
         self.magic = 2
         """Record format for new batches; the sender lowers it for brokers older than 0.11."""
         self._clock = clock
@@ -118,6 +123,8 @@ class RecordAccumulator:
                             -1 if key is None else len(key),
                             -1 if value is None else len(value)))
                     batch.is_full = True
+                    if self.build_when_full:
+                        batch.close()
                 if abort_on_new_batch:  # the open batch is full
                     return None
             batch = self._new_batch(tp, key, value)

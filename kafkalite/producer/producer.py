@@ -86,6 +86,7 @@ class Producer:
             delivery_timeout_ms=self.config["delivery_timeout_ms"],
             retry_backoff_ms=self.config["retry_backoff_ms"],
         )
+        self._accumulator.build_when_full = not self.config["enable_idempotence"]
         self._sender = Sender(self._client, self._accumulator, self.config)
         self._transactions = (None if self.config["transactional_id"] is None else
                               TransactionDriver(self._client, self._sender, self.config,

@@ -239,3 +239,17 @@ def test_append_many_batch_above_batch_size_is_sent_without_lingering() -> None:
     bulk(acc, TP0, 30)  # about 3 KB: one batch, above batch_size, below max_request_size
     assert acc.ready(Leaders({TP0: 1})).ready_nodes == {1}
     assert fill(acc, TP0, 1)[0].opens_batch
+
+
+@pytest.mark.parametrize("build_when_full", [False, True])
+def test_a_full_batch_is_built_by_the_appending_thread_when_asked(build_when_full: bool) -> None:
+    clock = FakeClock()
+    acc = make(clock, compression_type="lz4")
+    acc.build_when_full = build_when_full
+    futures = fill(acc, TP0, 12)  # the 10th record or so opens a second batch
+    assert [f.opens_batch for f in futures].count(True) == 2
+    first, second = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1] + \
+        acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    assert first.is_closed is build_when_full and not second.is_closed
+    records = list(decode_batches(first.close()))
+    assert len(records) == first.record_count and records[0].value == bytes(100)
