@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define API_VERSION 2
+#define API_VERSION 3
 #define MIN_RECORD_SIZE 7 /* length, attributes, timestamp, offset, key, value, headers */
 #define MIN_HEADER_SIZE 2 /* key length, value length */
 
@@ -551,6 +551,116 @@ encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* ---- validation --------------------------------------------------------------------- */
+
+/* A key or value of the walk: its length at d[*pos], then its bytes skipped; *is_null for
+ * length -1. A field that does not end before ``record_end`` is declined, as the Python
+ * walk rejects it (the header count follows it inside the record). */
+static inline int
+skip_field(const unsigned char *d, Py_ssize_t record_end, Py_ssize_t *pos, int *is_null)
+{
+    int64_t size;
+    if (read_varint(d, record_end, pos, &size) != OK || size < -1 || size > record_end - *pos)
+        return DECLINE;
+    *is_null = size == -1;
+    if (size > 0)
+        *pos += (Py_ssize_t)size;
+    return *pos < record_end ? OK : DECLINE;
+}
+
+/* A record's headers at d[*pos..record_end), skipped: a count, then each header's key
+ * (not null) and value (null allowed), every length within the record. */
+static inline int
+skip_headers(const unsigned char *d, Py_ssize_t record_end, Py_ssize_t *pos)
+{
+    Py_ssize_t p = *pos;
+    int64_t count, size, i;
+    if (read_varint(d, record_end, &p, &count) != OK || count < 0 || count > record_end - p)
+        return DECLINE;
+    for (i = 0; i < count; i++) {
+        if (read_varint(d, record_end, &p, &size) != OK || size < 0 || size > record_end - p)
+            return DECLINE;
+        p += (Py_ssize_t)size;
+        if (read_varint(d, record_end, &p, &size) != OK || size < -1 || size > record_end - p)
+            return DECLINE;
+        if (size > 0)
+            p += (Py_ssize_t)size;
+    }
+    *pos = p;
+    return OK;
+}
+
+PyDoc_STRVAR(check_records_doc,
+"check_records(data, pos, end, count)\n"
+"--\n\n"
+"Walk the ``count`` records filling ``data[pos:end]`` as the broker's validation does:\n"
+"the list of indexes of records with a null key, or None where the Python walk must\n"
+"decide (every invalid record among it).");
+
+static PyObject *
+check_records(PyObject *module, PyObject *args)
+{
+    Py_buffer buffer;
+    Py_ssize_t pos, end, count, index = 0;
+    PyObject *null_keys = NULL;
+    const unsigned char *d;
+    int status = DECLINE;
+
+    if (!PyArg_ParseTuple(args, "y*nnn:check_records", &buffer, &pos, &end, &count))
+        return NULL;
+    d = (const unsigned char *)buffer.buf;
+    if (pos < 0 || end > buffer.len || pos >= end || count <= 0
+            || count > (end - pos) / MIN_RECORD_SIZE)
+        goto done;
+    null_keys = PyList_New(0); /* grows with the records walked, never sized by ``count`` */
+    if (null_keys == NULL)
+        goto failed;
+    while (pos < end) {
+        int64_t length, delta;
+        Py_ssize_t record_end;
+        int is_null;
+
+        if (index == count)
+            goto done; /* bytes after the last record */
+        if (read_varint(d, end, &pos, &length) != OK || length < MIN_RECORD_SIZE - 1
+                || length > end - pos)
+            goto done;
+        record_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes: any value */
+        if (read_varint(d, record_end, &pos, &delta) != OK /* timestamp delta: any */
+                || read_varint(d, record_end, &pos, &delta) != OK || delta != index
+                || skip_field(d, record_end, &pos, &is_null) != OK)
+            goto done;
+        if (is_null) {
+            PyObject *item = PyLong_FromSsize_t(index);
+            if (item == NULL || PyList_Append(null_keys, item) < 0) {
+                Py_XDECREF(item);
+                goto failed;
+            }
+            Py_DECREF(item);
+        }
+        if (skip_field(d, record_end, &pos, &is_null) != OK)
+            goto done;
+        if (d[pos] == 0)
+            pos += 1;
+        else if (skip_headers(d, record_end, &pos) != OK)
+            goto done;
+        if (pos != record_end)
+            goto done;
+        index += 1;
+    }
+    status = index == count ? OK : DECLINE;
+    goto done;
+failed:
+    status = FAILED;
+done:
+    PyBuffer_Release(&buffer);
+    if (status == OK)
+        return null_keys;
+    Py_XDECREF(null_keys);
+    return status == DECLINE ? Py_NewRef(Py_None) : NULL;
+}
+
 /* ------------------------------------------------------------------------------------
  * The consumer's per-record loop: ConsumerRecord tuples straight from decoded columns.
  * ---------------------------------------------------------------------------------- */
@@ -652,6 +762,7 @@ failed:
 }
 
 static PyMethodDef methods[] = {
+    {"check_records", check_records, METH_VARARGS, check_records_doc},
     {"decode_records", decode_records, METH_VARARGS, decode_records_doc},
     {"encode_record", (PyCFunction)(void (*)(void))encode_record, METH_FASTCALL,
      encode_record_doc},
