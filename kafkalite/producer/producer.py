@@ -40,6 +40,7 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite.records import estimate_record_size
+from kafkalite.records.builder import BinaryColumn
 from kafkalite.serde import BytesSerializer, resolve_serializer
 from kafkalite.structs import Header, TopicPartition
 
@@ -215,10 +216,15 @@ class Producer:
             timestamps = [stamp] * count
         elif len(timestamps) != count:
             raise ValueError(f"send_batch got {len(timestamps)} timestamps for {count} values")
-        raw_values = list(values) if self._raw_values else [
-            self._value_serializer.serialize(topic, value) for value in values]
-        raw_keys = [None] * count if keys is None else list(keys) if self._raw_keys else [
-            self._key_serializer.serialize(topic, key) for key in keys]
+        # Arrow input stays in its buffers (BinaryColumn) when no serializer runs.
+        raw_values = values if self._raw_values and isinstance(values, BinaryColumn) else \
+            list(values) if self._raw_values else [
+                self._value_serializer.serialize(topic, value) for value in values]
+        raw_keys = (BinaryColumn.nulls(count) if isinstance(raw_values, BinaryColumn)
+                    else [None] * count) if keys is None else \
+            keys if self._raw_keys and isinstance(keys, BinaryColumn) else \
+            list(keys) if self._raw_keys else [
+                self._key_serializer.serialize(topic, key) for key in keys]
         self._check_batch_sizes(raw_keys, raw_values, headers)
 
         cluster = self._cluster
@@ -259,8 +265,8 @@ class Producer:
         self._client.wakeup()
         return futures
 
-    def _partition_records(self, topic: str, keys: Any, values: Any, raw_keys: list[Any],
-                           raw_values: list[Any]) -> dict[TopicPartition, list[int]]:
+    def _partition_records(self, topic: str, keys: Any, values: Any, raw_keys: Sequence[Any],
+                           raw_values: Sequence[Any]) -> dict[TopicPartition, list[int]]:
         """Record indices by partition, chosen per record by the partitioner."""
         cluster = self._cluster
         partition_of = self._partitioner.partition
@@ -271,12 +277,11 @@ class Producer:
             by_partition.setdefault(self._topic_partition(topic, chosen), []).append(index)
         return by_partition
 
-    def _check_batch_sizes(self, keys: list[Any], values: list[Any],
+    def _check_batch_sizes(self, keys: Sequence[Any], values: Sequence[Any],
                            headers: list[Any] | None) -> None:
         """send()'s size rule for every record of a send_batch, before any is queued."""
         limit = self._max_request_size - _SIZE_CHECK_MARGIN
-        largest = max(map(len, filter(None, values)), default=0) + \
-            max(map(len, filter(None, keys)), default=0)
+        largest = _largest(values) + _largest(keys)
         if largest <= limit and headers is None:
             return
         for index, (key, value) in enumerate(zip(keys, values, strict=True)):
@@ -437,6 +442,13 @@ class Producer:
 
 KafkaProducer = Producer
 """kafka-python's name for :class:`Producer`: the same class."""
+
+
+def _largest(column: Sequence[bytes | None]) -> int:
+    """The size of the largest key or value."""
+    if isinstance(column, BinaryColumn):
+        return column.max_size
+    return max(map(len, filter(None, column)), default=0)
 
 
 def _is_arrow_like(column: Any) -> bool:
