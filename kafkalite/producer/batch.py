@@ -159,7 +159,8 @@ def failed_record_future(tp: TopicPartition, error: BaseException) -> FutureReco
 
 
 class ProducerBatch:
-    """Records for one partition; built (and compressed) once, when drained for sending."""
+    """Records for one partition; built (and compressed) once: when it fills up (see
+    ``RecordAccumulator.build_when_full``) or else when drained for sending."""
 
     __slots__ = ("attempts", "builder", "created", "future", "is_full", "records",
                  "reserved_bytes", "retry_at", "tp")

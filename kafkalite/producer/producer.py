@@ -79,6 +79,7 @@ class Producer:
         self._cluster = self._client.cluster
         self._accumulator = RecordAccumulator(
             batch_size=self.config["batch_size"],
+            max_request_size=self._max_request_size,
             linger_ms=self.config["linger_ms"],
             compression_type=self.config["compression_type"],
             buffer_memory=self.config["buffer_memory"],
@@ -86,6 +87,7 @@ class Producer:
             delivery_timeout_ms=self.config["delivery_timeout_ms"],
             retry_backoff_ms=self.config["retry_backoff_ms"],
         )
+        self._accumulator.build_when_full = not self.config["enable_idempotence"]
         self._sender = Sender(self._client, self._accumulator, self.config)
         self._transactions = (None if self.config["transactional_id"] is None else
                               TransactionDriver(self._client, self._sender, self.config,
@@ -142,7 +144,7 @@ class Producer:
             raise UnknownTopicOrPartitionError(
                 f"partition {partition} of topic {topic!r}: the topic has partitions "
                 f"0..{len(partitions) - 1}")
-        tp = self._topic_partition(topic, partition)
+        tp = self._partitions.get((topic, partition)) or self._topic_partition(topic, partition)
         if self._transactions is not None:
             self._transactions.add_partition(tp)
 
@@ -154,7 +156,7 @@ class Producer:
         timestamp = timestamp_ms if timestamp_ms is not None else _time_ns() // 1_000_000
 
         future = self._accumulator.append(tp, timestamp, key_bytes, value_bytes, headers,
-                                          abort_on_new_batch=chosen and self._sticky)
+                                          chosen and self._sticky)
         if future is None:  # the sticky partition's batch is full: move on first
             self._partitioner.on_new_batch(topic, cluster, tp.partition)
             partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
