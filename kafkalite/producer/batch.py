@@ -25,7 +25,7 @@ class BatchResult(NamedTuple):
     log_start_offset: int = -1
 
 
-class FutureRecordMetadata(tuple):  # type: ignore[type-arg]
+class FutureRecordMetadata(tuple):
     """The future ``Producer.send`` returns; ``get()`` gives a :class:`RecordMetadata`.
 
     A tuple ``(tp, batch future, relative offset, timestamp, key size, value size)``: the

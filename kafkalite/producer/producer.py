@@ -256,11 +256,10 @@ class Producer:
                                                        raw_values).items():
                 if self._transactions is not None:
                     self._transactions.add_partition(tp)
-                selected = [[column[i] for i in indices]
-                            for column in (timestamps, raw_keys, raw_values)]
                 made, _ = accumulator.append_many(
-                    tp, *selected, None if headers is None else [headers[i] for i in indices],
-                    0, len(indices))
+                    tp, [timestamps[i] for i in indices], [raw_keys[i] for i in indices],
+                    [raw_values[i] for i in indices],
+                    None if headers is None else [headers[i] for i in indices], 0, len(indices))
                 futures += made
         self._client.wakeup()
         return futures
