@@ -26,6 +26,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from benchmarks.report import add_write_docs, documented
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MB = 1 << 20
 BLOCK = 16 * 1024
@@ -194,22 +196,24 @@ def main(argv: list[str] | None = None) -> None:
                         help="runs per case; the best one is printed (default 1)")
     parser.add_argument("--profile", type=Path,
                         help="run the broker under pyinstrument, report to this file")
+    add_write_docs(parser)
     args = parser.parse_args(argv)
-    total = args.megabytes * MB
+    with documented("benchmarks.broker", args.write_docs):
+        total = args.megabytes * MB
 
-    with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
-        work = Path(tmp)
-        write_limit = max(page_cache_write_limit(work, total) for _ in range(args.repeat))
-        sendfile_limit = max(loopback_sendfile_limit(work, total) for _ in range(args.repeat))
-        (work / "page-cache-probe").unlink()
-        print(f"{'page-cache write':<22} {write_limit:8.1f} MB/s")
-        print(f"{'loopback sendfile':<22} {sendfile_limit:8.1f} MB/s", flush=True)
-        with broker_subprocess(work / "data", args.profile) as (bootstrap, pid):
-            print(f"broker pid {pid} at {bootstrap}", flush=True)
-            for size in RECORD_SIZES:
-                for codec in CODECS:
-                    run_case(bootstrap, pid, size, codec, total // size, args.repeat,
-                             write_limit, sendfile_limit)
+        with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
+            work = Path(tmp)
+            write_limit = max(page_cache_write_limit(work, total) for _ in range(args.repeat))
+            sendfile_limit = max(loopback_sendfile_limit(work, total) for _ in range(args.repeat))
+            (work / "page-cache-probe").unlink()
+            print(f"{'page-cache write':<22} {write_limit:8.1f} MB/s")
+            print(f"{'loopback sendfile':<22} {sendfile_limit:8.1f} MB/s", flush=True)
+            with broker_subprocess(work / "data", args.profile) as (bootstrap, pid):
+                print(f"broker pid {pid} at {bootstrap}", flush=True)
+                for size in RECORD_SIZES:
+                    for codec in CODECS:
+                        run_case(bootstrap, pid, size, codec, total // size, args.repeat,
+                                 write_limit, sendfile_limit)
 
 
 def run_case(bootstrap: str, pid: int, size: int, codec: str, count: int, repeat: int,

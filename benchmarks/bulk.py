@@ -32,6 +32,7 @@ from benchmarks.clients import (
     run_confluent,
     run_kafkalite,
 )
+from benchmarks.report import add_write_docs, documented
 
 
 def run_send_batch(bootstrap: str, topic: str, count: int) -> float:
@@ -101,28 +102,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=5)
+    add_write_docs(parser)
     args = parser.parse_args()
-    count = args.records
-    rates: dict[str, list[float]] = {name: [] for name in CASES}
-    with kafkalite_server() as bootstrap:
-        fill(bootstrap, "bench-consume", count)
-        for round_ in range(args.repeat):
-            for name, run in CASES.items():
-                producing = "poll" not in name and "consume" not in name
-                topic = f"bench-{round_}-{len(rates[name])}-{name.split()[1].strip('()')}" \
-                    if producing else "bench-consume"
-                rates[name].append(count / run(bootstrap, topic, count))
-    print(f"records={count} value=100B lz4 linger_ms=5 acks=1 one partition, "
-          f"median of {args.repeat} rounds")
-    for name, values in rates.items():
-        print(f"  {name:24s} {statistics.median(values):12,.0f} rec/s   "
-              f"(min {min(values):,.0f}, max {max(values):,.0f})")
-    for label, ours, theirs, goal in GOALS:
-        ratio = statistics.median(rates[ours]) / statistics.median(rates[theirs])
-        per_round = [a / b for a, b in zip(rates[ours], rates[theirs], strict=True)]
-        verdict = "met" if ratio >= goal else "missed"
-        print(f"  {label:36s} {ratio:5.2f}x  goal {goal:.1f}x {verdict:6s} "
-              f"per round {min(per_round):.2f}-{max(per_round):.2f}x")
+    with documented("benchmarks.bulk", args.write_docs):
+        count = args.records
+        rates: dict[str, list[float]] = {name: [] for name in CASES}
+        with kafkalite_server() as bootstrap:
+            fill(bootstrap, "bench-consume", count)
+            for round_ in range(args.repeat):
+                for name, run in CASES.items():
+                    producing = "poll" not in name and "consume" not in name
+                    topic = f"bench-{round_}-{len(rates[name])}-{name.split()[1].strip('()')}" \
+                        if producing else "bench-consume"
+                    rates[name].append(count / run(bootstrap, topic, count))
+        print(f"records={count} value=100B lz4 linger_ms=5 acks=1 one partition, "
+              f"median of {args.repeat} rounds")
+        for name, values in rates.items():
+            print(f"  {name:24s} {statistics.median(values):12,.0f} rec/s   "
+                  f"(min {min(values):,.0f}, max {max(values):,.0f})")
+        for label, ours, theirs, goal in GOALS:
+            ratio = statistics.median(rates[ours]) / statistics.median(rates[theirs])
+            per_round = [a / b for a, b in zip(rates[ours], rates[theirs], strict=True)]
+            verdict = "met" if ratio >= goal else "missed"
+            print(f"  {label:36s} {ratio:5.2f}x  goal {goal:.1f}x {verdict:6s} "
+                  f"per round {min(per_round):.2f}-{max(per_round):.2f}x")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.report import add_write_docs, documented
 from kafkalite.records import BatchBuilder
 from kafkalite_server.log.cleaner import IO_BUFFER_SIZE, Cleaner
 from kafkalite_server.log.config import LogConfig
@@ -77,8 +78,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--keys", type=int, default=10_000)
+    add_write_docs(parser)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="kafkalite-cleaner-") as tmp:
+    with (documented("benchmarks.cleaner", args.write_docs),
+          tempfile.TemporaryDirectory(prefix="kafkalite-cleaner-") as tmp):
         for codec in (None, "lz4"):
             print(run_case(Path(tmp), args.records, args.keys, codec), flush=True)
 

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from benchmarks.report import add_write_docs, documented
+
 VALUE = b"v" * 100
 SETTINGS = {"compression": "lz4", "linger_ms": 5, "acks": 1, "batch_size": 16384}
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -102,13 +104,15 @@ CLIENTS: dict[str, ProducerRun] = {
 
 
 @contextlib.contextmanager
-def kafkalite_server() -> Iterator[str]:
-    """A kafkalite-server subprocess on a free port; yields its bootstrap address."""
+def kafkalite_server(settings: dict[str, str] | None = None) -> Iterator[str]:
+    """A kafkalite-server subprocess on a free port, with broker ``settings`` on top of its
+    defaults; yields its bootstrap address."""
+    sets = [arg for key, value in (settings or {}).items() for arg in ("--set", f"{key}={value}")]
     with tempfile.TemporaryDirectory() as data_dir:
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
         process = subprocess.Popen(
             [sys.executable, "-m", "kafkalite_server", "start", "--data-dir", data_dir,
-             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+             "--port", "0", *sets], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
             env=env)
         try:
             assert process.stdout is not None
@@ -267,12 +271,14 @@ def main() -> None:
     parser.add_argument("--target", choices=("server", "mock", "both"), default="server")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--side", choices=("producer", "consumer", "both"), default="both")
+    add_write_docs(parser)
     args = parser.parse_args()
-    for target in ("server", "mock") if args.target == "both" else (args.target,):
-        if args.side != "consumer":
-            bench(target, args.records, args.repeat)
-        if args.side != "producer":
-            bench_consumers(target, args.records, args.repeat)
+    with documented("benchmarks.clients", args.write_docs):
+        for target in ("server", "mock") if args.target == "both" else (args.target,):
+            if args.side != "consumer":
+                bench(target, args.records, args.repeat)
+            if args.side != "producer":
+                bench_consumers(target, args.records, args.repeat)
 
 
 if __name__ == "__main__":

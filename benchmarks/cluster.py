@@ -45,6 +45,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tests" / "cluster"))
 from zookeeper_server import ZooKeeperServer  # noqa: E402
 
+from benchmarks.report import add_write_docs, documented  # noqa: E402
+
 BROKERS = (1, 2, 3)
 TOPIC = "failover"
 PARTITIONS = 3
@@ -181,38 +183,41 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--data-dir", type=Path,
                         help="keep the brokers' logs and data here (default: a temporary dir)")
+    add_write_docs(parser)
     args = parser.parse_args(argv)
-    with contextlib.ExitStack() as stack:
-        root = args.data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        brokers = stack.enter_context(cluster(root))
-        # The stopped broker keeps its port across restarts: one bootstrap list serves all.
-        bootstrap = ",".join(b.bootstrap_servers for b in brokers.values())
-        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
-        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3,
-                                      config={"min.insync.replicas": "2"})])[TOPIC].result(30)
-        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "log_level": 0,
-                             "linger.ms": 0, "message.timeout.ms": int(WAIT_S * 1000),
-                             "retry.backoff.ms": 20, "retry.backoff.max.ms": 100,
-                             "topic.metadata.refresh.fast.interval.ms": 20})
-        _until(lambda: fully_replicated(admin), "a full ISR on every partition")
-        for partition in range(PARTITIONS):  # connections and metadata warm
-            producer.produce(TOPIC, b"warm", partition=partition)
-        if producer.flush(30):
-            raise RuntimeError("warm-up records not acknowledged")
-        results: dict[str, list[tuple[float, float]]] = {
-            "kill": [], "stop": [], "stop-controller": []}
-        for _ in range(args.rounds):
-            for how in results:
-                results[how].append(failover_round(brokers, admin, producer, how))
-        producer.flush(10)
-    labels = {"kill": "SIGKILL of the leader (session 6 s)",
-              "stop": "SIGTERM, controlled shutdown      ",
-              "stop-controller": "SIGTERM of the controller itself  "}
-    for how, rounds in results.items():
-        for index, figure in enumerate(("first ack", "longest  ")):
-            seconds = [r[index] for r in rounds]
-            print(f"{labels[how]}  {figure}  median {statistics.median(seconds):6.3f} s  "
-                  f"max {max(seconds):6.3f} s  ({len(seconds)} rounds)")
+    with documented("benchmarks.cluster", args.write_docs):
+        with contextlib.ExitStack() as stack:
+            root = args.data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            brokers = stack.enter_context(cluster(root))
+            # The stopped broker keeps its port across restarts: one bootstrap list serves all.
+            bootstrap = ",".join(b.bootstrap_servers for b in brokers.values())
+            admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+            admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3,
+                                          config={"min.insync.replicas": "2"})])[TOPIC].result(30)
+            producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "log_level": 0,
+                                 "linger.ms": 0, "message.timeout.ms": int(WAIT_S * 1000),
+                                 "retry.backoff.ms": 20, "retry.backoff.max.ms": 100,
+                                 "topic.metadata.refresh.fast.interval.ms": 20})
+            _until(lambda: fully_replicated(admin), "a full ISR on every partition")
+            for partition in range(PARTITIONS):  # connections and metadata warm
+                producer.produce(TOPIC, b"warm", partition=partition)
+            if producer.flush(30):
+                raise RuntimeError("warm-up records not acknowledged")
+            results: dict[str, list[tuple[float, float]]] = {
+                "kill": [], "stop": [], "stop-controller": []}
+            for _ in range(args.rounds):
+                for how in results:
+                    results[how].append(failover_round(brokers, admin, producer, how))
+            producer.flush(10)
+        labels = {"kill": "SIGKILL of the leader (session 6 s)",
+                  "stop": "SIGTERM, controlled shutdown      ",
+                  "stop-controller": "SIGTERM of the controller itself  "}
+        for how, rounds in results.items():
+            for index, figure in enumerate(("first ack", "longest  ")):
+                seconds = [r[index] for r in rounds]
+                print(f"{labels[how]}  {figure}  median {statistics.median(seconds):6.3f} s  "
+                      f"max {max(seconds):6.3f} s  ({len(seconds)} rounds)")
+
 
 if __name__ == "__main__":
     main()

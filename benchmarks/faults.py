@@ -40,8 +40,9 @@ from cluster import ZooKeeperServer  # noqa: E402
 from scenarios import run_scenario  # noqa: E402
 from workload import DELIVERY_TIMEOUT_MS  # noqa: E402
 
+from benchmarks.report import replace_between_markers  # noqa: E402
+
 DOCS = REPO_ROOT / "docs" / "reliability.md"
-BEGIN, END = "<!-- long-run table: begin -->", "<!-- long-run table: end -->"
 
 
 @dataclass
@@ -121,14 +122,13 @@ def table(rows: dict[str, Row]) -> str:
 
 
 def write_docs(text: str, minutes: float, seed: int, delivery_timeout_ms: int) -> None:
-    page = DOCS.read_text()
-    start, end = page.index(BEGIN) + len(BEGIN), page.index(END)
     stamp = datetime.date.today().isoformat()
     timeout = ("" if delivery_timeout_ms == DELIVERY_TIMEOUT_MS
                else f" --delivery-timeout-ms {delivery_timeout_ms}")
-    block = (f"\n`python -m benchmarks.faults --minutes {minutes:g} --seed {seed}{timeout}`, "
-             f"{stamp}, three brokers, two cores:\n\n{text}\n")
-    DOCS.write_text(page[:start] + block + page[end:])
+    replace_between_markers(
+        DOCS, "long-run table",
+        f"\n`python -m benchmarks.faults --minutes {minutes:g} --seed {seed}{timeout}`, "
+        f"{stamp}, three brokers, two cores:\n\n{text}\n")
 
 
 def main(argv: list[str] | None = None) -> int:

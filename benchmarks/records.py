@@ -18,6 +18,7 @@ from collections.abc import Callable
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
+from benchmarks.report import add_write_docs, documented
 from kafkalite.records import BatchBuilder, decode_batches
 
 BATCH_SIZE = 16384
@@ -102,20 +103,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; best counts")
+    add_write_docs(parser)
     args = parser.parse_args()
-    count, repeat = args.records, args.repeat
-    for compression in (None, "lz4"):
-        name = compression or "uncompressed"
-        report(f"encode {name}", *best_rates(
-            count, repeat, lambda c=compression: encode_kafkalite(count, c),
-            lambda c=compression: encode_kafka_python(count, c)))
+    with documented("benchmarks.records", args.write_docs):
+        count, repeat = args.records, args.repeat
+        for compression in (None, "lz4"):
+            name = compression or "uncompressed"
+            report(f"encode {name}", *best_rates(
+                count, repeat, lambda c=compression: encode_kafkalite(count, c),
+                lambda c=compression: encode_kafka_python(count, c)))
 
-        data = b"".join(encode_kafkalite(count, compression))
-        peer_data = b"".join(encode_kafka_python(count, compression))
-        if decode_kafkalite(peer_data) != decode_kafka_python(data):
-            raise RuntimeError("the two libraries disagree about the records")
-        report(f"decode {name}", *best_rates(count, repeat, lambda d=data: decode_kafkalite(d),
-                                             lambda d=data: decode_kafka_python(d)))
+            data = b"".join(encode_kafkalite(count, compression))
+            peer_data = b"".join(encode_kafka_python(count, compression))
+            if decode_kafkalite(peer_data) != decode_kafka_python(data):
+                raise RuntimeError("the two libraries disagree about the records")
+            report(f"decode {name}", *best_rates(count, repeat, lambda d=data: decode_kafkalite(d),
+                                                 lambda d=data: decode_kafka_python(d)))
 
 
 if __name__ == "__main__":

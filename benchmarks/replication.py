@@ -41,6 +41,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests" / "cluster"))
 from zookeeper_server import ZooKeeperServer  # noqa: E402
 
 from benchmarks.broker import cpu_seconds  # noqa: E402
+from benchmarks.report import add_write_docs, documented  # noqa: E402
 
 MB = 1 << 20
 BROKERS = (1, 2, 3)
@@ -149,39 +150,41 @@ def main(argv: list[str] | None = None) -> None:
                         help="which cases to run (all by default)")
     parser.add_argument("--profile", type=Path,
                         help="a directory for the brokers' pyinstrument reports")
+    add_write_docs(parser)
     args = parser.parse_args(argv)
-    count = args.megabytes * MB // args.size
-    if args.profile is not None:
-        args.profile.mkdir(parents=True, exist_ok=True)
-    values = [os.urandom(args.size) for _ in range(1024)]
-    records = [values[i % len(values)] for i in range(count)]
-    best: dict[str, tuple[float, list[float], float]] = {}
-    with tempfile.TemporaryDirectory(prefix="kafkalite-replication-") as scratch:
-        root = Path(scratch)
-        zookeeper = ZooKeeperServer(root / "zookeeper").start()
-        try:
-            with cluster(root, zookeeper.connect + "/bench", args.profile) as (bootstrap, pids):
-                create_topics(bootstrap)
-                for _ in range(args.repeat):
-                    for case in args.cases:
-                        topic, _name, settings = CASES[case]
-                        cpu = sum(cpu_seconds(pid) for pid in pids)
-                        rate, latencies = produce(bootstrap, topic, records, settings)
-                        cpu = sum(cpu_seconds(pid) for pid in pids) - cpu
-                        if case not in best or rate > best[case][0]:
-                            best[case] = (rate, latencies, cpu * 1000 / args.megabytes)
-        finally:
-            zookeeper.stop()
-    for case in args.cases:
-        rate, latencies, cpu_per_mb = best[case]
-        print(f"{CASES[case][1]}  {rate:7.1f} MB/s  {rate * MB / args.size:9.0f} records/s  "
-              f"p50 {percentile(latencies, 0.5):7.1f} ms  p99 {percentile(latencies, 0.99):7.1f} ms"
-              f"  brokers' CPU {cpu_per_mb:5.1f} ms/MB")
-    if "rf1" in best:
-        for case in ("rf3", "rf3-plain"):
-            if case in best:
-                print(f"{CASES[case][1].strip()} / RF=1 acks=1: "
-                      f"{best[case][0] / best['rf1'][0]:.0%}")
+    with documented("benchmarks.replication", args.write_docs):
+        count = args.megabytes * MB // args.size
+        if args.profile is not None:
+            args.profile.mkdir(parents=True, exist_ok=True)
+        values = [os.urandom(args.size) for _ in range(1024)]
+        records = [values[i % len(values)] for i in range(count)]
+        best: dict[str, tuple[float, list[float], float]] = {}
+        with tempfile.TemporaryDirectory(prefix="kafkalite-replication-") as scratch:
+            root = Path(scratch)
+            zookeeper = ZooKeeperServer(root / "zookeeper").start()
+            try:
+                with cluster(root, zookeeper.connect + "/bench", args.profile) as (bootstrap, pids):
+                    create_topics(bootstrap)
+                    for _ in range(args.repeat):
+                        for case in args.cases:
+                            topic, _name, settings = CASES[case]
+                            cpu = sum(cpu_seconds(pid) for pid in pids)
+                            rate, latencies = produce(bootstrap, topic, records, settings)
+                            cpu = sum(cpu_seconds(pid) for pid in pids) - cpu
+                            if case not in best or rate > best[case][0]:
+                                best[case] = (rate, latencies, cpu * 1000 / args.megabytes)
+            finally:
+                zookeeper.stop()
+        for case in args.cases:
+            rate, latencies, cpu_per_mb = best[case]
+            print(f"{CASES[case][1]}  {rate:7.1f} MB/s  {rate * MB / args.size:9.0f} records/s  "
+                  f"p50 {percentile(latencies, 0.5):7.1f} ms  p99 {percentile(latencies, 0.99):7.1f} ms"
+                  f"  brokers' CPU {cpu_per_mb:5.1f} ms/MB")
+        if "rf1" in best:
+            for case in ("rf3", "rf3-plain"):
+                if case in best:
+                    print(f"{CASES[case][1].strip()} / RF=1 acks=1: "
+                          f"{best[case][0] / best['rf1'][0]:.0%}")
 
 
 if __name__ == "__main__":

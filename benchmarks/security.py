@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.report import add_write_docs, documented  # noqa: E402
 from tests.security.certs import make_pki  # noqa: E402
 
 MB = 1 << 20
@@ -102,35 +103,37 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3)
+    add_write_docs(parser)
     args = parser.parse_args()
-    total = args.megabytes * MB
-    with tempfile.TemporaryDirectory(prefix="kafkalite-bench-security-") as work:
-        process, addresses, ca = start_broker(Path(work))
-        try:
-            print(f"{'case':<22} {'PLAINTEXT MB/s':>15} {'SASL_SSL MB/s':>14} {'ratio':>6}")
-            for size in RECORD_SIZES:
-                for action in (produce, consume):
-                    best: dict[str, float] = {}
-                    for protocol in ("PLAINTEXT", "SASL_SSL"):
-                        conf = client_conf(protocol, addresses[protocol], ca)
-                        topic = f"bench-{protocol.lower()}-{size}"
-                        runs = []
-                        for _ in range(args.repeat):
-                            if action is produce:
-                                topic = f"bench-{protocol.lower()}-{size}-{uuid.uuid4().hex}"
-                                runs.append(produce(conf, topic, size, total))
-                            else:
-                                if not runs:
-                                    produce(conf, topic, size, total)
-                                runs.append(consume(conf, topic, size, total))
-                        best[protocol] = max(runs)
-                    name = f"{action.__name__} {size // 1024} KB"
-                    print(f"{name:<22} {best['PLAINTEXT']:>15.1f} {best['SASL_SSL']:>14.1f} "
-                          f"{best['SASL_SSL'] / best['PLAINTEXT']:>6.2f}", flush=True)
-        finally:
-            process.terminate()
-            process.wait(30)
-    return 0
+    with documented("benchmarks.security", args.write_docs):
+        total = args.megabytes * MB
+        with tempfile.TemporaryDirectory(prefix="kafkalite-bench-security-") as work:
+            process, addresses, ca = start_broker(Path(work))
+            try:
+                print(f"{'case':<22} {'PLAINTEXT MB/s':>15} {'SASL_SSL MB/s':>14} {'ratio':>6}")
+                for size in RECORD_SIZES:
+                    for action in (produce, consume):
+                        best: dict[str, float] = {}
+                        for protocol in ("PLAINTEXT", "SASL_SSL"):
+                            conf = client_conf(protocol, addresses[protocol], ca)
+                            topic = f"bench-{protocol.lower()}-{size}"
+                            runs = []
+                            for _ in range(args.repeat):
+                                if action is produce:
+                                    topic = f"bench-{protocol.lower()}-{size}-{uuid.uuid4().hex}"
+                                    runs.append(produce(conf, topic, size, total))
+                                else:
+                                    if not runs:
+                                        produce(conf, topic, size, total)
+                                    runs.append(consume(conf, topic, size, total))
+                            best[protocol] = max(runs)
+                        name = f"{action.__name__} {size // 1024} KB"
+                        print(f"{name:<22} {best['PLAINTEXT']:>15.1f} {best['SASL_SSL']:>14.1f} "
+                              f"{best['SASL_SSL'] / best['PLAINTEXT']:>6.2f}", flush=True)
+            finally:
+                process.terminate()
+                process.wait(30)
+        return 0
 
 
 if __name__ == "__main__":

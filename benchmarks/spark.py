@@ -26,6 +26,7 @@ import json
 import time
 
 from benchmarks.clients import kafkalite_server
+from benchmarks.report import add_write_docs, documented
 
 PARTITIONS = 8
 VALUE = b"v" * 100
@@ -89,8 +90,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=1, help="alternate runs; best kept")
+    add_write_docs(parser)
     args = parser.parse_args()
+    with documented("benchmarks.spark", args.write_docs):
+        measure(args)
 
+
+def measure(args: argparse.Namespace) -> None:
     from kafkalite.spark import local_session
 
     with kafkalite_server() as bootstrap:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from benchmarks.report import add_write_docs, documented
 from kafkalite import Producer
 from kafkalite_server.embedded import EmbeddedCluster
 
@@ -51,17 +52,20 @@ def transactional(bootstrap: str, records: int, size: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
-    records = parser.parse_args().records
-    with EmbeddedCluster(config={"transaction.state.log.num.partitions": "3"}) as cluster:
-        bootstrap = cluster.bootstrap_servers
-        rows = [("idempotent, no transactions", idempotent(bootstrap, records))]
-        for size in TRANSACTION_SIZES:
-            rows.append((f"transactions of {size:,} records",
-                         transactional(bootstrap, records, size)))
-    base = rows[0][1]
-    print(f"{'case':<34}{'records/s':>12}{'vs idempotent':>16}")
-    for name, rate in rows:
-        print(f"{name:<34}{rate:>12,.0f}{rate / base:>15.2f}x")
+    add_write_docs(parser)
+    args = parser.parse_args()
+    records = args.records
+    with documented("benchmarks.transactions", args.write_docs):
+        with EmbeddedCluster(config={"transaction.state.log.num.partitions": "3"}) as cluster:
+            bootstrap = cluster.bootstrap_servers
+            rows = [("idempotent, no transactions", idempotent(bootstrap, records))]
+            for size in TRANSACTION_SIZES:
+                rows.append((f"transactions of {size:,} records",
+                             transactional(bootstrap, records, size)))
+        base = rows[0][1]
+        print(f"{'case':<34}{'records/s':>12}{'vs idempotent':>16}")
+        for name, rate in rows:
+            print(f"{name:<34}{rate:>12,.0f}{rate / base:>15.2f}x")
 
 
 if __name__ == "__main__":

@@ -156,6 +156,8 @@ class KafkaClient:
         self.ready_listeners: list[Callable[[BrokerConnection], None]] = []
         """Called on the I/O thread each time a connection finishes version negotiation."""
         self._connections: dict[int, BrokerConnection] = {}
+        self._unflushed: set[BrokerConnection] = set()
+        """Connections with requests queued this loop round, written before the select."""
         self._failures: dict[int, int] = {}
         self._backoff_until: dict[int, float] = {}
         self._closed = False
@@ -257,6 +259,7 @@ class KafkaClient:
                 security=self._security,
             )
             conn.on_state_change = self._on_state_change
+            conn.on_output = self._unflushed.add
             self._connections[node_id] = conn
         if conn.state is ConnectionState.DISCONNECTED:
             conn.connect()
@@ -367,6 +370,7 @@ class KafkaClient:
                 at = None
             if at is not None:
                 wake_at.append(at)
+        self._flush_output()
         if self._tasks:
             timeout = 0.0
         else:
@@ -381,6 +385,11 @@ class KafkaClient:
                 conn.handle_write()
             if mask & selectors.EVENT_READ:
                 conn.handle_read()
+
+    def _flush_output(self) -> None:
+        """One write per connection for all the requests queued since the last one."""
+        while self._unflushed:
+            self._unflushed.pop().flush_output()
 
     def _close_idle_connections(self) -> float | None:
         """Close connections unused for ``connections_max_idle_ms`` (as brokers do, but first,
@@ -405,11 +414,11 @@ class KafkaClient:
         return next_check
 
     def _drain_wakeups(self) -> None:
-        try:
-            while self._wake_reader.recv(4096):
-                pass
-        except (BlockingIOError, OSError):
-            pass
+        # One read: wakeups are coalesced to a byte or so, and a leftover byte only makes
+        # the next select return at once. Reading until EAGAIN cost a second socket call,
+        # and each one hands the GIL over to a busy application thread.
+        with contextlib.suppress(OSError):
+            self._wake_reader.recv(4096)
         self._wakeup_pending = False  # after draining: a racing wakeup's task still runs next
 
     def _shutdown(self) -> None:
@@ -419,6 +428,7 @@ class KafkaClient:
                 self._tasks.popleft()()
             except Exception:
                 log.debug("task failed during shutdown", exc_info=True)
+        self._flush_output()  # what the last tasks sent still leaves, as it did at once
         error = KafkaError("the client is closed")
         for conn in list(self._connections.values()):
             conn.close(error)

@@ -151,6 +151,10 @@ class BrokerConnection:
         self.last_error: BaseException | None = None
         """Why the connection last closed (None: closed on purpose)."""
         self.on_state_change: Callable[[BrokerConnection], None] | None = None
+        self.on_output: Callable[[BrokerConnection], None] | None = None
+        """If set, a queued request is not written at once: this is called instead, and the
+        owner calls :meth:`flush_output` later, so that requests queued together leave in
+        one ``send`` (each socket call hands the GIL to the application's threads)."""
 
     def __repr__(self) -> str:
         return f"<BrokerConnection node={self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -281,6 +285,14 @@ class BrokerConnection:
                                              self._clock() + self.request_timeout))
         else:
             self._on_written.append((self._queued_bytes, future))
+        if self.on_output is None:
+            self._flush()
+        else:
+            self.on_output(self)
+
+    def flush_output(self) -> None:
+        """Write what :meth:`send` queued (see :attr:`on_output`); the selector finishes
+        what the socket does not take now."""
         self._flush()
 
     def _next_correlation_id(self) -> int:

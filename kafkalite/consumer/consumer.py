@@ -232,7 +232,7 @@ class Consumer:
                 timeout_ms < 0:
             raise ValueError(f"timeout_ms must be a non-negative number, not {timeout_ms!r}")
         chunks = self._poll(timeout_ms, max_records, self._fetcher.fetched_chunks)
-        batch = record_batch([(tp.topic, tp.partition, chunk.columns, chunk.timestamp_type)
+        batch = record_batch([(tp.topic, tp.partition, chunk.timestamp_type, chunk.records)
                               for tp, runs in chunks.items() for chunk in runs],
                              timestamp_type=timestamp_type)
         if batch.num_rows:
@@ -426,7 +426,7 @@ class Consumer:
 
     # -- cluster queries ---------------------------------------------------------------------
 
-    def _timeout_of(self, timeout_ms: int | None) -> float:
+    def _timeout_of(self, timeout_ms: float | None) -> float:
         """Seconds for a call's ``timeout_ms`` (None: ``default_api_timeout_ms``)."""
         if timeout_ms is None:
             return self._api_timeout

@@ -32,7 +32,8 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite.records import RecordBatchView, iter_batches
-from kafkalite.records.v2_records import Columns
+from kafkalite.records.accelerator import speedups
+from kafkalite.records.v2_records import Columns, SectionRange, decode_section, is_plain
 from kafkalite.serde import BytesDeserializer, Deserializer
 from kafkalite.structs import ConsumerRecord, TopicPartition
 
@@ -57,11 +58,44 @@ class CompletedFetch:
 
 
 class BatchChunk(NamedTuple):
-    """Consecutive records of one batch, as columns, with the batch facts they share."""
+    """Consecutive records of one batch with the batch facts they share.
 
-    columns: Columns
+    ``records`` are decoded columns, or, for a plain batch (see
+    :func:`~kafkalite.records.v2_records.is_plain`), a range of its records section that
+    is decoded only when taken: into Python columns for ``poll()``, straight into Arrow
+    buffers for ``poll_arrow()``.
+    """
+
+    records: Columns | SectionRange
     timestamp_type: int
     leader_epoch: int
+
+    @property
+    def columns(self) -> Columns:
+        records = self.records
+        return records if isinstance(records, Columns) else records.columns()
+
+    @property
+    def size(self) -> int:
+        """How many records."""
+        records = self.records
+        return len(records) if isinstance(records, Columns) else records.stop - records.start
+
+    @property
+    def last_offset(self) -> int:
+        records = self.records
+        if isinstance(records, Columns):
+            return records.offsets[-1]
+        return records.section.base_offset + records.stop - 1
+
+    def slice(self, start: int, stop: int) -> BatchChunk:
+        """Its records ``start..stop-1``."""
+        records = self.records
+        if isinstance(records, Columns):
+            part: Columns | SectionRange = records.slice(start, stop)
+        else:
+            part = records._replace(start=records.start + start, stop=records.start + stop)
+        return self._replace(records=part)
 
 
 class PartitionRecords:
@@ -92,22 +126,24 @@ class PartitionRecords:
         once its records are taken, so control batches and compacted gaps are not
         fetched again."""
 
-    def take(self, count: int) -> tuple[list[BatchChunk], int]:
+    def take(self, count: int, *, columns: bool = False) -> tuple[list[BatchChunk], int]:
         """Up to ``count`` records, as chunks of batches, and how many; :attr:`position`
-        moves past them."""
+        moves past them. With ``columns`` every chunk is decoded columns: a batch taken
+        in several parts is then decoded once, not once per part."""
         taken: list[BatchChunk] = []
         total = 0
         while total < count and not self.exhausted:
             chunk, index, size = self._chunk, self._index, self._size
             if chunk is not None and index < size:
+                if columns and not isinstance(chunk.records, Columns):
+                    chunk = self._chunk = chunk._replace(records=chunk.columns)
                 stop = min(index + count - total, size)
                 if index or stop < size:
-                    chunk = BatchChunk(Columns(*[column[index:stop] for column in chunk.columns]),
-                                       chunk.timestamp_type, chunk.leader_epoch)
+                    chunk = chunk.slice(index, stop)
                 taken.append(chunk)
                 total += stop - index
                 self._index = stop
-                self.position = chunk.columns.offsets[-1] + 1
+                self.position = chunk.last_offset + 1
                 if stop == size:
                     self.position = max(self.position, self._batch_end)
                 continue
@@ -120,7 +156,7 @@ class PartitionRecords:
                 self.exhausted = True
             else:
                 self._chunk, self._index = chunk, 0
-                self._size = 0 if chunk is None else len(chunk.columns.offsets)
+                self._size = 0 if chunk is None else chunk.size
                 if not self._size:  # control batch, aborted data, or before the position
                     self.position = max(self.position, self._batch_end)
         return taken, total
@@ -255,7 +291,7 @@ class Fetcher:
     def fetched_records(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max_records`` records from the buffered fetches, positions advanced."""
         drained: dict[TopicPartition, list[ConsumerRecord]] = {}
-        for tp, chunks in self.fetched_chunks(max_records).items():
+        for tp, chunks in self.fetched_chunks(max_records, columns=True).items():
             records = drained[tp] = []
             for chunk in chunks:
                 built, size = _consumer_records(tp, chunk, self._key_deserializer,
@@ -264,9 +300,11 @@ class Fetcher:
                 self.returned_bytes += size
         return drained
 
-    def fetched_chunks(self, max_records: int) -> dict[TopicPartition, list[BatchChunk]]:
-        """Up to ``max_records`` records from the buffered fetches as column chunks (what
-        ``poll_arrow`` builds its arrays from), positions advanced."""
+    def fetched_chunks(self, max_records: int, *, columns: bool = False
+                       ) -> dict[TopicPartition, list[BatchChunk]]:
+        """Up to ``max_records`` records from the buffered fetches as chunks (what
+        ``poll_arrow`` builds its arrays from; all decoded with ``columns``), positions
+        advanced."""
         drained: dict[TopicPartition, list[BatchChunk]] = {}
         remaining = max_records
         subscriptions = self._subscriptions
@@ -284,7 +322,7 @@ class Fetcher:
             if state is None or state.position != current.position:
                 self._current = None  # paused, revoked or moved by seek since the fetch
                 continue
-            chunks, count = current.take(remaining)
+            chunks, count = current.take(remaining, columns=columns)
             if chunks:
                 drained.setdefault(current.tp, []).extend(chunks)
                 remaining -= count
@@ -378,32 +416,52 @@ class Fetcher:
                     continue
                 if self._check_crcs:
                     batch.ensure_valid()
-                columns = batch.columns(check_crcs=self._check_crcs, max_bytes=max_bytes)
+                records = self._batch_records(batch, position)
             except CorruptRecordError as exc:
                 where = max(next_offset, position)
                 raise exc.at(topic, partition, where) from exc
             next_offset = batch.next_offset
-            offsets = columns.offsets
-            if offsets and offsets[0] < position:  # the fetch started inside this batch
-                start = bisect_left(offsets, position)
-                columns = Columns(*[column[start:] for column in columns])
-            yield BatchChunk(columns, batch.timestamp_type,
+            yield BatchChunk(records, batch.timestamp_type,
                              batch.partition_leader_epoch if batch.magic == 2 else -1), next_offset
+
+    def _batch_records(self, batch: RecordBatchView, position: int) -> Columns | SectionRange:
+        """A batch's records at or after ``position``: a plain v2 batch is left undecoded
+        (its offsets are known), any other is decoded now."""
+        if batch.magic == 2:
+            section = batch.section(max_bytes=self._max_bytes)
+            if is_plain(section):
+                start = min(max(position - section.base_offset, 0), section.record_count)
+                return SectionRange(section, start, section.record_count)
+            columns = decode_section(section)
+        else:
+            columns = batch.columns(check_crcs=self._check_crcs, max_bytes=self._max_bytes)
+        offsets = columns.offsets
+        if offsets and offsets[0] < position:  # the fetch started inside this batch
+            start = bisect_left(offsets, position)
+            columns = columns.slice(start)
+        return columns
 
 
 def _consumer_records(tp: TopicPartition, chunk: BatchChunk, key_deserializer: Deserializer,
                       value_deserializer: Deserializer) -> tuple[list[ConsumerRecord], int]:
-    """A chunk's records, built with one comprehension, and their key and value bytes."""
+    """A chunk's records and the bytes of their keys and values: one C loop where the
+    compiled codec runs, else one comprehension."""
     topic, partition = tp
-    offsets, timestamps, keys, values, headers = chunk.columns
+    offsets, timestamps, raw_keys, raw_values, headers = chunk.columns
+    keys = raw_keys if isinstance(key_deserializer, BytesDeserializer) else [
+        key_deserializer.deserialize(topic, key) for key in raw_keys]
+    values = raw_values if isinstance(value_deserializer, BytesDeserializer) else [
+        value_deserializer.deserialize(topic, value) for value in raw_values]
     timestamp_type, leader_epoch = chunk.timestamp_type, chunk.leader_epoch
-    sizes = [-1 if key is None else len(key) for key in keys]
-    value_sizes = [-1 if value is None else len(value) for value in values]
+    if speedups is not None:
+        built: tuple[list[ConsumerRecord], int] | None = speedups.consumer_records(
+            ConsumerRecord, topic, partition, timestamp_type, leader_epoch, offsets, timestamps,
+            raw_keys, raw_values, headers, keys, values)
+        if built is not None:
+            return built
+    sizes = [-1 if key is None else len(key) for key in raw_keys]
+    value_sizes = [-1 if value is None else len(value) for value in raw_values]
     size = sum(sizes) + sizes.count(-1) + sum(value_sizes) + value_sizes.count(-1)
-    if not isinstance(key_deserializer, BytesDeserializer):
-        keys = [key_deserializer.deserialize(topic, key) for key in keys]
-    if not isinstance(value_deserializer, BytesDeserializer):
-        values = [value_deserializer.deserialize(topic, value) for value in values]
     return [_new_record(ConsumerRecord, (topic, partition, offset, timestamp, timestamp_type,
                                          key, value, header, leader_epoch, key_size, value_size,
                                          -1))

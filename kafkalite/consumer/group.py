@@ -90,7 +90,9 @@ class ConsumerCoordinator:
         self._auto_commit = AutoCommitTimer(config["enable_auto_commit"],
                                             config["auto_commit_interval_ms"], clock)
         self._commit_results = CommitResults(self.group_id)
-        self._pending: tuple[str, Future[dict[str, Any]]] | None = None
+        self._pending: tuple[str, Future[Any]] | None = None
+        """("join", JoinGroup answer with the follower's SyncGroup) or ("sync", SyncGroup
+        answer): the request ``ensure_active_group`` waits for, kept across its calls."""
         self._joined_topics: frozenset[str] = frozenset()
         self._partition_counts: dict[str, int] = {}
         self._owned: list[TopicPartition] = []
@@ -181,14 +183,16 @@ class ConsumerCoordinator:
                 request = self._join_request()
                 membership.join_sent()
                 self._pending = ("join", self._send_join(node, request))
-            kind, future = self._pending
+            pending: tuple[str, Future[Any]] = self._pending
+            kind, future = pending
             if not future.wait(remaining(deadline, self._clock)):
                 return False
             self._pending = None
             if future.failed():
                 self._on_request_failure(future.exception)
             elif kind == "join":
-                self._on_join_response(*future.value, deadline)
+                body, sync = future.value
+                self._on_join_response(body, sync, deadline)
             else:
                 self._on_sync_response(future.value)
         return True

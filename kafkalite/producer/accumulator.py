@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import NamedTuple, Protocol
 
 from kafkalite.errors import KafkaError, KafkaTimeoutError
@@ -40,6 +41,7 @@ class ReadyCheck(NamedTuple):
 
 
 _new = tuple.__new__
+_created = attrgetter("created")
 
 
 class RecordAccumulator:
@@ -49,6 +51,7 @@ class RecordAccumulator:
         self,
         *,
         batch_size: int,
+        max_request_size: int,
         linger_ms: int,
         compression_type: str | None,
         buffer_memory: int,
@@ -58,11 +61,19 @@ class RecordAccumulator:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.batch_size = batch_size
+        self.bulk_batch_size = max(batch_size, min(max_request_size, buffer_memory))
+        """The size :meth:`append_many` fills batches to: the caller already batched, so
+        up to what one Produce request carries (``max_request_size``), not ``batch_size``."""
         self.linger = linger_ms / 1000
         self.compression_type = compression_type
         self.max_block = max_block_ms / 1000
         self.delivery_timeout = delivery_timeout_ms / 1000
         self.retry_backoff = retry_backoff_ms / 1000
+        self.build_when_full = False
+        """Build (compress) a batch in the appending thread the moment it is full, instead
+        of in the sender: compressing releases the GIL, and on the I/O thread each release
+        costs a wait for a busy application thread to hand it back. Only for batches that
+        the sender does not stamp first (not idempotent)."""
         self.magic = 2
         """Record format for new batches; the sender lowers it for brokers older than 0.11."""
         self._clock = clock
@@ -84,7 +95,6 @@ class RecordAccumulator:
         key: bytes | None,
         value: bytes | None,
         headers: Sequence[Header] | None,
-        *,
         abort_on_new_batch: bool = False,
     ) -> FutureRecordMetadata | None:
         """Add one record to ``tp``'s open batch, opening a new batch when needed; returns
@@ -113,6 +123,8 @@ class RecordAccumulator:
                             -1 if key is None else len(key),
                             -1 if value is None else len(value)))
                     batch.is_full = True
+                    if self.build_when_full:
+                        batch.close()
                 if abort_on_new_batch:  # the open batch is full
                     return None
             batch = self._new_batch(tp, key, value)
@@ -126,36 +138,60 @@ class RecordAccumulator:
                     headers: Sequence[Sequence[Header] | None] | None, start: int, stop: int,
                     *, one_batch: bool = False) -> tuple[list[FutureBatchMetadata], int]:
         """Append records ``start..stop-1`` of the parallel sequences to ``tp``: the open
-        batch first, then new ones. Returns one future per batch touched and the index
-        reached, which is short of ``stop`` only with ``one_batch`` (stop once a batch is
-        full, so a sticky partitioner can move on)."""
+        batch first, then new ones of up to :attr:`bulk_batch_size` bytes. Returns one
+        future per batch touched and the index reached, which is short of ``stop`` only
+        with ``one_batch`` (stop once a batch is full, so a sticky partitioner can move on).
+
+        The lock is taken once per batch, not for the whole call, so the sender can take
+        the first full batches while later ones are still being encoded; the last batch
+        stays open (at ``batch_size``, for later records) only if it is still small.
+        """
         futures: list[FutureBatchMetadata] = []
-        with self._lock:
-            if self._closed:
-                raise KafkaError("the producer is closed")
-            queue = self._batches.setdefault(tp, deque())
-            index = start
-            while index < stop:
+        index = start
+        while index < stop:
+            with self._lock:
+                if self._closed:
+                    raise KafkaError("the producer is closed")
+                queue = self._batches.get(tp)
+                if queue is None:
+                    queue = self._batches[tp] = deque()
                 batch = queue[-1] if queue and not queue[-1].is_full else None
                 if batch is None:
-                    batch = self._new_batch(tp, keys[index], values[index])
+                    batch = self._new_batch(tp, keys[index], values[index],
+                                            self.bulk_batch_size)
                     queue.append(batch)
                 builder = batch.builder
                 first = builder.record_count
                 reached = builder.append_many(timestamps, keys, values, headers, index, stop)
                 if reached > index:
                     futures.append(FutureBatchMetadata(tp, batch.future, first, reached - index))
-                if reached < stop:
-                    batch.is_full = True
-                    if one_batch:
-                        return futures, reached
+                if reached < stop or builder.batch_size > self.batch_size:
+                    self._shrink(batch)
                 index = reached
+            if index < stop and one_batch:
+                break
         return futures, index
 
-    def _new_batch(self, tp: TopicPartition, key: bytes | None,
-                   value: bytes | None) -> ProducerBatch:
-        """A new open batch with its memory reserved; waits (lock released) for memory."""
-        needed = max(self.batch_size, (len(key) if key else 0) + (len(value) if value else 0))
+    def _shrink(self, batch: ProducerBatch) -> None:
+        """A batch :meth:`append_many` is done with: full, or back to ``batch_size`` (with
+        the memory it did not use returned) so that later records batch as usual."""
+        builder = batch.builder
+        size = builder.size_in_bytes
+        if size >= self.batch_size or builder.batch_size <= self.batch_size:
+            batch.is_full = True
+        builder.batch_size = min(builder.batch_size, self.batch_size)
+        unused = batch.reserved_bytes - max(self.batch_size, size)
+        if unused > 0:
+            batch.reserved_bytes -= unused
+            self._free_memory += unused
+            self._memory_freed.notify_all()
+
+    def _new_batch(self, tp: TopicPartition, key: bytes | None, value: bytes | None,
+                   batch_size: int | None = None) -> ProducerBatch:
+        """A new open batch of ``batch_size`` (default: the configured one) with its memory
+        reserved; waits (lock released) for memory."""
+        batch_size = batch_size or self.batch_size
+        needed = max(batch_size, (len(key) if key else 0) + (len(value) if value else 0))
         if needed > self._free_memory:
             deadline = self._clock() + self.max_block
             while needed > self._free_memory and not self._closed:
@@ -167,16 +203,18 @@ class RecordAccumulator:
                         f"buffer_memory exhausted: no room for a {needed}-byte batch within "
                         f"max_block_ms ({self.max_block * 1000:g} ms)")
         self._free_memory -= needed
-        builder = BatchBuilder(self.magic, self.compression_type, self.batch_size)
+        builder = BatchBuilder(self.magic, self.compression_type, batch_size)
         batch = ProducerBatch(tp, builder, self._clock(), needed)
         self._incomplete.add(batch)
         return batch
 
     def begin_flush(self) -> list[ProducerBatch]:
-        """Make every batch sendable now; returns the batches the flush waits for."""
+        """Make every batch sendable now; returns the batches the flush waits for, newest
+        first: they are answered last, so waiting for them first finds the others done
+        (one sleep, not one wakeup per batch competing with the I/O thread for the GIL)."""
         with self._lock:
             self._flushes += 1
-            return list(self._incomplete)
+            return sorted(self._incomplete, key=_created, reverse=True)
 
     def end_flush(self) -> None:
         with self._lock:

@@ -25,7 +25,7 @@ class BatchResult(NamedTuple):
     log_start_offset: int = -1
 
 
-class FutureRecordMetadata(tuple):  # type: ignore[type-arg]
+class FutureRecordMetadata(tuple):
     """The future ``Producer.send`` returns; ``get()`` gives a :class:`RecordMetadata`.
 
     A tuple ``(tp, batch future, relative offset, timestamp, key size, value size)``: the
@@ -159,7 +159,8 @@ def failed_record_future(tp: TopicPartition, error: BaseException) -> FutureReco
 
 
 class ProducerBatch:
-    """Records for one partition; built (and compressed) once, when drained for sending."""
+    """Records for one partition; built (and compressed) once: when it fills up (see
+    ``RecordAccumulator.build_when_full``) or else when drained for sending."""
 
     __slots__ = ("attempts", "builder", "created", "future", "is_full", "records",
                  "reserved_bytes", "retry_at", "tp")

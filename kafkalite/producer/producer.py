@@ -40,6 +40,7 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite.records import estimate_record_size
+from kafkalite.records.builder import BinaryColumn
 from kafkalite.serde import BytesSerializer, resolve_serializer
 from kafkalite.structs import Header, TopicPartition
 
@@ -78,6 +79,7 @@ class Producer:
         self._cluster = self._client.cluster
         self._accumulator = RecordAccumulator(
             batch_size=self.config["batch_size"],
+            max_request_size=self._max_request_size,
             linger_ms=self.config["linger_ms"],
             compression_type=self.config["compression_type"],
             buffer_memory=self.config["buffer_memory"],
@@ -85,6 +87,7 @@ class Producer:
             delivery_timeout_ms=self.config["delivery_timeout_ms"],
             retry_backoff_ms=self.config["retry_backoff_ms"],
         )
+        self._accumulator.build_when_full = not self.config["enable_idempotence"]
         self._sender = Sender(self._client, self._accumulator, self.config)
         self._transactions = (None if self.config["transactional_id"] is None else
                               TransactionDriver(self._client, self._sender, self.config,
@@ -141,7 +144,7 @@ class Producer:
             raise UnknownTopicOrPartitionError(
                 f"partition {partition} of topic {topic!r}: the topic has partitions "
                 f"0..{len(partitions) - 1}")
-        tp = self._topic_partition(topic, partition)
+        tp = self._partitions.get((topic, partition)) or self._topic_partition(topic, partition)
         if self._transactions is not None:
             self._transactions.add_partition(tp)
 
@@ -153,7 +156,7 @@ class Producer:
         timestamp = timestamp_ms if timestamp_ms is not None else _time_ns() // 1_000_000
 
         future = self._accumulator.append(tp, timestamp, key_bytes, value_bytes, headers,
-                                          abort_on_new_batch=chosen and self._sticky)
+                                          chosen and self._sticky)
         if future is None:  # the sticky partition's batch is full: move on first
             self._partitioner.on_new_batch(topic, cluster, tp.partition)
             partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
@@ -213,10 +216,15 @@ class Producer:
             timestamps = [stamp] * count
         elif len(timestamps) != count:
             raise ValueError(f"send_batch got {len(timestamps)} timestamps for {count} values")
-        raw_values = list(values) if self._raw_values else [
-            self._value_serializer.serialize(topic, value) for value in values]
-        raw_keys = [None] * count if keys is None else list(keys) if self._raw_keys else [
-            self._key_serializer.serialize(topic, key) for key in keys]
+        # Arrow input stays in its buffers (BinaryColumn) when no serializer runs.
+        raw_values = values if self._raw_values and isinstance(values, BinaryColumn) else \
+            list(values) if self._raw_values else [
+                self._value_serializer.serialize(topic, value) for value in values]
+        raw_keys = (BinaryColumn.nulls(count) if isinstance(raw_values, BinaryColumn)
+                    else [None] * count) if keys is None else \
+            keys if self._raw_keys and isinstance(keys, BinaryColumn) else \
+            list(keys) if self._raw_keys else [
+                self._key_serializer.serialize(topic, key) for key in keys]
         self._check_batch_sizes(raw_keys, raw_values, headers)
 
         cluster = self._cluster
@@ -248,17 +256,16 @@ class Producer:
                                                        raw_values).items():
                 if self._transactions is not None:
                     self._transactions.add_partition(tp)
-                selected = [[column[i] for i in indices]
-                            for column in (timestamps, raw_keys, raw_values)]
                 made, _ = accumulator.append_many(
-                    tp, *selected, None if headers is None else [headers[i] for i in indices],
-                    0, len(indices))
+                    tp, [timestamps[i] for i in indices], [raw_keys[i] for i in indices],
+                    [raw_values[i] for i in indices],
+                    None if headers is None else [headers[i] for i in indices], 0, len(indices))
                 futures += made
         self._client.wakeup()
         return futures
 
-    def _partition_records(self, topic: str, keys: Any, values: Any, raw_keys: list[Any],
-                           raw_values: list[Any]) -> dict[TopicPartition, list[int]]:
+    def _partition_records(self, topic: str, keys: Any, values: Any, raw_keys: Sequence[Any],
+                           raw_values: Sequence[Any]) -> dict[TopicPartition, list[int]]:
         """Record indices by partition, chosen per record by the partitioner."""
         cluster = self._cluster
         partition_of = self._partitioner.partition
@@ -269,12 +276,11 @@ class Producer:
             by_partition.setdefault(self._topic_partition(topic, chosen), []).append(index)
         return by_partition
 
-    def _check_batch_sizes(self, keys: list[Any], values: list[Any],
+    def _check_batch_sizes(self, keys: Sequence[Any], values: Sequence[Any],
                            headers: list[Any] | None) -> None:
         """send()'s size rule for every record of a send_batch, before any is queued."""
         limit = self._max_request_size - _SIZE_CHECK_MARGIN
-        largest = max(map(len, filter(None, values)), default=0) + \
-            max(map(len, filter(None, keys)), default=0)
+        largest = _largest(values) + _largest(keys)
         if largest <= limit and headers is None:
             return
         for index, (key, value) in enumerate(zip(keys, values, strict=True)):
@@ -435,6 +441,13 @@ class Producer:
 
 KafkaProducer = Producer
 """kafka-python's name for :class:`Producer`: the same class."""
+
+
+def _largest(column: Sequence[bytes | None]) -> int:
+    """The size of the largest key or value."""
+    if isinstance(column, BinaryColumn):
+        return column.max_size
+    return max(map(len, filter(None, column)), default=0)
 
 
 def _is_arrow_like(column: Any) -> bool:

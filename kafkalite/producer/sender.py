@@ -82,6 +82,7 @@ class Sender:
         self._max_request_size: int = config["max_request_size"]
         self._retry_backoff = config["retry_backoff_ms"] / 1000
         self._idempotent: bool = config["enable_idempotence"]
+        self._max_in_flight: int = config["max_in_flight_requests_per_connection"]
         self._guarantee_order = (self._idempotent
                                  or config["max_in_flight_requests_per_connection"] == 1)
         self._clock = clock
@@ -110,23 +111,29 @@ class Sender:
             return None
         if self._idempotent and not self.idempotence.ready:
             return None if self.transactions is not None else self._init_producer_id(now)
-        check = self._accumulator.ready(self.cluster)
-        if check.unknown_leaders:
-            self.cluster.request_update()
-        wake = check.next_check
-        nodes = set()
-        for node in check.ready_nodes:
-            if self._client.ready(node):
-                nodes.add(node)
-            else:  # connecting, in backoff or at max in flight: a socket event or this wakes us
-                retry_at = now + self._retry_backoff
-                wake = retry_at if wake is None else min(wake, retry_at)
-        if not nodes:
-            return wake
-        drained = self._accumulator.drain(self.cluster, nodes, self._max_request_size)
-        for node, batches in drained.items():
-            self._send_produce(node, batches)
-        return now if drained else wake  # more may be sendable: look again right away
+        # Drain again until nothing more can go (each round sends one request per ready
+        # node, so max_in_flight rounds fill every window): the requests then leave
+        # together before the next select instead of one per loop turn.
+        for _ in range(self._max_in_flight):
+            check = self._accumulator.ready(self.cluster)
+            if check.unknown_leaders:
+                self.cluster.request_update()
+            wake = check.next_check
+            nodes = set()
+            for node in check.ready_nodes:
+                if self._client.ready(node):
+                    nodes.add(node)
+                else:  # connecting, in backoff or at max in flight: a socket event or
+                    retry_at = now + self._retry_backoff  # this retry time wakes us
+                    wake = retry_at if wake is None else min(wake, retry_at)
+            if not nodes:
+                return wake
+            drained = self._accumulator.drain(self.cluster, nodes, self._max_request_size)
+            if not drained:
+                return wake
+            for node, batches in drained.items():
+                self._send_produce(node, batches)
+        return now  # more may be sendable (a request failed at once, say): look again soon
 
     # -- idempotence -----------------------------------------------------------------------
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define API_VERSION 1
+#define API_VERSION 3
 #define MIN_RECORD_SIZE 7 /* length, attributes, timestamp, offset, key, value, headers */
 #define MIN_HEADER_SIZE 2 /* key length, value length */
 
@@ -551,12 +551,673 @@ encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* ---- validation --------------------------------------------------------------------- */
+
+/* A key or value of the walk: its length at d[*pos], then its bytes skipped; *is_null for
+ * length -1. A field that does not end before ``record_end`` is declined, as the Python
+ * walk rejects it (the header count follows it inside the record). */
+static inline int
+skip_field(const unsigned char *d, Py_ssize_t record_end, Py_ssize_t *pos, int *is_null)
+{
+    int64_t size;
+    if (read_varint(d, record_end, pos, &size) != OK || size < -1 || size > record_end - *pos)
+        return DECLINE;
+    *is_null = size == -1;
+    if (size > 0)
+        *pos += (Py_ssize_t)size;
+    return *pos < record_end ? OK : DECLINE;
+}
+
+/* A record's headers at d[*pos..record_end), skipped: a count, then each header's key
+ * (not null) and value (null allowed), every length within the record. */
+static inline int
+skip_headers(const unsigned char *d, Py_ssize_t record_end, Py_ssize_t *pos)
+{
+    Py_ssize_t p = *pos;
+    int64_t count, size, i;
+    if (read_varint(d, record_end, &p, &count) != OK || count < 0 || count > record_end - p)
+        return DECLINE;
+    for (i = 0; i < count; i++) {
+        if (read_varint(d, record_end, &p, &size) != OK || size < 0 || size > record_end - p)
+            return DECLINE;
+        p += (Py_ssize_t)size;
+        if (read_varint(d, record_end, &p, &size) != OK || size < -1 || size > record_end - p)
+            return DECLINE;
+        if (size > 0)
+            p += (Py_ssize_t)size;
+    }
+    *pos = p;
+    return OK;
+}
+
+PyDoc_STRVAR(check_records_doc,
+"check_records(data, pos, end, count)\n"
+"--\n\n"
+"Walk the ``count`` records filling ``data[pos:end]`` as the broker's validation does:\n"
+"the list of indexes of records with a null key, or None where the Python walk must\n"
+"decide (every invalid record among it).");
+
+static PyObject *
+check_records(PyObject *module, PyObject *args)
+{
+    Py_buffer buffer;
+    Py_ssize_t pos, end, count, index = 0;
+    PyObject *null_keys = NULL;
+    const unsigned char *d;
+    int status = DECLINE;
+
+    if (!PyArg_ParseTuple(args, "y*nnn:check_records", &buffer, &pos, &end, &count))
+        return NULL;
+    d = (const unsigned char *)buffer.buf;
+    if (pos < 0 || end > buffer.len || pos >= end || count <= 0
+            || count > (end - pos) / MIN_RECORD_SIZE)
+        goto done;
+    null_keys = PyList_New(0); /* grows with the records walked, never sized by ``count`` */
+    if (null_keys == NULL)
+        goto failed;
+    while (pos < end) {
+        int64_t length, delta;
+        Py_ssize_t record_end;
+        int is_null;
+
+        if (index == count)
+            goto done; /* bytes after the last record */
+        if (read_varint(d, end, &pos, &length) != OK || length < MIN_RECORD_SIZE - 1
+                || length > end - pos)
+            goto done;
+        record_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes: any value */
+        if (read_varint(d, record_end, &pos, &delta) != OK /* timestamp delta: any */
+                || read_varint(d, record_end, &pos, &delta) != OK || delta != index
+                || skip_field(d, record_end, &pos, &is_null) != OK)
+            goto done;
+        if (is_null) {
+            PyObject *item = PyLong_FromSsize_t(index);
+            if (item == NULL || PyList_Append(null_keys, item) < 0) {
+                Py_XDECREF(item);
+                goto failed;
+            }
+            Py_DECREF(item);
+        }
+        if (skip_field(d, record_end, &pos, &is_null) != OK)
+            goto done;
+        if (d[pos] == 0)
+            pos += 1;
+        else if (skip_headers(d, record_end, &pos) != OK)
+            goto done;
+        if (pos != record_end)
+            goto done;
+        index += 1;
+    }
+    status = index == count ? OK : DECLINE;
+    goto done;
+failed:
+    status = FAILED;
+done:
+    PyBuffer_Release(&buffer);
+    if (status == OK)
+        return null_keys;
+    Py_XDECREF(null_keys);
+    return status == DECLINE ? Py_NewRef(Py_None) : NULL;
+}
+
+/* ---- Arrow columns ------------------------------------------------------------------ */
+
+/* Decoding records straight into Apache Arrow's buffer layout, for Consumer.poll_arrow:
+ * no Python object per record. Only "plain" records take this path: offsets contiguous
+ * from the batch's base offset (record i has offset delta i) and no headers, which is
+ * what producers write and what the consumer fetches nearly always. Anything else is
+ * declined (the caller decodes into Python columns instead), so plain records decode
+ * to exactly what the Python decoder returns for them. */
+
+/* One plain record: where its key and value are (size -1: null). */
+typedef struct {
+    const unsigned char *key, *value;
+    Py_ssize_t key_size, value_size;
+    int64_t timestamp_delta;
+} PlainRecord;
+
+/* A key or value in place: its length, then its bytes (-1: null). */
+static inline int
+read_span(const unsigned char *d, Py_ssize_t record_end, Py_ssize_t *pos,
+          const unsigned char **out, Py_ssize_t *size)
+{
+    int64_t length;
+    if (read_varint(d, record_end, pos, &length) != OK)
+        return DECLINE;
+    if (length == -1) {
+        *out = NULL;
+        *size = -1;
+        return OK;
+    }
+    if (length < 0 || length > record_end - *pos)
+        return DECLINE;
+    *out = d + *pos;
+    *size = (Py_ssize_t)length;
+    *pos += (Py_ssize_t)length;
+    return OK;
+}
+
+/* Record ``index`` of a section at d[*pos..end): declined unless it is well formed (the
+ * Python decoder's rules), plain, and its timestamp fits 64 bits. */
+static inline int
+read_plain_record(const unsigned char *d, Py_ssize_t end, Py_ssize_t *pos, Py_ssize_t index,
+                  int64_t base_timestamp, PlainRecord *r)
+{
+    int64_t length, offset_delta;
+    Py_ssize_t p = *pos, record_end;
+    if (read_varint(d, end, &p, &length) != OK || length < MIN_RECORD_SIZE - 1
+            || length > end - p)
+        return DECLINE;
+    record_end = p + (Py_ssize_t)length;
+    p += 1; /* attributes: unused */
+    if (read_varint(d, record_end, &p, &r->timestamp_delta) != OK
+            || read_varint(d, record_end, &p, &offset_delta) != OK
+            || offset_delta != (int64_t)index
+            || add_overflows(base_timestamp, r->timestamp_delta)
+            || read_span(d, record_end, &p, &r->key, &r->key_size) != OK
+            || read_span(d, record_end, &p, &r->value, &r->value_size) != OK
+            || p >= record_end || d[p] != 0 /* headers */ || p + 1 != record_end)
+        return DECLINE;
+    *pos = record_end;
+    return OK;
+}
+
+/* A records section as the Python side describes it: v2_records.RecordSection (data,
+ * pos, end, count, base_offset, base_timestamp, fixed_timestamp: None, or every record's
+ * timestamp under LogAppendTime), with ``with_range`` followed by the range of records
+ * wanted (start, stop). */
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t pos, end, count, start, stop;
+    int64_t base_offset, base_timestamp, fixed_timestamp;
+    int fixed;
+} Section;
+
+static int
+get_section(PyObject *item, Section *s, int with_range)
+{
+    PyObject **f, *data;
+    Py_ssize_t length = with_range ? 9 : 7;
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != length)
+        return DECLINE;
+    f = &PyTuple_GET_ITEM(item, 0);
+    data = f[0];
+    if (PyBytes_CheckExact(data)) {
+        s->data = (const unsigned char *)PyBytes_AS_STRING(data);
+        length = PyBytes_GET_SIZE(data);
+    } else if (PyByteArray_CheckExact(data)) {
+        s->data = (const unsigned char *)PyByteArray_AS_STRING(data);
+        length = PyByteArray_GET_SIZE(data);
+    } else {
+        return DECLINE;
+    }
+    if (get_size(f[1], &s->pos) != OK || get_size(f[2], &s->end) != OK
+            || get_size(f[3], &s->count) != OK || get_int64(f[4], &s->base_offset) != OK
+            || get_int64(f[5], &s->base_timestamp) != OK)
+        return DECLINE;
+    s->fixed = f[6] != Py_None;
+    if (s->fixed && get_int64(f[6], &s->fixed_timestamp) != OK)
+        return DECLINE;
+    s->start = 0;
+    s->stop = s->count;
+    if (with_range) {
+        if (get_size(f[7], &s->start) != OK || get_size(f[8], &s->stop) != OK
+                || s->start > s->stop || s->stop > s->count)
+            return DECLINE;
+    }
+    if (s->end > length || s->pos >= s->end || s->count <= 0
+            || s->count > (s->end - s->pos) / MIN_RECORD_SIZE
+            || add_overflows(s->base_offset, (int64_t)s->count))
+        return DECLINE;
+    return OK;
+}
+
+/* Every record of the section read (so the whole section is checked, as the Python
+ * decoder checks it); with ``key_bytes``, the sizes of keys and values in start..stop
+ * added up. */
+static int
+scan_section(const Section *s, int64_t *key_bytes, int64_t *value_bytes)
+{
+    Py_ssize_t pos = s->pos, i;
+    PlainRecord r;
+    for (i = 0; i < s->count; i++) {
+        if (read_plain_record(s->data, s->end, &pos, i, s->base_timestamp, &r) != OK)
+            return DECLINE;
+        if (key_bytes != NULL && i >= s->start && i < s->stop) {
+            *key_bytes += r.key_size > 0 ? r.key_size : 0;
+            *value_bytes += r.value_size > 0 ? r.value_size : 0;
+        }
+    }
+    return pos == s->end ? OK : DECLINE;
+}
+
+PyDoc_STRVAR(is_plain_section_doc,
+"is_plain_section(section)\n"
+"--\n\n"
+"True when ``decode_arrow`` takes the records of the section (data, pos, end, count,\n"
+"base_offset, base_timestamp, fixed_timestamp): all well formed, offsets contiguous\n"
+"from base_offset, no headers.");
+
+static PyObject *
+is_plain_section(PyObject *module, PyObject *item)
+{
+    Section s;
+    if (get_section(item, &s, 0) != OK || scan_section(&s, NULL, NULL) != OK)
+        Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
+/* One binary column being filled: Arrow's validity bitmap, int32 offsets and data. */
+typedef struct {
+    PyObject *validity, *offsets, *data;
+    unsigned char *bits;
+    int32_t *ends;
+    char *out;
+    Py_ssize_t used, nulls;
+} BinaryColumn;
+
+static int
+binary_column_new(BinaryColumn *c, Py_ssize_t rows, int64_t data_size)
+{
+    c->used = c->nulls = 0;
+    c->validity = PyBytes_FromStringAndSize(NULL, (rows + 7) / 8);
+    c->offsets = PyBytes_FromStringAndSize(NULL, (rows + 1) * (Py_ssize_t)sizeof(int32_t));
+    c->data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)data_size);
+    if (c->validity == NULL || c->offsets == NULL || c->data == NULL)
+        return FAILED;
+    c->bits = (unsigned char *)PyBytes_AS_STRING(c->validity);
+    memset(c->bits, 0, (size_t)PyBytes_GET_SIZE(c->validity));
+    c->ends = (int32_t *)(void *)PyBytes_AS_STRING(c->offsets);
+    c->ends[0] = 0;
+    c->out = PyBytes_AS_STRING(c->data);
+    return OK;
+}
+
+static inline void
+binary_column_put(BinaryColumn *c, Py_ssize_t row, const unsigned char *data, Py_ssize_t size)
+{
+    if (size < 0) {
+        c->nulls++;
+    } else {
+        c->bits[row >> 3] |= (unsigned char)(1u << (row & 7));
+        memcpy(c->out + c->used, data, (size_t)size);
+        c->used += size;
+    }
+    c->ends[row + 1] = (int32_t)c->used;
+}
+
+static void
+binary_column_clear(BinaryColumn *c)
+{
+    Py_XDECREF(c->validity);
+    Py_XDECREF(c->offsets);
+    Py_XDECREF(c->data);
+}
+
+PyDoc_STRVAR(decode_arrow_doc,
+"decode_arrow(sections)\n"
+"--\n\n"
+"Records ``start..stop-1`` of each section (data, pos, end, count, base_offset,\n"
+"base_timestamp, fixed_timestamp, start, stop), in order, as Arrow buffers: (rows,\n"
+"key validity, key offsets, key data, key nulls, the same four for values, offsets,\n"
+"timestamps), int32 offsets and int64 numbers in native byte order; or None when any\n"
+"section is not plain (see is_plain_section) or the data passes 2 GiB.");
+
+static PyObject *
+decode_arrow(PyObject *module, PyObject *sections)
+{
+    Py_ssize_t n, i, rows = 0, row = 0;
+    int64_t key_bytes = 0, value_bytes = 0;
+    BinaryColumn keys = {NULL}, values = {NULL};
+    PyObject *offsets = NULL, *timestamps = NULL, *result = NULL;
+    int64_t *offset_out, *timestamp_out;
+
+    if (!PyList_CheckExact(sections) || PyList_GET_SIZE(sections) == 0)
+        Py_RETURN_NONE;
+    n = PyList_GET_SIZE(sections);
+    for (i = 0; i < n; i++) { /* check everything, and measure, before allocating */
+        Section s;
+        if (get_section(PyList_GET_ITEM(sections, i), &s, 1) != OK
+                || scan_section(&s, &key_bytes, &value_bytes) != OK)
+            Py_RETURN_NONE;
+        rows += s.stop - s.start;
+        if (key_bytes > INT32_MAX || value_bytes > INT32_MAX || rows > INT32_MAX)
+            Py_RETURN_NONE;
+    }
+    if (binary_column_new(&keys, rows, key_bytes) != OK
+            || binary_column_new(&values, rows, value_bytes) != OK)
+        goto done;
+    offsets = PyBytes_FromStringAndSize(NULL, rows * (Py_ssize_t)sizeof(int64_t));
+    timestamps = PyBytes_FromStringAndSize(NULL, rows * (Py_ssize_t)sizeof(int64_t));
+    if (offsets == NULL || timestamps == NULL)
+        goto done;
+    offset_out = (int64_t *)(void *)PyBytes_AS_STRING(offsets);
+    timestamp_out = (int64_t *)(void *)PyBytes_AS_STRING(timestamps);
+    for (i = 0; i < n; i++) { /* no Python code has run since the checks */
+        Section s;
+        Py_ssize_t pos, k;
+        get_section(PyList_GET_ITEM(sections, i), &s, 1);
+        pos = s.pos;
+        for (k = 0; k < s.stop; k++) {
+            PlainRecord r;
+            read_plain_record(s.data, s.end, &pos, k, s.base_timestamp, &r);
+            if (k < s.start)
+                continue;
+            binary_column_put(&keys, row, r.key, r.key_size);
+            binary_column_put(&values, row, r.value, r.value_size);
+            offset_out[row] = s.base_offset + k;
+            timestamp_out[row] = s.fixed ? s.fixed_timestamp : s.base_timestamp + r.timestamp_delta;
+            row++;
+        }
+    }
+    result = Py_BuildValue("nOOOnOOOnOO", rows,
+                           keys.nulls ? keys.validity : Py_None, keys.offsets, keys.data,
+                           keys.nulls,
+                           values.nulls ? values.validity : Py_None, values.offsets,
+                           values.data, values.nulls, offsets, timestamps);
+done:
+    binary_column_clear(&keys);
+    binary_column_clear(&values);
+    Py_XDECREF(offsets);
+    Py_XDECREF(timestamps);
+    return result;
+}
+
+/* Encoding records straight from Arrow's buffer layout, for Producer.send_batch with
+ * pyarrow input: keys and values are read in place, no Python bytes per record. A
+ * column is (validity or None, offsets, data, first, length, offset width): Arrow's
+ * buffers of a binary (width 4) or large binary (width 8) array of ``length`` rows that
+ * starts at row ``first`` of them. Every offset is checked against the data before use;
+ * anything unexpected is declined. */
+
+typedef struct {
+    Py_buffer validity, offsets, data;
+    int has_validity, has_offsets, has_data, width;
+    Py_ssize_t first, length;
+} ArrowColumn;
+
+static void
+arrow_column_release(ArrowColumn *c)
+{
+    if (c->has_validity)
+        PyBuffer_Release(&c->validity);
+    if (c->has_offsets)
+        PyBuffer_Release(&c->offsets);
+    if (c->has_data)
+        PyBuffer_Release(&c->data);
+    c->has_validity = c->has_offsets = c->has_data = 0;
+}
+
+/* OK, DECLINE or FAILED; on OK the caller releases the column. */
+static int
+arrow_column_get(PyObject *spec, ArrowColumn *c)
+{
+    PyObject **f;
+    Py_ssize_t rows_end;
+    c->has_validity = c->has_offsets = c->has_data = 0;
+    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 6)
+        return DECLINE;
+    f = &PyTuple_GET_ITEM(spec, 0);
+    if (get_size(f[3], &c->first) != OK || get_size(f[4], &c->length) != OK
+            || !PyLong_CheckExact(f[5]))
+        return DECLINE;
+    c->width = (int)PyLong_AsLong(f[5]);
+    if ((c->width != 4 && c->width != 8) || c->first > PY_SSIZE_T_MAX / 16 - c->length)
+        return DECLINE;
+    rows_end = c->first + c->length;
+    if (f[0] != Py_None) {
+        if (PyObject_GetBuffer(f[0], &c->validity, PyBUF_SIMPLE) < 0)
+            return FAILED;
+        c->has_validity = 1;
+    }
+    if (PyObject_GetBuffer(f[1], &c->offsets, PyBUF_SIMPLE) < 0)
+        goto failed;
+    c->has_offsets = 1;
+    if (PyObject_GetBuffer(f[2], &c->data, PyBUF_SIMPLE) < 0)
+        goto failed;
+    c->has_data = 1;
+    if (c->offsets.len / c->width < rows_end + 1
+            || (c->has_validity && c->validity.len < (rows_end + 7) / 8)) {
+        arrow_column_release(c);
+        return DECLINE;
+    }
+    return OK;
+failed:
+    arrow_column_release(c);
+    return FAILED;
+}
+
+/* Row ``row`` of the column as a Field, its offsets checked against the data. */
+static inline int
+arrow_column_field(const ArrowColumn *c, Py_ssize_t row, Field *field)
+{
+    Py_ssize_t at = c->first + row;
+    int64_t start, stop;
+    if (c->has_validity
+            && !(((const unsigned char *)c->validity.buf)[at >> 3] & (1u << (at & 7)))) {
+        field->data = NULL;
+        field->size = -1;
+        return OK;
+    }
+    if (c->width == 4) {
+        int32_t pair[2];
+        memcpy(pair, (const char *)c->offsets.buf + at * 4, sizeof pair);
+        start = pair[0];
+        stop = pair[1];
+    } else {
+        int64_t pair[2];
+        memcpy(pair, (const char *)c->offsets.buf + at * 8, sizeof pair);
+        start = pair[0];
+        stop = pair[1];
+    }
+    if (start < 0 || start > stop || stop > c->data.len)
+        return DECLINE;
+    field->data = (const char *)c->data.buf + start;
+    field->size = (Py_ssize_t)(stop - start);
+    return OK;
+}
+
+PyDoc_STRVAR(encode_arrow_records_doc,
+"encode_arrow_records(timestamps, keys, values, start, stop, base_timestamp,\n"
+"                     record_count, size, batch_size, max_timestamp)\n"
+"--\n\n"
+"encode_records for records without headers whose keys and values are Arrow columns\n"
+"(validity, offsets, data, first, length, offset width); the same result, or None\n"
+"where the Python encoder must decide.");
+
+static PyObject *
+encode_arrow_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *timestamps, *result = NULL;
+    ArrowColumn keys = {0}, values = {0};
+    Py_ssize_t start, stop, count, size, batch_size, index = 0, capacity = 0, used = 0;
+    int64_t base_timestamp, max_timestamp;
+    unsigned char *out = NULL;
+    int status = OK;
+
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "encode_arrow_records takes 10 arguments");
+        return NULL;
+    }
+    timestamps = args[0];
+    if (!is_list_or_tuple(timestamps) || get_size(args[3], &start) != OK
+            || get_size(args[4], &stop) != OK || get_int64(args[5], &base_timestamp) != OK
+            || get_size(args[6], &count) != OK || get_size(args[7], &size) != OK
+            || get_size(args[8], &batch_size) != OK || get_int64(args[9], &max_timestamp) != OK
+            || start >= stop || stop > PySequence_Fast_GET_SIZE(timestamps))
+        Py_RETURN_NONE;
+    if ((status = arrow_column_get(args[2], &values)) != OK
+            || (status = arrow_column_get(args[1], &keys)) != OK)
+        goto done;
+    if (stop > values.length || stop > keys.length) {
+        status = DECLINE;
+        goto done;
+    }
+    for (index = start; index < stop; index++) {
+        int64_t timestamp;
+        Record record;
+        if (get_int64(PySequence_Fast_GET_ITEM(timestamps, index), &timestamp) != OK
+                || (base_timestamp < 0 ? timestamp > INT64_MAX + base_timestamp
+                                       : timestamp < INT64_MIN + base_timestamp)
+                || arrow_column_field(&keys, index, &record.key) != OK
+                || arrow_column_field(&values, index, &record.value) != OK) {
+            status = DECLINE;
+            break;
+        }
+        /* as measure_record, for a record without headers */
+        record.headers = NULL;
+        record.timestamp_delta = timestamp - base_timestamp;
+        record.offset_delta = count;
+        record.body = 1 + uvarint_size(zigzag(record.timestamp_delta))
+            + uvarint_size(zigzag(record.offset_delta)) + field_size(&record.key)
+            + field_size(&record.value) + 1;
+        record.size = uvarint_size(zigzag(record.body)) + record.body;
+        if (size + record.size > batch_size && count)
+            break; /* does not fit: the batch is full */
+        if (used + record.size > capacity) {
+            Py_ssize_t wanted = Py_MAX(Py_MAX(capacity * 2, used + record.size), 4096);
+            unsigned char *grown = PyMem_Realloc(out, (size_t)wanted);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                status = FAILED;
+                break;
+            }
+            out = grown;
+            capacity = wanted;
+        }
+        used = put_record(out + used, &record) - out;
+        size += record.size;
+        count += 1;
+        if (timestamp > max_timestamp)
+            max_timestamp = timestamp;
+    }
+done:
+    arrow_column_release(&keys);
+    arrow_column_release(&values);
+    if (status == OK) {
+        result = Py_BuildValue("y#nnnL", out != NULL ? (const char *)out : "", used, index,
+                               size, count, (long long)max_timestamp);
+    } else if (status == DECLINE) {
+        result = Py_NewRef(Py_None);
+    }
+    PyMem_Free(out);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The consumer's per-record loop: ConsumerRecord tuples straight from decoded columns.
+ * ---------------------------------------------------------------------------------- */
+
+PyDoc_STRVAR(consumer_records_doc,
+"consumer_records(cls, topic, partition, timestamp_type, leader_epoch, offsets,\n"
+"                 timestamps, raw_keys, raw_values, headers, keys, values)\n"
+"--\n\n"
+"One ``cls`` tuple per record (topic, partition, offset, timestamp, timestamp_type,\n"
+"key, value, headers, leader_epoch, key size, value size, -1) from parallel lists, and\n"
+"the bytes of all non-null raw keys and values: (records, size). ``keys``/``values``\n"
+"are what the record carries (the raw ones, or deserialized); the sizes come from the\n"
+"raw ones (-1 for null). None where the Python loop must run.");
+
+static PyObject *
+consumer_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyTypeObject *cls;
+    PyObject *offsets, *timestamps, *raw_keys, *raw_values, *headers, *keys, *values;
+    PyObject *records, *minus_one;
+    Py_ssize_t count, index, total = 0;
+
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "consumer_records takes 12 arguments");
+        return NULL;
+    }
+    cls = (PyTypeObject *)args[0];
+    offsets = args[5];
+    timestamps = args[6];
+    raw_keys = args[7];
+    raw_values = args[8];
+    headers = args[9];
+    keys = args[10];
+    values = args[11];
+    /* A plain tuple layout (a NamedTuple: no extra fields) and lists of one length. */
+    if (!PyType_Check(args[0]) || !PyType_IsSubtype(cls, &PyTuple_Type)
+            || cls->tp_basicsize != PyTuple_Type.tp_basicsize
+            || cls->tp_itemsize != PyTuple_Type.tp_itemsize
+            || !PyList_CheckExact(offsets) || !PyList_CheckExact(timestamps)
+            || !PyList_CheckExact(raw_keys) || !PyList_CheckExact(raw_values)
+            || !PyList_CheckExact(headers) || !PyList_CheckExact(keys)
+            || !PyList_CheckExact(values))
+        Py_RETURN_NONE;
+    count = PyList_GET_SIZE(offsets);
+    if (PyList_GET_SIZE(timestamps) != count || PyList_GET_SIZE(raw_keys) != count
+            || PyList_GET_SIZE(raw_values) != count || PyList_GET_SIZE(headers) != count
+            || PyList_GET_SIZE(keys) != count || PyList_GET_SIZE(values) != count)
+        Py_RETURN_NONE;
+    for (index = 0; index < count; index++) {
+        PyObject *key = PyList_GET_ITEM(raw_keys, index);
+        PyObject *value = PyList_GET_ITEM(raw_values, index);
+        if ((key != Py_None && !PyBytes_CheckExact(key))
+                || (value != Py_None && !PyBytes_CheckExact(value)))
+            Py_RETURN_NONE;
+    }
+
+    records = PyList_New(count);
+    minus_one = PyLong_FromLong(-1);
+    if (records == NULL || minus_one == NULL)
+        goto failed;
+    for (index = 0; index < count; index++) {
+        PyObject *raw_key = PyList_GET_ITEM(raw_keys, index);
+        PyObject *raw_value = PyList_GET_ITEM(raw_values, index);
+        Py_ssize_t key_size = raw_key == Py_None ? -1 : PyBytes_GET_SIZE(raw_key);
+        Py_ssize_t value_size = raw_value == Py_None ? -1 : PyBytes_GET_SIZE(raw_value);
+        PyObject *record = cls->tp_alloc(cls, 12);
+        PyObject *key_size_object, *value_size_object;
+        if (record == NULL)
+            goto failed;
+        PyList_SET_ITEM(records, index, record);
+        key_size_object = PyLong_FromSsize_t(key_size);
+        value_size_object = PyLong_FromSsize_t(value_size);
+        if (key_size_object == NULL || value_size_object == NULL) {
+            Py_XDECREF(key_size_object);
+            Py_XDECREF(value_size_object);
+            goto failed;
+        }
+        total += (key_size > 0 ? key_size : 0) + (value_size > 0 ? value_size : 0);
+        PyTuple_SET_ITEM(record, 0, Py_NewRef(args[1]));
+        PyTuple_SET_ITEM(record, 1, Py_NewRef(args[2]));
+        PyTuple_SET_ITEM(record, 2, Py_NewRef(PyList_GET_ITEM(offsets, index)));
+        PyTuple_SET_ITEM(record, 3, Py_NewRef(PyList_GET_ITEM(timestamps, index)));
+        PyTuple_SET_ITEM(record, 4, Py_NewRef(args[3]));
+        PyTuple_SET_ITEM(record, 5, Py_NewRef(PyList_GET_ITEM(keys, index)));
+        PyTuple_SET_ITEM(record, 6, Py_NewRef(PyList_GET_ITEM(values, index)));
+        PyTuple_SET_ITEM(record, 7, Py_NewRef(PyList_GET_ITEM(headers, index)));
+        PyTuple_SET_ITEM(record, 8, Py_NewRef(args[4]));
+        PyTuple_SET_ITEM(record, 9, key_size_object);
+        PyTuple_SET_ITEM(record, 10, value_size_object);
+        PyTuple_SET_ITEM(record, 11, Py_NewRef(minus_one));
+    }
+    Py_DECREF(minus_one);
+    return Py_BuildValue("Nn", records, total);
+
+failed:
+    Py_XDECREF(records);
+    Py_XDECREF(minus_one);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"check_records", check_records, METH_VARARGS, check_records_doc},
     {"decode_records", decode_records, METH_VARARGS, decode_records_doc},
     {"encode_record", (PyCFunction)(void (*)(void))encode_record, METH_FASTCALL,
      encode_record_doc},
     {"encode_records", (PyCFunction)(void (*)(void))encode_records, METH_FASTCALL,
      encode_records_doc},
+    {"consumer_records", (PyCFunction)(void (*)(void))consumer_records, METH_FASTCALL,
+     consumer_records_doc},
+    {"is_plain_section", is_plain_section, METH_O, is_plain_section_doc},
+    {"decode_arrow", decode_arrow, METH_O, decode_arrow_doc},
+    {"encode_arrow_records", (PyCFunction)(void (*)(void))encode_arrow_records, METH_FASTCALL,
+     encode_arrow_records_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,7 +2,8 @@
 
 ``kafkalite.records._speedups`` is a C extension that the build compiles when a C compiler
 is at hand (see ``hatch_build.py``). It runs the per-record loops of RecordBatch v2:
-decoding a batch's records into columns and encoding records into a batch body. The
+decoding a batch's records into columns, encoding records into a batch body, and the
+broker's validation walk over a produced batch (:mod:`kafkalite.records.validation`). The
 Python code stays the reference: the compiled functions return exactly what it returns,
 or None for anything outside the common case (every malformed record among it), and the
 caller then runs the Python code on the same input, so errors are always the Python
@@ -17,8 +18,9 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-API_VERSION = 1
-"""The extension's ``API_VERSION`` this code expects; a stale build is ignored."""
+API_VERSION = 3
+"""The extension's ``API_VERSION`` this code expects; a stale build is ignored (3: the
+first with ``check_records``)."""
 DISABLE_VARIABLE = "KAFKALITE_NO_SPEEDUPS"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import crc32c
 
@@ -47,6 +48,44 @@ _NULL = b"\x01"  # varint -1
 _NO_HEADERS = b"\x00"  # varint 0
 _BYTES_TYPES = (bytes, bytearray, memoryview)
 _V2_RECORD_OVERHEAD = 21  # length 5 + attributes 1 + timestamp delta 10 + offset delta 5
+
+
+class BinaryColumn(Sequence[bytes | None]):
+    """Keys or values laid out as Apache Arrow lays out a binary array, so a batch can
+    be encoded from the buffers in place (no Python bytes per record).
+
+    ``validity`` (a bitmap, None: no nulls), ``offsets`` (``offset_width`` 4 or 8 bytes,
+    native order) and ``data`` are objects with the buffer protocol (pyarrow Buffers);
+    the column is rows ``first .. first + length - 1`` of them. ``max_size`` is the
+    largest value's size. Indexing gives a value as bytes (or None), for the code that
+    needs single values: partitioners, size checks, the Python encoder.
+    """
+
+    __slots__ = ("_offsets", "buffers", "max_size")
+
+    def __init__(self, validity: Any, offsets: Any, data: Any, first: int,
+                 length: int, offset_width: int, max_size: int) -> None:
+        self.buffers = (validity, offsets, data, first, length, offset_width)
+        """The column as the compiled encoder takes it."""
+        self.max_size = max_size
+        self._offsets = memoryview(offsets).cast("B").cast("i" if offset_width == 4 else "q")
+
+    @classmethod
+    def nulls(cls, length: int) -> BinaryColumn:
+        """``length`` nulls (the keys of unkeyed records)."""
+        return cls(bytes((length + 7) // 8), bytes(4 * (length + 1)), b"", 0, length, 4, 0)
+
+    def __len__(self) -> int:
+        return self.buffers[4]
+
+    def __getitem__(self, index: int) -> bytes | None:  # type: ignore[override]
+        validity, _, data, first, length, _ = self.buffers
+        if not 0 <= index < length:
+            raise IndexError("BinaryColumn index out of range")
+        at = first + index
+        if validity is not None and not memoryview(validity)[at >> 3] >> (at & 7) & 1:
+            return None
+        return bytes(memoryview(data)[self._offsets[at]:self._offsets[at + 1]])
 
 
 class BatchBuilder:
@@ -163,15 +202,23 @@ class RecordBatchBuilder(BatchBuilder):
         if not count:
             self._base_timestamp = timestamps[start]
         base_timestamp = self._base_timestamp
-        if _encode_records is not None:
+        if _encode_arrow_records is not None and isinstance(values, BinaryColumn) \
+                and headers is None:
+            encoded = _encode_arrow_records(
+                timestamps, keys.buffers if isinstance(keys, BinaryColumn) else (),
+                values.buffers, start, stop, base_timestamp, count, self._size,
+                self.batch_size, self._max_timestamp)
+        elif _encode_records is not None:
             encoded = _encode_records(timestamps, keys, values, headers, start, stop,
                                       base_timestamp, count, self._size, self.batch_size,
                                       self._max_timestamp)
-            if encoded is not None:
-                records, index, self._size, self.record_count, self._max_timestamp = encoded
-                if records:
-                    self._parts.append(records)
-                return index
+        else:
+            encoded = None
+        if encoded is not None:
+            records, index, self._size, self.record_count, self._max_timestamp = encoded
+            if records:
+                self._parts.append(records)
+            return index
         batch_size = self.batch_size
         size = self._size
         max_timestamp = self._max_timestamp
@@ -256,6 +303,7 @@ if speedups is not None:
 else:
     _encode_record = encode_record_python
     _encode_records = None
+_encode_arrow_records = getattr(speedups, "encode_arrow_records", None)
 
 
 def _encode_headers(headers: Sequence[Header]) -> bytes:

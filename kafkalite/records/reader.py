@@ -23,7 +23,7 @@ from kafkalite.records.batch_header import (
 )
 from kafkalite.records.compression import NONE, decompress
 from kafkalite.records.record import LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Record
-from kafkalite.records.v2_records import Columns
+from kafkalite.records.v2_records import Columns, RecordSection
 
 _BASE_TIMESTAMP = struct.Struct(">q")
 _BASE_TIMESTAMP_POSITION = 27
@@ -136,12 +136,17 @@ class RecordBatchView:
         """The records as parallel lists (see :class:`~kafkalite.records.v2_records.Columns`);
         the same checks and bounds as :meth:`records`. Timestamps are the batch's for
         LogAppendTime."""
-        header = self.header
-        if header.magic != 2:
+        if self.header.magic != 2:
             records = self.records(check_crcs=check_crcs, max_bytes=max_bytes)
             return Columns([r.offset for r in records], [r.timestamp for r in records],
                            [r.key for r in records], [r.value for r in records],
                            [r.headers for r in records])
+        return v2_records.decode_section(self.section(max_bytes=max_bytes))
+
+    def section(self, *, max_bytes: int | None = None) -> RecordSection:
+        """A v2 batch's records section, decompressed (bounded by ``max_bytes``), not yet
+        decoded."""
+        header = self.header
         start = header.position + V2_HEADER_SIZE
         end = header.position + header.size
         (base_timestamp,) = _BASE_TIMESTAMP.unpack_from(
@@ -152,11 +157,9 @@ class RecordBatchView:
             data = decompress(header.compression, memoryview(self.data)[start:end],
                               max_bytes=max_bytes)
             pos, end = 0, len(data)
-        columns = v2_records.decode_columns(data, pos, end, header.record_count,
-                                            header.base_offset, base_timestamp)
-        if header.timestamp_type == LOG_APPEND_TIME:
-            columns.timestamps[:] = [header.max_timestamp] * len(columns.timestamps)
-        return columns
+        return RecordSection(data, pos, end, header.record_count, header.base_offset,
+                             base_timestamp, header.max_timestamp
+                             if header.timestamp_type == LOG_APPEND_TIME else None)
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records())

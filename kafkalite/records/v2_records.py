@@ -43,12 +43,64 @@ class Columns(NamedTuple):
     values: list[bytes | None]
     headers: list[tuple[Header, ...]]
 
-    def __len__(self) -> int:  # type: ignore[override]
+    def __len__(self) -> int:
         return len(self.offsets)
+
+    def slice(self, start: int, stop: int | None = None) -> Columns:
+        """Records ``start..stop-1``."""
+        return Columns(*[column[start:stop] for column in self])  # type: ignore[arg-type]
+
+
+class RecordSection(NamedTuple):
+    """A v2 batch's records section, decompressed: what the decoders take.
+
+    ``fixed_timestamp`` is every record's timestamp when the batch uses LogAppendTime
+    (the batch's max timestamp), else None.
+    """
+
+    data: bytes
+    pos: int
+    end: int
+    record_count: int
+    base_offset: int
+    base_timestamp: int
+    fixed_timestamp: int | None
+
+
+class SectionRange(NamedTuple):
+    """Records ``start..stop-1`` of a section whose records are plain (see
+    :func:`is_plain`): decoded only when taken, into Python columns or Arrow buffers."""
+
+    section: RecordSection
+    start: int
+    stop: int
+
+    def columns(self) -> Columns:
+        columns = decode_section(self.section)
+        if self.start or self.stop < len(columns):
+            columns = columns.slice(self.start, self.stop)
+        return columns
 
 
 _compiled_decode = speedups.decode_records if speedups is not None else None
+_compiled_is_plain = getattr(speedups, "is_plain_section", None)
 _new = tuple.__new__
+
+
+def decode_section(section: RecordSection) -> Columns:
+    """Every record of ``section``, timestamps fixed under LogAppendTime."""
+    data, pos, end, count, base_offset, base_timestamp, fixed_timestamp = section
+    columns = decode_columns(data, pos, end, count, base_offset, base_timestamp)
+    if fixed_timestamp is not None:
+        columns.timestamps[:] = [fixed_timestamp] * len(columns.timestamps)
+    return columns
+
+
+def is_plain(section: RecordSection) -> bool:
+    """True when the compiled codec is built and vouches for the whole section: every
+    record well formed, record ``i`` at ``base_offset + i``, no headers. Such a section
+    can wait to be decoded, and its offsets are known without decoding it."""
+    return _compiled_is_plain is not None and _compiled_is_plain(section)
 
 
 def decode_columns(data: bytes, pos: int, end: int, count: int, base_offset: int,

@@ -7,9 +7,12 @@ delta, key, value and headers must lie inside the record, offset deltas must cou
 record count. A compressed section is decompressed with a bound (a small batch may
 claim an enormous expansion) and then walked the same way.
 
-The walk is the broker's per-record cost on every produce, so like the consumer's
-decoder (:mod:`kafkalite.records.v2_records`) it reads one- and two-byte varints
-inline from lookup tables.
+The walk is the broker's per-record cost on every produce. When the compiled codec is
+built (:mod:`kafkalite.records.accelerator`) it walks the records first and the Python
+walk runs only where it declines, every invalid batch among them, so the errors are
+always the Python walk's. The Python walk, the reference, reads one- and two-byte
+varints inline from lookup tables like the consumer's decoder
+(:mod:`kafkalite.records.v2_records`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 
 from kafkalite.errors import CorruptRecordError, ProtocolDecodeError
 from kafkalite.protocol.varint import decode_varint
+from kafkalite.records.accelerator import speedups
 from kafkalite.records.batch_header import V2_HEADER_SIZE, BatchHeader
 from kafkalite.records.compression import NONE, decompress
 
@@ -74,12 +78,25 @@ def check_batch_records(buf: bytes | bytearray | memoryview, header: BatchHeader
                   for i in null_keys))
 
 
+_compiled_check = speedups.check_records if speedups is not None else None
+
+
 def check_records(data: bytes | bytearray | memoryview, pos: int, end: int,
                   count: int) -> list[int]:
     """Walk ``count`` records in ``data[pos:end]``; return the indexes of null-key records.
 
     Raises :class:`InvalidRecordsError` naming the first record that does not decode.
     """
+    if _compiled_check is not None:
+        null_keys: list[int] | None = _compiled_check(data, pos, end, count)
+        if null_keys is not None:
+            return null_keys
+    return check_records_python(data, pos, end, count)
+
+
+def check_records_python(data: bytes | bytearray | memoryview, pos: int, end: int,
+                         count: int) -> list[int]:
+    """:func:`check_records` without the compiled codec: the reference."""
     try:
         return _walk(data, pos, end, count)
     except _BadRecord as exc:

@@ -71,10 +71,11 @@ def _leader(cache: MetadataCache, key: tuple[str, int]) -> int | None:
 def _response(error_code: int, outcomes: dict[tuple[str, int], Outcome]) -> dict[str, Any]:
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for (topic, index), outcome in outcomes.items():
-        failed = isinstance(outcome, BrokerResponseError)
-        by_topic.setdefault(topic, []).append({
-            "partition_id": index,
-            "error_code": outcome.errno if failed else 0,
-            "error_message": (outcome.context or outcome.message) if failed else None})
+        if isinstance(outcome, BrokerResponseError):
+            code, message = outcome.errno, outcome.context or outcome.message
+        else:
+            code, message = 0, None
+        by_topic.setdefault(topic, []).append(
+            {"partition_id": index, "error_code": code, "error_message": message})
     return {"throttle_time_ms": 0, "error_code": error_code, "replica_election_results": [
         {"topic": topic, "partition_result": results} for topic, results in by_topic.items()]}

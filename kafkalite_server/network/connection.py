@@ -143,6 +143,7 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
             limits.charge(holder, pending + _receiving(decoder, admitted))
             while frames:
                 frame = frames.popleft()
+                chunks: list[Any] | None
                 if session.raw_tokens:
                     chunks = raw_token_reply(session, frame, peer)
                 else:

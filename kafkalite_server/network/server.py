@@ -8,6 +8,7 @@ authenticates (SASL) nor checks client certificates logs a warning at start.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import ssl
 from collections.abc import Callable
@@ -48,7 +49,7 @@ class ListenerSet:
     async def start(self, on_connection: ConnectionCallback) -> None:
         for listener in self.listeners:
             server = await asyncio.start_server(
-                lambda r, w, listener=listener: on_connection(listener, r, w),
+                functools.partial(on_connection, listener),
                 listener.host or None, listener.port, reuse_address=True,
                 ssl=self._tls.get(listener.name),
                 ssl_handshake_timeout=_TLS_HANDSHAKE_TIMEOUT_S

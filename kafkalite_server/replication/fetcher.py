@@ -158,16 +158,17 @@ class ReplicaFetcher:
         for topic in response["topics"]:
             for answer in topic["partitions"]:
                 key = (topic["topic"], answer["partition"])
-                state = states.get(key)
+                asked_state = states.get(key)
                 partition = self._partition_of(key)
-                if state is None or partition is None or self.states.get(key) is not state:
+                if (asked_state is None or partition is None
+                        or self.states.get(key) is not asked_state):
                     continue
                 if answer["error_code"]:
-                    failed[key] = state
+                    failed[key] = asked_state
                     continue
                 target = self._divergence_point(partition, asked[key], answer["leader_epoch"],
                                                 answer["end_offset"])
-                self._truncated(key, state, partition, target)
+                self._truncated(key, asked_state, partition, target)
         self._back_off(failed)
 
     @staticmethod
@@ -224,13 +225,14 @@ class ReplicaFetcher:
         for topic in response["responses"]:
             for answer in topic["partitions"]:
                 key = (topic["topic"], answer["partition_index"])
-                state = states.get(key)
+                asked_state = states.get(key)
                 partition = self._partition_of(key)
-                if (state is None or partition is None or self.states.get(key) is not state
+                if (asked_state is None or partition is None
+                        or self.states.get(key) is not asked_state
                         or partition.log.log_end_offset != requested.get(key)):
                     continue
-                if not self._process(key, state, partition, answer):
-                    failed[key] = state
+                if not self._process(key, asked_state, partition, answer):
+                    failed[key] = asked_state
         self._back_off(failed)
 
     def _process(self, key: TopicPartition, state: FetchState, partition: Partition,

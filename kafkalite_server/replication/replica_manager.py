@@ -45,6 +45,7 @@ from kafkalite_server.cluster.messages import NO_LEADER, LeaderAndIsr, Partition
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.log.checkpoint import CorruptCheckpointError, OffsetCheckpointFile
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.log import AppendInfo, Log, LogOffsetMetadata, wall_clock_ms
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.log.transaction_index import AbortedTxn
@@ -112,7 +113,8 @@ class FetchResult:
     error_code: int
     high_watermark: int = -1
     log_start_offset: int = -1
-    records: object = b""
+    records: bytes | FileRegion = b""
+    """A region of the log's files (sent with sendfile), or no bytes."""
     last_stable_offset: int = -1
     aborted: list[AbortedTxn] | None = None
 
@@ -442,7 +444,7 @@ class ReplicaManager:
                                     min(remaining, request.max_bytes), min_one_batch=total == 0,
                                     isolation_level=params.isolation_level,
                                     follower_reads=params.follower_reads)
-            size = len(result.records)  # type: ignore[arg-type]
+            size = len(result.records)
             total += size
             remaining = max(remaining - size, 0)
             failed = failed or result.error_code != 0

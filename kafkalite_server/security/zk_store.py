@@ -17,6 +17,7 @@ at the next use. Writes are conditional on the node's version and retried on a c
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Callable
 from urllib.parse import quote, unquote
@@ -65,6 +66,17 @@ def _node(binding: AclBinding) -> str:
 def _entry(binding: AclBinding) -> dict[str, str]:
     return {"principal": binding.principal, "permissionType": _camel(binding.permission.name),
             "operation": _camel(binding.operation.name), "host": binding.host}
+
+
+def _with_entries(added: list[dict[str, str]],
+                  entries: list[dict[str, str]]) -> list[dict[str, str]]:
+    """``entries`` plus those of ``added`` not already there (adding an ACL twice is a no-op)."""
+    return entries + [e for e in added if e not in entries]
+
+
+def _without_entries(removed: list[dict[str, str]],
+                     entries: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [e for e in entries if e not in removed]
 
 
 class ZkSecurityStore:
@@ -120,10 +132,8 @@ class ZkSecurityStore:
         for binding in bindings:
             by_node.setdefault(_node(binding), []).append(binding)
         for path, group in by_node.items():
-            changes = [_entry(b) for b in group]
-            self._update(store, path, lambda entries, c=changes: (
-                entries + [e for e in c if e not in entries] if add
-                else [e for e in entries if e not in c]))
+            self._update(store, path, functools.partial(
+                _with_entries if add else _without_entries, [_entry(b) for b in group]))
         self._notify(store, ACL_CHANGES)
         self._acls = None
 
@@ -221,3 +231,4 @@ class ZkSecurityStore:
         store.ensure_path(path)
         data, _stat = store.get(path)
         store.set(path, str(int(data or b"0") + 1).encode())
+

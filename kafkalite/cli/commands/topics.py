@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafkalite.admin import AdminClient, ConfigResource, ElectionType, NewTopic
+from kafkalite.admin import (
+    AdminClient,
+    ConfigResource,
+    ConfigResourceType,
+    ElectionType,
+    NewTopic,
+)
 from kafkalite.cli.commands.metadata import describe_cluster
 from kafkalite.cli.options import (
     CliError,
@@ -231,7 +237,7 @@ def run_elect_leaders(args: argparse.Namespace) -> int:
 
 
 def topic_configs(admin: AdminClient, topic: str) -> dict[str, str | None]:
-    resource = ConfigResource("topic", topic)
+    resource = ConfigResource(ConfigResourceType.TOPIC, topic)
     return admin.describe_configs([resource])[resource]
 
 

@@ -90,6 +90,46 @@ def test_poll_arrow_and_send_batch_round_trip(
     assert int(copied[7]["timestamp"].timestamp() * 1000) == 1_700_000_000_007
 
 
+@pytest.mark.parametrize("compression", ["none", "lz4"])
+def test_poll_arrow_matches_poll_across_batches_seeks_and_small_polls(
+        cluster_factory: Callable[..., EmbeddedCluster], compression: str) -> None:
+    """Records without headers (what the compiled codec decodes straight into Arrow
+    buffers): poll_arrow gives what poll gives, from a seek into the middle of a batch,
+    with polls that end inside batches, nulls and two-byte lengths included."""
+    bootstrap = cluster_factory(num_partitions="2").bootstrap_servers
+    count = 3000
+    records = [(i % 2, None if i % 7 == 0 else b"k%d" % i,
+                None if i % 11 == 0 else b"v" * (i % 200), None, 1_700_000_000_000 + i)
+               for i in range(count)]
+    write(bootstrap, "plain", records, compression)
+    partitions = [TopicPartition("plain", p) for p in range(2)]
+
+    def read(arrow: bool) -> list[tuple]:
+        with Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest") as consumer:
+            consumer.assign(partitions)
+            consumer.seek(partitions[1], 333)
+            rows: list[tuple] = []
+            deadline = time.monotonic() + 30
+            while len(rows) < count - 333 and time.monotonic() < deadline:
+                if arrow:
+                    batch = consumer.poll_arrow(timeout_ms=500, max_records=97)
+                    assert batch.num_rows <= 97
+                    rows += [(r["partition"], r["offset"], r["key"], r["value"],
+                              int(r["timestamp"].timestamp() * 1000), r["headers"])
+                             for r in batch.to_pylist()]
+                else:
+                    for part in consumer.poll(timeout_ms=500, max_records=97).values():
+                        rows += [(r.partition, r.offset, r.key, r.value, r.timestamp,
+                                  list(r.headers)) for r in part]
+            assert [consumer.position(tp) for tp in partitions] == [count // 2] * 2
+            return sorted(rows)
+
+    polled = read(arrow=False)
+    assert len(polled) == count - 333
+    assert polled[1500] == (1, 333, b"k%d" % 667, b"v" * 67, 1_700_000_000_667, [])
+    assert read(arrow=True) == polled
+
+
 def test_poll_arrow_without_pyarrow_names_the_extra(
         cluster_factory: Callable[..., EmbeddedCluster],
         monkeypatch: pytest.MonkeyPatch) -> None:

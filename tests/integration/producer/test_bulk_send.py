@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 
 import pytest
 
 from kafkalite import Producer
-from kafkalite.errors import MessageSizeTooLargeError
+from kafkalite.errors import MessageSizeTooLargeError, MessageTooLargeError
 from kafkalite.producer import BatchMetadata
 from kafkalite_server import EmbeddedCluster
 
@@ -49,7 +50,7 @@ def test_send_batch_sequences_are_read_back_by_librdkafka(
                for i in range(count)]
     timestamps = [1_700_000_000_000 + i for i in range(count)]
     with Producer(bootstrap, compression_type=compression, linger_ms=50,
-                  batch_size=4096) as producer:
+                  batch_size=4096, max_request_size=20_000) as producer:
         futures = producer.send_batch("bulk", values, keys=keys, headers=headers,
                                       timestamps=timestamps)
         results = [future.get(30) for future in futures]
@@ -128,3 +129,40 @@ def test_send_batch_refuses_bad_input_before_queueing_anything(
         with pytest.raises(TypeError, match="headers must be"):
             producer.send_batch("bad", [b"a"], headers=[[("h", "text")]])
         assert producer.metrics(raw=True)["records"] == 0
+
+
+def test_send_batch_fills_batches_past_batch_size_up_to_max_request_size(
+        cluster_factory: Callable[..., EmbeddedCluster]) -> None:
+    bootstrap = cluster_factory().bootstrap_servers
+    count = 5000
+    values = [b"%06d" % i + bytes(94) for i in range(count)]  # 100 B each, 500 KB
+    with Producer(bootstrap, compression_type="lz4", batch_size=16384,
+                  max_request_size=100_000) as producer:
+        producer.send("big", b"first").get(10)  # offset 0
+        futures = producer.send_batch("big", values, partition=0)
+        results = [future.get(30) for future in futures]
+    # Batches above batch_size (about 150 records) and within max_request_size.
+    assert 5 <= len(results) <= 10
+    assert all(150 < r.record_count < 1000 for r in results)
+    # One partition: the runs follow each other, the first right after the single record.
+    assert results[0].base_offset == 1
+    for before, after in itertools.pairwise(results):
+        assert after.base_offset == before.base_offset + before.record_count
+    assert sum(r.record_count for r in results) == count
+    seen = read_all(bootstrap, "big", 1, count + 1)
+    assert [(offset, value) for _p, offset, _k, value, _h, _t in seen[1:]] == \
+        list(enumerate(values, start=1))
+
+
+def test_a_batch_the_broker_refuses_as_too_large_fails_only_its_own_future(
+        cluster_factory: Callable[..., EmbeddedCluster]) -> None:
+    bootstrap = cluster_factory(message_max_bytes="60000").bootstrap_servers
+    with Producer(bootstrap, max_request_size=200_000, linger_ms=20) as producer:
+        small = producer.send_batch("limited", [bytes(100)] * 300, partition=0)  # ~32 KB
+        large = producer.send_batch("limited", [bytes(100)] * 900, partition=0)  # ~97 KB
+        assert [f.get(10).record_count for f in small] == [300]
+        (refused,) = large
+        with pytest.raises(MessageTooLargeError, match=r"max\.message\.bytes"):
+            refused.get(10)
+        assert producer.send("limited", b"after", partition=0).get(10).offset == 300
+    assert len(read_all(bootstrap, "limited", 1, 301)) == 301

@@ -155,3 +155,59 @@ def test_unknown_client_config_is_named() -> None:
     with pytest.raises(ConfigError) as info:
         KafkaClient(bootstrap_servers="a:1", linger_ms=5)
     assert info.value.key == "linger_ms"
+
+
+def test_requests_queued_in_one_loop_round_leave_in_one_write(
+    scripted_broker: Callable[[Script], str]
+) -> None:
+    """Each socket call hands the GIL over, so a round's requests share one write: the
+    socket gets all five in its first send call."""
+    frames_per_write: list[int] = []
+
+    def script(header: RequestHeader) -> bytes:
+        return metadata_reply(header)
+
+    address = scripted_broker(script)
+    client = KafkaClient(bootstrap_servers=address)
+    try:
+        client.send(-1, ApiKey.METADATA, {"topics": []}).get(5)  # connected and negotiated
+        conn = client.connection(-1)
+        assert conn is not None
+        sock = conn._sock
+        assert sock is not None
+        real_send = sock.send
+
+        def counting_send(data: bytes | bytearray | memoryview) -> int:
+            frames, view, offset = 0, bytes(data), 0
+            while offset + 4 <= len(view):
+                frames += 1
+                offset += 4 + struct.unpack_from(">i", view, offset)[0]
+            frames_per_write.append(frames)
+            return real_send(data)
+
+        futures: list = []
+        done = threading.Event()
+
+        def queue_five() -> None:
+            conn._sock = _Wrapped(sock, counting_send)  # type: ignore[assignment]
+            futures.extend(client.send(-1, ApiKey.METADATA, {"topics": []}) for _ in range(5))
+            done.set()
+
+        client.call_soon(queue_five)
+        assert done.wait(5)
+        for future in futures:
+            assert future.get(5)["brokers"] == []
+        assert frames_per_write[0] == 5
+    finally:
+        client.close()
+
+
+class _Wrapped:
+    """A socket whose ``send`` is observed; everything else is the socket's."""
+
+    def __init__(self, sock: socket.socket, send: Callable[..., int]) -> None:
+        self._sock = sock
+        self.send = send
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._sock, name)

@@ -35,7 +35,7 @@ class Leaders:
 
 def make(clock: FakeClock, **overrides: object) -> RecordAccumulator:
     settings: dict = {
-        "batch_size": 1024, "linger_ms": 10, "compression_type": None,
+        "batch_size": 1024, "max_request_size": 8192, "linger_ms": 10, "compression_type": None,
         "buffer_memory": 1 << 20, "max_block_ms": 0, "delivery_timeout_ms": 1000,
         "retry_backoff_ms": 100, **overrides,
     }
@@ -192,3 +192,64 @@ def test_memory_is_returned_when_a_batch_finishes() -> None:
     (batch,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
     acc.deallocate(batch)
     assert fill(acc, TP1, 1)[0].opens_batch
+
+
+def bulk(acc: RecordAccumulator, tp: TopicPartition, count: int, size: int = 100) -> list:
+    values = [b"%06d" % i + bytes(size - 6) for i in range(count)]
+    futures, reached = acc.append_many(tp, [1] * count, [None] * count, values, None, 0, count)
+    assert reached == count
+    return futures
+
+
+def test_append_many_fills_batches_up_to_max_request_size_not_batch_size() -> None:
+    clock = FakeClock()
+    acc = make(clock, batch_size=1024, max_request_size=8192)
+    futures = bulk(acc, TP0, 200)  # about 24 KB
+    batches = acc.drain(Leaders({TP0: 1}), {1}, 1 << 30)[1]
+    batches += acc.drain(Leaders({TP0: 1}), {1}, 1 << 30).get(1, [])
+    batches += acc.drain(Leaders({TP0: 1}), {1}, 1 << 30).get(1, [])
+    assert not acc.has_undrained()
+    assert len(batches) == len(futures) == 3
+    assert all(1024 < len(batch.close()) <= 8192 for batch in batches[:2])
+    assert [(f._start, f.record_count) for f in futures] == [
+        (0, batches[0].record_count), (0, batches[1].record_count),
+        (0, batches[2].record_count)]
+    values = [r.value for batch in batches for r in decode_batches(batch.close())]
+    assert values == [b"%06d" % i + bytes(94) for i in range(200)]
+
+
+def test_append_many_leaves_a_small_last_batch_open_at_batch_size() -> None:
+    clock = FakeClock()
+    acc = make(clock, batch_size=1024, max_request_size=8192, buffer_memory=4096)
+    (future,) = bulk(acc, TP0, 3)
+    # Only batch_size stays reserved: three more batches fit without waiting.
+    fill(acc, TP1, 1)
+    fill(acc, TP2, 1)
+    assert acc.ready(Leaders({TP0: 1})).ready_nodes == set()  # lingering, not full
+    joined = fill(acc, TP0, 12)  # up to batch_size, then a new batch
+    assert [f.opens_batch for f in joined].count(True) == 1
+    (first,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    assert 3 < first.record_count < 15 and len(first.close()) <= 1024
+    assert future.record_count == 3
+
+
+def test_append_many_batch_above_batch_size_is_sent_without_lingering() -> None:
+    clock = FakeClock()
+    acc = make(clock, batch_size=1024, max_request_size=8192)
+    bulk(acc, TP0, 30)  # about 3 KB: one batch, above batch_size, below max_request_size
+    assert acc.ready(Leaders({TP0: 1})).ready_nodes == {1}
+    assert fill(acc, TP0, 1)[0].opens_batch
+
+
+@pytest.mark.parametrize("build_when_full", [False, True])
+def test_a_full_batch_is_built_by_the_appending_thread_when_asked(build_when_full: bool) -> None:
+    clock = FakeClock()
+    acc = make(clock, compression_type="lz4")
+    acc.build_when_full = build_when_full
+    futures = fill(acc, TP0, 12)  # the 10th record or so opens a second batch
+    assert [f.opens_batch for f in futures].count(True) == 2
+    first, second = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1] + \
+        acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    assert first.is_closed is build_when_full and not second.is_closed
+    records = list(decode_batches(first.close()))
+    assert len(records) == first.record_count and records[0].value == bytes(100)

@@ -74,7 +74,8 @@ def _answer_produce(client: FakeClient, error: int = 0, offset: int = 0) -> tupl
 def _setup() -> tuple[FakeClient, RecordAccumulator, Sender]:
     clock = FakeClock()
     config = validate_producer_config({"bootstrap_servers": "x", "linger_ms": 0})
-    accumulator = RecordAccumulator(batch_size=1024, linger_ms=0, compression_type=None,
+    accumulator = RecordAccumulator(batch_size=1024, max_request_size=1 << 20, linger_ms=0,
+                                    compression_type=None,
                                     buffer_memory=1 << 20, max_block_ms=0,
                                     delivery_timeout_ms=120000, retry_backoff_ms=100,
                                     clock=clock)

@@ -17,10 +17,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafkalite.errors import CorruptRecordError, UnsupportedCodecError
-from kafkalite.records import BatchBuilder, accelerator, builder, decode_batches, v2_records
-from kafkalite.records.batch_header import V2_HEADER_SIZE
+from kafkalite.records import (
+    BatchBuilder,
+    accelerator,
+    builder,
+    decode_batches,
+    v2_records,
+    validation,
+)
+from kafkalite.records.batch_header import V2_HEADER_SIZE, read_batch_header
 from kafkalite.records.builder import encode_record_python
 from kafkalite.records.v2_records import decode_columns_python
+from kafkalite.records.validation import (
+    InvalidRecordsError,
+    check_batch_records,
+    check_records_python,
+)
 
 try:
     speedups = importlib.import_module("kafkalite.records._speedups")
@@ -41,13 +53,15 @@ records = st.lists(st.tuples(timestamps, blobs, blobs, header_lists), min_size=1
 @contextlib.contextmanager
 def python_codec() -> Iterator[None]:
     """The Python codec only, for this block (what ``KAFKALITE_NO_SPEEDUPS=1`` selects)."""
-    saved = (builder._encode_record, builder._encode_records, v2_records._compiled_decode)
+    saved = (builder._encode_record, builder._encode_records, v2_records._compiled_decode,
+             validation._compiled_check)
     builder._encode_record, builder._encode_records = encode_record_python, None
-    v2_records._compiled_decode = None
+    v2_records._compiled_decode = validation._compiled_check = None
     try:
         yield
     finally:
-        builder._encode_record, builder._encode_records, v2_records._compiled_decode = saved
+        (builder._encode_record, builder._encode_records, v2_records._compiled_decode,
+         validation._compiled_check) = saved
 
 
 def test_the_package_uses_it_when_built() -> None:
@@ -264,3 +278,132 @@ def test_header_names_decode_invalid_utf8_as_python_does() -> None:
     decoded = speedups.decode_records(data, 0, len(data), 1, 0, 0)
     assert tuple(decoded) == tuple(decode_columns_python(data, 0, len(data), 1, 0, 0))
     assert decoded[4][0] == (("\ufffd\ufffd", b"v"),)
+
+
+# ---- the broker's validation walk ----------------------------------------------------------
+
+
+def _walk_outcome(data: bytes | bytearray | memoryview, pos: int, end: int,
+                  count: int) -> object:
+    try:
+        return check_records_python(data, pos, end, count)
+    except InvalidRecordsError as exc:
+        return str(exc), exc.problems
+
+
+def _check_walk(data: bytes | bytearray | memoryview, pos: int, end: int, count: int) -> None:
+    """The compiled walk accepts only what the Python walk accepts, with the same null keys."""
+    walked = speedups.check_records(data, pos, end, count)
+    if walked is not None:
+        assert type(walked) is list
+        assert walked == _walk_outcome(data, pos, end, count)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=records | small_records, prefix=st.binary(max_size=3),
+       suffix=st.binary(max_size=3), kind=st.sampled_from([bytes, bytearray, memoryview]))
+def test_valid_records_walk_to_the_same_null_keys(batch: list, prefix: bytes, suffix: bytes,
+                                                  kind: type) -> None:
+    section = _records_section(batch)
+    data = kind(prefix + section + suffix)
+    pos, end = len(prefix), len(prefix) + len(section)
+    expected = [index for index, (_, key, *_) in enumerate(batch) if key is None]
+    assert check_records_python(data, pos, end, len(batch)) == expected
+    assert speedups.check_records(data, pos, end, len(batch)) == expected  # never declined
+    assert validation.check_records(data, pos, end, len(batch)) == expected
+
+
+@settings(max_examples=1500)
+@given(batch=small_records | records, edits=edits, nudges=edits,
+       cut=st.none() | st.integers(0, 20_000),
+       count_change=st.sampled_from([0, 0, 0, -1, 1, 2**31 - 1]))
+def test_mutated_records_never_pass_the_walk_where_python_rejects_them(
+        batch: list, edits: list, nudges: list, cut: int | None, count_change: int) -> None:
+    data = bytearray(_records_section(batch))
+    for position, byte in edits[:1]:
+        data[position % len(data)] = byte
+    for position, step in nudges:
+        data[position % len(data)] = (data[position % len(data)] + step % 5 - 2) % 256
+    data = data[:cut]
+    _check_walk(bytes(data), 0, len(data), len(batch) + count_change)
+    _check_walk(data, 0, len(data) - 1, len(batch) + count_change)  # a record cut short
+
+
+@settings(max_examples=600)
+@given(data=st.binary(max_size=200), pos=st.integers(-5, 210), end=st.integers(-5, 210),
+       count=st.integers(-2, 40) | st.integers(-2**63, 2**63 - 1))
+def test_the_walk_on_hostile_arguments_never_crashes(data: bytes, pos: int, end: int,
+                                                     count: int) -> None:
+    walked = speedups.check_records(data, pos, end, count)
+    if walked is not None:
+        assert 0 <= pos < end <= len(data)
+        assert walked == _walk_outcome(data, pos, end, count)
+
+
+def _record(body_after_offset_delta: bytes, offset_delta: bytes = b"\x02") -> bytes:
+    """A record (offset delta 1 unless given) from the bytes after its offset delta."""
+    body = b"\x00\x00" + offset_delta + body_after_offset_delta
+    return bytes([len(body) * 2]) + body
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    (_record(b"\x03\x02v\x00"), "key length -2 is negative"),
+    (_record(b"\x01\x05v\x00"), "value length -3 is negative"),
+    (_record(b"\x02k\x02v\x01"), "header count -1 is invalid"),
+    (_record(b"\x02k\x02v\x02\x01\x02v"), "header key length -1 is invalid"),
+    (_record(b"\x02k\x02v\x02\x02h\x03"), "header value length -2 is invalid"),
+    (_record(b"\x02k\x02v\x02\x02h\x04v"), "header value length 2 is invalid"),
+    (_record(b"\x02k\x02v\x02\x0ah\x02v"), "header key length 5 is invalid"),
+    (_record(b"\x02k\x02v\x06\x00\x00"), "header count 3 is invalid"),
+    (_record(b"\x02k\x02v\x00\x00"), "does not match its fields"),
+    (_record(b"\x02k\x02v\x02\x00\x81"), "record overruns its length"),  # value: -1, ends
+    # one byte past the record (the walk's reads are bounded by the record, not the buffer)
+    (_record(b"\x02k\x02v\x00", offset_delta=b"\x04"), "offset delta 2 where 1 belongs"),
+    (b"\x0c\x00\x80\x00\x02\x01\x01", "value length -1 overruns the record"),  # no headers
+    (b"\x0a\x00\x00\x00\x01\x01", "record length 5 does not fit"),
+])
+def test_each_bad_record_is_declined_and_named_by_the_python_walk(record: bytes,
+                                                                   message: str) -> None:
+    good = _record(b"\x02k\x02v\x80\x00", b"\x00")  # header count 0 in two bytes: valid
+    data = good + record + b"\x00"
+    end = len(data) - 1  # the second record ends there; one more byte follows in the buffer
+    assert speedups.check_records(good, 0, len(good), 1) == []
+    assert speedups.check_records(data, 0, end, 2) is None
+    with pytest.raises(InvalidRecordsError, match=message) as caught:
+        validation.check_records(data, 0, end, 2)
+    assert [problem.index for problem in caught.value.problems] == [1]
+
+
+@pytest.mark.parametrize("count", [1, 3, 0, -1])
+def test_a_record_count_the_records_do_not_match_is_declined(count: int) -> None:
+    data = _records_section([(0, None, b"a", None), (0, b"k", b"b", None)])
+    assert speedups.check_records(data, 0, len(data), 2) == [0]
+    assert speedups.check_records(data, 0, len(data), count) is None
+    with pytest.raises(InvalidRecordsError, match=r"bytes follow|counts (3|-1) records"):
+        validation.check_records(data, 0, len(data), count)
+
+
+def _validation_outcome(data: bytes, keys_required: bool) -> object:
+    header = read_batch_header(data)
+    if header is None:
+        return None
+    try:
+        check_batch_records(data, header, max_bytes=1 << 20, keys_required=keys_required)
+    except CorruptRecordError as exc:  # InvalidRecordsError among them
+        return type(exc), str(exc), getattr(exc, "problems", ())
+    return "valid"
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(st.tuples(st.integers(0, 2**41), blobs, blobs, header_lists),
+                      min_size=1, max_size=8) | small_records,
+       codec=st.sampled_from([None, None, "lz4", "gzip"]), edits=edits,
+       keys_required=st.booleans())
+def test_batch_validation_gives_the_same_outcome_from_both_codecs(
+        batch: list, codec: str | None, edits: list, keys_required: bool) -> None:
+    data = bytearray(_batch_bytes(batch, codec))
+    for position, byte in edits:
+        data[V2_HEADER_SIZE + position % (len(data) - V2_HEADER_SIZE)] = byte
+    compiled = _validation_outcome(bytes(data), keys_required)
+    with python_codec():
+        assert compiled == _validation_outcome(bytes(data), keys_required)
