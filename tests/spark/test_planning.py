@@ -239,7 +239,7 @@ def polled(records: list[ConsumerRecord]) -> pa.RecordBatch:
     columns = Columns([r.offset for r in records], [r.timestamp for r in records],
                       [r.key for r in records], [r.value for r in records],
                       [r.headers for r in records])
-    return record_batch([("t", 3, columns, 0)], timestamp_type=True)
+    return record_batch([("t", 3, 0, columns)], timestamp_type=True)
 
 
 def test_arrow_batch_decodes_msgpack_values_and_headers() -> None:
