@@ -76,7 +76,7 @@ def register(spark: SparkSession | Any) -> None:
 _DEFAULT_MODES = frozenset({None, "error", "errorifexists", "default"})
 
 
-def _default_to_append(writer_class: type) -> None:
+def _default_to_append(writer_class: Any) -> None:
     """Make a kafkalite write's default save mode (ErrorIfExists) Append.
 
     Spark refuses ErrorIfExists for every Python data source before the source is asked,
@@ -106,5 +106,5 @@ def _default_to_append(writer_class: type) -> None:
         return original_mode(self, saveMode)
 
     format.__doc__, mode.__doc__ = original_format.__doc__, original_mode.__doc__
-    writer_class.format, writer_class.mode = format, mode  # type: ignore[attr-defined]
-    writer_class._kafkalite_default_append = True  # type: ignore[attr-defined]
+    writer_class.format, writer_class.mode = format, mode
+    writer_class._kafkalite_default_append = True
