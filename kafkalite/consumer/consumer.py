@@ -107,6 +107,7 @@ class Consumer:
                                                     self.config, self._fetcher.wakeup)
         self._request_timeout = self.config["request_timeout_ms"] / 1000
         self._api_timeout = self.config["default_api_timeout_ms"] / 1000
+        self._retry_backoff = self.config["retry_backoff_ms"] / 1000
         self._iterator: Iterator[ConsumerRecord] | None = None
         self._metrics = ConsumerMetrics(self.config["metric_group_prefix"])
         self._closed = False
@@ -269,7 +270,13 @@ class Consumer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return {}
-            if not fetcher.has_buffered_data():
+            if fetcher.leaderless_ticket is not None:
+                # No Fetch can wake us before the leader is known: wait for the refresh,
+                # in steps short enough that the group's wake-ups are not missed for long.
+                with contextlib.suppress(KafkaTimeoutError):
+                    self._client.metadata.await_update(fetcher.leaderless_ticket,
+                                                       min(remaining, self._retry_backoff))
+            elif not fetcher.has_buffered_data():
                 fetcher.wait_for_data(min(remaining, 1.0))
 
     def __iter__(self) -> Consumer:

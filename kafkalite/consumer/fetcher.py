@@ -185,6 +185,10 @@ class Fetcher:
         self._in_flight: set[int] = set()
         self._current: PartitionRecords | None = None
         self._event = threading.Condition()
+        self.leaderless_ticket: int | None = None
+        """Set by :meth:`send_fetches` when a fetchable partition has no known leader and
+        no fetch is in flight: the metadata refresh to wait for (no Fetch answer would wake
+        the consumer before the leader is known)."""
         self.returned_bytes = 0
         """Key and value bytes of every record handed out so far (the consumer's byte
         metric, summed per chunk so that it adds no per-record Python loop)."""
@@ -201,12 +205,13 @@ class Fetcher:
         if self._current is not None and not self._current.exhausted:
             buffered.add(self._current.tp)
         by_node: dict[int, list[tuple[TopicPartition, int]]] = defaultdict(list)
+        ticket = None
         for tp in subscriptions.fetchable_partitions():
             if tp in buffered:
                 continue
             leader = cluster.leader_for(tp)
             if leader is None:
-                self._client.metadata.request_update()
+                ticket = self._client.metadata.request_update()
                 continue
             node = self._read_replicas.node_for(tp, leader,
                                                 lambda n: cluster.broker(n) is not None)
@@ -221,6 +226,7 @@ class Fetcher:
             future = self._client.send(node, ApiKey.FETCH, self._request(partitions))
             future.add_callback(self._on_response, node, dict(partitions), version)
             future.add_errback(self._on_failure, node)
+        self.leaderless_ticket = ticket if not by_node and not in_flight else None
         return len(by_node)
 
     def _request(self, partitions: list[tuple[TopicPartition, int]]) -> dict[str, Any]:

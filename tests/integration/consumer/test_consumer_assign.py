@@ -115,3 +115,17 @@ def test_misuse_is_a_clear_error(bootstrap: str, consumers: Callable[..., Consum
     consumer.close()
     with pytest.raises(IllegalStateError, match="closed"):
         consumer.poll()
+
+
+def test_first_poll_after_seek_waits_for_the_leader_not_its_whole_timeout(
+        bootstrap: str, consumers: Callable[..., Consumer]) -> None:
+    """A seek makes the position known, so the first poll needs only the partition's
+    leader: its Metadata answer must wake the poll, which then fetches within the same
+    call (a poll that slept its whole timeout returned nothing)."""
+    produce(bootstrap, "leader-wait", 1, 3)
+    consumer = consumers()
+    tp = TopicPartition("leader-wait", 0)
+    consumer.assign([tp])
+    consumer.seek(tp, 1)
+    records = consumer.poll(timeout_ms=990)
+    assert [r.offset for r in records.get(tp, [])] == [1, 2]
