@@ -77,6 +77,8 @@ class ZkController:
         self._open_channel = open_channel
         self._schedule = on_change
         self.live: dict[int, BrokerEndpoint] = {}
+        self.broker_epochs: dict[int, int] = {}
+        """Each live broker's registration (czxid): a new one means the broker restarted."""
         self.shutting_down: set[int] = set()
         self.channels: dict[int, BrokerChannel] = {}
         self.assignments: dict[str, dict[int, list[int]]] = {}
@@ -130,26 +132,44 @@ class ZkController:
 
     # ------------------------------------------------------------------ reads
 
-    def _refresh_brokers(self) -> tuple[set[int], set[int]]:
-        ids = {int(name) for name in
-               self.store.children(zk.BROKER_IDS, watch=self._watch(self._brokers_changed))}
-        joined = ids - set(self.live)
-        gone = set(self.live) - ids
+    def _refresh_brokers(self) -> tuple[set[int], set[int], dict[int, tuple[bytes, int]]]:
+        """Re-reads the registrations: (brokers that joined, brokers that left, bounced
+        brokers' new registrations). Joined brokers are live on return, gone ones not.
+
+        A broker whose registration was re-created since the last read (a restart quick
+        enough that one read saw neither the old node's deletion nor the new one's
+        creation) has bounced: as Kafka's controller does, its old incarnation is treated
+        as gone now, and the caller re-adds the new one (:meth:`_add_broker`) once the
+        old one's partitions are handled."""
+        ids = self.store.children(zk.BROKER_IDS, watch=self._watch(self._brokers_changed))
+        registrations: dict[int, tuple[bytes, int]] = {}
+        for name in ids:
+            broker_id = int(name)
+            try:
+                data, stat = self.store.get(zk.broker_path(broker_id))
+            except NoNodeError:
+                continue
+            registrations[broker_id] = (data, stat.creation_id)
+        bounced = {b: registration for b, registration in registrations.items()
+                   if b in self.live and self.broker_epochs[b] != registration[1]}
+        gone = (set(self.live) - set(registrations)) | set(bounced)
+        joined = set(registrations) - set(self.live)
         for broker_id in gone:
             del self.live[broker_id]
+            del self.broker_epochs[broker_id]
             self.shutting_down.discard(broker_id)
             channel = self.channels.pop(broker_id, None)
             if channel is not None:
                 channel.close()
         for broker_id in joined:
-            try:
-                data, _stat = self.store.get(zk.broker_path(broker_id))
-            except NoNodeError:
-                continue
-            endpoint = zk.decode_broker(broker_id, data)
-            self.live[broker_id] = endpoint
-            self.channels[broker_id] = self._open_channel(endpoint)
-        return joined & set(self.live), gone
+            self._add_broker(broker_id, *registrations[broker_id])
+        return joined, gone, bounced
+
+    def _add_broker(self, broker_id: int, data: bytes, epoch: int) -> None:
+        endpoint = zk.decode_broker(broker_id, data)
+        self.live[broker_id] = endpoint
+        self.broker_epochs[broker_id] = epoch
+        self.channels[broker_id] = self._open_channel(endpoint)
 
     def _load_topic(self, topic: str) -> list[TopicPartition]:
         """Reads the assignment (watching it for new partitions); new partitions get their
@@ -292,9 +312,12 @@ class ZkController:
     # ------------------------------------------------------------------ events
 
     def _brokers_changed(self) -> None:
-        joined, gone = self._refresh_brokers()
+        joined, gone, bounced = self._refresh_brokers()
         if gone:
             log.info("controller %d: brokers %s left", self.broker_id, sorted(gone))
+        if bounced:
+            log.info("controller %d: brokers %s restarted between two reads", self.broker_id,
+                     sorted(bounced))
         if joined:
             log.info("controller %d: brokers %s joined", self.broker_id, sorted(joined))
         keys = self.assignments_keys()
@@ -303,7 +326,11 @@ class ZkController:
             for broker_id in gone:
                 if self._remove_from_isr(key, broker_id):
                     changed.append(key)
-        self._announce(keys, to=joined, changed=changed)
+        if bounced:  # the new incarnations are live again, and may lead what went offline
+            for broker_id, registration in bounced.items():
+                self._add_broker(broker_id, *registration)
+            changed += self._elect_offline(keys)
+        self._announce(keys, to=joined | set(bounced), changed=changed)
 
     def _remove_from_isr(self, key: TopicPartition, broker_id: int) -> bool:
         def decide(current: zk.LeaderIsr) -> zk.LeaderIsr | None:

@@ -136,3 +136,43 @@ def test_controlled_shutdown_moves_leadership_first():
     stops = [m for m in cluster.channels[1].sent if isinstance(m, StopReplica)]
     assert [(m.partitions, m.delete) for m in stops] == [((("t", 0),), False)]
     assert cluster.channels[1].sent[-1] == stops[-1]  # after its LeaderAndIsr
+
+
+def test_a_broker_that_restarts_between_two_reads_is_handled_as_gone_then_back():
+    """Its old registration's deletion and its new one's creation both happen before the
+    controller reads /brokers/ids, so the id set looks unchanged; the new registration's
+    creation id (the broker epoch) shows the restart. The old incarnation's leadership
+    moves on with a bumped epoch, and the new incarnation gets its LeaderAndIsr (without
+    it, it would never fetch and never rejoin the ISR)."""
+    cluster = Cluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.settle()
+    old_channel = cluster.channels[2]
+    cluster.sessions[2].close()
+    restarted = cluster.ensemble.connect(6000)
+    restarted.create(zk.broker_path(2), zk.encode_broker(
+        BrokerEndpoint(2, "127.0.0.1", 9002), 0), ephemeral=True)
+    cluster.settle()
+    state = cluster.state("t", 0)
+    assert (state.leader, state.leader_epoch, state.isr) == (3, 1, (3, 1))
+    new_channel = cluster.channels[2]
+    assert new_channel is not old_channel
+    told = [m for m in new_channel.sent if isinstance(m, LeaderAndIsr)]
+    assert told and told[-1].partitions[0].leader == 3
+
+
+def test_a_bounced_broker_that_was_the_only_replica_leads_again():
+    cluster = Cluster([1, 2])
+    cluster.elect(1)
+    cluster.admin.create(zk.topic_path("solo"), zk.encode_assignment({0: [2]}))
+    cluster.settle()
+    cluster.sessions[2].close()
+    cluster.ensemble.connect(6000).create(zk.broker_path(2), zk.encode_broker(
+        BrokerEndpoint(2, "127.0.0.1", 9002), 0), ephemeral=True)
+    cluster.settle()
+    state = cluster.state("solo", 0)
+    assert (state.leader, state.isr) == (2, (2,)) and state.leader_epoch >= 1
+    told = [m for m in cluster.channels[2].sent if isinstance(m, LeaderAndIsr)]
+    assert told[-1].partitions[0].leader == 2
+    assert told[-1].partitions[0].leader_epoch == state.leader_epoch
