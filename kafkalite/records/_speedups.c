@@ -372,6 +372,18 @@ typedef struct {
     Py_ssize_t body, size;
 } Record;
 
+/* A record's deltas, body and total size, its key and value (and ``header_bytes``, 1 for
+ * no headers) already known. */
+static inline void
+size_record(Record *r, int64_t timestamp_delta, int64_t offset_delta, Py_ssize_t header_bytes)
+{
+    r->timestamp_delta = timestamp_delta;
+    r->offset_delta = offset_delta;
+    r->body = 1 + uvarint_size(zigzag(timestamp_delta)) + uvarint_size(zigzag(offset_delta))
+        + field_size(&r->key) + field_size(&r->value) + header_bytes;
+    r->size = uvarint_size(zigzag(r->body)) + r->body;
+}
+
 /* ``headers`` is None or a list or tuple (empty: no headers). */
 static int
 measure_record(Record *r, int64_t timestamp_delta, int64_t offset_delta, PyObject *key,
@@ -391,11 +403,7 @@ measure_record(Record *r, int64_t timestamp_delta, int64_t offset_delta, PyObjec
             r->headers = headers;
         }
     }
-    r->timestamp_delta = timestamp_delta;
-    r->offset_delta = offset_delta;
-    r->body = 1 + uvarint_size(zigzag(timestamp_delta)) + uvarint_size(zigzag(offset_delta))
-        + field_size(&r->key) + field_size(&r->value) + header_bytes;
-    r->size = uvarint_size(zigzag(r->body)) + r->body;
+    size_record(r, timestamp_delta, offset_delta, header_bytes);
     return OK;
 }
 
@@ -465,6 +473,57 @@ encode_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* Records being appended to a batch: the encoded bytes so far (grown as needed) and the
+ * batch's size, record count and largest timestamp, as BatchBuilder keeps them. */
+typedef struct {
+    unsigned char *out;
+    Py_ssize_t used, capacity, size, count, batch_size;
+    int64_t max_timestamp;
+} BatchRun;
+
+enum { ADDED, FULL };
+
+/* ADDED; FULL when the record would take a non-empty batch past its batch_size; FAILED
+ * (with MemoryError set) when the buffer cannot grow. */
+static int
+batch_add(BatchRun *b, const Record *r, int64_t timestamp)
+{
+    if (b->size + r->size > b->batch_size && b->count)
+        return FULL;
+    if (b->used + r->size > b->capacity) {
+        Py_ssize_t wanted = Py_MAX(Py_MAX(b->capacity * 2, b->used + r->size), 4096);
+        unsigned char *grown = PyMem_Realloc(b->out, (size_t)wanted);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return FAILED;
+        }
+        b->out = grown;
+        b->capacity = wanted;
+    }
+    b->used = put_record(b->out + b->used, r) - b->out;
+    b->size += r->size;
+    b->count += 1;
+    if (timestamp > b->max_timestamp)
+        b->max_timestamp = timestamp;
+    return ADDED;
+}
+
+/* What the encoders return: (records bytes, index reached, size, record count, max
+ * timestamp), None when declined, NULL on error; the buffer is freed. */
+static PyObject *
+batch_result(BatchRun *b, Py_ssize_t index, int status)
+{
+    PyObject *result = NULL;
+    if (status == OK) {
+        result = Py_BuildValue("y#nnnL", b->out != NULL ? (const char *)b->out : "", b->used,
+                               index, b->size, b->count, (long long)b->max_timestamp);
+    } else if (status == DECLINE) {
+        result = Py_NewRef(Py_None);
+    }
+    PyMem_Free(b->out);
+    return result;
+}
+
 static int
 is_list_or_tuple(PyObject *object)
 {
@@ -483,11 +542,11 @@ PyDoc_STRVAR(encode_records_doc,
 static PyObject *
 encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *timestamps, *keys, *values, *headers, *result = NULL;
-    Py_ssize_t start, stop, count, size, batch_size, index, capacity = 0, used = 0;
-    int64_t base_timestamp, max_timestamp;
-    unsigned char *out = NULL;
-    int status = OK;
+    PyObject *timestamps, *keys, *values, *headers;
+    Py_ssize_t start, stop, index;
+    int64_t base_timestamp;
+    BatchRun batch = {0};
+    int status = OK, added;
 
     if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError, "encode_records takes 11 arguments");
@@ -500,9 +559,10 @@ encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (!is_list_or_tuple(timestamps) || !is_list_or_tuple(keys) || !is_list_or_tuple(values)
             || !(headers == Py_None || is_list_or_tuple(headers))
             || get_size(args[4], &start) != OK || get_size(args[5], &stop) != OK
-            || get_int64(args[6], &base_timestamp) != OK || get_size(args[7], &count) != OK
-            || get_size(args[8], &size) != OK || get_size(args[9], &batch_size) != OK
-            || get_int64(args[10], &max_timestamp) != OK
+            || get_int64(args[6], &base_timestamp) != OK
+            || get_size(args[7], &batch.count) != OK || get_size(args[8], &batch.size) != OK
+            || get_size(args[9], &batch.batch_size) != OK
+            || get_int64(args[10], &batch.max_timestamp) != OK
             || start >= stop || stop > PySequence_Fast_GET_SIZE(timestamps)
             || stop > PySequence_Fast_GET_SIZE(keys) || stop > PySequence_Fast_GET_SIZE(values)
             || (headers != Py_None && stop > PySequence_Fast_GET_SIZE(headers)))
@@ -514,7 +574,7 @@ encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (get_int64(PySequence_Fast_GET_ITEM(timestamps, index), &timestamp) != OK
                 || (base_timestamp < 0 ? timestamp > INT64_MAX + base_timestamp
                                        : timestamp < INT64_MIN + base_timestamp)
-                || measure_record(&record, timestamp - base_timestamp, count,
+                || measure_record(&record, timestamp - base_timestamp, batch.count,
                                   PySequence_Fast_GET_ITEM(keys, index),
                                   PySequence_Fast_GET_ITEM(values, index),
                                   headers == Py_None ? Py_None
@@ -522,33 +582,13 @@ encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             status = DECLINE;
             break;
         }
-        if (size + record.size > batch_size && count)
-            break; /* does not fit: the batch is full */
-        if (used + record.size > capacity) {
-            Py_ssize_t wanted = Py_MAX(Py_MAX(capacity * 2, used + record.size), 4096);
-            unsigned char *grown = PyMem_Realloc(out, (size_t)wanted);
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                status = FAILED;
-                break;
-            }
-            out = grown;
-            capacity = wanted;
+        added = batch_add(&batch, &record, timestamp);
+        if (added != ADDED) {
+            status = added == FULL ? OK : FAILED;
+            break;
         }
-        used = put_record(out + used, &record) - out;
-        size += record.size;
-        count += 1;
-        if (timestamp > max_timestamp)
-            max_timestamp = timestamp;
     }
-    if (status == OK) {
-        result = Py_BuildValue("y#nnnL", out != NULL ? (const char *)out : "", used, index,
-                               size, count, (long long)max_timestamp);
-    } else if (status == DECLINE) {
-        result = Py_NewRef(Py_None);
-    }
-    PyMem_Free(out);
-    return result;
+    return batch_result(&batch, index, status);
 }
 
 /* ---- validation --------------------------------------------------------------------- */
@@ -1029,12 +1069,12 @@ PyDoc_STRVAR(encode_arrow_records_doc,
 static PyObject *
 encode_arrow_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *timestamps, *result = NULL;
+    PyObject *timestamps;
     ArrowColumn keys = {0}, values = {0};
-    Py_ssize_t start, stop, count, size, batch_size, index = 0, capacity = 0, used = 0;
-    int64_t base_timestamp, max_timestamp;
-    unsigned char *out = NULL;
-    int status = OK;
+    Py_ssize_t start, stop, index = 0;
+    int64_t base_timestamp;
+    BatchRun batch = {0};
+    int status = OK, added;
 
     if (nargs != 10) {
         PyErr_SetString(PyExc_TypeError, "encode_arrow_records takes 10 arguments");
@@ -1043,8 +1083,9 @@ encode_arrow_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     timestamps = args[0];
     if (!is_list_or_tuple(timestamps) || get_size(args[3], &start) != OK
             || get_size(args[4], &stop) != OK || get_int64(args[5], &base_timestamp) != OK
-            || get_size(args[6], &count) != OK || get_size(args[7], &size) != OK
-            || get_size(args[8], &batch_size) != OK || get_int64(args[9], &max_timestamp) != OK
+            || get_size(args[6], &batch.count) != OK || get_size(args[7], &batch.size) != OK
+            || get_size(args[8], &batch.batch_size) != OK
+            || get_int64(args[9], &batch.max_timestamp) != OK
             || start >= stop || stop > PySequence_Fast_GET_SIZE(timestamps))
         Py_RETURN_NONE;
     if ((status = arrow_column_get(args[2], &values)) != OK
@@ -1065,44 +1106,18 @@ encode_arrow_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             status = DECLINE;
             break;
         }
-        /* as measure_record, for a record without headers */
         record.headers = NULL;
-        record.timestamp_delta = timestamp - base_timestamp;
-        record.offset_delta = count;
-        record.body = 1 + uvarint_size(zigzag(record.timestamp_delta))
-            + uvarint_size(zigzag(record.offset_delta)) + field_size(&record.key)
-            + field_size(&record.value) + 1;
-        record.size = uvarint_size(zigzag(record.body)) + record.body;
-        if (size + record.size > batch_size && count)
-            break; /* does not fit: the batch is full */
-        if (used + record.size > capacity) {
-            Py_ssize_t wanted = Py_MAX(Py_MAX(capacity * 2, used + record.size), 4096);
-            unsigned char *grown = PyMem_Realloc(out, (size_t)wanted);
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                status = FAILED;
-                break;
-            }
-            out = grown;
-            capacity = wanted;
+        size_record(&record, timestamp - base_timestamp, batch.count, 1);
+        added = batch_add(&batch, &record, timestamp);
+        if (added != ADDED) {
+            status = added == FULL ? OK : FAILED;
+            break;
         }
-        used = put_record(out + used, &record) - out;
-        size += record.size;
-        count += 1;
-        if (timestamp > max_timestamp)
-            max_timestamp = timestamp;
     }
 done:
     arrow_column_release(&keys);
     arrow_column_release(&values);
-    if (status == OK) {
-        result = Py_BuildValue("y#nnnL", out != NULL ? (const char *)out : "", used, index,
-                               size, count, (long long)max_timestamp);
-    } else if (status == DECLINE) {
-        result = Py_NewRef(Py_None);
-    }
-    PyMem_Free(out);
-    return result;
+    return batch_result(&batch, index, status);
 }
 
 /* ------------------------------------------------------------------------------------
