@@ -104,9 +104,11 @@ class RecordAccumulator:
         so the caller can let a sticky partitioner move on first (Java's abortOnNewBatch;
         unlike Java, a partition without an open batch simply gets one).
         """
-        # The per-record hot path: one lock, one dict lookup, the open batch's builder and
-        # the record's future, with no intermediate objects (see ProducerBatch.try_append).
-        with self._lock:
+        # The per-record hot path: one lock, one dict lookup and one call that encodes the
+        # record into the open batch and returns its future (ProducerBatch.append).
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._closed:
                 raise KafkaError("the producer is closed")
             queue = self._batches.get(tp)
@@ -115,23 +117,26 @@ class RecordAccumulator:
             elif queue:
                 batch = queue[-1]
                 if not batch.is_full:
-                    builder = batch.builder
-                    count = builder.record_count
-                    if builder.append(timestamp_ms, key, value, headers):
-                        return _new(FutureRecordMetadata, (
-                            tp, batch.future, count, timestamp_ms,
-                            -1 if key is None else len(key),
-                            -1 if value is None else len(value)))
+                    future = batch.append(timestamp_ms, key, value, headers)
+                    if future is not None:
+                        return future
                     batch.is_full = True
                     if self.build_when_full:
                         batch.close()
                 if abort_on_new_batch:  # the open batch is full
                     return None
             batch = self._new_batch(tp, key, value)
-            future = batch.try_append(timestamp_ms, key, value, headers)
+            try:
+                future = batch.append(timestamp_ms, key, value, headers)
+            except BaseException:
+                self._incomplete.discard(batch)
+                self._free_memory += batch.reserved_bytes
+                raise
             assert future is not None  # the first record always fits
             queue.append(batch)
             return future
+        finally:
+            lock.release()
 
     def append_many(self, tp: TopicPartition, timestamps: Sequence[int],
                     keys: Sequence[bytes | None], values: Sequence[bytes | None],

@@ -13,7 +13,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from kafkalite.client.future import Future
-from kafkalite.records import BatchBuilder
+from kafkalite.records import BatchBuilder, RecordBatchBuilder
 from kafkalite.structs import Header, RecordMetadata, TopicPartition
 
 
@@ -151,6 +151,11 @@ class FutureBatchMetadata:
                 f"records={self.record_count}>")
 
 
+RecordAppend = Callable[[int, bytes | None, bytes | None, Sequence[Header] | None],
+                        "FutureRecordMetadata | None"]
+"""What :attr:`ProducerBatch.append` is."""
+
+
 def failed_record_future(tp: TopicPartition, error: BaseException) -> FutureRecordMetadata:
     """The future of a record rejected before batching (too large): already failed."""
     future: Future[BatchResult] = Future()
@@ -162,7 +167,7 @@ class ProducerBatch:
     """Records for one partition; built (and compressed) once: when it fills up (see
     ``RecordAccumulator.build_when_full``) or else when drained for sending."""
 
-    __slots__ = ("attempts", "builder", "created", "future", "is_full", "records",
+    __slots__ = ("append", "attempts", "builder", "created", "future", "is_full", "records",
                  "reserved_bytes", "retry_at", "tp")
 
     def __init__(self, tp: TopicPartition, builder: BatchBuilder, created: float,
@@ -176,6 +181,16 @@ class ProducerBatch:
         self.records: bytes | None = None
         self.attempts = 0
         self.retry_at = 0.0
+        self.append: RecordAppend
+        """``append(timestamp_ms, key, value, headers)``: add a record and return its
+        future, or None when it does not fit (the caller then marks the batch full). For
+        v2 it is the records writer's ``append_future``: one call per record, no Python
+        frame (see :mod:`kafkalite.records.builder`)."""
+        if isinstance(builder, RecordBatchBuilder):
+            builder.writer.bind_futures(FutureRecordMetadata, tp, self.future)
+            self.append = builder.writer.append_future
+        else:
+            self.append = self._append_with_builder
 
     @property
     def record_count(self) -> int:
@@ -189,15 +204,13 @@ class ProducerBatch:
     def is_closed(self) -> bool:
         return self.records is not None
 
-    def try_append(self, timestamp_ms: int, key: bytes | None, value: bytes | None,
-                   headers: Sequence[Header] | None) -> FutureRecordMetadata | None:
-        """Add a record; None (and the batch marked full) when it does not fit."""
-        if self.is_full:
-            return None
+    def _append_with_builder(self, timestamp_ms: int, key: bytes | None,
+                             value: bytes | None,
+                             headers: Sequence[Header] | None) -> FutureRecordMetadata | None:
+        """:attr:`append` for the legacy formats' builders."""
         builder = self.builder
         count = builder.record_count
         if not builder.append(timestamp_ms, key, value, headers):
-            self.is_full = True
             return None
         return FutureRecordMetadata(self.tp, self.future, count, timestamp_ms,
                                     -1 if key is None else len(key),

@@ -7,7 +7,8 @@
  * It declines on anything outside the common case: any malformed record (so error
  * messages and types are the Python reference's by construction), numbers beyond
  * 64 bits, and argument types other than the plain ones the clients pass. It never
- * raises for bad input; it raises only when memory runs out.
+ * raises for bad input; it raises only when memory runs out. The one type here,
+ * RecordsWriter, hands what it declines to the Python encoder itself (see there).
  *
  * The broker decodes what clients send, so every read is bounds-checked against the
  * end of the records section before it happens, and no allocation is sized by a count
@@ -19,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define API_VERSION 3
+#define API_VERSION 4
 #define MIN_RECORD_SIZE 7 /* length, attributes, timestamp, offset, key, value, headers */
 #define MIN_HEADER_SIZE 2 /* key length, value length */
 
@@ -446,33 +447,6 @@ get_size(PyObject *object, Py_ssize_t *out)
     return OK;
 }
 
-PyDoc_STRVAR(encode_record_doc,
-"encode_record(timestamp_delta, offset_delta, key, value, headers)\n"
-"--\n\n"
-"One record of a v2 batch, length prefix included, or None where the Python encoder\n"
-"must decide.");
-
-static PyObject *
-encode_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    int64_t timestamp_delta, offset_delta;
-    Record record;
-    PyObject *result;
-
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "encode_record takes 5 arguments");
-        return NULL;
-    }
-    if (get_int64(args[0], &timestamp_delta) != OK || get_int64(args[1], &offset_delta) != OK
-            || measure_record(&record, timestamp_delta, offset_delta, args[2], args[3],
-                              args[4]) != OK)
-        Py_RETURN_NONE;
-    result = PyBytes_FromStringAndSize(NULL, record.size);
-    if (result != NULL)
-        put_record((unsigned char *)PyBytes_AS_STRING(result), &record);
-    return result;
-}
-
 /* Records being appended to a batch: the encoded bytes so far (grown as needed) and the
  * batch's size, record count and largest timestamp, as BatchBuilder keeps them. */
 typedef struct {
@@ -483,15 +457,14 @@ typedef struct {
 
 enum { ADDED, FULL };
 
-/* ADDED; FULL when the record would take a non-empty batch past its batch_size; FAILED
- * (with MemoryError set) when the buffer cannot grow. */
+/* ADDED once there is room for ``size`` more bytes at b->out + b->used; FAILED (with
+ * MemoryError set) when the buffer cannot grow. batch_room: FULL instead when a record
+ * of that size would take a non-empty batch past its batch_size. */
 static int
-batch_add(BatchRun *b, const Record *r, int64_t timestamp)
+batch_grow(BatchRun *b, Py_ssize_t size)
 {
-    if (b->size + r->size > b->batch_size && b->count)
-        return FULL;
-    if (b->used + r->size > b->capacity) {
-        Py_ssize_t wanted = Py_MAX(Py_MAX(b->capacity * 2, b->used + r->size), 4096);
+    if (b->used + size > b->capacity) {
+        Py_ssize_t wanted = Py_MAX(Py_MAX(b->capacity * 2, b->used + size), 4096);
         unsigned char *grown = PyMem_Realloc(b->out, (size_t)wanted);
         if (grown == NULL) {
             PyErr_NoMemory();
@@ -500,12 +473,35 @@ batch_add(BatchRun *b, const Record *r, int64_t timestamp)
         b->out = grown;
         b->capacity = wanted;
     }
-    b->used = put_record(b->out + b->used, r) - b->out;
-    b->size += r->size;
+    return ADDED;
+}
+
+static int
+batch_room(BatchRun *b, Py_ssize_t size)
+{
+    return b->size + size > b->batch_size && b->count ? FULL : batch_grow(b, size);
+}
+
+/* The bookkeeping of a record of ``size`` bytes just written at b->out + b->used. */
+static inline void
+batch_count(BatchRun *b, Py_ssize_t size, int64_t timestamp)
+{
+    b->used += size;
+    b->size += size;
     b->count += 1;
     if (timestamp > b->max_timestamp)
         b->max_timestamp = timestamp;
-    return ADDED;
+}
+
+static int
+batch_add(BatchRun *b, const Record *r, int64_t timestamp)
+{
+    int status = batch_room(b, r->size);
+    if (status == ADDED) {
+        put_record(b->out + b->used, r);
+        batch_count(b, r->size, timestamp);
+    }
+    return status;
 }
 
 /* What the encoders return: (records bytes, index reached, size, record count, max
@@ -590,6 +586,358 @@ encode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     return batch_result(&batch, index, status);
 }
+
+/* ---- the open batch's records -------------------------------------------------------
+ *
+ * RecordsWriter holds the records section of a v2 batch while it fills: the producer's
+ * per-record path (``append_future``) is one call that encodes the record in place and
+ * returns its future, with no Python frame, no bytes object and no list per record.
+ * kafkalite.records.builder has the Python twin (the fallback and the reference); both
+ * raise the same errors for a bad timestamp, and a record this code declines is encoded
+ * by the Python encoder it was given, so every other error is the Python one. */
+
+typedef struct {
+    PyObject_HEAD
+    BatchRun run;
+    int64_t base_timestamp;
+    PyObject *fallback;        /* encode_record_python(timestamp_delta, offset_delta, ...) */
+    PyTypeObject *future_type; /* append_future's futures: set by bind_futures */
+    PyObject *tp, *future;
+} RecordsWriter;
+
+/* The record's timestamp and its delta from the batch's first; FAILED with TypeError or
+ * ValueError set when it is not an int or the delta does not fit 64 bits. */
+static int
+writer_timestamp(RecordsWriter *w, PyObject *object, int64_t *timestamp, int64_t *delta)
+{
+    int overflow;
+    long long value;
+    int64_t base;
+    if (!PyLong_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "record timestamp must be an int (ms), not %.100s",
+                     Py_TYPE(object)->tp_name);
+        return FAILED;
+    }
+    value = PyLong_AsLongLongAndOverflow(object, &overflow);
+    if (value == -1 && PyErr_Occurred())
+        return FAILED;
+    if (overflow) {
+        PyErr_Format(PyExc_ValueError, "record timestamp %R does not fit 64 bits", object);
+        return FAILED;
+    }
+    base = w->run.count ? w->base_timestamp : value;
+    if (base < 0 ? value > INT64_MAX + base : value < INT64_MIN + base) {
+        PyErr_Format(PyExc_ValueError,
+                     "record timestamp %R is out of range for a batch starting at %lld",
+                     object, (long long)base);
+        return FAILED;
+    }
+    *timestamp = value;
+    *delta = value - base;
+    return OK;
+}
+
+/* ADDED, FULL or FAILED; a declined record goes through the Python encoder. */
+static int
+writer_add(RecordsWriter *w, PyObject *timestamp_object, PyObject *key, PyObject *value,
+           PyObject *headers)
+{
+    int64_t timestamp, delta;
+    Record record;
+    int status;
+    if (writer_timestamp(w, timestamp_object, &timestamp, &delta) != OK)
+        return FAILED;
+    if (measure_record(&record, delta, w->run.count, key, value, headers) == OK) {
+        status = batch_add(&w->run, &record, timestamp);
+    } else {
+        PyObject *encoded = PyObject_CallFunction(w->fallback, "LnOOO", (long long)delta,
+                                                  w->run.count, key, value, headers);
+        if (encoded == NULL)
+            return FAILED;
+        if (!PyBytes_Check(encoded)) {
+            Py_DECREF(encoded);
+            PyErr_SetString(PyExc_TypeError, "the record encoder must return bytes");
+            return FAILED;
+        }
+        status = batch_room(&w->run, PyBytes_GET_SIZE(encoded));
+        if (status == ADDED) {
+            memcpy(w->run.out + w->run.used, PyBytes_AS_STRING(encoded),
+                   (size_t)PyBytes_GET_SIZE(encoded));
+            batch_count(&w->run, PyBytes_GET_SIZE(encoded), timestamp);
+        }
+        Py_DECREF(encoded);
+    }
+    if (status == ADDED && w->run.count == 1)
+        w->base_timestamp = timestamp;
+    return status;
+}
+
+static PyObject *
+writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"batch_size", "size", "fallback", NULL};
+    Py_ssize_t batch_size, size;
+    PyObject *fallback;
+    RecordsWriter *w;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "nnO:RecordsWriter", names, &batch_size,
+                                     &size, &fallback))
+        return NULL;
+    w = (RecordsWriter *)type->tp_alloc(type, 0);
+    if (w == NULL)
+        return NULL;
+    w->run.batch_size = batch_size;
+    w->run.size = size;
+    w->run.max_timestamp = -1;
+    w->fallback = Py_NewRef(fallback);
+    return (PyObject *)w;
+}
+
+static int
+writer_traverse(RecordsWriter *w, visitproc visit, void *arg)
+{
+    Py_VISIT(w->fallback);
+    Py_VISIT(w->future_type);
+    Py_VISIT(w->tp);
+    Py_VISIT(w->future);
+    return 0;
+}
+
+static int
+writer_clear(RecordsWriter *w)
+{
+    Py_CLEAR(w->fallback);
+    Py_CLEAR(w->future_type);
+    Py_CLEAR(w->tp);
+    Py_CLEAR(w->future);
+    return 0;
+}
+
+static void
+writer_dealloc(RecordsWriter *w)
+{
+    PyObject_GC_UnTrack(w);
+    writer_clear(w);
+    PyMem_Free(w->run.out);
+    Py_TYPE(w)->tp_free((PyObject *)w);
+}
+
+PyDoc_STRVAR(writer_append_doc,
+"append(timestamp, key, value, headers)\n"
+"--\n\n"
+"Add a record; False (and nothing added) when it would take a non-empty batch past\n"
+"batch_size.");
+
+static PyObject *
+writer_append(RecordsWriter *w, PyObject *const *args, Py_ssize_t nargs)
+{
+    int status;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "append takes 4 arguments");
+        return NULL;
+    }
+    status = writer_add(w, args[0], args[1], args[2], args[3]);
+    if (status == FAILED)
+        return NULL;
+    return PyBool_FromLong(status == ADDED);
+}
+
+static inline PyObject *
+size_of(PyObject *field)
+{
+    Py_ssize_t size = field == Py_None ? -1 : PyObject_Size(field);
+    return size == -1 && PyErr_Occurred() ? NULL : PyLong_FromSsize_t(size);
+}
+
+PyDoc_STRVAR(writer_append_future_doc,
+"append_future(timestamp, key, value, headers)\n"
+"--\n\n"
+"append(), returning the record's future: future_type(tp, future, offset delta,\n"
+"timestamp, key size, value size) as bind_futures set them (sizes -1 for None); None\n"
+"when the record does not fit.");
+
+static PyObject *
+writer_append_future(RecordsWriter *w, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t offset_delta = w->run.count;
+    PyObject *result, *item;
+    int status;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "append_future takes 4 arguments");
+        return NULL;
+    }
+    if (w->future_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "append_future before bind_futures");
+        return NULL;
+    }
+    status = writer_add(w, args[0], args[1], args[2], args[3]);
+    if (status != ADDED)
+        return status == FULL ? Py_NewRef(Py_None) : NULL;
+    result = w->future_type->tp_alloc(w->future_type, 6);
+    if (result == NULL)
+        return NULL;
+    PyTuple_SET_ITEM(result, 0, Py_NewRef(w->tp));
+    PyTuple_SET_ITEM(result, 1, Py_NewRef(w->future));
+    PyTuple_SET_ITEM(result, 3, Py_NewRef(args[0]));
+    if ((item = PyLong_FromSsize_t(offset_delta)) == NULL)
+        goto failed;
+    PyTuple_SET_ITEM(result, 2, item);
+    if ((item = size_of(args[1])) == NULL)
+        goto failed;
+    PyTuple_SET_ITEM(result, 4, item);
+    if ((item = size_of(args[2])) == NULL)
+        goto failed;
+    PyTuple_SET_ITEM(result, 5, item);
+    return result;
+failed:
+    Py_DECREF(result);
+    return NULL;
+}
+
+PyDoc_STRVAR(writer_bind_futures_doc,
+"bind_futures(future_type, tp, future)\n"
+"--\n\n"
+"What append_future builds its futures from: a tuple subclass, and the first two items.");
+
+static PyObject *
+writer_bind_futures(RecordsWriter *w, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyType_Check(args[0])
+            || !PyType_IsSubtype((PyTypeObject *)args[0], &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "bind_futures(tuple subclass, tp, future)");
+        return NULL;
+    }
+    Py_XSETREF(w->future_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_XSETREF(w->tp, Py_NewRef(args[1]));
+    Py_XSETREF(w->future, Py_NewRef(args[2]));
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(writer_extend_doc,
+"extend(records, base_timestamp, size, record_count, max_timestamp)\n"
+"--\n\n"
+"Add encoded records (what encode_records returned for this writer's totals), taking\n"
+"the totals that came with them.");
+
+static PyObject *
+writer_extend(RecordsWriter *w, PyObject *args)
+{
+    Py_buffer records;
+    long long base_timestamp, max_timestamp;
+    Py_ssize_t size, count;
+    int status;
+    if (!PyArg_ParseTuple(args, "y*LnnL:extend", &records, &base_timestamp, &size, &count,
+                          &max_timestamp))
+        return NULL;
+    if (count < w->run.count || size < w->run.size) {
+        PyBuffer_Release(&records);
+        PyErr_SetString(PyExc_ValueError, "extend: totals below the writer's own");
+        return NULL;
+    }
+    status = batch_grow(&w->run, records.len); /* encoded already: batch_size was applied */
+    if (status == ADDED) {
+        memcpy(w->run.out + w->run.used, records.buf, (size_t)records.len);
+        w->run.used += records.len;
+        w->run.size = size;
+        w->run.count = count;
+        w->run.max_timestamp = max_timestamp;
+        w->base_timestamp = base_timestamp;
+    }
+    PyBuffer_Release(&records);
+    return status == ADDED ? Py_NewRef(Py_None) : NULL;
+}
+
+static PyObject *
+writer_getvalue(RecordsWriter *w, PyObject *unused)
+{
+    return PyBytes_FromStringAndSize(w->run.out != NULL ? (const char *)w->run.out : "",
+                                     w->run.used);
+}
+
+static PyObject *
+writer_get_count(RecordsWriter *w, void *closure)
+{
+    return PyLong_FromSsize_t(w->run.count);
+}
+
+static PyObject *
+writer_get_size(RecordsWriter *w, void *closure)
+{
+    return PyLong_FromSsize_t(w->run.size);
+}
+
+static PyObject *
+writer_get_base_timestamp(RecordsWriter *w, void *closure)
+{
+    return PyLong_FromLongLong(w->base_timestamp);
+}
+
+static PyObject *
+writer_get_max_timestamp(RecordsWriter *w, void *closure)
+{
+    return PyLong_FromLongLong(w->run.max_timestamp);
+}
+
+static PyObject *
+writer_get_batch_size(RecordsWriter *w, void *closure)
+{
+    return PyLong_FromSsize_t(w->run.batch_size);
+}
+
+static int
+writer_set_batch_size(RecordsWriter *w, PyObject *value, void *closure)
+{
+    Py_ssize_t batch_size;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "batch_size cannot be deleted");
+        return -1;
+    }
+    batch_size = PyLong_AsSsize_t(value);
+    if (batch_size == -1 && PyErr_Occurred())
+        return -1;
+    w->run.batch_size = batch_size;
+    return 0;
+}
+
+static PyGetSetDef writer_getset[] = {
+    {"record_count", (getter)writer_get_count, NULL, "Records appended so far.", NULL},
+    {"size_in_bytes", (getter)writer_get_size, NULL,
+     "The batch's uncompressed size so far, its header included.", NULL},
+    {"base_timestamp", (getter)writer_get_base_timestamp, NULL,
+     "The first record's timestamp (0 while empty).", NULL},
+    {"max_timestamp", (getter)writer_get_max_timestamp, NULL,
+     "The largest timestamp so far (-1 while empty).", NULL},
+    {"batch_size", (getter)writer_get_batch_size, (setter)writer_set_batch_size,
+     "The size past which a non-empty batch takes no more records.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef writer_methods[] = {
+    {"append", (PyCFunction)(void (*)(void))writer_append, METH_FASTCALL, writer_append_doc},
+    {"append_future", (PyCFunction)(void (*)(void))writer_append_future, METH_FASTCALL,
+     writer_append_future_doc},
+    {"bind_futures", (PyCFunction)(void (*)(void))writer_bind_futures, METH_FASTCALL,
+     writer_bind_futures_doc},
+    {"extend", (PyCFunction)writer_extend, METH_VARARGS, writer_extend_doc},
+    {"getvalue", (PyCFunction)writer_getvalue, METH_NOARGS,
+     "The records section's bytes so far."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject RecordsWriterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkalite.records._speedups.RecordsWriter",
+    .tp_doc = PyDoc_STR("RecordsWriter(batch_size, size, fallback)\n--\n\n"
+                        "The records section of a v2 batch being filled; ``size`` counts\n"
+                        "the batch header, ``fallback`` encodes what this code declines."),
+    .tp_basicsize = sizeof(RecordsWriter),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = writer_new,
+    .tp_dealloc = (destructor)writer_dealloc,
+    .tp_traverse = (traverseproc)writer_traverse,
+    .tp_clear = (inquiry)writer_clear,
+    .tp_methods = writer_methods,
+    .tp_getset = writer_getset,
+};
 
 /* ---- validation --------------------------------------------------------------------- */
 
@@ -1223,8 +1571,6 @@ failed:
 static PyMethodDef methods[] = {
     {"check_records", check_records, METH_VARARGS, check_records_doc},
     {"decode_records", decode_records, METH_VARARGS, decode_records_doc},
-    {"encode_record", (PyCFunction)(void (*)(void))encode_record, METH_FASTCALL,
-     encode_record_doc},
     {"encode_records", (PyCFunction)(void (*)(void))encode_records, METH_FASTCALL,
      encode_records_doc},
     {"consumer_records", (PyCFunction)(void (*)(void))consumer_records, METH_FASTCALL,
@@ -1251,8 +1597,13 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    PyObject *module = PyModule_Create(&module_def);
-    if (module != NULL && PyModule_AddIntConstant(module, "API_VERSION", API_VERSION) < 0) {
+    PyObject *module;
+    if (PyType_Ready(&RecordsWriterType) < 0)
+        return NULL;
+    module = PyModule_Create(&module_def);
+    if (module != NULL && (PyModule_AddIntConstant(module, "API_VERSION", API_VERSION) < 0
+            || PyModule_AddObjectRef(module, "RecordsWriter",
+                                     (PyObject *)&RecordsWriterType) < 0)) {
         Py_DECREF(module);
         return NULL;
     }

@@ -2,8 +2,10 @@
 
 ``kafkalite.records._speedups`` is a C extension that the build compiles when a C compiler
 is at hand (see ``hatch_build.py``). It runs the per-record loops of RecordBatch v2:
-decoding a batch's records into columns, encoding records into a batch body, and the
-broker's validation walk over a produced batch (:mod:`kafkalite.records.validation`). The
+decoding a batch's records into columns, encoding records into a batch body (the
+producer's open batch is a compiled ``RecordsWriter``, whose twin is
+:class:`~kafkalite.records.builder.PythonRecordsWriter`), and the broker's validation walk
+over a produced batch (:mod:`kafkalite.records.validation`). The
 Python code stays the reference: the compiled functions return exactly what it returns,
 or None for anything outside the common case (every malformed record among it), and the
 caller then runs the Python code on the same input, so errors are always the Python
@@ -18,9 +20,9 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-API_VERSION = 3
-"""The extension's ``API_VERSION`` this code expects; a stale build is ignored (3: the
-first with ``check_records``)."""
+API_VERSION = 4
+"""The extension's ``API_VERSION`` this code expects; a stale build is ignored (4: the
+first with ``RecordsWriter``)."""
 DISABLE_VARIABLE = "KAFKALITE_NO_SPEEDUPS"
 
 

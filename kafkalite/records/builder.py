@@ -13,7 +13,7 @@ one piece (with the compiled codec when it is built, see
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import crc32c
@@ -91,8 +91,7 @@ class BinaryColumn(Sequence[bytes | None]):
 class BatchBuilder:
     """Accumulates records into one batch of the given magic; see the module docstring."""
 
-    __slots__ = ("_max_timestamp", "_parts", "_size", "base_offset", "batch_size",
-                 "compression", "magic", "record_count")
+    __slots__ = ("base_offset", "compression", "magic")
 
     def __new__(cls, magic: int = 2, *args: object, **kwargs: object) -> BatchBuilder:
         if cls is BatchBuilder:
@@ -108,18 +107,27 @@ class BatchBuilder:
                  batch_size: int = DEFAULT_BATCH_SIZE, *, base_offset: int = 0) -> None:
         self.magic = magic
         self.compression = codec_id(compression)
-        self.batch_size = batch_size
         self.base_offset = base_offset
-        self._parts: list[BytesLike] = []
-        self._size = 0
-        self.record_count = 0
-        """Records appended so far (read-only for callers)."""
-        self._max_timestamp = -1
+        self.batch_size = batch_size  # into the subclass's records store, made before
+
+    @property
+    def record_count(self) -> int:
+        """Records appended so far."""
+        raise NotImplementedError
 
     @property
     def size_in_bytes(self) -> int:
         """Uncompressed size of the batch so far, headers included."""
-        return self._size
+        raise NotImplementedError
+
+    @property
+    def batch_size(self) -> int:
+        """The size past which a non-empty batch takes no more records (settable)."""
+        raise NotImplementedError
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        raise NotImplementedError
 
     def append(self, timestamp_ms: int, key: BytesLike | None, value: BytesLike | None,
                headers: Sequence[Header] | None = None) -> bool:
@@ -148,46 +156,149 @@ class BatchBuilder:
         raise NotImplementedError
 
 
-class RecordBatchBuilder(BatchBuilder):
-    """RecordBatch v2, compressed as one records section when a codec is set."""
+class PythonRecordsWriter:
+    """The records section of a v2 batch while it fills: the pure-Python twin of the
+    compiled ``RecordsWriter`` (see :mod:`kafkalite.records.accelerator`), and its
+    reference. ``size`` starts at the batch header's size; ``encode`` is the record
+    encoder (:func:`encode_record_python`; the compiled writer calls it for what it
+    declines). Both raise the same errors for a timestamp that is not an int or is out
+    of range.
 
-    __slots__ = ("_base_timestamp", "base_sequence", "is_transactional",
-                 "partition_leader_epoch", "producer_epoch", "producer_id")
+    :meth:`append_future` is the producer's per-record path: the record and its future
+    in one call, the future built from what :meth:`bind_futures` set.
+    """
+
+    __slots__ = ("_encode", "_future", "_future_type", "_parts", "_tp", "base_timestamp",
+                 "batch_size", "max_timestamp", "record_count", "size_in_bytes")
+
+    def __init__(self, batch_size: int, size: int,
+                 encode: Callable[..., bytes]) -> None:
+        self.batch_size = batch_size
+        self.size_in_bytes = size
+        self._encode = encode
+        self._parts: list[bytes] = []
+        self.record_count = 0
+        self.base_timestamp = 0
+        self.max_timestamp = -1
+        self._future_type: type[tuple[Any, ...]] | None = None
+        self._tp: object = None
+        self._future: object = None
+
+    def append(self, timestamp: int, key: BytesLike | None, value: BytesLike | None,
+               headers: Sequence[Header] | None) -> bool:
+        """Add a record; False (and nothing added) when it would take a non-empty batch
+        past ``batch_size``."""
+        count = self.record_count
+        base = self.base_timestamp if count else timestamp
+        if timestamp.__class__ is not int or not _INT64_MIN <= timestamp <= _INT64_MAX \
+                or not _INT64_MIN <= timestamp - base <= _INT64_MAX:
+            _check_timestamp(timestamp, base)
+        record = self._encode(timestamp - base, count, key, value, headers)
+        size = self.size_in_bytes + len(record)
+        if size > self.batch_size and count:
+            return False
+        self._parts.append(record)
+        self.size_in_bytes = size
+        self.record_count = count + 1
+        if not count:
+            self.base_timestamp = timestamp
+        if timestamp > self.max_timestamp:
+            self.max_timestamp = timestamp
+        return True
+
+    def bind_futures(self, future_type: type[tuple[Any, ...]], tp: object,
+                     future: object) -> None:
+        """What :meth:`append_future` builds futures from: a tuple subclass, and the first
+        two items."""
+        self._future_type, self._tp, self._future = future_type, tp, future
+
+    def append_future(self, timestamp: int, key: BytesLike | None, value: BytesLike | None,
+                      headers: Sequence[Header] | None) -> tuple[Any, ...] | None:
+        """:meth:`append`, returning ``future_type(tp, future, offset delta, timestamp,
+        key size, value size)`` (sizes -1 for None); None when the record does not fit."""
+        if self._future_type is None:
+            raise RuntimeError("append_future before bind_futures")
+        count = self.record_count
+        if not self.append(timestamp, key, value, headers):
+            return None
+        return tuple.__new__(self._future_type, (
+            self._tp, self._future, count, timestamp, -1 if key is None else len(key),
+            -1 if value is None else len(value)))
+
+    def extend(self, records: bytes, base_timestamp: int, size: int, record_count: int,
+               max_timestamp: int) -> None:
+        """Add encoded records (what a bulk encoder returned for this writer's totals),
+        taking the totals that came with them."""
+        if record_count < self.record_count or size < self.size_in_bytes:
+            raise ValueError("extend: totals below the writer's own")
+        self._parts.append(records)
+        self.base_timestamp = base_timestamp
+        self.size_in_bytes = size
+        self.record_count = record_count
+        self.max_timestamp = max_timestamp
+
+    def getvalue(self) -> bytes:
+        """The records section's bytes so far."""
+        return b"".join(self._parts)
+
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+
+def _check_timestamp(timestamp: object, base: object) -> None:
+    """The writers' errors for a record timestamp (the compiled one words them the same)."""
+    if not isinstance(timestamp, int):
+        raise TypeError(f"record timestamp must be an int (ms), not {type(timestamp).__name__}")
+    if not _INT64_MIN <= timestamp <= _INT64_MAX:
+        raise ValueError(f"record timestamp {timestamp!r} does not fit 64 bits")
+    assert isinstance(base, int)
+    if not _INT64_MIN <= timestamp - base <= _INT64_MAX:
+        raise ValueError(f"record timestamp {timestamp!r} is out of range for a batch "
+                         f"starting at {base}")
+
+
+class RecordBatchBuilder(BatchBuilder):
+    """RecordBatch v2, compressed as one records section when a codec is set. The records
+    section fills in a :data:`RecordsWriter` (the compiled one when it is built)."""
+
+    __slots__ = ("base_sequence", "is_transactional", "partition_leader_epoch",
+                 "producer_epoch", "producer_id", "writer")
 
     def __init__(self, magic: int = 2, compression: Codec = None,
                  batch_size: int = DEFAULT_BATCH_SIZE, *, producer_id: int = -1,
                  producer_epoch: int = -1, base_sequence: int = -1,
                  is_transactional: bool = False, base_offset: int = 0,
                  partition_leader_epoch: int = -1) -> None:
+        self.writer: Any = RecordsWriter(batch_size, V2_HEADER_SIZE, encode_record_python)
+        """The :data:`RecordsWriter` holding the records (the producer appends to it
+        directly, with its futures)."""
         super().__init__(magic, compression, batch_size, base_offset=base_offset)
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.base_sequence = base_sequence
         self.is_transactional = is_transactional
         self.partition_leader_epoch = partition_leader_epoch
-        self._size = V2_HEADER_SIZE
-        self._base_timestamp = 0
+
+    @property
+    def record_count(self) -> int:
+        return self.writer.record_count
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self.writer.size_in_bytes
+
+    @property
+    def batch_size(self) -> int:
+        return self.writer.batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self.writer.batch_size = value
 
     def append(self, timestamp_ms: int, key: BytesLike | None, value: BytesLike | None,
                headers: Sequence[Header] | None = None) -> bool:
-        count = self.record_count
-        if count:
-            delta = timestamp_ms - self._base_timestamp
-        else:
-            self._base_timestamp = timestamp_ms
-            delta = 0
-        record = _encode_record(delta, count, key, value, headers)
-        if record is None:  # the compiled codec declined: the Python one decides
-            record = encode_record_python(delta, count, key, value, headers)
-        size = self._size + len(record)
-        if size > self.batch_size and count:
-            return False
-        self._parts.append(record)
-        self._size = size
-        self.record_count = count + 1
-        if timestamp_ms > self._max_timestamp:
-            self._max_timestamp = timestamp_ms
-        return True
+        return self.writer.append(timestamp_ms, key, value, headers)
 
     def append_many(self, timestamps: Sequence[int], keys: Sequence[BytesLike | None],
                     values: Sequence[BytesLike | None],
@@ -198,36 +309,37 @@ class RecordBatchBuilder(BatchBuilder):
         # compiled codec encodes the whole run into one piece.
         if start >= stop:
             return stop
-        count = self.record_count
-        if not count:
-            self._base_timestamp = timestamps[start]
-        base_timestamp = self._base_timestamp
+        writer = self.writer
+        count = writer.record_count
+        base_timestamp = writer.base_timestamp if count else timestamps[start]
+        size = writer.size_in_bytes
+        batch_size = writer.batch_size
+        max_timestamp = writer.max_timestamp
         if _encode_arrow_records is not None and isinstance(values, BinaryColumn) \
                 and headers is None:
             encoded = _encode_arrow_records(
                 timestamps, keys.buffers if isinstance(keys, BinaryColumn) else (),
-                values.buffers, start, stop, base_timestamp, count, self._size,
-                self.batch_size, self._max_timestamp)
+                values.buffers, start, stop, base_timestamp, count, size, batch_size,
+                max_timestamp)
         elif _encode_records is not None:
             encoded = _encode_records(timestamps, keys, values, headers, start, stop,
-                                      base_timestamp, count, self._size, self.batch_size,
-                                      self._max_timestamp)
+                                      base_timestamp, count, size, batch_size, max_timestamp)
         else:
             encoded = None
         if encoded is not None:
-            records, index, self._size, self.record_count, self._max_timestamp = encoded
-            if records:
-                self._parts.append(records)
+            records, index, size, count, max_timestamp = encoded
+            if index > start:
+                writer.extend(records, base_timestamp, size, count, max_timestamp)
             return index
-        batch_size = self.batch_size
-        size = self._size
-        max_timestamp = self._max_timestamp
-        parts: list[BytesLike] = []
+        parts: list[bytes] = []
         add = parts.append
         encode = encode_record_python
         index = start
         for index in range(start, stop):
             timestamp = timestamps[index]
+            if timestamp.__class__ is not int or not _INT64_MIN <= timestamp <= _INT64_MAX \
+                    or not _INT64_MIN <= timestamp - base_timestamp <= _INT64_MAX:
+                _check_timestamp(timestamp, base_timestamp)
             record = encode(timestamp - base_timestamp, count, keys[index], values[index],
                             None if headers is None else headers[index])
             new_size = size + len(record)
@@ -240,24 +352,23 @@ class RecordBatchBuilder(BatchBuilder):
                 max_timestamp = timestamp
         else:
             index = stop
-        self._parts += parts
-        self._size = size
-        self.record_count = count
-        self._max_timestamp = max_timestamp
+        if parts:
+            writer.extend(b"".join(parts), base_timestamp, size, count, max_timestamp)
         return index
 
     def build(self) -> bytes:
-        count = self.record_count
+        writer = self.writer
+        count = writer.record_count
         if not count:
             return b""
-        records = b"".join(self._parts)
+        records = writer.getvalue()
         if self.compression != NONE:
             records = compress(self.compression, records)
         attributes = self.compression | (TRANSACTIONAL_BIT if self.is_transactional else 0)
         header = bytearray(V2_HEADER.pack(
             self.base_offset, V2_HEADER_SIZE - LOG_OVERHEAD + len(records),
-            self.partition_leader_epoch, 2, 0, attributes, count - 1, self._base_timestamp,
-            self._max_timestamp, self.producer_id, self.producer_epoch, self.base_sequence,
+            self.partition_leader_epoch, 2, 0, attributes, count - 1, writer.base_timestamp,
+            writer.max_timestamp, self.producer_id, self.producer_epoch, self.base_sequence,
             count))
         crc = crc32c.crc32c(records, crc32c.crc32c(memoryview(header)[V2_CRC_START:]))
         _CRC.pack_into(header, _CRC_POSITION, crc)
@@ -297,13 +408,10 @@ def encode_record_python(timestamp_delta: int, offset_delta: int, key: BytesLike
     return (varints[size + 1] if size <= table_max else encode_varint(size)) + body
 
 
-if speedups is not None:
-    _encode_record = speedups.encode_record
-    _encode_records = speedups.encode_records
-else:
-    _encode_record = encode_record_python
-    _encode_records = None
-_encode_arrow_records = getattr(speedups, "encode_arrow_records", None)
+RecordsWriter: Any = PythonRecordsWriter if speedups is None else speedups.RecordsWriter
+"""The records writer v2 builders use: the compiled one when it is built."""
+_encode_records = None if speedups is None else speedups.encode_records
+_encode_arrow_records = None if speedups is None else speedups.encode_arrow_records
 
 
 def _encode_headers(headers: Sequence[Header]) -> bytes:
@@ -325,7 +433,7 @@ class MessageSetBuilder(BatchBuilder):
     the wrapper carries the last inner offset and, for magic 1, the max timestamp.
     """
 
-    __slots__ = ("_relative",)
+    __slots__ = ("_batch_size", "_count", "_max_timestamp", "_parts", "_relative", "_size")
 
     def __init__(self, magic: int = 1, compression: Codec = None,
                  batch_size: int = DEFAULT_BATCH_SIZE, *, producer_id: int = -1,
@@ -336,9 +444,29 @@ class MessageSetBuilder(BatchBuilder):
         if producer_id != -1 or is_transactional:
             raise ValueError(f"idempotent and transactional batches need magic 2, "
                              f"not magic {magic}")
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._count = 0
+        self._max_timestamp = -1
         super().__init__(magic, compression, batch_size, base_offset=base_offset)
         compress(self.compression, b"", magic=magic)  # reject zstd for magic 0/1 up front
         self._relative = self.compression != NONE and magic == 1
+
+    @property
+    def record_count(self) -> int:
+        return self._count
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self._size
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self._batch_size = value
 
     def append(self, timestamp_ms: int, key: BytesLike | None, value: BytesLike | None,
                headers: Sequence[Header] | None = None) -> bool:
@@ -348,25 +476,26 @@ class MessageSetBuilder(BatchBuilder):
             if field is not None and not isinstance(field, _BYTES_TYPES):
                 raise TypeError(f"record {name} must be bytes-like or None, not "
                                 f"{type(field).__name__}")
-        offset = self.record_count if self._relative else self.base_offset + self.record_count
+        count = self._count
+        offset = count if self._relative else self.base_offset + count
         timestamp = timestamp_ms if self.magic else NO_TIMESTAMP
         message = encode_message(offset, self.magic, 0, timestamp, key, value)
-        if self._size + len(message) > self.batch_size and self.record_count:
+        if self._size + len(message) > self._batch_size and count:
             return False
         self._parts.append(message)
         self._size += len(message)
-        self.record_count += 1
+        self._count = count + 1
         self._max_timestamp = max(self._max_timestamp, timestamp)
         return True
 
     def build(self) -> bytes:
-        if not self.record_count:
+        if not self._count:
             return b""
         inner = b"".join(self._parts)
         if self.compression == NONE:
             return inner
         value = compress(self.compression, inner, magic=self.magic)
-        return encode_message(self.base_offset + self.record_count - 1, self.magic, self.compression,
+        return encode_message(self.base_offset + self._count - 1, self.magic, self.compression,
                               self._max_timestamp, None, value)
 
 

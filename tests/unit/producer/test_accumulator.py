@@ -194,6 +194,20 @@ def test_memory_is_returned_when_a_batch_finishes() -> None:
     assert fill(acc, TP1, 1)[0].opens_batch
 
 
+@pytest.mark.parametrize("timestamp", [1.5, "1", 1 << 64])
+def test_a_record_with_a_bad_timestamp_fails_alone_and_keeps_no_memory(
+        timestamp: object) -> None:
+    clock = FakeClock()
+    acc = make(clock, buffer_memory=1024, batch_size=1024)
+    for _ in range(2):  # once opening a batch, once into the open one
+        with pytest.raises((TypeError, ValueError), match="record timestamp"):
+            acc.append(TP0, timestamp, None, b"v", None)  # type: ignore[arg-type]
+        fill(acc, TP0, 1)  # the whole buffer_memory is free for the next record
+    assert acc.incomplete_count == 1
+    (batch,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    assert batch.record_count == 2
+
+
 def bulk(acc: RecordAccumulator, tp: TopicPartition, count: int, size: int = 100) -> list:
     values = [b"%06d" % i + bytes(size - 6) for i in range(count)]
     futures, reached = acc.append_many(tp, [1] * count, [None] * count, values, None, 0, count)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,7 +27,7 @@ from kafkalite.records import (
     validation,
 )
 from kafkalite.records.batch_header import V2_HEADER_SIZE, read_batch_header
-from kafkalite.records.builder import encode_record_python
+from kafkalite.records.builder import PythonRecordsWriter, encode_record_python
 from kafkalite.records.v2_records import decode_columns_python
 from kafkalite.records.validation import (
     InvalidRecordsError,
@@ -53,15 +54,16 @@ records = st.lists(st.tuples(timestamps, blobs, blobs, header_lists), min_size=1
 @contextlib.contextmanager
 def python_codec() -> Iterator[None]:
     """The Python codec only, for this block (what ``KAFKALITE_NO_SPEEDUPS=1`` selects)."""
-    saved = (builder._encode_record, builder._encode_records, v2_records._compiled_decode,
-             validation._compiled_check)
-    builder._encode_record, builder._encode_records = encode_record_python, None
+    saved = (builder.RecordsWriter, builder._encode_records, builder._encode_arrow_records,
+             v2_records._compiled_decode, validation._compiled_check)
+    builder.RecordsWriter = PythonRecordsWriter
+    builder._encode_records = builder._encode_arrow_records = None
     v2_records._compiled_decode = validation._compiled_check = None
     try:
         yield
     finally:
-        (builder._encode_record, builder._encode_records, v2_records._compiled_decode,
-         validation._compiled_check) = saved
+        (builder.RecordsWriter, builder._encode_records, builder._encode_arrow_records,
+         v2_records._compiled_decode, validation._compiled_check) = saved
 
 
 def test_the_package_uses_it_when_built() -> None:
@@ -69,16 +71,61 @@ def test_the_package_uses_it_when_built() -> None:
     assert speedups.API_VERSION == accelerator.API_VERSION
 
 
-@settings(max_examples=300)
-@given(timestamp_delta=st.integers(-INT64, INT64 - 1),
-       offset_delta=st.integers(0, 2**31) | st.integers(0, 20_000),
-       key=blobs, value=blobs, headers=header_lists)
-def test_one_record_encodes_to_the_same_bytes(timestamp_delta: int, offset_delta: int,
-                                              key: bytes | None, value: bytes | None,
-                                              headers: list | None) -> None:
-    compiled = speedups.encode_record(timestamp_delta, offset_delta, key, value, headers)
-    assert compiled == encode_record_python(timestamp_delta, offset_delta, key, value,
-                                            headers)
+odd_timestamps = st.floats(allow_nan=False) | st.text(max_size=3) | st.integers(
+    -2**70, 2**70) | st.booleans()
+
+
+def _outcomes(writer: Any, appends: list) -> list:
+    """What each append returned (or raised, as type and message), then the end state."""
+    outcomes: list = []
+    for timestamp, key, value, headers in appends:
+        try:
+            outcomes.append(writer.append_future(timestamp, key, value, headers))
+        except (TypeError, ValueError) as exc:
+            outcomes.append((type(exc), str(exc)))
+    return [*outcomes, writer.record_count, writer.size_in_bytes, writer.base_timestamp,
+            writer.max_timestamp, writer.getvalue()]
+
+
+class RecordFuture(tuple):
+    __slots__ = ()
+
+
+@settings(max_examples=300,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(appends=st.lists(st.tuples(timestamps | odd_timestamps, blobs, blobs, header_lists),
+                        min_size=1, max_size=8),
+       batch_size=st.sampled_from([61, 200, 16384, 1 << 62]))
+def test_both_writers_give_the_same_bytes_futures_and_errors(appends: list,
+                                                             batch_size: int) -> None:
+    results = []
+    for writer_type in (speedups.RecordsWriter, PythonRecordsWriter):
+        writer = writer_type(batch_size, V2_HEADER_SIZE, encode_record_python)
+        writer.bind_futures(RecordFuture, "tp", "future")
+        results.append(_outcomes(writer, appends))
+    assert results[0] == results[1]
+    assert all(type(f) is RecordFuture for f in results[0] if isinstance(f, tuple)
+               and f[:2] == ("tp", "future"))
+
+
+def test_offset_deltas_past_one_varint_byte_encode_the_same() -> None:
+    written = []
+    for writer_type in (speedups.RecordsWriter, PythonRecordsWriter):
+        writer = writer_type(1 << 62, V2_HEADER_SIZE, encode_record_python)
+        for index in range(20_000):
+            assert writer.append(1_700_000_000_000 + index % 7, None, b"v", None)
+        written.append(writer.getvalue())
+    assert written[0] == written[1]
+
+
+def test_a_writer_refuses_futures_it_was_not_told_how_to_build() -> None:
+    writer = speedups.RecordsWriter(100, V2_HEADER_SIZE, encode_record_python)
+    with pytest.raises(RuntimeError, match="bind_futures"):
+        writer.append_future(0, None, b"v", None)
+    with pytest.raises(TypeError, match="tuple subclass"):
+        writer.bind_futures(dict, "tp", "future")
+    with pytest.raises(ValueError, match="totals below"):
+        writer.extend(b"", 0, 0, 0, -1)
 
 
 def _build(batch: list, batch_size: int, bulk: bool) -> list[bytes]:
@@ -108,9 +155,9 @@ def columns_at(columns: list[list], index: int) -> tuple:
 @given(batch=records, batch_size=st.sampled_from([100, 1000, 16384, 1 << 30]),
        bulk=st.booleans())
 def test_batches_encode_to_the_same_bytes(batch: list, batch_size: int, bulk: bool) -> None:
-    base = batch[0][0]
-    if any(not -INT64 <= stamp - base < INT64 for stamp, *_ in batch):
-        batch = [(base, *rest) for _, *rest in batch]  # deltas must fit a varlong
+    stamps = [stamp for stamp, *_ in batch]
+    if max(stamps) - min(stamps) >= INT64:  # a delta within any batch must fit 64 bits
+        batch = [(stamps[0], *rest) for _, *rest in batch]
     compiled = _build(batch, batch_size, bulk)
     with python_codec():
         assert compiled == _build(batch, batch_size, bulk)
@@ -250,7 +297,6 @@ def test_both_codecs_raise_the_same_typed_errors(batch: list, codec: str | None,
 
 def test_declined_encoding_falls_back_to_python_errors() -> None:
     target = BatchBuilder(2, None, 1 << 20)
-    assert speedups.encode_record(0, 0, None, "text", None) is None
     with pytest.raises(TypeError, match="record value must be bytes-like"):
         target.append(0, None, "text")  # type: ignore[arg-type]
     assert speedups.encode_records([0], [None], ["text"], None, 0, 1, 0, 0, 61, 100, -1) is None
