@@ -57,6 +57,12 @@ class PartitionSource(Protocol):
     def available_partitions_for_topic(self, topic: str) -> Collection[int]: ...
 
 
+class WatchedPartitionSource(PartitionSource, Protocol):
+    """A :class:`PartitionSource` that calls listeners after each metadata update."""
+
+    def add_listener(self, listener: Callable[[Any], None]) -> None: ...
+
+
 def _known_partitions(topic: str, cluster: PartitionSource) -> Collection[int]:
     partitions = cluster.partitions_for_topic(topic)
     if not partitions:
@@ -135,6 +141,19 @@ class _StickyChoice:
                 return current
             return self._pick(topic, candidates, current)
 
+    @property
+    def current(self) -> Mapping[str, int]:
+        """The live choice per topic (callers only read it)."""
+        return self._current
+
+    def forget_unavailable(self, cluster: PartitionSource) -> None:
+        """Metadata listener: drop each choice whose partition has no leader now, so the
+        topic's next record picks again, as :meth:`get` would have on seeing it."""
+        with self._lock:
+            for topic, partition in list(self._current.items()):
+                if partition not in cluster.available_partitions_for_topic(topic):
+                    del self._current[topic]
+
     def move_on(self, topic: str, cluster: PartitionSource, prev_partition: int) -> None:
         """Switch away from ``prev_partition``; a stale notice (already switched) is ignored."""
         available = available_partitions(topic, cluster)
@@ -171,6 +190,14 @@ class DefaultPartitioner(Partitioner):
 
     def on_new_batch(self, topic: str, cluster: PartitionSource, prev_partition: int) -> None:
         self._sticky.move_on(topic, cluster, prev_partition)
+
+    def unkeyed_choices(self, cluster: WatchedPartitionSource) -> Mapping[str, int]:
+        """The live sticky choice per topic for records without a key, which a producer
+        reads instead of calling :meth:`partition` for each record (Java's producer keeps
+        this choice in its accumulator, KIP-794). Kept true against ``cluster``: a choice
+        whose partition lost its leader is dropped at the metadata update that says so."""
+        cluster.add_listener(self._sticky.forget_unavailable)
+        return self._sticky.current
 
 
 class UniformStickyPartitioner(DefaultPartitioner):
@@ -253,6 +280,18 @@ class CallablePartitioner(Partitioner):
         return self._func(
             key_bytes, all_partitions(topic, cluster), available_partitions(topic, cluster)
         )
+
+
+def unkeyed_choices(partitioner: Partitioner,
+                    cluster: WatchedPartitionSource) -> Mapping[str, int] | None:
+    """:meth:`DefaultPartitioner.unkeyed_choices` for the built-in sticky partitioners
+    (subclasses included) whose ``partition`` is not overridden; None for the rest, which
+    ``send()`` asks per record."""
+    if type(partitioner).partition not in (DefaultPartitioner.partition,
+                                           UniformStickyPartitioner.partition):
+        return None
+    assert isinstance(partitioner, DefaultPartitioner)
+    return partitioner.unkeyed_choices(cluster)
 
 
 PARTITIONERS: Mapping[str, type[Partitioner]] = {

@@ -30,7 +30,7 @@ from kafkalite.producer.batch import (
     failed_record_future,
 )
 from kafkalite.producer.config import validate_producer_config
-from kafkalite.producer.partitioners import Partitioner, resolve_partitioner
+from kafkalite.producer.partitioners import Partitioner, resolve_partitioner, unkeyed_choices
 from kafkalite.producer.sender import Sender, record_magic_for
 from kafkalite.producer.transaction_driver import TransactionDriver
 from kafkalite.protocol import ApiKey
@@ -92,6 +92,10 @@ class Producer:
         self._transactions = (None if self.config["transactional_id"] is None else
                               TransactionDriver(self._client, self._sender, self.config,
                                                 self.flush))
+        choices = unkeyed_choices(self._partitioner, self._cluster)
+        self._unkeyed_choice = ({} if choices is None else choices).get
+        """The partition for an unkeyed record without calling the partitioner (None when
+        it must be asked): the built-in sticky partitioners' live choice per topic."""
         self._client.ready_listeners.append(self._on_connection_ready)
         self._client.add_poll_hook(self._sender.run_once)
         self._partitions: dict[tuple[str, int], TopicPartition] = {}
@@ -138,8 +142,10 @@ class Producer:
             partitions = self._wait_on_metadata(topic)
         chosen = partition is None
         if chosen:
-            partition = self._partitioner.partition(topic, key, key_bytes, value, value_bytes,
-                                                    cluster)
+            partition = self._unkeyed_choice(topic) if key_bytes is None else None
+            if partition is None:
+                partition = self._partitioner.partition(topic, key, key_bytes, value,
+                                                        value_bytes, cluster)
         if partition not in partitions:
             raise UnknownTopicOrPartitionError(
                 f"partition {partition} of topic {topic!r}: the topic has partitions "

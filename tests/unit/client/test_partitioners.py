@@ -17,10 +17,11 @@ from kafkalite.producer.partitioners import (
     UniformStickyPartitioner,
     partition_for_key,
     resolve_partitioner,
+    unkeyed_choices,
 )
 from kafkalite.protocol.errors import UnknownTopicOrPartitionError
 
-from .metadata_bodies import cluster_with
+from .metadata_bodies import cluster_with, metadata_body
 
 ALL_UP = cluster_with({"t": 6})
 HALF_DOWN = cluster_with({"t": [0, -1, 1, -1, 2, -1]})  # partitions 1, 3, 5 have no leader
@@ -168,3 +169,35 @@ def test_resolve_rejects_unknown_values(bad: object) -> None:
     with pytest.raises(ConfigError, match=r"^partitioner: ") as info:
         resolve_partitioner(bad)
     assert info.value.key == "partitioner"
+
+
+def test_the_producers_view_of_sticky_choices_follows_the_partitioner_and_the_leaders() -> None:
+    leaders = [0, 1, 2, 0, 1, 2]
+    cluster = cluster_with({"t": leaders})
+    partitioner = DefaultPartitioner(random.Random(9))
+    choices = unkeyed_choices(partitioner, cluster)
+    assert choices == {}
+    current = send(partitioner, None, cluster)
+    assert choices == {"t": current}
+    partitioner.on_new_batch("t", cluster, current)
+    assert choices["t"] != current
+    current = choices["t"]
+    cluster.update_from_metadata(metadata_body({"t": leaders}), 0)  # nothing changed
+    assert choices == {"t": current}
+    leaders[current] = -1
+    cluster.update_from_metadata(metadata_body({"t": leaders}), 0)
+    assert "t" not in choices  # the next unkeyed record asks the partitioner, which moves
+    assert send(partitioner, None, cluster) != current
+
+
+class KeyLengthSticky(DefaultPartitioner):
+    def partition(self, topic: str, key: Any, key_bytes: bytes | None, value: Any,
+                  value_bytes: bytes | None, cluster: PartitionSource) -> int:
+        return len(value_bytes or b"") % 6
+
+
+def test_only_built_in_sticky_choices_skip_the_partitioner() -> None:
+    assert unkeyed_choices(UniformStickyPartitioner(), cluster_with({"t": 6})) == {}
+    for partitioner in (EvenOnly(), RandomPartitioner(), RoundRobinPartitioner(),
+                        KeyLengthSticky()):
+        assert unkeyed_choices(partitioner, cluster_with({"t": 6})) is None
