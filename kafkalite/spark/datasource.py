@@ -15,12 +15,13 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from kafkalite.spark.options import (
+    ReadOptions,
     parse_read_options,
     parse_schema_options,
     parse_write_options,
 )
 from kafkalite.spark.readers import BatchReader, StreamReader
-from kafkalite.spark.schema import source_schema_ddl
+from kafkalite.spark.schema import check_read_schema, source_schema_ddl
 from kafkalite.spark.writers import (
     BatchWriter,
     StreamWriter,
@@ -41,10 +42,10 @@ class KafkaliteDataSource(DataSource):
         return source_schema_ddl(value, include_headers)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return BatchReader(parse_read_options(self.options, streaming=False), schema)
+        return BatchReader(_checked_read_options(self.options, schema, streaming=False), schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return StreamReader(parse_read_options(self.options, streaming=True), schema)
+        return StreamReader(_checked_read_options(self.options, schema, streaming=True), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         check_save_mode(overwrite)
@@ -56,6 +57,14 @@ class KafkaliteDataSource(DataSource):
         options = parse_write_options(self.options)
         check_write_schema(schema, options)
         return StreamWriter(options)
+
+
+def _checked_read_options(options: Any, schema: StructType, *, streaming: bool) -> ReadOptions:
+    """The read options, once ``schema`` (the default, or one declared with ``.schema()``,
+    which then selects the columns read) is known to be a selection of the source's."""
+    parsed = parse_read_options(options, streaming=streaming)
+    check_read_schema(schema, parsed.value, parsed.include_headers)
+    return parsed
 
 
 def register(spark: SparkSession | Any) -> None:

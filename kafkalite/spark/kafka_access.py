@@ -240,7 +240,8 @@ def read_range(options: ReadOptions, offset_range: OffsetRange,
         progress_deadline = time.monotonic() + options.poll_timeout_ms / 1000
         while position < end:
             try:
-                fetched = consumer.poll_arrow(timeout_ms=500, timestamp_type=True)
+                fetched = consumer.poll_arrow(timeout_ms=500,
+                                             timestamp_type=builder.needs_timestamp_type)
             except OffsetOutOfRangeError:
                 position = _first_readable(consumer, options, offset_range, position)
                 consumer.seek(tp, position)

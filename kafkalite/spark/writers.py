@@ -27,7 +27,6 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import (
-    ArrayType,
     BinaryType,
     DataType,
     IntegerType,
@@ -38,6 +37,7 @@ from pyspark.sql.types import (
 from kafkalite.errors import ConfigError, KafkaError
 from kafkalite.serde import pack_msgpack
 from kafkalite.spark.options import WriteOptions
+from kafkalite.spark.schema import HEADERS_TYPE
 
 try:  # pyspark >= 4.1 hands streaming writers Arrow batches too
     from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
@@ -49,7 +49,6 @@ except ImportError:  # pragma: no cover - pyspark 4.0: streaming writers get Row
 log = logging.getLogger(__name__)
 
 _BYTES_OR_TEXT = (BinaryType, StringType)
-_HEADERS = ArrayType(StructType().add("key", StringType()).add("value", BinaryType()))
 
 
 @dataclass
@@ -84,8 +83,8 @@ def check_write_schema(schema: StructType, options: WriteOptions) -> None:
         if name in columns:
             _require(name, columns[name], types)
     # simpleString leaves nullability out: F.array(F.struct(...)) builds non-null fields.
-    if "headers" in columns and columns["headers"].simpleString() != _HEADERS.simpleString():
-        raise ConfigError("headers", f"column must be {_HEADERS.simpleString()}, "
+    if "headers" in columns and columns["headers"].simpleString() != HEADERS_TYPE.simpleString():
+        raise ConfigError("headers", f"column must be {HEADERS_TYPE.simpleString()}, "
                           f"not {columns['headers'].simpleString()}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import ArrayType, StructType
 
 EXPECTED_SCHEMA = StructType.fromJson({"type": "struct", "fields": [
     {"name": name, "type": kind, "nullable": True, "metadata": {}} for name, kind in [
@@ -21,8 +22,11 @@ EXPECTED_SCHEMA = StructType.fromJson({"type": "struct", "fields": [
 Produce = Callable[[str, list[dict[str, Any]]], None]
 
 
-def read(spark: SparkSession, bootstrap: str, **options: str) -> DataFrame:
+def read(spark: SparkSession, bootstrap: str, schema: str | None = None,
+         **options: str) -> DataFrame:
     reader = spark.read.format("kafkalite").option("kafka.bootstrap.servers", bootstrap)
+    if schema is not None:
+        reader = reader.schema(schema)
     for key, value in options.items():
         reader = reader.option(key, value)
     return reader.load()
@@ -50,6 +54,51 @@ def test_reads_every_record_once_with_sparks_kafka_schema(
     assert (row.value, row.topic, row.partition, row.offset, row.timestampType) == \
         (b"v7", filled_topic, 1, 2, 0)
     assert int(row.timestamp.timestamp() * 1000) == 1_700_000_000_007
+
+
+def test_a_declared_schema_reads_exactly_its_columns_in_its_order(
+        spark: SparkSession, bootstrap: str, filled_topic: str) -> None:
+    df = read(spark, bootstrap, "offset long, value binary, timestamp timestamp",
+              subscribe=filled_topic)
+    assert df.columns == ["offset", "value", "timestamp"]
+    rows = df.collect()
+    assert len(rows) == 120
+    assert {(r.offset, r.value) for r in rows} == \
+        {(i // 3, f"v{i}".encode()) for i in range(120)}
+    assert {int(r.timestamp.timestamp() * 1000) for r in rows} == \
+        {1_700_000_000_000 + i for i in range(120)}
+    # One column, as the aggregation the declaration is for: the reader ships just it.
+    total = read(spark, bootstrap, "value binary", subscribe=filled_topic) \
+        .agg(F.sum(F.length("value")).alias("n")).collect()[0].n
+    assert total == sum(len(f"v{i}") for i in range(120))
+
+
+def test_a_declared_schema_with_msgpack_values_and_headers(
+        spark: SparkSession, bootstrap: str, new_topic: Callable[[int], str],
+        produce: Produce) -> None:
+    topic = new_topic(1)
+    produce(topic, [{"value": msgpack.packb({"user": "ann", "n": 3}), "key": b"k",
+                     "headers": [("h", b"1")]}])
+    rows = read(spark, bootstrap, "headers array<struct<key: string, value: binary>>, "
+                "value struct<user: string, n: int>, timestampType int", subscribe=topic,
+                valueFormat="msgpack", valueSchema="user string, n int",
+                includeHeaders="true").collect()
+    assert [(r.value.user, r.value.n, [(h.key, h.value) for h in r.headers], r.timestampType)
+            for r in rows] == [("ann", 3, [("h", b"1")], 0)]
+
+
+@pytest.mark.parametrize(("schema", "message"), [
+    ("value binary, size int", "column 'size': not a column of the kafkalite source; its "
+     "columns: key, value, topic, partition, offset, timestamp, timestampType"),
+    ("offset int", "column 'offset': must be bigint, not int"),
+    ("headers array<struct<key: string, value: binary>>",
+     "column 'headers': needs the option includeHeaders=true"),
+])
+def test_a_declared_schema_the_source_cannot_fill_fails_naming_the_column(
+        spark: SparkSession, bootstrap: str, filled_topic: str, schema: str,
+        message: str) -> None:
+    with pytest.raises(PySparkException, match=re.escape(message)):
+        read(spark, bootstrap, schema, subscribe=filled_topic).collect()
 
 
 def test_starting_and_ending_offsets_json(spark: SparkSession, bootstrap: str,
@@ -93,7 +142,8 @@ def test_msgpack_values_decode_into_a_struct(spark: SparkSession, bootstrap: str
                                              new_topic: Callable[[int], str],
                                              produce: Produce) -> None:
     topic = new_topic(2)
-    events = [{"user": f"u{i % 4}", "clicks": i, "tags": ["x"] * (i % 3)} for i in range(30)]
+    events: list[dict[str, Any]] = [{"user": f"u{i % 4}", "clicks": i, "tags": ["x"] * (i % 3)}
+                                    for i in range(30)]
     produce(topic, [{"value": msgpack.packb(e)} for e in events])
     df = read(spark, bootstrap, subscribe=topic, valueFormat="msgpack",
               valueSchema="user string, clicks int, tags array<string>")
@@ -156,7 +206,9 @@ def test_write_needs_no_save_mode_and_takes_non_null_headers(
     df = spark.createDataFrame([("k1", "v1"), ("k2", "v2")], "key string, value string") \
         .withColumn("headers", F.array(F.struct(F.lit("source").alias("key"),
                                                 F.lit(b"spark").alias("value"))))
-    assert df.schema["headers"].dataType.elementType["key"].nullable is False
+    headers = df.schema["headers"].dataType
+    assert isinstance(headers, ArrayType) and isinstance(headers.elementType, StructType)
+    assert headers.elementType["key"].nullable is False
     # No .mode(...): Spark's Kafka sink appends by default, and so does this one.
     df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap) \
         .option("topic", topic).save()

@@ -7,6 +7,16 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pyspark.sql.types import (
+    BinaryType,
+    DataType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+)
 
 from kafkalite.arrow import record_batch
 from kafkalite.errors import ConfigError, KafkaError
@@ -20,7 +30,13 @@ from kafkalite.spark.options import (
     parse_write_options,
 )
 from kafkalite.spark.planning import OffsetRange, cap_offsets, ranges_between, split_ranges
-from kafkalite.spark.schema import ArrowBatchBuilder, ValueDecodeError
+from kafkalite.spark.schema import (
+    ArrowBatchBuilder,
+    SchemaError,
+    ValueDecodeError,
+    check_read_schema,
+    source_schema_ddl,
+)
 from kafkalite.structs import ConsumerRecord, TopicPartition
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "a,b"}
@@ -266,3 +282,72 @@ def test_read_options_check_consumer_settings_on_the_driver() -> None:
     with pytest.raises(ConfigError) as info:
         parse_read_options({**BASE, "kafka.fetch.max.bytez": "1"}, streaming=False)
     assert info.value.key == "kafka.fetch.max.bytez"
+
+
+def test_arrow_batch_builds_only_the_declared_columns_in_their_order() -> None:
+    declared = pa.schema([("offset", pa.int64()), ("value", pa.binary()),
+                          ("partition", pa.int32())])
+    builder = ArrowBatchBuilder(declared, ValueEncoding())
+    assert not builder.needs_timestamp_type  # poll_arrow can leave timestamp_type out
+    columns = Columns([7, 8], [1, 2], [b"k", None], [b"a", None], [(), ()])
+    batch = builder.build(record_batch([("t", 3, 0, columns)]))
+    assert batch.schema.equals(declared)
+    assert batch.to_pylist() == [{"offset": 7, "value": b"a", "partition": 3},
+                                 {"offset": 8, "value": None, "partition": 3}]
+    assert ArrowBatchBuilder(SCHEMA, ValueEncoding("msgpack", "user string, n int")) \
+        .needs_timestamp_type
+
+
+# ---------------------------------------------------------------- declared read schemas
+
+
+def fields(*columns: tuple[str, DataType]) -> StructType:
+    return StructType([StructField(name, kind, True) for name, kind in columns])
+
+
+def test_a_selection_of_the_source_columns_passes_in_any_order() -> None:
+    check_read_schema(fields(("offset", LongType()), ("value", BinaryType()),
+                             ("topic", StringType())), ValueEncoding(), False)
+    struct = StructType([StructField("user", StringType())])
+    check_read_schema(fields(("value", struct)), ValueEncoding("msgpack", "user string"), False)
+
+
+@pytest.mark.parametrize(("declared", "include_headers", "column", "message"), [
+    (fields(("value", BinaryType()), ("size", IntegerType())), False, "size",
+     "not a column of the kafkalite source; its columns: key, value, topic, partition, "
+     "offset, timestamp, timestampType"),
+    (fields(("Offset", LongType())), False, "Offset", "did you mean 'offset'"),
+    (fields(("headers", BinaryType())), False, "headers", "needs the option includeHeaders"),
+    (fields(("offset", IntegerType())), False, "offset", "must be bigint, not int"),
+    (fields(("timestamp", TimestampNTZType())), False, "timestamp",
+     "must be timestamp, not timestamp_ntz"),
+    (fields(("value", StringType())), False, "value", "must be binary, not string"),
+    (fields(("headers", StringType())), True, "headers",
+     "must be array<struct<key:string,value:binary>>, not string"),
+    (fields(("value", BinaryType()), ("value", BinaryType())), False, "value", "twice"),
+    (StructType([StructField("key", BinaryType(), False)]), False, "key", "NOT NULL"),
+])
+def test_a_declared_schema_the_source_cannot_fill_names_the_column(
+        declared: StructType, include_headers: bool, column: str, message: str) -> None:
+    with pytest.raises(SchemaError, match=f"column '{column}'") as info:
+        check_read_schema(declared, ValueEncoding(), include_headers)
+    assert info.value.column == column
+    assert message in str(info.value)
+
+
+def test_msgpack_values_must_be_declared_as_a_struct() -> None:
+    with pytest.raises(SchemaError, match="column 'value': must be a struct with "
+                       "valueFormat=msgpack"):
+        check_read_schema(fields(("value", BinaryType())),
+                          ValueEncoding("msgpack", "user string"), False)
+
+
+def test_an_empty_read_schema_is_refused_listing_the_columns() -> None:
+    with pytest.raises(SchemaError, match="at least one of the source's columns: key, value"):
+        check_read_schema(StructType(), ValueEncoding(), False)
+
+
+def test_source_schema_ddl_lists_every_column() -> None:
+    assert source_schema_ddl(ValueEncoding("msgpack", "n int"), True) == (
+        "key binary, value struct<n int>, topic string, partition int, offset bigint, "
+        "timestamp timestamp, timestampType int, headers array<struct<key:string,value:binary>>")

@@ -11,10 +11,13 @@ from pyspark.sql import DataFrame, SparkSession
 Produce = Callable[[str, list[dict[str, Any]]], None]
 
 
-def stream(spark: SparkSession, bootstrap: str, topic: str, **options: str) -> DataFrame:
+def stream(spark: SparkSession, bootstrap: str, topic: str, schema: str | None = None,
+           **options: str) -> DataFrame:
     reader = spark.readStream.format("kafkalite") \
         .option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic) \
         .option("startingOffsets", "earliest")
+    if schema is not None:
+        reader = reader.schema(schema)
     for key, value in options.items():
         reader = reader.option(key, value)
     return reader.load()
@@ -71,6 +74,21 @@ def test_max_offsets_per_trigger_caps_each_micro_batch(
     assert len([s for s in sizes if s]) >= 4
 
 
+def test_a_declared_schema_streams_exactly_its_columns(
+        spark: SparkSession, bootstrap: str, new_topic: Callable[[int], str],
+        produce: Produce, tmp_path: Path) -> None:
+    topic = new_topic(2)
+    produce(topic, records(0, 40, 2))
+    seen: list[tuple[list[str], list[tuple[bytes, int]]]] = []
+    run_available_now(stream(spark, bootstrap, topic, "value binary, partition int",
+                             maxOffsetsPerTrigger="25"), tmp_path / "checkpoint",
+                      lambda batch, _id: seen.append(
+                          (batch.columns, [(r.value, r.partition) for r in batch.collect()])))
+    assert {tuple(columns) for columns, _ in seen} == {("value", "partition")}
+    assert sorted(row for _, rows in seen for row in rows) == \
+        sorted((f"v{i}".encode(), i % 2) for i in range(40))
+
+
 def test_available_now_stops_at_the_offsets_present_at_start(
         spark: SparkSession, bootstrap: str, new_topic: Callable[[int], str],
         produce: Produce, tmp_path: Path) -> None:
@@ -117,7 +135,7 @@ def test_min_offsets_per_trigger_holds_batches_back_until_max_trigger_delay(
         bootstrap: str, new_topic: Callable[[int], str], produce: Produce) -> None:
     # The driver-side reader on its own, with a fake clock: which end offset each trigger
     # gets (an end equal to the start means the engine runs no batch).
-    from pyspark.sql.types import _parse_datatype_string
+    from pyspark.sql.types import StructType, _parse_datatype_string
 
     from kafkalite.spark.options import parse_read_options
     from kafkalite.spark.readers import StreamReader
@@ -129,8 +147,9 @@ def test_min_offsets_per_trigger_holds_batches_back_until_max_trigger_delay(
                                   "startingOffsets": "earliest", "minOffsetsPerTrigger": "30",
                                   "maxTriggerDelay": "1m"}, streaming=True)
     clock = FakeClock()
-    reader = StreamReader(options, _parse_datatype_string(source_schema_ddl(options.value, False)),
-                          clock)
+    schema = _parse_datatype_string(source_schema_ddl(options.value, False))
+    assert isinstance(schema, StructType)
+    reader = StreamReader(options, schema, clock)
     try:
         start = reader.initialOffset()
         assert start == {topic: {"0": 0, "1": 0}}
