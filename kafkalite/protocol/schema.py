@@ -318,9 +318,13 @@ class Message:
     flexible: str
     fields: tuple[Field, ...]
     _struct: Struct = field(init=False, repr=False, compare=False)
+    _by_version: dict[int, _Compiled] = field(init=False, repr=False, compare=False)
+    """Each defined version's codec, once asked for: every request and response looks
+    its version up, and the range checks cost more than the decode of a small body."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_struct", Struct(*self.fields))
+        object.__setattr__(self, "_by_version", {})
 
     def is_flexible(self, version: int) -> bool:
         return version in Versions.parse(self.flexible)
@@ -329,9 +333,13 @@ class Message:
         return version in Versions.parse(self.valid)
 
     def compiled(self, version: int) -> _Compiled:
-        if not self.defines(version):
-            raise ValueError(f"{self.name} has no version {version}")
-        return self._struct.compiled(version, self.is_flexible(version))
+        found = self._by_version.get(version)
+        if found is None:
+            if not self.defines(version):
+                raise ValueError(f"{self.name} has no version {version}")
+            found = self._by_version[version] = self._struct.compiled(
+                version, self.is_flexible(version))
+        return found
 
     def default(self) -> dict[str, Any]:
         return self._struct.default(False)
