@@ -211,3 +211,39 @@ class _Wrapped:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._sock, name)
+
+
+def test_replies_larger_than_the_receive_buffer_arrive_whole(
+    scripted_broker: Callable[[Script], str]
+) -> None:
+    """A reply bigger than one read (256 KiB) is read in several ``recv_into`` calls into the
+    connection's one buffer; every reply still decodes, in order."""
+    names = [f"topic-{i:05d}-" + "x" * 180 for i in range(2_000)]  # about 400 KB a reply
+
+    def script(header: RequestHeader) -> bytes:
+        topics = [{"error_code": 0, "name": name, "partitions": []} for name in names]
+        return frame_bytes(encode_response(header, {"brokers": [], "topics": topics}))
+
+    client = KafkaClient(bootstrap_servers=scripted_broker(script))
+    try:
+        futures = [client.send(-1, ApiKey.METADATA, {"topics": []}) for _ in range(3)]
+        for future in futures:
+            assert [topic["name"] for topic in future.get(10)["topics"]] == names
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize(("prefix", "problem"), [
+    (struct.pack(">i", -2), "frame size -2 is outside"),
+    (struct.pack(">i", 2**31 - 1), "frame size 2147483647 is outside"),
+])
+def test_a_garbage_frame_size_fails_the_request_with_a_named_error(
+    scripted_broker: Callable[[Script], str], prefix: bytes, problem: str
+) -> None:
+    address = scripted_broker(lambda header: prefix + b"\x00" * 16)
+    client = KafkaClient(bootstrap_servers=address, request_timeout_ms=5_000)
+    try:
+        with pytest.raises(KafkaConnectionError, match=problem):
+            client.send(-1, ApiKey.METADATA, {"topics": []}).get(5)
+    finally:
+        client.close()
