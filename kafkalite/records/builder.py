@@ -193,6 +193,7 @@ class PythonRecordsWriter:
         if timestamp.__class__ is not int or not _INT64_MIN <= timestamp <= _INT64_MAX \
                 or not _INT64_MIN <= timestamp - base <= _INT64_MAX:
             _check_timestamp(timestamp, base)
+            timestamp = int(timestamp)  # an int subclass (bool) is kept as its int, as in C
         record = self._encode(timestamp - base, count, key, value, headers)
         size = self.size_in_bytes + len(record)
         if size > self.batch_size and count:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kafkalite.errors import CorruptRecordError, UnsupportedCodecError
@@ -96,6 +96,8 @@ class RecordFuture(tuple):
 @given(appends=st.lists(st.tuples(timestamps | odd_timestamps, blobs, blobs, header_lists),
                         min_size=1, max_size=8),
        batch_size=st.sampled_from([61, 200, 16384, 1 << 62]))
+@example(appends=[(True, None, b"v", None), (-2**63, None, b"v", None)],  # a bool first
+         batch_size=16384)                                             # timestamp is its int
 def test_both_writers_give_the_same_bytes_futures_and_errors(appends: list,
                                                              batch_size: int) -> None:
     results = []
