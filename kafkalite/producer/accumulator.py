@@ -22,7 +22,12 @@ from operator import attrgetter
 from typing import NamedTuple, Protocol
 
 from kafkalite.errors import KafkaError, KafkaTimeoutError
-from kafkalite.producer.batch import FutureBatchMetadata, FutureRecordMetadata, ProducerBatch
+from kafkalite.producer.batch import (
+    FutureBatchMetadata,
+    FutureRecordMetadata,
+    ProducerBatch,
+    RecordAppend,
+)
 from kafkalite.records import BatchBuilder
 from kafkalite.structs import Header, TopicPartition
 
@@ -120,7 +125,7 @@ class RecordAccumulator:
                     future = batch.append(timestamp_ms, key, value, headers)
                     if future is not None:
                         return future
-                    batch.is_full = True
+                    batch.seal()
                     if self.build_when_full:
                         batch.close()
                 if abort_on_new_batch:  # the open batch is full
@@ -137,6 +142,24 @@ class RecordAccumulator:
             return future
         finally:
             lock.release()
+
+    def lock_free_append(self, tp: TopicPartition) -> RecordAppend | None:
+        """The append of ``tp``'s open batch for a caller that will skip this lock (see
+        :attr:`ProducerBatch.lock_free_append`): None when there is no open batch or its
+        appends need the lock. Every batch leaves the open state through
+        :meth:`ProducerBatch.seal` (full, drained, expired, aborted), after which the
+        append declines, so a caller holding a stale one just comes back here.
+        :meth:`append_many` does not add to a batch whose append went out this way (its
+        bulk encoding is not one atomic call): it seals it and opens its own."""
+        with self._lock:
+            queue = self._batches.get(tp)
+            if not queue:
+                return None
+            batch = queue[-1]
+            append = batch.lock_free_append
+            if append is not None:
+                batch.append_shared = True
+            return append
 
     def append_many(self, tp: TopicPartition, timestamps: Sequence[int],
                     keys: Sequence[bytes | None], values: Sequence[bytes | None],
@@ -161,6 +184,9 @@ class RecordAccumulator:
                 if queue is None:
                     queue = self._batches[tp] = deque()
                 batch = queue[-1] if queue and not queue[-1].is_full else None
+                if batch is not None and batch.append_shared:
+                    batch.seal()  # bulk encoding is not atomic: appenders may not share it
+                    batch = None
                 if batch is None:
                     batch = self._new_batch(tp, keys[index], values[index],
                                             self.bulk_batch_size)
@@ -183,7 +209,7 @@ class RecordAccumulator:
         builder = batch.builder
         size = builder.size_in_bytes
         if size >= self.batch_size or builder.batch_size <= self.batch_size:
-            batch.is_full = True
+            batch.seal()
         builder.batch_size = min(builder.batch_size, self.batch_size)
         unused = batch.reserved_bytes - max(self.batch_size, size)
         if unused > 0:
@@ -286,11 +312,11 @@ class RecordAccumulator:
                 batch = queue[0]
                 if batch.attempts and now < batch.retry_at:
                     continue
+                batch.seal()  # first: its size must not grow after the check below
                 size = sizes.get(leader, 0)
                 if size and size + batch.estimated_size > max_request_size:
                     continue
                 queue.popleft()
-                batch.is_full = True
                 sizes[leader] = size + batch.estimated_size
                 drained.setdefault(leader, []).append(batch)
         return drained
@@ -319,7 +345,9 @@ class RecordAccumulator:
         with self._lock:
             for queue in self._batches.values():
                 while queue and now >= queue[0].created + self.delivery_timeout:
-                    expired.append(queue.popleft())
+                    batch = queue.popleft()
+                    batch.seal()
+                    expired.append(batch)
         return expired
 
     def deallocate(self, batch: ProducerBatch) -> None:
@@ -335,6 +363,8 @@ class RecordAccumulator:
         with self._lock:
             batches = [b for queue in self._batches.values() for b in queue]
             self._batches.clear()
+            for batch in batches:
+                batch.seal()
             return batches
 
     @property

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from kafkalite.client.future import Future
 from kafkalite.records import BatchBuilder, RecordBatchBuilder
+from kafkalite.records.builder import ATOMIC_APPENDS
 from kafkalite.structs import Header, RecordMetadata, TopicPartition
 
 
@@ -167,8 +168,8 @@ class ProducerBatch:
     """Records for one partition; built (and compressed) once: when it fills up (see
     ``RecordAccumulator.build_when_full``) or else when drained for sending."""
 
-    __slots__ = ("append", "attempts", "builder", "created", "future", "is_full", "records",
-                 "reserved_bytes", "retry_at", "tp")
+    __slots__ = ("append", "append_shared", "attempts", "builder", "created", "future",
+                 "is_full", "records", "reserved_bytes", "retry_at", "tp")
 
     def __init__(self, tp: TopicPartition, builder: BatchBuilder, created: float,
                  reserved_bytes: int) -> None:
@@ -178,6 +179,9 @@ class ProducerBatch:
         self.reserved_bytes = reserved_bytes
         self.future: Future[BatchResult] = Future()
         self.is_full = False
+        self.append_shared = False
+        """True once :attr:`lock_free_append` was handed out: records may arrive without
+        the accumulator's lock until the batch is sealed."""
         self.records: bytes | None = None
         self.attempts = 0
         self.retry_at = 0.0
@@ -203,6 +207,22 @@ class ProducerBatch:
     @property
     def is_closed(self) -> bool:
         return self.records is not None
+
+    @property
+    def lock_free_append(self) -> RecordAppend | None:
+        """:attr:`append` when it may run without the accumulator's lock: the compiled
+        writer's ``append_future`` (see :data:`~kafkalite.records.builder.ATOMIC_APPENDS`)
+        of a batch not sealed yet; None otherwise."""
+        if ATOMIC_APPENDS and not self.is_full and isinstance(self.builder, RecordBatchBuilder):
+            return self.append
+        return None
+
+    def seal(self) -> None:
+        """Take no more records (full, drained, expired or aborted). Seals the writer too,
+        so an append that skipped the lock declines from here on."""
+        self.is_full = True
+        if isinstance(self.builder, RecordBatchBuilder):
+            self.builder.writer.seal()
 
     def _append_with_builder(self, timestamp_ms: int, key: bytes | None,
                              value: bytes | None,
@@ -233,7 +253,7 @@ class ProducerBatch:
     def close(self) -> bytes:
         """Build the batch bytes once; later calls (retries) return the same bytes."""
         if self.records is None:
-            self.is_full = True
+            self.seal()
             self.records = self.builder.build()
         return self.records
 

@@ -27,6 +27,7 @@ from kafkalite.producer.accumulator import RecordAccumulator
 from kafkalite.producer.batch import (
     FutureBatchMetadata,
     FutureRecordMetadata,
+    RecordAppend,
     failed_record_future,
 )
 from kafkalite.producer.config import validate_producer_config
@@ -96,11 +97,26 @@ class Producer:
         self._unkeyed_choice = ({} if choices is None else choices).get
         """The partition for an unkeyed record without calling the partitioner (None when
         it must be asked): the built-in sticky partitioners' live choice per topic."""
+        self._unkeyed_appends: dict[str, RecordAppend] = {}
+        """The open batch's append of each topic's sticky partition, which ``send()`` calls
+        for an unkeyed bytes record without the accumulator's lock or any other step: the
+        partition is the one the full path would choose, and the batch declines (sealed)
+        from the moment it is full, drained, expired or aborted. Only for raw bytes, no
+        transactions and the built-in sticky partitioners, with the compiled writer."""
+        self._unkeyed_hot_path = (choices is not None and self._raw_keys and self._raw_values
+                                  and self._transactions is None)
+        self._unkeyed_value_limit = self._max_request_size - _SIZE_CHECK_MARGIN
+        if self._unkeyed_hot_path:  # a sticky choice dropped at a metadata update
+            self._cluster.add_listener(self._forget_unkeyed_appends)
         self._client.ready_listeners.append(self._on_connection_ready)
         self._client.add_poll_hook(self._sender.run_once)
         self._partitions: dict[tuple[str, int], TopicPartition] = {}
         self._closed = False
         self._client.start()
+
+    def _forget_unkeyed_appends(self, cluster: object) -> None:
+        """Metadata listener: the next unkeyed record of each topic takes the full path."""
+        self._unkeyed_appends.clear()
 
     def _on_connection_ready(self, conn: BrokerConnection) -> None:
         """New batches use the record format the oldest connected broker can take."""
@@ -127,6 +143,15 @@ class Producer:
         up to ``max_block_ms``). Serializer, partition and size errors raise or fail the
         future with a typed error naming the problem.
         """
+        if key is None and partition is None and headers is None and value.__class__ is bytes:
+            # The hot path for unkeyed bytes (see _unkeyed_appends): one dict lookup and one
+            # C call; anything it declines takes the full path below.
+            append = self._unkeyed_appends.get(topic)
+            if append is not None and len(value) <= self._unkeyed_value_limit:
+                future = append(_time_ns() // 1_000_000 if timestamp_ms is None
+                                else timestamp_ms, None, value, None)
+                if future is not None:
+                    return future
         if self._closed:
             raise KafkaError("send() on a closed producer")
         key_bytes = key if self._raw_keys and (key is None or key.__class__ is bytes) \
@@ -174,6 +199,11 @@ class Producer:
             assert future is not None
         if not future[2]:  # the first record of a new batch (see opens_batch)
             self._client.wakeup()
+        if chosen and key_bytes is None and headers is None and self._unkeyed_hot_path \
+                and self._unkeyed_choice(topic) == tp.partition:
+            append = self._accumulator.lock_free_append(tp)
+            if append is not None:
+                self._unkeyed_appends[topic] = append
         return future
 
     def send_batch(
@@ -376,6 +406,8 @@ class Producer:
         if self._closed:
             return
         self._closed = True
+        self._unkeyed_hot_path = False
+        self._unkeyed_appends.clear()
         self._accumulator.close()
         try:
             self.flush(timeout)

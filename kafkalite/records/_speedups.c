@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define API_VERSION 4
+#define API_VERSION 5
 #define MIN_RECORD_SIZE 7 /* length, attributes, timestamp, offset, key, value, headers */
 #define MIN_HEADER_SIZE 2 /* key length, value length */
 
@@ -603,6 +603,7 @@ typedef struct {
     PyObject *fallback;        /* encode_record_python(timestamp_delta, offset_delta, ...) */
     PyTypeObject *future_type; /* append_future's futures: set by bind_futures */
     PyObject *tp, *future;
+    int sealed;                /* set by seal(): appends decline, extend fails */
 } RecordsWriter;
 
 /* The record's timestamp and its delta from the batch's first; FAILED with TypeError or
@@ -645,6 +646,8 @@ writer_add(RecordsWriter *w, PyObject *timestamp_object, PyObject *key, PyObject
     int64_t timestamp, delta;
     Record record;
     int status;
+    if (w->sealed)
+        return FULL;
     if (writer_timestamp(w, timestamp_object, &timestamp, &delta) != OK)
         return FAILED;
     if (measure_record(&record, delta, w->run.count, key, value, headers) == OK) {
@@ -725,7 +728,7 @@ PyDoc_STRVAR(writer_append_doc,
 "append(timestamp, key, value, headers)\n"
 "--\n\n"
 "Add a record; False (and nothing added) when it would take a non-empty batch past\n"
-"batch_size.");
+"batch_size, or once sealed.");
 
 static PyObject *
 writer_append(RecordsWriter *w, PyObject *const *args, Py_ssize_t nargs)
@@ -753,7 +756,7 @@ PyDoc_STRVAR(writer_append_future_doc,
 "--\n\n"
 "append(), returning the record's future: future_type(tp, future, offset delta,\n"
 "timestamp, key size, value size) as bind_futures set them (sizes -1 for None); None\n"
-"when the record does not fit.");
+"when the record does not fit or the writer is sealed.");
 
 static PyObject *
 writer_append_future(RecordsWriter *w, PyObject *const *args, Py_ssize_t nargs)
@@ -828,9 +831,10 @@ writer_extend(RecordsWriter *w, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*LnnL:extend", &records, &base_timestamp, &size, &count,
                           &max_timestamp))
         return NULL;
-    if (count < w->run.count || size < w->run.size) {
+    if (w->sealed || count < w->run.count || size < w->run.size) {
         PyBuffer_Release(&records);
-        PyErr_SetString(PyExc_ValueError, "extend: totals below the writer's own");
+        PyErr_SetString(PyExc_ValueError, w->sealed ? "extend: the writer is sealed"
+                                                    : "extend: totals below the writer's own");
         return NULL;
     }
     status = batch_grow(&w->run, records.len); /* encoded already: batch_size was applied */
@@ -844,6 +848,20 @@ writer_extend(RecordsWriter *w, PyObject *args)
     }
     PyBuffer_Release(&records);
     return status == ADDED ? Py_NewRef(Py_None) : NULL;
+}
+
+PyDoc_STRVAR(writer_seal_doc,
+"seal()\n"
+"--\n\n"
+"Take no more records: appends decline (as when full) and extend fails. One C call,\n"
+"so under the GIL no append runs half before and half after it: what a batch holds\n"
+"once sealed is final, which lets the producer append without its lock.");
+
+static PyObject *
+writer_seal(RecordsWriter *w, PyObject *unused)
+{
+    w->sealed = 1;
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -878,6 +896,12 @@ writer_get_max_timestamp(RecordsWriter *w, void *closure)
 }
 
 static PyObject *
+writer_get_sealed(RecordsWriter *w, void *closure)
+{
+    return PyBool_FromLong(w->sealed);
+}
+
+static PyObject *
 writer_get_batch_size(RecordsWriter *w, void *closure)
 {
     return PyLong_FromSsize_t(w->run.batch_size);
@@ -908,6 +932,7 @@ static PyGetSetDef writer_getset[] = {
      "The largest timestamp so far (-1 while empty).", NULL},
     {"batch_size", (getter)writer_get_batch_size, (setter)writer_set_batch_size,
      "The size past which a non-empty batch takes no more records.", NULL},
+    {"sealed", (getter)writer_get_sealed, NULL, "True once seal() was called.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -918,6 +943,7 @@ static PyMethodDef writer_methods[] = {
     {"bind_futures", (PyCFunction)(void (*)(void))writer_bind_futures, METH_FASTCALL,
      writer_bind_futures_doc},
     {"extend", (PyCFunction)writer_extend, METH_VARARGS, writer_extend_doc},
+    {"seal", (PyCFunction)writer_seal, METH_NOARGS, writer_seal_doc},
     {"getvalue", (PyCFunction)writer_getvalue, METH_NOARGS,
      "The records section's bytes so far."},
     {NULL, NULL, 0, NULL},

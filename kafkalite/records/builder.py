@@ -13,6 +13,7 @@ one piece (with the compiled codec when it is built, see
 from __future__ import annotations
 
 import struct
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -165,11 +166,13 @@ class PythonRecordsWriter:
     of range.
 
     :meth:`append_future` is the producer's per-record path: the record and its future
-    in one call, the future built from what :meth:`bind_futures` set.
+    in one call, the future built from what :meth:`bind_futures` set. Unlike the compiled
+    one, these calls are not atomic under the GIL, so only the compiled writer's appends
+    may run without the accumulator's lock (see :data:`ATOMIC_APPENDS`).
     """
 
     __slots__ = ("_encode", "_future", "_future_type", "_parts", "_tp", "base_timestamp",
-                 "batch_size", "max_timestamp", "record_count", "size_in_bytes")
+                 "batch_size", "max_timestamp", "record_count", "sealed", "size_in_bytes")
 
     def __init__(self, batch_size: int, size: int,
                  encode: Callable[..., bytes]) -> None:
@@ -183,11 +186,15 @@ class PythonRecordsWriter:
         self._future_type: type[tuple[Any, ...]] | None = None
         self._tp: object = None
         self._future: object = None
+        self.sealed = False
+        """True once :meth:`seal` was called."""
 
     def append(self, timestamp: int, key: BytesLike | None, value: BytesLike | None,
                headers: Sequence[Header] | None) -> bool:
         """Add a record; False (and nothing added) when it would take a non-empty batch
-        past ``batch_size``."""
+        past ``batch_size``, or once sealed."""
+        if self.sealed:
+            return False
         count = self.record_count
         base = self.base_timestamp if count else timestamp
         if timestamp.__class__ is not int or not _INT64_MIN <= timestamp <= _INT64_MAX \
@@ -216,7 +223,8 @@ class PythonRecordsWriter:
     def append_future(self, timestamp: int, key: BytesLike | None, value: BytesLike | None,
                       headers: Sequence[Header] | None) -> tuple[Any, ...] | None:
         """:meth:`append`, returning ``future_type(tp, future, offset delta, timestamp,
-        key size, value size)`` (sizes -1 for None); None when the record does not fit."""
+        key size, value size)`` (sizes -1 for None); None when the record does not fit or
+        the writer is sealed."""
         if self._future_type is None:
             raise RuntimeError("append_future before bind_futures")
         count = self.record_count
@@ -230,6 +238,8 @@ class PythonRecordsWriter:
                max_timestamp: int) -> None:
         """Add encoded records (what a bulk encoder returned for this writer's totals),
         taking the totals that came with them."""
+        if self.sealed:
+            raise ValueError("extend: the writer is sealed")
         if record_count < self.record_count or size < self.size_in_bytes:
             raise ValueError("extend: totals below the writer's own")
         self._parts.append(records)
@@ -237,6 +247,10 @@ class PythonRecordsWriter:
         self.size_in_bytes = size
         self.record_count = record_count
         self.max_timestamp = max_timestamp
+
+    def seal(self) -> None:
+        """Take no more records: appends decline (as when full) and :meth:`extend` fails."""
+        self.sealed = True
 
     def getvalue(self) -> bytes:
         """The records section's bytes so far."""
@@ -358,7 +372,10 @@ class RecordBatchBuilder(BatchBuilder):
         return index
 
     def build(self) -> bytes:
+        """The batch's bytes; the writer is sealed first, so a record appended without
+        the producer's lock is either in these bytes or declined, never dropped."""
         writer = self.writer
+        writer.seal()
         count = writer.record_count
         if not count:
             return b""
@@ -411,6 +428,10 @@ def encode_record_python(timestamp_delta: int, offset_delta: int, key: BytesLike
 
 RecordsWriter: Any = PythonRecordsWriter if speedups is None else speedups.RecordsWriter
 """The records writer v2 builders use: the compiled one when it is built."""
+ATOMIC_APPENDS: bool = speedups is not None and getattr(sys, "_is_gil_enabled", lambda: True)()
+"""True when a :data:`RecordsWriter`'s ``append_future`` and ``seal`` are each atomic:
+single C calls that run no Python code before the record is in, under a GIL. Then a
+writer can be appended to without a lock, as long as whoever reads it seals it first."""
 _encode_records = None if speedups is None else speedups.encode_records
 _encode_arrow_records = None if speedups is None else speedups.encode_arrow_records
 

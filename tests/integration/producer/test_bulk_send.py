@@ -1,8 +1,10 @@
-"""Producer.send_batch against a real broker, read back by confluent-kafka (librdkafka)."""
+"""Producer.send_batch against a real broker, read back by confluent-kafka (librdkafka); and
+send() and send_batch() from several threads into the same open batches."""
 
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Callable
 
@@ -166,3 +168,54 @@ def test_a_batch_the_broker_refuses_as_too_large_fails_only_its_own_future(
             refused.get(10)
         assert producer.send("limited", b"after", partition=0).get(10).offset == 300
     assert len(read_all(bootstrap, "limited", 1, 301)) == 301
+
+
+def test_threads_sending_at_once_lose_and_repeat_nothing(
+        cluster_factory: Callable[..., EmbeddedCluster]) -> None:
+    """Unkeyed send() appends to the open batch without the accumulator's lock (see
+    Producer._unkeyed_appends) while other threads append through it, send_batch() joins
+    the same partitions and the I/O thread drains and builds batches under them: every
+    future must name the offset its own record was read back at."""
+    bootstrap = cluster_factory(num_partitions="2").bootstrap_servers
+    sent: list[tuple[bytes, object]] = []
+    sent_in_bulk: list[tuple[list[bytes], list]] = []
+
+    def unkeyed(producer: Producer, name: int) -> None:
+        for i in range(4000):
+            value = b"u%d-%d" % (name, i)
+            sent.append((value, producer.send("mixed", value)))
+            if i % 100 == 99:  # the I/O thread drains open batches by linger meanwhile
+                time.sleep(0.002)
+
+    def keyed(producer: Producer) -> None:
+        for i in range(2000):
+            value = b"k%d" % i
+            sent.append((value, producer.send("mixed", value, key=b"%d" % (i % 7))))
+
+    def bulk(producer: Producer) -> None:
+        for i in range(100):
+            values = [b"b%d-%d" % (i, j) for j in range(20)]
+            sent_in_bulk.append((values, producer.send_batch("mixed", values)))
+
+    with Producer(bootstrap, compression_type="lz4", linger_ms=1, batch_size=2048) as producer:
+        threads = [threading.Thread(target=unkeyed, args=(producer, n)) for n in range(3)]
+        threads += [threading.Thread(target=keyed, args=(producer,)),
+                    threading.Thread(target=bulk, args=(producer,))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        expected: dict[tuple[int, int], bytes] = {}
+        for value, future in sent:
+            metadata = future.get(30)  # type: ignore[attr-defined]
+            expected[(metadata.partition, metadata.offset)] = value
+        for values, futures in sent_in_bulk:  # each future: the next run of its values
+            remaining = iter(values)
+            for future in futures:
+                run = future.get(30)
+                for offset in range(run.base_offset, run.base_offset + run.record_count):
+                    expected[(run.partition, offset)] = next(remaining)
+    count = 3 * 4000 + 2000 + 100 * 20
+    assert len(expected) == count
+    records = read_all(bootstrap, "mixed", 2, count)
+    assert {(p, o): v for p, o, _, v, _, _ in records} == expected

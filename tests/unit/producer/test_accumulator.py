@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kafkalite.errors import KafkaTimeoutError
+from kafkalite.producer import batch as batch_module
 from kafkalite.producer.accumulator import RecordAccumulator
 from kafkalite.records import decode_batches
+from kafkalite.records.builder import ATOMIC_APPENDS
 from kafkalite.structs import TopicPartition
 
 TP0 = TopicPartition("t", 0)
@@ -267,3 +269,73 @@ def test_a_full_batch_is_built_by_the_appending_thread_when_asked(build_when_ful
     assert first.is_closed is build_when_full and not second.is_closed
     records = list(decode_batches(first.close()))
     assert len(records) == first.record_count and records[0].value == bytes(100)
+
+
+lock_free = pytest.mark.skipif(not ATOMIC_APPENDS,
+                               reason="lock-free appends need the compiled records writer")
+
+
+def _leave(acc: RecordAccumulator, clock: FakeClock, how: str) -> None:
+    """Make TP0's open batch leave the open state the way ``how`` names."""
+    if how == "drained":
+        acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)
+    elif how == "expired":
+        clock.advance_ms(1000)
+        assert len(acc.expire()) == 1
+    elif how == "aborted":
+        assert len(acc.abort_all()) == 1
+    else:  # full: the next record through the lock opens a new batch
+        fill(acc, TP0, 9)
+
+
+@lock_free
+@pytest.mark.parametrize("how", ["drained", "expired", "aborted", "full"])
+def test_a_lock_free_append_declines_once_its_batch_leaves_the_open_state(how: str) -> None:
+    clock = FakeClock()
+    acc = make(clock)
+    fill(acc, TP0, 1)
+    append = acc.lock_free_append(TP0)
+    assert append is not None
+    held = append(7, None, b"a", None)
+    assert held is not None and held[2] == 1  # the second record of the open batch
+    _leave(acc, clock, how)
+    assert append(8, None, b"b", None) is None
+    fresh = acc.lock_free_append(TP0)
+    assert fresh is None if how != "full" else fresh is not append
+
+
+@lock_free
+def test_records_appended_without_the_lock_are_in_the_built_batch() -> None:
+    clock = FakeClock()
+    acc = make(clock, compression_type="lz4")
+    fill(acc, TP0, 1)
+    append = acc.lock_free_append(TP0)
+    assert append is not None
+    futures = [append(i, None, b"v%d" % i, None) for i in range(5)]
+    (batch,) = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    assert [f[2] for f in futures] == [1, 2, 3, 4, 5]
+    values = [r.value for r in decode_batches(batch.close())]
+    assert values == [bytes(100)] + [b"v%d" % i for i in range(5)]
+
+
+@lock_free
+def test_a_bulk_append_opens_its_own_batch_after_a_lock_free_append_went_out() -> None:
+    clock = FakeClock()
+    acc = make(clock, batch_size=1024, max_request_size=8192)
+    fill(acc, TP0, 1)
+    append = acc.lock_free_append(TP0)
+    assert append is not None
+    (future,) = bulk(acc, TP0, 3)
+    assert append(1, None, b"late", None) is None  # sealed: the bulk append did not share it
+    first = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    second = acc.drain(Leaders({TP0: 1}), {1}, 1 << 20)[1]
+    assert [b.record_count for b in first + second] == [1, 3] and future.record_count == 3
+
+
+def test_without_atomic_appends_no_append_goes_out_without_the_lock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch_module, "ATOMIC_APPENDS", False)
+    acc = make(FakeClock())
+    fill(acc, TP0, 1)
+    assert acc.lock_free_append(TP0) is None
+    assert acc.lock_free_append(TP1) is None  # no batch at all

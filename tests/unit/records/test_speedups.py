@@ -41,6 +41,7 @@ except ImportError:  # pragma: no cover - depends on the build
     speedups = None
 
 pytestmark = pytest.mark.skipif(speedups is None, reason="the compiled codec is not built")
+WRITERS = [PythonRecordsWriter, *([] if speedups is None else [speedups.RecordsWriter])]
 
 INT64 = 2**63
 blobs = (st.none() | st.binary(max_size=60) | st.binary(min_size=8180, max_size=8200)
@@ -128,6 +129,32 @@ def test_a_writer_refuses_futures_it_was_not_told_how_to_build() -> None:
         writer.bind_futures(dict, "tp", "future")
     with pytest.raises(ValueError, match="totals below"):
         writer.extend(b"", 0, 0, 0, -1)
+
+
+@pytest.mark.parametrize("writer_type", WRITERS)
+def test_a_sealed_writer_takes_nothing_more(writer_type: Any) -> None:
+    writer = writer_type(1 << 20, V2_HEADER_SIZE, encode_record_python)
+    writer.bind_futures(RecordFuture, "tp", "future")
+    assert writer.append_future(5, None, b"v", None) == RecordFuture(("tp", "future", 0, 5, -1, 1))
+    held = writer.getvalue()
+    assert not writer.sealed
+    writer.seal()
+    assert writer.sealed
+    assert writer.append_future(6, None, b"v", None) is None
+    assert writer.append(6, None, b"v", None) is False
+    with pytest.raises(ValueError, match="sealed"):
+        writer.extend(b"", 5, writer.size_in_bytes, writer.record_count, 5)
+    assert (writer.record_count, writer.getvalue()) == (1, held)
+
+
+@pytest.mark.parametrize("writer_type", WRITERS)
+def test_building_a_batch_seals_its_writer(writer_type: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(builder, "RecordsWriter", writer_type)
+    batch = builder.RecordBatchBuilder(2, None, 1 << 20)
+    assert batch.append(1, None, b"v")
+    built = batch.build()
+    assert not batch.append(2, None, b"late")
+    assert batch.record_count == 1 and batch.build() == built
 
 
 def _build(batch: list, batch_size: int, bulk: bool) -> list[bytes]:
