@@ -66,7 +66,9 @@ def freeze_worker_heap() -> None:
     kafkalite are imported, 30-60 ms of CPU per task, more than reading 50,000 records takes.
     Frozen objects (the modules, classes and caches the first read imported or built) are
     left out of every later collection, which then costs about 0.1 ms; objects created
-    later are collected as before. The collect first leaves only live objects to freeze.
+    later are collected as before. The collect first leaves only live objects to freeze;
+    the price is that a cycle among the frozen ones that turns to garbage later is never
+    reclaimed (reference counting still frees the rest).
     Nothing happens outside a reused worker (``SPARK_REUSE_WORKER`` unset): a worker that
     exits after its task, the driver, a test calling ``read()`` directly.
     """
