@@ -14,6 +14,11 @@ kafkalite-server subprocess, then reads all of it, in the same run, with:
   (a topic string per row among them) are built and cross into the JVM; with one, the
   source builds and ships only the declared columns.
 
+- ``no-work source``: the same ``spark value`` query over a Python data source that does
+  no work at all (it yields one prebuilt Arrow batch of 100-byte values again and again),
+  with the topic's 8 partitions and with 2 (one per core): what Spark itself costs to
+  take rows from any Python data source, the ceiling of every such source on this machine.
+
 The clock excludes Spark's start-up (a small warm-up query runs first) and producing. A
 Spark query also has a fixed cost (planning, listing offsets, scheduling two jobs), paid
 however few records it reads; the same query over an empty offset range measures it, and
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterator
 
 from benchmarks.clients import kafkalite_server
 from benchmarks.report import add_write_docs, documented
@@ -36,6 +42,8 @@ PARTITIONS = 8
 VALUE = b"v" * 100
 VALUE_ONLY = "value binary"
 """The ``spark value`` query's declared schema: the only column its aggregation reads."""
+NO_WORK_TOPIC_TASKS = f"no-work/{PARTITIONS}"
+NO_WORK_CORE_TASKS = "no-work/2"
 
 
 def fill(bootstrap: str, topic: str, count: int) -> None:
@@ -95,6 +103,57 @@ def read_with_spark(spark: object, bootstrap: str, topic: str, count: int,
     return elapsed
 
 
+def no_work_source() -> type:
+    """A Python data source of ``rows`` 100-byte values over ``partitions`` tasks that
+    reads nothing: each task yields slices of one Arrow batch it built once."""
+    import pyarrow as pa
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    batch_rows = 50_000
+
+    class Reader(DataSourceReader):
+        def __init__(self, rows: int, partitions: int) -> None:
+            self.rows, self.count = rows, partitions
+
+        def partitions(self) -> list[InputPartition]:
+            return [InputPartition(i) for i in range(self.count)]
+
+        def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+            offsets = pa.array(range(0, (batch_rows + 1) * len(VALUE), len(VALUE)), pa.int32())
+            values = pa.Array.from_buffers(pa.binary(), batch_rows, [
+                None, offsets.buffers()[1], pa.py_buffer(VALUE * batch_rows)])
+            batch = pa.RecordBatch.from_arrays([values], names=["value"])
+            share = self.rows // self.count
+            for start in range(0, share, batch_rows):
+                yield batch.slice(0, min(batch_rows, share - start))
+
+    class NoWorkSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "no-work"
+
+        def schema(self) -> str:
+            return VALUE_ONLY
+
+        def reader(self, schema: object) -> Reader:
+            return Reader(int(self.options["rows"]), int(self.options["partitions"]))
+
+    return NoWorkSource
+
+
+def read_no_work(spark: object, count: int, partitions: int) -> float:
+    """Seconds for the ``spark value`` aggregation over :func:`no_work_source`."""
+    from pyspark.sql import functions as F
+
+    df = (spark.read.format("no-work").option("rows", str(count))  # type: ignore[attr-defined]
+          .option("partitions", str(partitions)).load())
+    start = time.perf_counter()
+    row = df.agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()[0]
+    elapsed = time.perf_counter() - start
+    assert (row["n"], row["bytes"]) == (count, count * len(VALUE))
+    return elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2_000_000)
@@ -116,10 +175,13 @@ def measure(args: argparse.Namespace) -> None:
         spark = local_session("kafkalite-benchmark", "local[2]",
                               {"spark.ui.showConsoleProgress": "false"})
         spark.sparkContext.setLogLevel("ERROR")
+        spark.dataSource.register(no_work_source())
         try:
             fill(bootstrap, "spark-bench-warmup", 1000)
             read_with_spark(spark, bootstrap, "spark-bench-warmup", 1000)
-            best = {"consumer": float("inf"), "spark": float("inf"), "spark value": float("inf")}
+            read_no_work(spark, 1000, PARTITIONS)
+            best = {"consumer": float("inf"), "spark": float("inf"), "spark value": float("inf"),
+                    NO_WORK_TOPIC_TASKS: float("inf"), NO_WORK_CORE_TASKS: float("inf")}
             fixed = float("inf")
             for _ in range(args.repeat):
                 best["consumer"] = min(best["consumer"],
@@ -129,6 +191,10 @@ def measure(args: argparse.Namespace) -> None:
                 best["spark value"] = min(best["spark value"], read_with_spark(
                     spark, bootstrap, topic, args.records, schema=VALUE_ONLY))
                 fixed = min(fixed, read_with_spark(spark, bootstrap, topic, 0, empty=True))
+                best[NO_WORK_TOPIC_TASKS] = min(best[NO_WORK_TOPIC_TASKS],
+                                                read_no_work(spark, args.records, PARTITIONS))
+                best[NO_WORK_CORE_TASKS] = min(best[NO_WORK_CORE_TASKS],
+                                               read_no_work(spark, args.records, 2))
         finally:
             spark.stop()
     base = args.records / best["consumer"]
@@ -136,6 +202,8 @@ def measure(args: argparse.Namespace) -> None:
         rate = args.records / seconds
         print(f"{name:<11} {args.records:,} records in {seconds:6.2f} s  {rate:>12,.0f} rec/s  "
               f"{rate / base:5.2f}x the plain consumer")
+    print(f"(no-work: the spark value query over a Python data source that reads nothing, "
+          f"{PARTITIONS} and 2 tasks: Spark's own ceiling for any Python source)")
     print(f"spark fixed per-query cost (same query, empty offset range) {fixed:.2f} s")
     for name in ("spark", "spark value"):
         net = max(best[name] - fixed, 1e-9)
