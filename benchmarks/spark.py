@@ -19,6 +19,12 @@ kafkalite-server subprocess, then reads all of it, in the same run, with:
   with the topic's 8 partitions and with 2 (one per core): what Spark itself costs to
   take rows from any Python data source, the ceiling of every such source on this machine.
 
+Each line also gives the CPU seconds the read took in this process and all its children
+(the broker, Spark's JVM and Python workers). The last line adds Spark's own CPU over the
+no-work source (2 tasks) to the plain consumer's, the least any Python source's read can
+cost, and divides it into what the machine's cores give in the plain consumer's time: the
+most any Python source could reach against the plain consumer here.
+
 The clock excludes Spark's start-up (a small warm-up query runs first) and producing. A
 Spark query also has a fixed cost (planning, listing offsets, scheduling two jobs), paid
 however few records it reads; the same query over an empty offset range measures it, and
@@ -32,9 +38,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
 
+from benchmarks.broker import cpu_seconds
 from benchmarks.clients import kafkalite_server
 from benchmarks.report import add_write_docs, documented
 
@@ -44,6 +54,40 @@ VALUE_ONLY = "value binary"
 """The ``spark value`` query's declared schema: the only column its aggregation reads."""
 NO_WORK_TOPIC_TASKS = f"no-work/{PARTITIONS}"
 NO_WORK_CORE_TASKS = "no-work/2"
+
+
+class Measured(NamedTuple):
+    """A read's wall seconds, and the CPU seconds of this process and all its children
+    (the broker, Spark's JVM and its Python workers) over the same span."""
+
+    seconds: float
+    cpu: float
+
+
+def _processes_below(root: int) -> list[int]:
+    """``root`` and every process descended from it (Linux ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, waiting = [], [root]
+    while waiting:
+        pid = waiting.pop()
+        found.append(pid)
+        waiting.extend(children.get(pid, ()))
+    return found
+
+
+def _now() -> Measured:
+    return Measured(time.perf_counter(), sum(map(cpu_seconds, _processes_below(os.getpid()))))
+
+
+def _since(start: Measured) -> Measured:
+    end = _now()
+    return Measured(end.seconds - start.seconds, end.cpu - start.cpu)
 
 
 def fill(bootstrap: str, topic: str, count: int) -> None:
@@ -59,7 +103,7 @@ def fill(bootstrap: str, topic: str, count: int) -> None:
         producer.flush()
 
 
-def read_with_consumer(bootstrap: str, topic: str, count: int) -> float:
+def read_with_consumer(bootstrap: str, topic: str, count: int) -> Measured:
     import pyarrow.compute as pc
 
     from kafkalite import TopicPartition
@@ -69,19 +113,19 @@ def read_with_consumer(bootstrap: str, topic: str, count: int) -> float:
     with Consumer(bootstrap_servers=bootstrap, max_poll_records=100_000) as consumer:
         consumer.assign(partitions)
         consumer.seek_to_beginning(*partitions)
-        start = time.perf_counter()
+        start = _now()
         seen = value_bytes = 0
         while seen < count:
             batch = consumer.poll_arrow(timeout_ms=1000)
             seen += batch.num_rows
             value_bytes += pc.sum(pc.binary_length(batch.column("value"))).as_py() or 0
-        elapsed = time.perf_counter() - start
+        measured = _since(start)
     assert value_bytes == count * len(VALUE)
-    return elapsed
+    return measured
 
 
 def read_with_spark(spark: object, bootstrap: str, topic: str, count: int,
-                    empty: bool = False, schema: str | None = None) -> float:
+                    empty: bool = False, schema: str | None = None) -> Measured:
     """Seconds for the aggregation over the topic, or with ``empty`` over no offsets at all
     (endingOffsets 0 everywhere): the same query's fixed cost. ``schema`` declares the
     columns to read (the source's own schema when None)."""
@@ -96,11 +140,11 @@ def read_with_spark(spark: object, bootstrap: str, topic: str, count: int,
             {topic: {str(p): 0 for p in range(PARTITIONS)}}))
         count = 0
     df = reader.load()
-    start = time.perf_counter()
+    start = _now()
     row = df.agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()[0]
-    elapsed = time.perf_counter() - start
+    measured = _since(start)
     assert (row["n"], row["bytes"] or 0) == (count, count * len(VALUE))
-    return elapsed
+    return measured
 
 
 def no_work_source() -> type:
@@ -141,17 +185,17 @@ def no_work_source() -> type:
     return NoWorkSource
 
 
-def read_no_work(spark: object, count: int, partitions: int) -> float:
+def read_no_work(spark: object, count: int, partitions: int) -> Measured:
     """Seconds for the ``spark value`` aggregation over :func:`no_work_source`."""
     from pyspark.sql import functions as F
 
     df = (spark.read.format("no-work").option("rows", str(count))  # type: ignore[attr-defined]
           .option("partitions", str(partitions)).load())
-    start = time.perf_counter()
+    start = _now()
     row = df.agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()[0]
-    elapsed = time.perf_counter() - start
+    measured = _since(start)
     assert (row["n"], row["bytes"]) == (count, count * len(VALUE))
-    return elapsed
+    return measured
 
 
 def main() -> None:
@@ -180,35 +224,49 @@ def measure(args: argparse.Namespace) -> None:
             fill(bootstrap, "spark-bench-warmup", 1000)
             read_with_spark(spark, bootstrap, "spark-bench-warmup", 1000)
             read_no_work(spark, 1000, PARTITIONS)
-            best = {"consumer": float("inf"), "spark": float("inf"), "spark value": float("inf"),
-                    NO_WORK_TOPIC_TASKS: float("inf"), NO_WORK_CORE_TASKS: float("inf")}
-            fixed = float("inf")
+            slowest = Measured(float("inf"), float("inf"))
+            best = dict.fromkeys(("consumer", "spark", "spark value", NO_WORK_TOPIC_TASKS,
+                                  NO_WORK_CORE_TASKS), slowest)
+            fixed = slowest
             for _ in range(args.repeat):
-                best["consumer"] = min(best["consumer"],
-                                       read_with_consumer(bootstrap, topic, args.records))
-                best["spark"] = min(best["spark"],
-                                    read_with_spark(spark, bootstrap, topic, args.records))
-                best["spark value"] = min(best["spark value"], read_with_spark(
-                    spark, bootstrap, topic, args.records, schema=VALUE_ONLY))
+                runs = {
+                    "consumer": read_with_consumer(bootstrap, topic, args.records),
+                    "spark": read_with_spark(spark, bootstrap, topic, args.records),
+                    "spark value": read_with_spark(spark, bootstrap, topic, args.records,
+                                                   schema=VALUE_ONLY),
+                    NO_WORK_TOPIC_TASKS: read_no_work(spark, args.records, PARTITIONS),
+                    NO_WORK_CORE_TASKS: read_no_work(spark, args.records, 2),
+                }
+                best = {name: min(best[name], runs[name]) for name in best}
                 fixed = min(fixed, read_with_spark(spark, bootstrap, topic, 0, empty=True))
-                best[NO_WORK_TOPIC_TASKS] = min(best[NO_WORK_TOPIC_TASKS],
-                                                read_no_work(spark, args.records, PARTITIONS))
-                best[NO_WORK_CORE_TASKS] = min(best[NO_WORK_CORE_TASKS],
-                                               read_no_work(spark, args.records, 2))
         finally:
             spark.stop()
-    base = args.records / best["consumer"]
-    for name, seconds in best.items():
-        rate = args.records / seconds
-        print(f"{name:<11} {args.records:,} records in {seconds:6.2f} s  {rate:>12,.0f} rec/s  "
-              f"{rate / base:5.2f}x the plain consumer")
+    report(args.records, best, fixed)
+
+
+def report(records: int, best: dict[str, Measured], fixed: Measured) -> None:
+    consumer = best["consumer"]
+    base = records / consumer.seconds
+    for name, (seconds, cpu) in best.items():
+        rate = records / seconds
+        print(f"{name:<11} {records:,} records in {seconds:6.2f} s  {rate:>12,.0f} rec/s  "
+              f"{rate / base:5.2f}x the plain consumer  CPU {cpu:5.2f} s")
     print(f"(no-work: the spark value query over a Python data source that reads nothing, "
-          f"{PARTITIONS} and 2 tasks: Spark's own ceiling for any Python source)")
-    print(f"spark fixed per-query cost (same query, empty offset range) {fixed:.2f} s")
+          f"{PARTITIONS} and 2 tasks: Spark's own ceiling for any Python source; CPU: this "
+          f"process and its children, the broker, Spark's JVM and Python workers)")
+    print(f"spark fixed per-query cost (same query, empty offset range) {fixed.seconds:.2f} s")
     for name in ("spark", "spark value"):
-        net = max(best[name] - fixed, 1e-9)
-        print(f"{name:<11} without it {args.records / net:,.0f} rec/s, "
-              f"{args.records / net / base:.2f}x the plain consumer")
+        net = max(best[name].seconds - fixed.seconds, 1e-9)
+        print(f"{name:<11} without it {records / net:,.0f} rec/s, "
+              f"{records / net / base:.2f}x the plain consumer")
+    cores = os.cpu_count() or 1
+    needed = best[NO_WORK_CORE_TASKS].cpu + consumer.cpu
+    print(f"any Python source: Spark's own CPU (no-work/2) {best[NO_WORK_CORE_TASKS].cpu:.2f} s "
+          f"+ the reading itself (the plain consumer's) {consumer.cpu:.2f} s = {needed:.2f} "
+          f"CPU-s, against {cores * consumer.seconds:.2f} that {cores} cores give in the plain "
+          f"consumer's {consumer.seconds:.2f} s: at most "
+          f"{cores * consumer.seconds / needed:.2f}x the plain consumer")
+
 
 if __name__ == "__main__":
     main()
