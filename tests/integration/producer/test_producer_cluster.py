@@ -121,6 +121,24 @@ def test_record_above_max_request_size_fails_alone(
         assert small_after.get(0).offset == 1
 
 
+def test_a_bad_timestamp_raises_alone_on_the_unkeyed_hot_path(
+    cluster_factory: Callable[..., EmbeddedCluster]
+) -> None:
+    """The first unkeyed record opens the batch that later ones append to directly (see
+    Producer._unkeyed_appends); a bad timestamp there raises the full path's typed error
+    and costs no other record."""
+    cluster = cluster_factory(num_brokers=1)
+    with Producer(cluster.bootstrap_servers, linger_ms=500) as producer:  # the batch stays open
+        first = producer.send("stamps", b"a")
+        with pytest.raises(TypeError, match="record timestamp must be an int"):
+            producer.send("stamps", b"b", timestamp_ms="soon")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="does not fit 64 bits"):
+            producer.send("stamps", b"c", timestamp_ms=1 << 64)
+        after = producer.send("stamps", b"d", timestamp_ms=1_700_000_000_000)
+        assert [first.get(10).offset, after.get(10).offset] == [0, 1]
+        assert after.get(0).timestamp == 1_700_000_000_000
+
+
 def test_record_larger_than_batch_size_travels_alone(
     cluster_factory: Callable[..., EmbeddedCluster]
 ) -> None:
