@@ -41,7 +41,7 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite.records import estimate_record_size
-from kafkalite.records.builder import BinaryColumn
+from kafkalite.records.builder import ATOMIC_APPENDS, BinaryColumn
 from kafkalite.serde import BytesSerializer, resolve_serializer
 from kafkalite.structs import Header, TopicPartition
 
@@ -103,8 +103,8 @@ class Producer:
         partition is the one the full path would choose, and the batch declines (sealed)
         from the moment it is full, drained, expired or aborted. Only for raw bytes, no
         transactions and the built-in sticky partitioners, with the compiled writer."""
-        self._unkeyed_hot_path = (choices is not None and self._raw_keys and self._raw_values
-                                  and self._transactions is None)
+        self._unkeyed_hot_path = (ATOMIC_APPENDS and choices is not None and self._raw_keys
+                                  and self._raw_values and self._transactions is None)
         self._unkeyed_value_limit = self._max_request_size - _SIZE_CHECK_MARGIN
         if self._unkeyed_hot_path:  # a sticky choice dropped at a metadata update
             self._cluster.add_listener(self._forget_unkeyed_appends)

@@ -139,6 +139,26 @@ def test_a_bad_timestamp_raises_alone_on_the_unkeyed_hot_path(
         assert after.get(0).timestamp == 1_700_000_000_000
 
 
+def test_without_atomic_appends_send_never_asks_for_a_lock_free_append(
+    cluster_factory: Callable[..., EmbeddedCluster], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the pure-Python writer the hot path is off from the start: no second trip
+    through the accumulator's lock per record to ask for an append it cannot have."""
+    from kafkalite.producer import producer as producer_module
+    from kafkalite.producer.accumulator import RecordAccumulator
+
+    asked: list[object] = []
+    ask = RecordAccumulator.lock_free_append
+    monkeypatch.setattr(producer_module, "ATOMIC_APPENDS", False)
+    monkeypatch.setattr(RecordAccumulator, "lock_free_append",
+                        lambda self, tp: asked.append(tp) or ask(self, tp))
+    cluster = cluster_factory(num_brokers=1)
+    with Producer(cluster.bootstrap_servers) as producer:
+        futures = [producer.send("plain", b"v%d" % i) for i in range(100)]
+        assert [f.get(10).offset for f in futures] == list(range(100))
+    assert asked == []
+
+
 def test_record_larger_than_batch_size_travels_alone(
     cluster_factory: Callable[..., EmbeddedCluster]
 ) -> None:
