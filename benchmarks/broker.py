@@ -166,11 +166,19 @@ def fetch(bootstrap: str, topic: str, size: int, count: int) -> float:
     return size * count / MB / elapsed
 
 
+def proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, ...); None
+    when the process is gone or there is no ``/proc``."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (Linux ``/proc``; 0 elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
+    fields = proc_stat(pid)
+    if fields is None:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 

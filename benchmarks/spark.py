@@ -44,7 +44,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from benchmarks.broker import cpu_seconds
+from benchmarks.broker import cpu_seconds, proc_stat
 from benchmarks.clients import kafkalite_server
 from benchmarks.report import add_write_docs, documented
 
@@ -67,12 +67,10 @@ class Measured(NamedTuple):
 def _processes_below(root: int) -> list[int]:
     """``root`` and every process descended from it (Linux ``/proc``)."""
     children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # the process ended meanwhile
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = proc_stat(int(entry.name))
+        if fields is not None:  # None: the process ended meanwhile
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
     found, waiting = [], [root]
     while waiting:
         pid = waiting.pop()
@@ -126,11 +124,9 @@ def read_with_consumer(bootstrap: str, topic: str, count: int) -> Measured:
 
 def read_with_spark(spark: object, bootstrap: str, topic: str, count: int,
                     empty: bool = False, schema: str | None = None) -> Measured:
-    """Seconds for the aggregation over the topic, or with ``empty`` over no offsets at all
+    """The :func:`aggregate` query over the topic, or with ``empty`` over no offsets at all
     (endingOffsets 0 everywhere): the same query's fixed cost. ``schema`` declares the
     columns to read (the source's own schema when None)."""
-    from pyspark.sql import functions as F
-
     reader = (spark.read.format("kafkalite")  # type: ignore[attr-defined]
               .option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic))
     if schema is not None:
@@ -139,9 +135,17 @@ def read_with_spark(spark: object, bootstrap: str, topic: str, count: int,
         reader = reader.option("endingOffsets", json.dumps(
             {topic: {str(p): 0 for p in range(PARTITIONS)}}))
         count = 0
-    df = reader.load()
+    return aggregate(reader.load(), count)
+
+
+def aggregate(df: object, count: int) -> Measured:
+    """The benchmark's query over ``df``, timed: ``count(*)`` and ``sum(length(value))``,
+    so every value crosses into Spark; checked against ``count`` records of ``VALUE``."""
+    from pyspark.sql import functions as F
+
     start = _now()
-    row = df.agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()[0]
+    row = df.agg(F.count("*").alias("n"),  # type: ignore[attr-defined]
+                 F.sum(F.length("value")).alias("bytes")).collect()[0]
     measured = _since(start)
     assert (row["n"], row["bytes"] or 0) == (count, count * len(VALUE))
     return measured
@@ -186,16 +190,10 @@ def no_work_source() -> type:
 
 
 def read_no_work(spark: object, count: int, partitions: int) -> Measured:
-    """Seconds for the ``spark value`` aggregation over :func:`no_work_source`."""
-    from pyspark.sql import functions as F
-
-    df = (spark.read.format("no-work").option("rows", str(count))  # type: ignore[attr-defined]
-          .option("partitions", str(partitions)).load())
-    start = _now()
-    row = df.agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()[0]
-    measured = _since(start)
-    assert (row["n"], row["bytes"]) == (count, count * len(VALUE))
-    return measured
+    """The :func:`aggregate` query over :func:`no_work_source`."""
+    return aggregate(spark.read.format("no-work")  # type: ignore[attr-defined]
+                     .option("rows", str(count)).option("partitions", str(partitions)).load(),
+                     count)
 
 
 def main() -> None:
