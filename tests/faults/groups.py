@@ -20,6 +20,11 @@ from cluster import until
 from scenarios import PARTITIONS, TOPIC, Run, java_hash
 
 from kafkalite.protocol import ApiKey, decode_response, encode_request
+from kafkalite.protocol.errors import (
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    NotCoordinatorError,
+)
 
 FENCING_ERRORS = {22, 25, 27, 82}
 """ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID."""
@@ -103,6 +108,11 @@ class Member(threading.Thread):
         self.consumer.close(autocommit=False) if leave else None
 
 
+COORDINATOR_MOVING = frozenset(error.errno for error in (
+    CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NotCoordinatorError))
+"""The Kafka error codes of a group whose coordinator is still moving."""
+
+
 class CommitSampler(threading.Thread):
     """Reads a group's committed offsets every 200 ms into ``run.history.commits``."""
 
@@ -129,11 +139,19 @@ class CommitSampler(threading.Thread):
             self.run_.history.commits.extend(
                 (now, self.group, tp.partition, tp.offset) for tp in found if tp.offset >= 0)
 
-    def latest(self) -> dict[int, int]:
-        from confluent_kafka import TopicPartition
+    def latest(self) -> dict[int, int] | None:
+        """The group's committed offsets; None while its coordinator is moving (a broker
+        answers NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS until the
+        new one has loaded the group), so a caller polling with ``until`` asks again."""
+        from confluent_kafka import KafkaException, TopicPartition
 
-        found = self.reader.committed([TopicPartition(TOPIC, p) for p in range(PARTITIONS)],
-                                      timeout=10)
+        try:
+            found = self.reader.committed(
+                [TopicPartition(TOPIC, p) for p in range(PARTITIONS)], timeout=10)
+        except KafkaException as exc:
+            if exc.args[0].code() in COORDINATOR_MOVING:
+                return None
+            raise
         return {tp.partition: tp.offset for tp in found}
 
     def finish(self) -> None:
