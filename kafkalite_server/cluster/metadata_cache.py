@@ -13,6 +13,7 @@ before their own timeout.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import LEADER_DURING_DELETE, PartitionState, UpdateMetadata
@@ -26,6 +27,7 @@ class MetadataCache:
         self.brokers: dict[int, BrokerEndpoint] = {}
         self._topics: dict[str, dict[int, PartitionState]] = {}
         self._first_update = asyncio.Event()
+        self._waiters: set[asyncio.Future[None]] = set()
 
     async def wait_first_update(self, timeout_s: float) -> bool:
         """Waits at most ``timeout_s`` for the first UpdateMetadata; says whether it came."""
@@ -47,6 +49,37 @@ class MetadataCache:
             else:
                 self._topics.setdefault(state.topic, {})[state.partition] = state
         self._first_update.set()
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
+
+    async def wait_until(self, condition: Callable[[], bool], timeout_s: float) -> bool:
+        """Waits at most ``timeout_s`` until ``condition()`` holds, checking it after each
+        UpdateMetadata; says whether it held. CreateTopics waits so for its partitions'
+        leaders, as Kafka's DelayedCreatePartitions does, so a client that asks this broker
+        right after the answer finds the topic usable."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not condition():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.add(waiter)
+            try:
+                await asyncio.wait_for(waiter, remaining)
+            except TimeoutError:
+                return condition()
+            finally:
+                self._waiters.discard(waiter)
+        return True
+
+    def has_leaders(self, topic: str, count: int) -> bool:
+        """Whether the topic has at least ``count`` partitions here, each with a leader."""
+        states = self.partitions_of(topic)
+        return (states is not None and len(states) >= count
+                and all(state.leader >= 0 for state in states))
 
     def broker_alive(self, broker_id: int) -> bool:
         """Registered, as the controller's last UpdateMetadata listed the live brokers."""

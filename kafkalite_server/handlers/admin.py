@@ -1,7 +1,10 @@
 """Admin APIs: CreateTopics (19), DeleteTopics (20), CreatePartitions (37).
 
 Each topic in a request succeeds or fails on its own; ``error_message`` carries the reason
-(for INVALID_CONFIG it names the key). Creating (with client-chosen settings) or deleting an
+(for INVALID_CONFIG it names the key). CreateTopics answers once this broker's metadata
+cache has a leader for every new partition, or after the request's ``timeout_ms`` with
+REQUEST_TIMED_OUT for the topics still without (Kafka's DelayedCreatePartitions): a client
+that asks this broker for the topic right after the answer can use it. Creating (with client-chosen settings) or deleting an
 internal topic, or adding partitions to one, is refused with INVALID_REQUEST (see
 :mod:`kafkalite_server.cluster.internal_topics`). The config APIs are in :mod:`.configs`.
 """
@@ -14,6 +17,7 @@ from typing import Any
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     InvalidRequestError,
+    RequestTimedOutError,
     TopicAuthorizationFailedError,
 )
 from kafkalite_server.cluster.internal_topics import refuse_if_internal
@@ -29,6 +33,8 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
     controller = ctx.broker.controller
     names = Counter(topic["name"] for topic in body["topics"])
     results = []
+    created: dict[str, int] = {}
+    """New topic -> its partition count, whose leaders the answer waits for."""
     for topic in body["topics"]:
         name = topic["name"]
         try:
@@ -49,7 +55,36 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
                             "error_message": _message(exc)})
             continue
         results.append({"name": name, "error_code": 0, "error_message": None})
+        if not body["validate_only"]:
+            created[name] = _partition_count(ctx, topic)
+    await _await_leaders(ctx, created, body["timeout_ms"], results)
     return {"throttle_time_ms": 0, "topics": results}
+
+
+def _partition_count(ctx: RequestContext, topic: dict[str, Any]) -> int:
+    if topic["assignments"]:
+        return len(topic["assignments"])
+    count: int = topic["num_partitions"]
+    return ctx.broker.config.num_partitions if count == -1 else count
+
+
+async def _await_leaders(ctx: RequestContext, created: dict[str, int], timeout_ms: int,
+                         results: list[dict[str, Any]]) -> None:
+    """Holds the answer until every created topic has its leaders in this broker's cache
+    (at most ``timeout_ms``; 0 or less answers at once, as Kafka does); a topic still
+    without them then answers REQUEST_TIMED_OUT (it was created, and clients retry)."""
+    cache = ctx.broker.metadata_cache
+    if not created or timeout_ms <= 0:
+        return
+    await cache.wait_until(lambda: all(cache.has_leaders(name, count)
+                                       for name, count in created.items()),
+                           timeout_ms / 1000)
+    for result in results:
+        name = result["name"]
+        if name in created and not cache.has_leaders(name, created[name]):
+            result["error_code"] = RequestTimedOutError.errno
+            result["error_message"] = (f"topic {name!r} was created but its partitions had "
+                                       f"no leader within {timeout_ms} ms")
 
 
 async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,10 @@ all from this broker's own metadata cache.
 Topics that do not exist are requested from the controller on the spot when
 ``auto.create.topics.enable`` is on and the request allows it (v4+ flag; always for v0-3).
 A standalone broker's controller answers at once, so the reply is immediately usable; in a
-cluster the topic answers LEADER_NOT_AVAILABLE until the controller has placed it.
+cluster the topic answers LEADER_NOT_AVAILABLE until the controller has placed it. A topic
+that another broker created a moment ago (this broker's cache does not have it yet, and the
+creation finds it exists) also answers LEADER_NOT_AVAILABLE, as Kafka does: clients retry
+that, while TOPIC_ALREADY_EXISTS would be fatal to them.
 
 A broker that has registered but not yet heard from the controller holds the answer for
 up to ``FIRST_VIEW_WAIT_S`` rather than answer with no brokers and no controller.
@@ -20,6 +23,7 @@ from kafkalite.protocol.errors import (
     BrokerResponseError,
     KafkaStorageError,
     LeaderNotAvailableError,
+    TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
@@ -57,6 +61,8 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
             if cache.partitions_of(name) is None and auto_create:
                 try:
                     _create(ctx, name)
+                except TopicAlreadyExistsError:
+                    pass  # created elsewhere moments ago: LEADER_NOT_AVAILABLE below
                 except BrokerResponseError as exc:
                     topics.append(_topic_error(name, exc.errno))
                     continue
