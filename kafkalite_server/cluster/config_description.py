@@ -5,8 +5,11 @@ own override (source TOPIC_CONFIG), then each broker synonym in the per-broker d
 layer (DYNAMIC_BROKER_CONFIG), in the cluster-wide dynamic layer
 (DYNAMIC_DEFAULT_BROKER_CONFIG), in the properties file (STATIC_BROKER_CONFIG), and last
 Kafka's default for the broker synonym (DEFAULT_CONFIG). ``synonyms`` lists every one of
-those that is set, in that order, so its head is the source. v0 has no source, only
-``is_default`` (source is DEFAULT_CONFIG).
+those that is set, in that order, so its head is the source, except that, as Kafka's
+``configSynonyms`` does, the list starts at the first entry of the topic key's primary broker
+key: a default ``retention.ms`` lists no synonym, not ``log.retention.hours=168`` (a lower
+ranked synonym of ``log.retention.ms``). v0 has no source, only ``is_default`` (source is
+DEFAULT_CONFIG).
 
 A broker resource named by its id lists the keys the broker knows (the properties-file keys
 and every dynamic key) with the same layering on the key itself; one named ``""`` lists the
@@ -65,7 +68,7 @@ def describe_topic(config: LogConfig, overrides: Mapping[str, str],
     entries = []
     for key, spec in TOPIC_CONFIGS.items():
         value = config.value_text(key)
-        synonyms = layers.synonyms(spec.synonyms)
+        synonyms = _from_primary(layers.synonyms(spec.synonyms), spec.synonyms)
         if key in overrides:
             synonyms.insert(0, _synonym(key, value, ConfigSource.DYNAMIC_TOPIC_CONFIG))
         entries.append(_entry(key, value, synonyms, read_only=False, type_=spec.type,
@@ -93,6 +96,17 @@ def describe_broker(resource_name: str, config: BrokerConfig,
         entries.append(_entry(name, value, synonyms, read_only=dynamic is None, type_=type_,
                               doc=None))
     return entries
+
+
+def _from_primary(found: list[dict[str, Any]], keys: Iterable[tuple[str, str | None]]
+                  ) -> list[dict[str, Any]]:
+    """``found`` from its first entry of the primary (first) broker key on: Kafka drops
+    the synonyms ranked before it, so clients never see a lower ranked key as the source."""
+    primary = next(iter(keys), (None, None))[0]
+    for index, synonym in enumerate(found):
+        if synonym["name"] == primary:
+            return found[index:]
+    return []
 
 
 def _synonym(name: str, value: str | None, source: ConfigSource) -> dict[str, Any]:

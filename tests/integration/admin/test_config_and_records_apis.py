@@ -93,6 +93,17 @@ def test_describe_configs_reports_sources_and_synonyms_like_kafka(cluster_factor
     assert (cleaner.value, cleaner.source, cleaner.is_default) == ("0.5", 5, True)
 
 
+def test_a_default_topic_key_lists_no_synonym_ranked_below_its_primary_broker_key(
+        cluster_factory):
+    """Kafka's configSynonyms starts the list at the primary broker key (log.retention.ms):
+    a default retention.ms lists nothing, not log.retention.hours=168 (KafkaJS checks)."""
+    admin = admin_for(cluster_factory())
+    results(admin.create_topics([NewTopic("plain", 1, 1)]))
+    retention = describe(admin, "topic", "plain")["retention.ms"]
+    assert (retention.value, retention.source, retention.is_default) == ("604800000", 5, True)
+    assert list(retention.synonyms.values()) == []
+
+
 @pytest.mark.filterwarnings("ignore:alter_configs has been deprecated")
 def test_alter_and_incremental_alter_topic_configs_persist_across_a_restart(
         cluster_factory: Callable[..., EmbeddedCluster], tmp_path: Path) -> None:
