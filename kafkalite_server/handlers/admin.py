@@ -18,13 +18,19 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite_server.cluster.internal_topics import refuse_if_internal
 from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import (
+    ALTER_TOPICS,
+    CREATE_TOPIC,
+    DELETE_TOPICS,
+    declares,
+)
 
 
 def _message(exc: BrokerResponseError) -> str:
     return exc.context or exc.message
 
 
+@declares(CREATE_TOPIC)
 async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     controller = ctx.broker.controller
     names = Counter(topic["name"] for topic in body["topics"])
@@ -52,11 +58,12 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
     return {"throttle_time_ms": 0, "topics": results}
 
 
+@declares(DELETE_TOPICS)
 async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
     for name in body["topic_names"]:
         try:
-            if not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, name):
+            if not DELETE_TOPICS.allows(ctx, name):
                 raise TopicAuthorizationFailedError(f"no Delete permission for {name!r}")
             refuse_if_internal(name, "delete")
             ctx.broker.controller.delete_topic(name)
@@ -67,12 +74,13 @@ async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
     return {"throttle_time_ms": 0, "responses": results}
 
 
+@declares(ALTER_TOPICS)
 async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
     for topic in body["topics"]:
         assignments = topic["assignments"]
         try:
-            if not ctx.authorize(AclOperation.ALTER, ResourceType.TOPIC, topic["name"]):
+            if not ALTER_TOPICS.allows(ctx, topic["name"]):
                 raise TopicAuthorizationFailedError(f"no Alter permission for {topic['name']!r}")
             refuse_if_internal(topic["name"], "add partitions to")
             ctx.broker.controller.create_partitions(

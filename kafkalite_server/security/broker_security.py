@@ -26,7 +26,9 @@ from kafkalite_server.security.acls import (
     AclOperation,
     AuthorizerSettings,
     Resource,
+    ResourceType,
     authorize,
+    authorize_any,
 )
 from kafkalite_server.security.authenticator import SaslAuthenticator
 from kafkalite_server.security.file_store import Credentials, FileSecurityStore
@@ -118,3 +120,10 @@ class BrokerSecurity:
             return True
         return authorize(self.settings, self.store.acls(), principal, host, operation,
                          resource)
+
+    def authorize_any(self, principal: str, host: str, operation: AclOperation,
+                      resource_type: ResourceType) -> bool:
+        if not self.authorizer_enabled:
+            return True
+        return authorize_any(self.settings, self.store.acls(), principal, host, operation,
+                             resource_type)

@@ -309,9 +309,12 @@ def test_transactional_ids_need_write(secured: EmbeddedCluster) -> None:
            "committed": True}
     assert bob.call(ApiKey.END_TXN, 3, end)["error_code"] == \
         TransactionalIdAuthorizationFailedError.errno
-    # An idempotent producer (no transactional id) is not checked here.
+    # An idempotent producer (no transactional id) needs IdempotentWrite on the Cluster or
+    # Write on some topic: alice may write orders, bob may write nowhere.
     idempotent = {**init, "transactional_id": None}
-    assert bob.call(ApiKey.INIT_PRODUCER_ID, 4, idempotent)["error_code"] == 0
+    assert alice.call(ApiKey.INIT_PRODUCER_ID, 4, idempotent)["error_code"] == 0
+    assert bob.call(ApiKey.INIT_PRODUCER_ID, 4, idempotent)["error_code"] == \
+        ClusterAuthorizationFailedError.errno
 
 
 def test_group_listing_describing_and_deleting_follow_group_acls(
