@@ -62,8 +62,8 @@ COORDINATOR_KEY_CHECKS = {
 DELETE_GROUP = Check(AclOperation.DELETE, ResourceType.GROUP)
 DESCRIBE_GROUPS = Check(AclOperation.DESCRIBE, ResourceType.GROUP, "each group")
 DELETE_GROUPS = Check(AclOperation.DELETE, ResourceType.GROUP, "each group")
-FETCHED_TOPICS = replace(DESCRIBE_TOPICS, when="asked for every partition, the others are "
-                                               "left out")
+FETCHED_TOPICS = replace(DESCRIBE_TOPICS, when="partitions named")
+ALL_FETCHED_TOPICS = replace(DESCRIBE_TOPICS, when="every partition asked for", filters=True)
 
 
 def _client_host(ctx: RequestContext) -> str:
@@ -334,7 +334,7 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
 
 
 @requires(DESCRIBE_GROUP, "group_id")
-@declares(FETCHED_TOPICS, filters=True)
+@declares(FETCHED_TOPICS, ALL_FETCHED_TOPICS)
 async def handle_offset_fetch(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -348,7 +348,7 @@ async def handle_offset_fetch(
     result = service.coordinator.fetch_offsets(body["group_id"], partitions)
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for tp, committed in result.offsets.items():
-        if requested is None and not FETCHED_TOPICS.allows(ctx, tp.topic):
+        if requested is None and not ALL_FETCHED_TOPICS.allows(ctx, tp.topic):
             continue
         by_topic[tp.topic].append({
             "partition_index": tp.partition,
@@ -413,7 +413,7 @@ CLASSIC_GROUP_TYPE = "classic"
 """ListGroups v5's group_type of a group run by JoinGroup/SyncGroup (KIP-848's "classic")."""
 
 
-@declares(LIST_GROUPS, filters=True)
+@declares(LIST_GROUPS)
 async def handle_list_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:

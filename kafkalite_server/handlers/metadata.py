@@ -40,8 +40,9 @@ broker: normally milliseconds after registration; past this the (empty) view is 
 and the client retries."""
 
 
-@declares(replace(DESCRIBE_TOPICS, when="asked for every topic, it lists only these"),
-          replace(CREATE_TOPIC, when="auto-creation"), filters=True)
+@declares(replace(DESCRIBE_TOPICS, when="topics named"),
+          replace(DESCRIBE_TOPICS, when="every topic asked for", filters=True),
+          replace(CREATE_TOPIC, when="auto-creation"))
 async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     cache = ctx.broker.metadata_cache
     await cache.wait_first_update(FIRST_VIEW_WAIT_S)

@@ -158,8 +158,8 @@ async def handle_describe_producers(ctx: RequestContext, body: Body) -> Body:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-LISTED_PARTITIONS = replace(DESCRIBE_TOPICS, when="a transaction's partitions of other "
-                                                "topics are left out")
+LISTED_PARTITIONS = replace(DESCRIBE_TOPICS, when="a transaction's partitions",
+                            filters=True)
 
 
 @declares(DESCRIBE_TRANSACTIONAL_IDS, LISTED_PARTITIONS)
@@ -190,7 +190,10 @@ async def handle_describe_transactions(ctx: RequestContext, body: Body) -> Body:
     return {"throttle_time_ms": 0, "transaction_states": states}
 
 
-@declares(replace(DESCRIBE_TRANSACTIONAL_IDS, when="lists only those"), filters=True)
+LISTED_TRANSACTIONS = replace(DESCRIBE_TRANSACTIONAL_IDS, filters=True)
+
+
+@declares(LISTED_TRANSACTIONS)
 async def handle_list_transactions(ctx: RequestContext, body: Body) -> Body:
     wanted = {name: TxnState.from_display(name) for name in body["state_filters"]}
     listed = _coordinator(ctx).list_transactions(
@@ -204,5 +207,4 @@ async def handle_list_transactions(ctx: RequestContext, body: Body) -> Body:
                                     "producer_id": meta.producer_id,
                                     "transaction_state": meta.state.display}
                                    for meta in listed
-                                   if DESCRIBE_TRANSACTIONAL_IDS.allows(
-                                       ctx, meta.transactional_id)]}
+                                   if LISTED_TRANSACTIONS.allows(ctx, meta.transactional_id)]}

@@ -70,9 +70,11 @@ class Check:
 
     ``target`` says which resource in words (default: "each topic", "the group", ...),
     ``when`` which requests ask it, ``any_resource`` that one resource of the type suffices
-    (Kafka's authorizeByResourceType), ``or_else`` a check that passes instead, and
+    (Kafka's authorizeByResourceType), ``or_else`` a check that passes instead,
     ``answered`` the error of a refusal where Kafka does not answer the resource type's
-    own (a follower's Fetch without ClusterAction: TOPIC_AUTHORIZATION_FAILED)."""
+    own (a follower's Fetch without ClusterAction: TOPIC_AUTHORIZATION_FAILED), and
+    ``filters`` that a resource failing it is left out of a listing rather than refused
+    (ListGroups, Metadata for every topic)."""
 
     operation: AclOperation
     resource_type: ResourceType
@@ -81,6 +83,7 @@ class Check:
     any_resource: bool = False
     or_else: Check | None = None
     answered: type[BrokerResponseError] | None = None
+    filters: bool = False
 
     @property
     def error(self) -> type[BrokerResponseError]:
@@ -106,7 +109,9 @@ class Check:
                 f"{self.target or _TARGETS[self.resource_type]}"
         if self.or_else is not None:
             words += f", or {self.or_else.text()}"
-        return f"{words} ({self.when})" if self.when else words
+        if self.when:
+            words += f" ({self.when})"
+        return f"{words}: lists only those" if self.filters else words
 
 
 @dataclass(frozen=True)
@@ -116,13 +121,20 @@ class Access:
 
     checks: tuple[Check, ...] = ()
     open_because: str = ""
-    filters: bool = False
-    """The API lists only what the principal may see (Metadata, ListGroups ...): asked about
-    everything, it leaves the rest out rather than refusing."""
+
+    @property
+    def filters(self) -> bool:
+        """Does the API list only what the principal may see (Metadata, ListGroups ...)?
+        Asked about everything, it then leaves the rest out rather than refusing."""
+        return any(check.filters for check in self.checks)
+
+    @property
+    def refusals(self) -> tuple[type[BrokerResponseError], ...]:
+        """The authorization errors its answers may carry, once each."""
+        return tuple(dict.fromkeys(check.error for check in self.checks if not check.filters))
 
     def merged(self, other: Access) -> Access:
-        return Access(self.checks + other.checks, self.open_because or other.open_because,
-                      self.filters or other.filters)
+        return Access(self.checks + other.checks, self.open_because or other.open_because)
 
 
 ACCESS_ATTRIBUTE = "kafkalite_access"
@@ -140,11 +152,13 @@ def access_of(handler: Any) -> Access | None:
 
 
 def _declare(handler: Any, access: Access) -> None:
+    """Adds ``access`` before what the handler declares already: decorators apply inside
+    out, so the outermost check, which runs first, is listed first."""
     previous = access_of(handler)
-    setattr(handler, ACCESS_ATTRIBUTE, access if previous is None else previous.merged(access))
+    setattr(handler, ACCESS_ATTRIBUTE, access if previous is None else access.merged(previous))
 
 
-def declares(*checks: Check, open_because: str = "", filters: bool = False
+def declares(*checks: Check, open_because: str = ""
              ) -> Callable[[AnyHandler], AnyHandler]:
     """Handler decorator: the checks the handler makes itself (per topic, per group ...),
     or ``open_because``: why its requests need no permission."""
@@ -152,7 +166,7 @@ def declares(*checks: Check, open_because: str = "", filters: bool = False
         raise ValueError("declare the handler's checks, or why it needs none")
 
     def decorate(handler: AnyHandler) -> AnyHandler:
-        _declare(handler, Access(checks, open_because, filters))
+        _declare(handler, Access(checks, open_because))
         return handler
 
     return decorate
@@ -203,7 +217,8 @@ CREATE_TOPIC = Check(AclOperation.CREATE, ResourceType.CLUSTER,
 READ_GROUP = Check(AclOperation.READ, ResourceType.GROUP)
 DESCRIBE_GROUP = Check(AclOperation.DESCRIBE, ResourceType.GROUP)
 LIST_GROUPS = Check(AclOperation.DESCRIBE, ResourceType.CLUSTER,
-                    or_else=Check(AclOperation.DESCRIBE, ResourceType.GROUP, "each group"))
+                    or_else=Check(AclOperation.DESCRIBE, ResourceType.GROUP, "each group"),
+                    filters=True)
 """ListGroups: the Cluster shows every group, else each group it may describe."""
 WRITE_TRANSACTIONAL_ID = Check(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID)
 DESCRIBE_TRANSACTIONAL_IDS = Check(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
