@@ -153,6 +153,11 @@ class BrokerConfig:
     authorizer_class_name: str = ""
     super_users: str = ""
     allow_everyone_if_no_acl_found: bool = False
+    kafkalite_allow_anonymous_super_user: bool = False
+    """Start although ``super.users`` names User:ANONYMOUS and a listener lets anyone in as
+    that principal (see ``docs/security.md``)."""
+    connection_failed_authentication_delay_ms: int = 100
+    """How long the answer to a failed login (and the connection's close) is held back."""
     listener_overrides: tuple[tuple[str, str], ...] = ()
     """``listener.name.<listener>.<key>`` settings, as (full key, value) pairs."""
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
@@ -471,6 +476,10 @@ _SECURITY_SPECS: dict[str, _Spec] = {
     "authorizer.class.name": _Spec("authorizer_class_name", _optional_text),
     "super.users": _Spec("super_users", _super_users),
     "allow.everyone.if.no.acl.found": _Spec("allow_everyone_if_no_acl_found", boolean),
+    "kafkalite.allow.anonymous.super.user": _Spec("kafkalite_allow_anonymous_super_user",
+                                                  boolean),
+    "connection.failed.authentication.delay.ms": _Spec(
+        "connection_failed_authentication_delay_ms", integer(0, _INT_MAX)),
 }
 """Security keys, in their own block (Kafka's names). Values are checked here for shape;
 how listeners, TLS files and JAAS users fit together is checked when the broker builds its

@@ -216,7 +216,10 @@ class Sender:
         self.metrics.requests += 1
         self.metrics.batches += len(sending)
         body = {
-            "transactional_id": None,
+            # Kafka refuses transactional batches unless the request names their
+            # transactional id (and the principal may Write it).
+            "transactional_id": (None if self.transactions is None
+                                 else self.transactions.transactional_id),
             "acks": self._acks,
             "timeout_ms": self._timeout_ms,
             "topic_data": [{"name": topic, "partition_data": parts}

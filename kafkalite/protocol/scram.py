@@ -7,6 +7,12 @@ injected (``nonce``), so tests are deterministic.
 
 Credentials are kept the way Kafka keeps them: salt, iteration count, StoredKey and
 ServerKey, never the password nor the salted password.
+
+A user the server does not know is offered a decoy credential (:func:`decoy_credential`),
+so its server-first message cannot be told from a real user's: a salt derived from a secret
+and the user name (the same on every attempt, and on every broker sharing the secret), a
+salt length and iteration count drawn from those of the stored credentials, and keys no
+password matches, so the exchange fails at the proof exactly like a wrong password.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import base64
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -28,6 +34,8 @@ MECHANISM_CODES: dict[str, int] = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 MIN_ITERATIONS = 4096
 MAX_ITERATIONS = 16384
 """Kafka's bounds on the iteration count of a stored credential."""
+DEFAULT_SALT_BYTES = 32
+"""The salt of a credential made here from a password (and of decoys before any user)."""
 _GS2_HEADER = "n,,"
 """No channel binding, no authorization identity (all Kafka clients send this)."""
 
@@ -60,7 +68,7 @@ class ScramCredential:
     @classmethod
     def from_password(cls, mechanism: str, password: str, iterations: int = MIN_ITERATIONS,
                       salt: bytes | None = None) -> ScramCredential:
-        salt = secrets.token_bytes(32) if salt is None else salt
+        salt = secrets.token_bytes(DEFAULT_SALT_BYTES) if salt is None else salt
         return cls.from_salted_password(mechanism, salt,
                                         salted_password(mechanism, password, salt, iterations),
                                         iterations)
@@ -80,17 +88,35 @@ class ScramCredential:
             raise ScramError(f"unreadable SCRAM credential: {exc!r}") from None
 
 
-_DECOY_KEY = secrets.token_bytes(32)
+CredentialShape = tuple[int, int]
+"""(salt length in bytes, iteration count) of a stored credential."""
 
 
-def _decoy(mechanism: str, user: str) -> ScramCredential:
-    """What an unknown user is offered: a salt that is the same on every attempt (derived
-    from the user name with a per-process key) and keys no password matches, so the
-    exchange fails at the proof exactly like a wrong password and probing twice shows
-    nothing either."""
-    salt = hmac.new(_DECOY_KEY, f"{mechanism}:{user}".encode(), "sha256").digest()
-    return ScramCredential(salt, secrets.token_bytes(32), secrets.token_bytes(32),
-                           MIN_ITERATIONS)
+def decoy_credential(secret: bytes, mechanism: str, user: str,
+                     shapes: Sequence[CredentialShape]) -> ScramCredential:
+    """The credential offered to ``user``, whom the server does not know, for
+    ``mechanism``: everything derived from ``secret`` (which must stay secret and be the
+    same on every broker of a cluster) and the user name, so each attempt and each broker
+    offers the same salt. Its (salt length, iterations) is one of ``shapes``, the stored
+    credentials' (with their frequencies), chosen by the same derivation; with no stored
+    credential, what :meth:`ScramCredential.from_password` makes."""
+    seed = _hmac("sha256", secret, f"{mechanism}\0{user}".encode())
+    if shapes:
+        ordered = sorted(shapes)
+        length, iterations = ordered[int.from_bytes(seed[:8], "big") % len(ordered)]
+    else:
+        length, iterations = DEFAULT_SALT_BYTES, MIN_ITERATIONS
+    key_size = hashlib.new(MECHANISMS[mechanism]).digest_size
+    return ScramCredential(_expand(secret, b"salt" + seed, length),
+                           _expand(secret, b"stored key" + seed, key_size),
+                           _expand(secret, b"server key" + seed, key_size), iterations)
+
+
+def _expand(key: bytes, info: bytes, length: int) -> bytes:
+    """``length`` pseudo-random bytes from ``key`` and ``info`` (HMAC in counter mode)."""
+    blocks = (_hmac("sha256", key, info + counter.to_bytes(4, "big"))
+              for counter in range(-(-length // 32)))
+    return b"".join(blocks)[:length]
 
 
 def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
@@ -165,7 +191,8 @@ _CLIENT_TRANSITIONS = {_Step.FIRST: ("_on_server_first", _Step.FINAL),
 
 class ScramServer:
     """The broker's side of one exchange. ``lookup(user)`` returns the stored credential or
-    None; an unknown user fails exactly like a wrong password (after the same messages).
+    None; an unknown user is offered ``decoy(user)`` (see :func:`decoy_credential`) and
+    fails exactly like a wrong password (after the same messages).
 
     The client-final nonce must be the server's (client + server part), or, as Kafka 3.x
     accepts, the client part followed by it: librdkafka before 2.6.1 prepends its nonce a
@@ -174,12 +201,14 @@ class ScramServer:
 
     def __init__(self, mechanism: str,
                  lookup: Callable[[str], ScramCredential | None], *,
+                 decoy: Callable[[str], ScramCredential],
                  nonce: Callable[[], str] = new_nonce) -> None:
         if mechanism not in MECHANISMS:
             raise ScramError(f"unknown SCRAM mechanism {mechanism!r}")
         self.mechanism = mechanism
         self._digest = MECHANISMS[mechanism]
         self._lookup = lookup
+        self._decoy = decoy
         self._nonce = nonce
         self._step = _Step.FIRST
         self.user: str | None = None
@@ -224,7 +253,7 @@ class ScramServer:
         if authzid and authzid[2:] != user:
             raise ScramError("authorization id differs from the user")
         found = self._lookup(self.user)
-        self._credential = found if found is not None else _decoy(self.mechanism, self.user)
+        self._credential = found if found is not None else self._decoy(self.user)
         self._known = found is not None
         self._client_first_bare = bare
         self._client_nonce = client_nonce

@@ -11,7 +11,6 @@ from typing import Any
 
 from kafkalite.protocol.errors import (
     BrokerResponseError,
-    ClusterAuthorizationFailedError,
     InvalidRequestError,
     SecurityDisabledError,
 )
@@ -24,6 +23,7 @@ from kafkalite_server.security.acls import (
     PatternType,
     ResourceType,
 )
+from kafkalite_server.security.api_checks import ALTER_CLUSTER, DESCRIBE_CLUSTER, declares
 
 
 def _enum(kind: type, value: int) -> Any:
@@ -46,14 +46,15 @@ def _disabled(ctx: RequestContext) -> bool:
     return not ctx.broker.security.authorizer_enabled
 
 
+@declares(DESCRIBE_CLUSTER)
 async def handle_describe_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     response: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0,
                                 "error_message": None, "resources": []}
     if _disabled(ctx):
         return {**response, "error_code": SecurityDisabledError.errno,
                 "error_message": "no authorizer is configured (authorizer.class.name)"}
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER):
-        return {**response, "error_code": ClusterAuthorizationFailedError.errno}
+    if not DESCRIBE_CLUSTER.allows(ctx):
+        return {**response, "error_code": DESCRIBE_CLUSTER.error.errno}
     selected = _filter(body, "_filter")
     problem = selected.problem()
     if problem is not None:
@@ -70,10 +71,11 @@ async def handle_describe_acls(ctx: RequestContext, body: dict[str, Any]) -> dic
     return response
 
 
+@declares(ALTER_CLUSTER)
 async def handle_create_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     creations = body["creations"]
-    if _disabled(ctx) or not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER):
-        error = SecurityDisabledError if _disabled(ctx) else ClusterAuthorizationFailedError
+    if _disabled(ctx) or not ALTER_CLUSTER.allows(ctx):
+        error = SecurityDisabledError if _disabled(ctx) else ALTER_CLUSTER.error
         return {"throttle_time_ms": 0,
                 "results": [{"error_code": error.errno, "error_message": None}
                             for _ in creations]}
@@ -99,10 +101,11 @@ async def handle_create_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[
     return {"throttle_time_ms": 0, "results": results}
 
 
+@declares(ALTER_CLUSTER)
 async def handle_delete_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     filters = body["filters"]
-    if _disabled(ctx) or not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER):
-        error = SecurityDisabledError if _disabled(ctx) else ClusterAuthorizationFailedError
+    if _disabled(ctx) or not ALTER_CLUSTER.allows(ctx):
+        error = SecurityDisabledError if _disabled(ctx) else ALTER_CLUSTER.error
         return {"throttle_time_ms": 0,
                 "filter_results": [{"error_code": error.errno, "error_message": None,
                                     "matching_acls": []} for _ in filters]}

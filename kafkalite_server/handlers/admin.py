@@ -4,8 +4,8 @@ Each topic in a request succeeds or fails on its own; ``error_message`` carries 
 (for INVALID_CONFIG it names the key). CreateTopics answers once this broker's metadata
 cache has a leader for every new partition, or after the request's ``timeout_ms`` with
 REQUEST_TIMED_OUT for the topics still without (Kafka's DelayedCreatePartitions): a client
-that asks this broker for the topic right after the answer can use it. Creating (with client-chosen settings) or deleting an
-internal topic, or adding partitions to one, is refused with INVALID_REQUEST (see
+that asks this broker for the topic right after the answer can use it. Creating (with
+client-chosen settings) or deleting an internal topic, or adding partitions to one, is refused with INVALID_REQUEST (see
 :mod:`kafkalite_server.cluster.internal_topics`). The config APIs are in :mod:`.configs`.
 """
 
@@ -22,13 +22,19 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite_server.cluster.internal_topics import refuse_if_internal
 from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import (
+    ALTER_TOPICS,
+    CREATE_TOPIC,
+    DELETE_TOPICS,
+    declares,
+)
 
 
 def _message(exc: BrokerResponseError) -> str:
     return exc.context or exc.message
 
 
+@declares(CREATE_TOPIC)
 async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     controller = ctx.broker.controller
     names = Counter(topic["name"] for topic in body["topics"])
@@ -87,11 +93,12 @@ async def _await_leaders(ctx: RequestContext, created: dict[str, int], timeout_m
                                        f"no leader within {timeout_ms} ms")
 
 
+@declares(DELETE_TOPICS)
 async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
     for name in body["topic_names"]:
         try:
-            if not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, name):
+            if not DELETE_TOPICS.allows(ctx, name):
                 raise TopicAuthorizationFailedError(f"no Delete permission for {name!r}")
             refuse_if_internal(name, "delete")
             ctx.broker.controller.delete_topic(name)
@@ -102,12 +109,13 @@ async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
     return {"throttle_time_ms": 0, "responses": results}
 
 
+@declares(ALTER_TOPICS)
 async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
     for topic in body["topics"]:
         assignments = topic["assignments"]
         try:
-            if not ctx.authorize(AclOperation.ALTER, ResourceType.TOPIC, topic["name"]):
+            if not ALTER_TOPICS.allows(ctx, topic["name"]):
                 raise TopicAuthorizationFailedError(f"no Alter permission for {topic['name']!r}")
             refuse_if_internal(topic["name"], "add partitions to")
             ctx.broker.controller.create_partitions(

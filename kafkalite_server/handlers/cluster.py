@@ -4,6 +4,11 @@ DescribeCluster answers what Metadata says about brokers and the controller, wit
 topics. DescribeLogDirs lists this broker's log directories with the size of each
 partition log in them; a replica here is never behind (one replica per partition), so
 ``offset_lag`` is 0, and there are no future (moving) replicas.
+
+As in Kafka, DescribeCluster is open to every principal (it tells what Metadata tells
+everyone), while DescribeLogDirs, which names the broker's data directories and sizes,
+needs Describe on the Cluster: others get CLUSTER_AUTHORIZATION_FAILED (v3+) and no
+directory at all.
 """
 
 from __future__ import annotations
@@ -16,10 +21,13 @@ from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUES
 from kafkalite_server.cluster.authorized_operations import authorized_operations
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.acls import ResourceType
+from kafkalite_server.security.api_checks import DESCRIBE_CLUSTER, declares, requires
 
 _BROKERS_ENDPOINT = 1
 
 
+@declares(open_because="it tells the brokers, the controller and the cluster id, which "
+                        "Metadata tells every principal too")
 async def handle_describe_cluster(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     cache = ctx.broker.metadata_cache
     answer: dict[str, Any] = {
@@ -41,6 +49,7 @@ async def handle_describe_cluster(ctx: RequestContext, body: dict[str, Any]) -> 
     return answer
 
 
+@requires(DESCRIBE_CLUSTER)
 async def handle_describe_log_dirs(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     manager = ctx.broker.log_manager
     wanted = None if body["topics"] is None else {

@@ -29,7 +29,7 @@ from kafkalite_server.cluster.dynamic_config import CLUSTER_DEFAULT, DYNAMIC_KEY
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.log.config import TOPIC_CONFIGS
 from kafkalite_server.security.acls import AclOperation
-from kafkalite_server.security.api_checks import check_config_access
+from kafkalite_server.security.api_checks import CONFIG_CHECKS, check_config_access, declares
 
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
@@ -58,6 +58,7 @@ def _check_type(kind: int) -> None:
         raise InvalidRequestError(f"config resource type {kind} is not supported")
 
 
+@declares(*CONFIG_CHECKS[AclOperation.DESCRIBE_CONFIGS])
 async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
     for resource in body["resources"]:
@@ -136,6 +137,7 @@ def _alter(ctx: RequestContext, body: dict[str, Any],
     return {"throttle_time_ms": 0, "responses": responses}
 
 
+@declares(*CONFIG_CHECKS[AclOperation.ALTER_CONFIGS])
 async def handle_alter_configs(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     def new_overrides(resource: dict[str, Any]) -> dict[str, str]:
         _current(ctx, resource["resource_type"], resource["resource_name"])  # it exists
@@ -144,6 +146,7 @@ async def handle_alter_configs(ctx: RequestContext, body: dict[str, Any]) -> dic
     return _alter(ctx, body, new_overrides)
 
 
+@declares(*CONFIG_CHECKS[AclOperation.ALTER_CONFIGS])
 async def handle_incremental_alter_configs(ctx: RequestContext,
                                            body: dict[str, Any]) -> dict[str, Any]:
     def new_overrides(resource: dict[str, Any]) -> dict[str, str]:

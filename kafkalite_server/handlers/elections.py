@@ -7,6 +7,12 @@ each election; this broker then answers once its own metadata cache shows the ne
 ELECTION_NOT_NEEDED. In a ZooKeeper cluster only the elected controller runs elections:
 another broker answers NOT_CONTROLLER (v1+ also at the top level) and the client follows
 the controller id of its metadata.
+
+Elections need Alter on the Cluster, as in Kafka: anyone else is answered
+CLUSTER_AUTHORIZATION_FAILED and nothing is elected. An UNCLEAN election requested here is
+the operator's explicit override of ``unclean.leader.election.enable`` (the controller's own
+elections keep honouring it); it may lose acknowledged records, which is why only a
+principal trusted with the Cluster may ask for one.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from kafkalite.protocol.errors import (
 from kafkalite_server.cluster.election_requests import ElectionType, election_type
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.security.api_checks import ALTER_CLUSTER, requires
 
 _POLL_S = 0.01
 
@@ -29,10 +36,22 @@ Outcome = int | BrokerResponseError
 """The partition's leader after the election, or why there was none."""
 
 
-async def handle_elect_leaders(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    wanted = None if body["topic_partitions"] is None else list(dict.fromkeys(
+def _wanted(body: dict[str, Any]) -> list[tuple[str, int]] | None:
+    """The partitions named, once each; None for every partition."""
+    return None if body["topic_partitions"] is None else list(dict.fromkeys(
         (entry["topic"], index) for entry in body["topic_partitions"]
         for index in entry["partitions"]))
+
+
+def _refusal(body: dict[str, Any], errno: int) -> dict[str, Any]:
+    """The answer without Alter on the Cluster: the error at the top and on each partition."""
+    refused = ALTER_CLUSTER.error("electing leaders needs Alter on the Cluster")
+    return _response(errno, dict.fromkeys(_wanted(body) or (), refused))
+
+
+@requires(ALTER_CLUSTER, deny=_refusal)
+async def handle_elect_leaders(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    wanted = _wanted(body)
     try:
         kind = (ElectionType.PREFERRED if ctx.api_version == 0
                 else election_type(body["election_type"]))

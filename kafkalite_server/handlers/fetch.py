@@ -14,6 +14,7 @@ records (:mod:`~kafkalite_server.replication.replica_selector`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kafkalite.protocol.errors import TopicAuthorizationFailedError
@@ -21,11 +22,14 @@ from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.log.down_conversion import down_convert, fetch_magic
 from kafkalite_server.replication.replica_manager import FetchParams, FetchRequest, FetchResult
 from kafkalite_server.replication.replica_selector import NO_PREFERENCE, preferred_read_replica
-from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import READ_TOPICS, REPLICA_CLUSTER_ACTION, declares
 
 _DENIED = FetchResult(TopicAuthorizationFailedError.errno)
+FOLLOWER_FETCH = replace(REPLICA_CLUSTER_ACTION, answered=TopicAuthorizationFailedError)
+"""Kafka answers a follower's Fetch without ClusterAction per partition, as a topic error."""
 
 
+@declares(replace(READ_TOPICS, when="from a consumer"), FOLLOWER_FETCH)
 async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     consumer = body["replica_id"] < 0
     redirected = _redirected(ctx, body) if consumer else {}
@@ -33,11 +37,10 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
                          body["min_bytes"], body["max_bytes"], body["isolation_level"],
                          follower_reads=consumer and ctx.api_version >= 11)
     names = [topic["topic"] for topic in body["topics"]]
-    if body["replica_id"] < 0:
-        denied = ctx.denied(AclOperation.READ, ResourceType.TOPIC, names)
-    else:  # a follower's fetch needs ClusterAction
-        allowed = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
-        denied = frozenset() if allowed else frozenset(names)
+    if consumer:
+        denied = READ_TOPICS.denied(ctx, names)
+    else:
+        denied = frozenset() if FOLLOWER_FETCH.allows(ctx) else frozenset(names)
     requests = [FetchRequest(topic["topic"], p["partition"], p["fetch_offset"],
                              p["partition_max_bytes"], p["current_leader_epoch"])
                 for topic in body["topics"] for p in topic["partitions"]

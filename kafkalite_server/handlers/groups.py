@@ -4,11 +4,18 @@ DescribeGroups, ListGroups, DeleteGroups.
 
 Each handler translates between the wire body (a dict, see kafkalite.protocol.schemas) and
 the coordinator's calls; every decision about groups is the coordinator's.
+
+Authorization follows Kafka's KafkaApis: the group's permission first (the whole request is
+refused), then Read on each topic whose offsets are committed or deleted and Describe on
+each topic whose offsets are fetched (those partitions answer TOPIC_AUTHORIZATION_FAILED;
+an OffsetFetch of every partition leaves them out). FindCoordinator needs Describe on the
+group or on the transactional id, checked before anything is created for it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from kafkalite.protocol.errors import (
@@ -27,13 +34,36 @@ from kafkalite_server.group.service import GroupCoordinatorService
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.handlers.transactions import fenced_error
 from kafkalite_server.security.acls import AclOperation, ResourceType
-from kafkalite_server.security.api_checks import per_partition_error, requires
+from kafkalite_server.security.api_checks import (
+    DESCRIBE_GROUP,
+    DESCRIBE_TOPICS,
+    LIST_GROUPS,
+    READ_GROUP,
+    READ_TOPICS,
+    WRITE_TRANSACTIONAL_ID,
+    Check,
+    declares,
+    per_partition_error,
+    requires,
+)
 
 Body = dict[str, Any]
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 BATCHED_FIND_COORDINATOR_VERSION = 4
+
+COORDINATOR_KEY_CHECKS = {
+    GROUP_KEY_TYPE: replace(DESCRIBE_GROUP, when="key type 0"),
+    TRANSACTION_KEY_TYPE: Check(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                                when="key type 1"),
+}
+"""FindCoordinator: what finding each kind of coordinator needs."""
+DELETE_GROUP = Check(AclOperation.DELETE, ResourceType.GROUP)
+DESCRIBE_GROUPS = Check(AclOperation.DESCRIBE, ResourceType.GROUP, "each group")
+DELETE_GROUPS = Check(AclOperation.DELETE, ResourceType.GROUP, "each group")
+FETCHED_TOPICS = replace(DESCRIBE_TOPICS, when="partitions named")
+ALL_FETCHED_TOPICS = replace(DESCRIBE_TOPICS, when="every partition asked for", filters=True)
 
 
 def _client_host(ctx: RequestContext) -> str:
@@ -42,6 +72,7 @@ def _client_host(ctx: RequestContext) -> str:
     return f"/{host}"
 
 
+@declares(*COORDINATOR_KEY_CHECKS.values())
 async def handle_find_coordinator(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -64,6 +95,9 @@ def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext, key
     if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return {**no_node, "error_code": InvalidRequestError.errno,
                 "error_message": f"unknown coordinator key type {key_type}"}
+    check = COORDINATOR_KEY_CHECKS[key_type]
+    if not check.allows(ctx, key):
+        return {**no_node, "error_code": check.error.errno, "error_message": None}
     try:
         if key_type == TRANSACTION_KEY_TYPE:
             endpoint = ctx.broker.txn_coordinator.coordinator_for(key)
@@ -83,7 +117,7 @@ def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext, key
             "node_id": endpoint.node_id, "host": endpoint.host, "port": endpoint.port}
 
 
-@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
+@requires(READ_GROUP, "group_id")
 async def handle_join_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -118,7 +152,7 @@ async def handle_join_group(
     }
 
 
-@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
+@requires(READ_GROUP, "group_id")
 async def handle_sync_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -133,7 +167,7 @@ async def handle_sync_group(
     return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment}
 
 
-@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
+@requires(READ_GROUP, "group_id")
 async def handle_heartbeat(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -143,7 +177,7 @@ async def handle_heartbeat(
     return {"throttle_time_ms": 0, "error_code": error}
 
 
-@requires(AclOperation.READ, ResourceType.GROUP, "group_id")
+@requires(READ_GROUP, "group_id")
 async def handle_leave_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -165,18 +199,24 @@ async def handle_leave_group(
     }
 
 
-@requires(AclOperation.READ, ResourceType.GROUP, "group_id", per_partition_error)
+@requires(READ_GROUP, "group_id", per_partition_error)
+@declares(READ_TOPICS)
 async def handle_offset_commit(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     metadata = ctx.broker.metadata_cache
-    unknown: set[TopicPartition] = set()
+    denied = READ_TOPICS.denied(ctx, [topic["name"] for topic in body["topics"]])
+    refused: dict[TopicPartition, int] = {}
     entries: dict[TopicPartition, OffsetCommitEntry] = {}
     for topic in body["topics"]:
         for p in topic["partitions"]:
             tp = TopicPartition(topic["name"], p["partition_index"])
+            if tp.topic in denied:
+                refused[tp] = READ_TOPICS.error.errno
+                continue
             if metadata.partition(tp.topic, tp.partition) is None:
-                unknown.add(tp)  # Kafka refuses commits for partitions it does not know
+                # Kafka refuses commits for partitions it does not know
+                refused[tp] = UnknownTopicOrPartitionError.errno
                 continue
             entries[tp] = OffsetCommitEntry(
                 p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"]
@@ -198,8 +238,9 @@ async def handle_offset_commit(
                 "partitions": [
                     {
                         "partition_index": p["partition_index"],
-                        "error_code": replication_error or _partition_error(
-                            TopicPartition(topic["name"], p["partition_index"]), results, unknown
+                        "error_code": _partition_error(
+                            TopicPartition(topic["name"], p["partition_index"]), results,
+                            refused, replication_error
                         ),
                     }
                     for p in topic["partitions"]
@@ -210,7 +251,8 @@ async def handle_offset_commit(
     }
 
 
-@requires(AclOperation.DELETE, ResourceType.GROUP, "group_id")
+@requires(DELETE_GROUP, "group_id")
+@declares(READ_TOPICS)
 async def handle_offset_delete(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -220,10 +262,13 @@ async def handle_offset_delete(
         for topic in body["topics"]
         for p in topic["partitions"]
     ]
+    denied = READ_TOPICS.denied(ctx, {tp.topic for tp in asked})
     # Like OffsetCommit, a partition the cluster does not have is refused up front.
-    unknown = {tp for tp in asked if metadata.partition(tp.topic, tp.partition) is None}
+    refused = {tp: READ_TOPICS.error.errno if tp.topic in denied
+               else UnknownTopicOrPartitionError.errno for tp in asked
+               if tp.topic in denied or metadata.partition(tp.topic, tp.partition) is None}
     result = service.coordinator.delete_offsets(
-        body["group_id"], [tp for tp in asked if tp not in unknown]
+        body["group_id"], [tp for tp in asked if tp not in refused]
     )
     if result.error:
         return {"error_code": result.error, "throttle_time_ms": 0, "topics": []}
@@ -231,7 +276,7 @@ async def handle_offset_delete(
     for tp in asked:
         by_topic[tp.topic].append({
             "partition_index": tp.partition,
-            "error_code": _partition_error(tp, result.partitions, unknown),
+            "error_code": _partition_error(tp, result.partitions, refused),
         })
     return {
         "error_code": 0,
@@ -241,12 +286,17 @@ async def handle_offset_delete(
 
 
 def _partition_error(
-    tp: TopicPartition, results: dict[TopicPartition, int], unknown: set[TopicPartition]
+    tp: TopicPartition, results: dict[TopicPartition, int], refused: dict[TopicPartition, int],
+    replication_error: int = 0,
 ) -> int:
-    return UnknownTopicOrPartitionError.errno if tp in unknown else results[tp]
+    """A partition refused up front keeps its error; the others report the replication
+    failure of the whole commit, if any, else their own outcome."""
+    return refused.get(tp) or replication_error or results[tp]
 
 
-@requires(AclOperation.READ, ResourceType.GROUP, "group_id", per_partition_error)
+@requires(WRITE_TRANSACTIONAL_ID, "transactional_id", per_partition_error)
+@requires(READ_GROUP, "group_id", per_partition_error)
+@declares(READ_TOPICS)
 async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
     """TxnOffsetCommit: the transaction coordinator checks the producer added the group
     (AddOffsetsToTxn) to its ongoing transaction; the offsets then wait for its marker."""
@@ -254,8 +304,10 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
     metadata = ctx.broker.metadata_cache
     requested = [(TopicPartition(t["name"], p["partition_index"]), p)
                  for t in body["topics"] for p in t["partitions"]]
-    errors = {tp: UnknownTopicOrPartitionError.errno for tp, _ in requested
-              if metadata.partition(tp.topic, tp.partition) is None}
+    denied = READ_TOPICS.denied(ctx, {tp.topic for tp, _ in requested})
+    errors = {tp: READ_TOPICS.error.errno if tp.topic in denied
+              else UnknownTopicOrPartitionError.errno for tp, _ in requested
+              if tp.topic in denied or metadata.partition(tp.topic, tp.partition) is None}
     error = ctx.broker.txn_coordinator.coordinator.check_offsets_commit(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
         service.coordinator.partition_for(body["group_id"]),
@@ -281,17 +333,23 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}
 
 
-@requires(AclOperation.DESCRIBE, ResourceType.GROUP, "group_id")
+@requires(DESCRIBE_GROUP, "group_id")
+@declares(FETCHED_TOPICS, ALL_FETCHED_TOPICS)
 async def handle_offset_fetch(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     requested = body["topics"]
+    denied = frozenset() if requested is None else FETCHED_TOPICS.denied(
+        ctx, [t["name"] for t in requested])
     partitions = None if requested is None else [
         TopicPartition(t["name"], index) for t in requested for index in t["partition_indexes"]
+        if t["name"] not in denied
     ]
     result = service.coordinator.fetch_offsets(body["group_id"], partitions)
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for tp, committed in result.offsets.items():
+        if requested is None and not ALL_FETCHED_TOPICS.allows(ctx, tp.topic):
+            continue
         by_topic[tp.topic].append({
             "partition_index": tp.partition,
             "committed_offset": committed.offset if committed else -1,
@@ -299,6 +357,12 @@ async def handle_offset_fetch(
             "metadata": committed.metadata if committed else "",
             "error_code": result.error,
         })
+    for topic in requested or ():
+        if topic["name"] in denied:
+            by_topic[topic["name"]] += [
+                {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
+                 "metadata": "", "error_code": FETCHED_TOPICS.error.errno}
+                for index in topic["partition_indexes"]]
     return {
         "throttle_time_ms": 0,
         "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
@@ -306,6 +370,7 @@ async def handle_offset_fetch(
     }
 
 
+@declares(DESCRIBE_GROUPS)
 async def handle_describe_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -315,7 +380,7 @@ async def handle_describe_groups(
             return AUTHORIZED_OPERATIONS_NOT_REQUESTED
         return authorized_operations(ctx.authorize, ResourceType.GROUP, group_id)
 
-    denied = ctx.denied(AclOperation.DESCRIBE, ResourceType.GROUP, body["groups"])
+    denied = DESCRIBE_GROUPS.denied(ctx, body["groups"])
     return {
         "throttle_time_ms": 0,
         "groups": [
@@ -348,6 +413,7 @@ CLASSIC_GROUP_TYPE = "classic"
 """ListGroups v5's group_type of a group run by JoinGroup/SyncGroup (KIP-848's "classic")."""
 
 
+@declares(LIST_GROUPS)
 async def handle_list_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
@@ -364,14 +430,15 @@ async def handle_list_groups(
                     "group_state": g.state, "group_type": CLASSIC_GROUP_TYPE}
                    for g in listings
                    if (not states or g.state.lower() in states)
-                   and ctx.may_describe_group(g.group_id)],
+                   and LIST_GROUPS.allows(ctx, g.group_id)],
     }
 
 
+@declares(DELETE_GROUPS)
 async def handle_delete_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    denied = ctx.denied(AclOperation.DELETE, ResourceType.GROUP, body["groups_names"])
+    denied = DELETE_GROUPS.denied(ctx, body["groups_names"])
     results = service.coordinator.delete_groups(
         [g for g in body["groups_names"] if g not in denied])
     results.update(dict.fromkeys(denied, GroupAuthorizationFailedError.errno))

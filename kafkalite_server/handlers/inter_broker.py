@@ -13,8 +13,7 @@ from typing import Any
 from kafkalite.protocol.errors import BrokerResponseError, NotControllerError
 from kafkalite_server.cluster import wire
 from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.security.acls import AclOperation, ResourceType
-from kafkalite_server.security.api_checks import requires
+from kafkalite_server.security.api_checks import CLUSTER_ACTION, requires
 
 
 def _partition_errors(errors: dict[tuple[str, int], int]) -> list[dict[str, Any]]:
@@ -22,7 +21,7 @@ def _partition_errors(errors: dict[tuple[str, int], int]) -> list[dict[str, Any]
             for (topic, index), code in errors.items()]
 
 
-@requires(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+@requires(CLUSTER_ACTION)
 async def handle_leader_and_isr(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     try:
         errors = ctx.broker.inbox.handle(wire.leader_and_isr_from(body))
@@ -31,7 +30,7 @@ async def handle_leader_and_isr(ctx: RequestContext, body: dict[str, Any]) -> di
     return {"error_code": 0, "partition_errors": _partition_errors(errors)}
 
 
-@requires(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+@requires(CLUSTER_ACTION)
 async def handle_stop_replica(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     try:
         errors = ctx.broker.inbox.handle(wire.stop_replica_from(body))
@@ -40,7 +39,7 @@ async def handle_stop_replica(ctx: RequestContext, body: dict[str, Any]) -> dict
     return {"error_code": 0, "partition_errors": _partition_errors(errors)}
 
 
-@requires(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+@requires(CLUSTER_ACTION)
 async def handle_update_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     try:
         ctx.broker.inbox.handle(wire.update_metadata_from(body))
@@ -49,7 +48,7 @@ async def handle_update_metadata(ctx: RequestContext, body: dict[str, Any]) -> d
     return {"error_code": 0}
 
 
-@requires(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+@requires(CLUSTER_ACTION)
 async def handle_controlled_shutdown(ctx: RequestContext,
                                      body: dict[str, Any]) -> dict[str, Any]:
     controller = getattr(ctx.broker.membership, "active_controller", None)

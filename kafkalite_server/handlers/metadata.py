@@ -17,6 +17,7 @@ Authorized operations (v8+) are reported only when asked for, all allowed (no au
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kafkalite.protocol.errors import (
@@ -35,6 +36,7 @@ from kafkalite_server.cluster.topics import INTERNAL_TOPICS
 from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import CREATE_TOPIC, DESCRIBE_TOPICS, declares
 
 FIRST_VIEW_WAIT_S = 5.0
 """How long a Metadata request waits for the controller's first UpdateMetadata to this
@@ -42,6 +44,9 @@ broker: normally milliseconds after registration; past this the (empty) view is 
 and the client retries."""
 
 
+@declares(replace(DESCRIBE_TOPICS, when="topics named"),
+          replace(DESCRIBE_TOPICS, when="every topic asked for", filters=True),
+          replace(CREATE_TOPIC, when="auto-creation"))
 async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     cache = ctx.broker.metadata_cache
     await cache.wait_first_update(FIRST_VIEW_WAIT_S)

@@ -1,25 +1,53 @@
-"""ListOffsets (2) and OffsetForLeaderEpoch (23)."""
+"""ListOffsets (2) and OffsetForLeaderEpoch (23).
+
+Both need Describe on each topic (the others' partitions answer TOPIC_AUTHORIZATION_FAILED)
+and, from a replica (``replica_id`` >= 0, as followers send OffsetForLeaderEpoch),
+ClusterAction on the Cluster (every partition answers CLUSTER_AUTHORIZATION_FAILED).
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kafkalite.protocol.errors import BrokerResponseError
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.replication.partition import Partition
+from kafkalite_server.security.api_checks import (
+    DESCRIBE_TOPICS,
+    REPLICA_CLUSTER_ACTION,
+    declares,
+)
 
 LATEST = -1
 EARLIEST = -2
 
+CONSUMER_DESCRIBE = replace(DESCRIBE_TOPICS, when="from a client")
 
+
+def _refused(ctx: RequestContext, body: dict[str, Any],
+             topic_field: str) -> dict[str, type[BrokerResponseError]]:
+    """The topics this request may not ask about, with the error their partitions answer."""
+    names = [topic[topic_field] for topic in body["topics"]]
+    if body["replica_id"] >= 0:
+        if REPLICA_CLUSTER_ACTION.allows(ctx):
+            return {}
+        return dict.fromkeys(names, REPLICA_CLUSTER_ACTION.error)
+    return dict.fromkeys(CONSUMER_DESCRIBE.denied(ctx, names), CONSUMER_DESCRIBE.error)
+
+
+@declares(CONSUMER_DESCRIBE, REPLICA_CLUSTER_ACTION)
 async def handle_list_offsets(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     replicas = ctx.broker.replica_manager
+    refused = _refused(ctx, body, "name")
     topics = []
     for topic in body["topics"]:
         partitions = []
         for request in topic["partitions"]:
             index = request["partition_index"]
             try:
+                if topic["name"] in refused:
+                    raise refused[topic["name"]]()
                 partition = replicas.leader_partition(topic["name"], index)
                 partition.check_leader_epoch(request["current_leader_epoch"])
                 offset, timestamp, epoch = _lookup(
@@ -61,15 +89,19 @@ def _epoch_at(partition: Partition, offset: int) -> int:
     return epoch
 
 
+@declares(CONSUMER_DESCRIBE, REPLICA_CLUSTER_ACTION)
 async def handle_offset_for_leader_epoch(ctx: RequestContext,
                                          body: dict[str, Any]) -> dict[str, Any]:
     replicas = ctx.broker.replica_manager
+    refused = _refused(ctx, body, "topic")
     topics = []
     for topic in body["topics"]:
         partitions = []
         for request in topic["partitions"]:
             index = request["partition"]
             try:
+                if topic["topic"] in refused:
+                    raise refused[topic["topic"]]()
                 partition = replicas.leader_partition(topic["topic"], index)
                 partition.check_leader_epoch(request["current_leader_epoch"])
                 epoch, end_offset = partition.log.end_offset_for_epoch(request["leader_epoch"])

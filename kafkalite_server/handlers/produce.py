@@ -2,29 +2,46 @@
 
 acks=0 gets no response (and a failed acks=0 request closes the connection, as Kafka
 does, so the client refreshes its metadata); the replica manager owns everything else.
+
+Authorization, as Kafka's: Write on each topic (the others' partitions answer
+TOPIC_AUTHORIZATION_FAILED), and a request carrying transactional batches needs Write on
+its ``transactional_id`` too, or every partition answers
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is appended.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from kafkalite.errors import CorruptRecordError
 from kafkalite.protocol.errors import TopicAuthorizationFailedError
+from kafkalite.records.batch_header import read_batch_header
 from kafkalite_server.handlers.registry import CloseConnection, RequestContext
 from kafkalite_server.replication.replica_manager import ProduceResult
-from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import WRITE_TOPICS, WRITE_TRANSACTIONAL_ID, declares
+
+TRANSACTIONAL_WRITE = replace(WRITE_TRANSACTIONAL_ID, when="transactional records")
 
 
+@declares(WRITE_TOPICS, TRANSACTIONAL_WRITE)
 async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
     acks = body["acks"]
-    denied = ctx.denied(AclOperation.WRITE, ResourceType.TOPIC,
-                        [topic["name"] for topic in body["topic_data"]])
+    transactional_id = body.get("transactional_id")
+    if _has_transactional_batches(body) and (
+            transactional_id is None or not TRANSACTIONAL_WRITE.allows(ctx, transactional_id)):
+        refused = frozenset(topic["name"] for topic in body["topic_data"])
+        answer = ProduceResult(TRANSACTIONAL_WRITE.error.errno)
+    else:
+        refused = WRITE_TOPICS.denied(ctx, [topic["name"] for topic in body["topic_data"]])
+        answer = _DENIED
     entries = [((topic["name"], data["index"]), data["records"])
                for topic in body["topic_data"] for data in topic["partition_data"]
-               if topic["name"] not in denied]
+               if topic["name"] not in refused]
     results = await ctx.broker.replica_manager.append_records(
         entries, acks=acks, timeout_ms=body["timeout_ms"], api_version=ctx.api_version)
-    results.update({(topic["name"], data["index"]): _DENIED for topic in body["topic_data"]
-                    if topic["name"] in denied for data in topic["partition_data"]})
+    results.update({(topic["name"], data["index"]): answer for topic in body["topic_data"]
+                    if topic["name"] in refused for data in topic["partition_data"]})
     if acks == 0:
         if any(result.error_code for result in results.values()):
             raise CloseConnection("acks=0 produce failed")
@@ -38,6 +55,21 @@ async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str,
 
 
 _DENIED = ProduceResult(TopicAuthorizationFailedError.errno)
+
+
+def _has_transactional_batches(body: dict[str, Any]) -> bool:
+    """Kafka's test: is the first batch of any partition's records transactional? (A batch
+    the header reader cannot make sense of is left for the log's validation to refuse.)"""
+    for topic in body["topic_data"]:
+        for data in topic["partition_data"]:
+            records = data["records"]
+            try:
+                header = read_batch_header(records) if records else None
+            except CorruptRecordError:
+                continue
+            if header is not None and header.is_transactional:
+                return True
+    return False
 
 
 def _partition_response(index: int, result: ProduceResult) -> dict[str, Any]:

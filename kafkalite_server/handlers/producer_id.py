@@ -11,10 +11,16 @@ A request naming a transactional id goes to the transaction coordinator: a new i
 fresh producer id, a known one its epoch bumped (fencing the previous producer, whose open
 transaction is aborted), and ``transaction_timeout_ms`` must be in
 (0, ``transaction.max.timeout.ms``] (INVALID_TRANSACTION_TIMEOUT otherwise).
+
+Authorization, as Kafka's: Write on the transactional id when there is one
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one, IdempotentWrite on the Cluster or
+Write on at least one topic (CLUSTER_AUTHORIZATION_FAILED), so a principal that may write
+nowhere cannot draw producer ids.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kafkalite.protocol.errors import (
@@ -27,12 +33,21 @@ from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.handlers.transactions import fenced_error
 from kafkalite_server.log.producer_state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafkalite_server.security.acls import AclOperation, ResourceType
-from kafkalite_server.security.api_checks import requires
+from kafkalite_server.security.api_checks import WRITE_TRANSACTIONAL_ID, Check, declares, requires
 
 FIRST_VERSION_WITH_FENCED = 4
 
-@requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
+IDEMPOTENT_WRITE = Check(AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER,
+                         when="without a transactional id",
+                         or_else=Check(AclOperation.WRITE, ResourceType.TOPIC, "any topic",
+                                       any_resource=True))
+
+
+@requires(replace(WRITE_TRANSACTIONAL_ID, when="with a transactional id"), "transactional_id")
+@declares(IDEMPOTENT_WRITE)
 async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if body["transactional_id"] is None and not IDEMPOTENT_WRITE.allows(ctx):
+        return _error(IDEMPOTENT_WRITE.error.errno)
     if body["transactional_id"] is not None:
         result = ctx.broker.txn_coordinator.coordinator.init_producer_id(
             body["transactional_id"], body["transaction_timeout_ms"], body["producer_id"],

@@ -1,17 +1,20 @@
 """The handler registry: api key -> ``async handler(context, body) -> response | None``.
 
 ApiVersions advertises exactly the registered keys, each with its SUPPORTED_VERSIONS
-range, so an API appears the moment its handler is registered and never before.
+range, so an API appears the moment its handler is registered and never before. A handler
+must declare its authorization (:mod:`kafkalite_server.security.api_checks`): one without a
+declaration is refused at registration, so no API is served unchecked by oversight.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafkalite.protocol import SUPPORTED_VERSIONS, ApiKey, RequestHeader
 from kafkalite_server.security.acls import CLUSTER_NAME, AclOperation, Resource, ResourceType
+from kafkalite_server.security.api_checks import CREATE_TOPIC, Access, access_of
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -45,23 +48,17 @@ class RequestContext:
         return security.authorize(self.session.principal, self.session.client_host,
                                   operation, Resource(resource_type, name))
 
-    def denied(self, operation: AclOperation, resource_type: ResourceType,
-               names: Iterable[str]) -> frozenset[str]:
-        """The names whose resource this principal may not ``operation`` (Produce, Fetch and
-        other many-topic requests answer those with an authorization error)."""
-        return frozenset(name for name in names
-                         if not self.authorize(operation, resource_type, name))
-
-    def may_describe_group(self, group_id: str) -> bool:
-        """ListGroups' rule: Describe on the Cluster shows every group, else those with
-        Describe on the group."""
-        return (self.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER)
-                or self.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id))
+    def authorize_any(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+        """May this principal do ``operation`` on at least one resource of the type?"""
+        security = self.broker.security
+        if self.session is None or not security.authorizer_enabled:
+            return True
+        return security.authorize_any(self.session.principal, self.session.client_host,
+                                      operation, resource_type)
 
     def may_create_topic(self, name: str) -> bool:
         """Kafka's rule: Create on the Cluster, or on the topic."""
-        return (self.authorize(AclOperation.CREATE, ResourceType.CLUSTER)
-                or self.authorize(AclOperation.CREATE, ResourceType.TOPIC, name))
+        return CREATE_TOPIC.allows(self, name)
 
 
 Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -89,13 +86,24 @@ class HandlerRegistry:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
         self._versions: dict[int, tuple[int, int]] = {}
+        self._access: dict[ApiKey, Access] = {}
 
     def register(self, api_key: ApiKey, handler: Handler) -> None:
         if api_key not in SUPPORTED_VERSIONS:
             raise ValueError(f"{api_key!r} has no protocol schema to serve")
+        access = access_of(handler)
+        if access is None:
+            raise ValueError(f"the handler of {api_key!r} declares no authorization: "
+                             "decorate it with @requires or @declares "
+                             "(kafkalite_server.security.api_checks)")
+        self._access[api_key] = access
         self._handlers[int(api_key)] = handler
         low, high = SUPPORTED_VERSIONS[api_key]
         self._versions[int(api_key)] = (low, min(high, SERVED_VERSION_CAPS.get(api_key, high)))
+
+    def access(self) -> dict[ApiKey, Access]:
+        """Every registered API's declared authorization, by api key."""
+        return dict(sorted(self._access.items()))
 
     def get(self, api_key: int) -> Handler | None:
         return self._handlers.get(api_key)

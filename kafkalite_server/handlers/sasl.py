@@ -12,8 +12,12 @@ from typing import Any
 
 from kafkalite.protocol.errors import BrokerResponseError, IllegalSaslStateError
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.security.api_checks import declares
+
+_LOGIN = "the login itself: until it succeeds there is no principal to authorize"
 
 
+@declares(open_because=_LOGIN)
 async def handle_sasl_handshake(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     session = ctx.session
     authenticator = None if session is None else session.authenticator
@@ -28,6 +32,7 @@ async def handle_sasl_handshake(ctx: RequestContext, body: dict[str, Any]) -> di
     return {"error_code": 0, "mechanisms": list(authenticator.mechanisms)}
 
 
+@declares(open_because=_LOGIN)
 async def handle_sasl_authenticate(ctx: RequestContext,
                                    body: dict[str, Any]) -> dict[str, Any]:
     session = ctx.session

@@ -15,7 +15,6 @@ from typing import Any
 
 from kafkalite.protocol.errors import (
     BrokerResponseError,
-    ClusterAuthorizationFailedError,
     DuplicateResourceError,
     ResourceNotFoundError,
     UnacceptableCredentialError,
@@ -28,17 +27,18 @@ from kafkalite.protocol.scram import (
     ScramCredential,
 )
 from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.security.acls import AclOperation, ResourceType
+from kafkalite_server.security.api_checks import ALTER_CLUSTER, DESCRIBE_CLUSTER, declares
 
 _MECHANISM_NAMES = {code: name for name, code in MECHANISM_CODES.items()}
 
 
+@declares(DESCRIBE_CLUSTER)
 async def handle_describe_user_scram_credentials(ctx: RequestContext,
                                                  body: dict[str, Any]) -> dict[str, Any]:
     response: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0,
                                 "error_message": None, "results": []}
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER):
-        return {**response, "error_code": ClusterAuthorizationFailedError.errno}
+    if not DESCRIBE_CLUSTER.allows(ctx):
+        return {**response, "error_code": DESCRIBE_CLUSTER.error.errno}
     stored = ctx.broker.security.store.credentials()
     wanted = [entry["name"] for entry in body["users"] or ()] or sorted(stored)
     counts: dict[str, int] = {}
@@ -62,14 +62,15 @@ async def handle_describe_user_scram_credentials(ctx: RequestContext,
     return response
 
 
+@declares(ALTER_CLUSTER)
 async def handle_alter_user_scram_credentials(ctx: RequestContext,
                                               body: dict[str, Any]) -> dict[str, Any]:
     deletions = body["deletions"]
     upsertions = body["upsertions"]
     users = list(dict.fromkeys([d["name"] for d in deletions] + [u["name"] for u in upsertions]))
-    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER):
+    if not ALTER_CLUSTER.allows(ctx):
         return {"throttle_time_ms": 0, "results": [
-            {"user": user, "error_code": ClusterAuthorizationFailedError.errno,
+            {"user": user, "error_code": ALTER_CLUSTER.error.errno,
              "error_message": None} for user in users]}
     store = ctx.broker.security.store
     stored = store.credentials()

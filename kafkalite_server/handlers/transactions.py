@@ -9,11 +9,18 @@ Handlers translate; the decisions are the transaction coordinator's
 the state it rests on is in the ISR (the service's ``durable``; WriteTxnMarkers waits for
 its markers the same way). Requests older than KIP-588's
 versions get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED.
+
+Authorization follows Kafka: the transactional id's Write for a producer's requests (and
+Write on each topic it adds, Read on the group whose offsets it adds), ClusterAction for
+the coordinator's WriteTxnMarkers, Read on the topic for DescribeProducers, and Describe on
+the transactional id to see a transaction (ListTransactions leaves out the others,
+DescribeTransactions lists only the partitions of topics the principal may describe).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from kafkalite.protocol.errors import (
@@ -24,8 +31,19 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.security.acls import AclOperation, ResourceType
-from kafkalite_server.security.api_checks import requires, txn_markers_error, txn_partition_error
+from kafkalite_server.security.api_checks import (
+    CLUSTER_ACTION,
+    DESCRIBE_TOPICS,
+    DESCRIBE_TRANSACTIONAL_IDS,
+    READ_GROUP,
+    READ_TOPICS,
+    WRITE_TOPICS,
+    WRITE_TRANSACTIONAL_ID,
+    declares,
+    requires,
+    txn_markers_error,
+    txn_partition_error,
+)
 from kafkalite_server.txn.coordinator import TransactionCoordinator
 from kafkalite_server.txn.markers import write_markers
 from kafkalite_server.txn.state import TxnState
@@ -47,15 +65,17 @@ def _coordinator(ctx: RequestContext) -> TransactionCoordinator:
     return ctx.broker.txn_coordinator.coordinator
 
 
-@requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "v3_and_below_transactional_id",
-          txn_partition_error)
+@requires(WRITE_TRANSACTIONAL_ID, "v3_and_below_transactional_id", txn_partition_error)
+@declares(WRITE_TOPICS)
 async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
     metadata = ctx.broker.metadata_cache
     requested = [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]]
-    unknown = {tp for tp in requested if metadata.partition(*tp) is None}
-    if unknown:
-        errors = {tp: UnknownTopicOrPartitionError.errno if tp in unknown
-                  else OperationNotAttemptedError.errno for tp in requested}
+    denied = WRITE_TOPICS.denied(ctx, [topic for topic, _ in requested])
+    refused = {tp: WRITE_TOPICS.error.errno for tp in requested if tp[0] in denied}
+    refused.update({tp: UnknownTopicOrPartitionError.errno for tp in requested
+                    if tp not in refused and metadata.partition(*tp) is None})
+    if refused:
+        errors = {tp: refused.get(tp, OperationNotAttemptedError.errno) for tp in requested}
     else:
         transactional_id = body["v3_and_below_transactional_id"]
         decided = _coordinator(ctx).add_partitions(
@@ -71,7 +91,8 @@ async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
         {"name": t, "results_by_partition": r} for t, r in by_topic.items()]}
 
 
-@requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
+@requires(WRITE_TRANSACTIONAL_ID, "transactional_id")
+@requires(READ_GROUP, "group_id")
 async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
     groups = ctx.broker.group_coordinator
     groups.ensure_offsets_topic()
@@ -84,7 +105,7 @@ async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
     return {"throttle_time_ms": 0, "error_code": error}
 
 
-@requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
+@requires(WRITE_TRANSACTIONAL_ID, "transactional_id")
 async def handle_end_txn(ctx: RequestContext, body: Body) -> Body:
     decided = _coordinator(ctx).end_transaction(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
@@ -93,7 +114,7 @@ async def handle_end_txn(ctx: RequestContext, body: Body) -> Body:
     return {"throttle_time_ms": 0, "error_code": error}
 
 
-@requires(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, deny=txn_markers_error)
+@requires(CLUSTER_ACTION, deny=txn_markers_error)
 async def handle_write_txn_markers(ctx: RequestContext, body: Body) -> Body:
     markers = []
     for marker in body["markers"]:
@@ -109,12 +130,16 @@ async def handle_write_txn_markers(ctx: RequestContext, body: Body) -> Body:
     return {"markers": markers}
 
 
+@declares(READ_TOPICS)
 async def handle_describe_producers(ctx: RequestContext, body: Body) -> Body:
+    denied = READ_TOPICS.denied(ctx, [topic["name"] for topic in body["topics"]])
     topics = []
     for topic in body["topics"]:
         partitions = []
         for index in topic["partition_indexes"]:
             try:
+                if topic["name"] in denied:
+                    raise READ_TOPICS.error(f"no Read permission for {topic['name']!r}")
                 log = ctx.broker.replica_manager.leader_partition(topic["name"], index).log
             except BrokerResponseError as exc:
                 partitions.append({"partition_index": index, "error_code": exc.errno,
@@ -133,10 +158,18 @@ async def handle_describe_producers(ctx: RequestContext, body: Body) -> Body:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
+LISTED_PARTITIONS = replace(DESCRIBE_TOPICS, when="a transaction's partitions",
+                            filters=True)
+
+
+@declares(DESCRIBE_TRANSACTIONAL_IDS, LISTED_PARTITIONS)
 async def handle_describe_transactions(ctx: RequestContext, body: Body) -> Body:
     states = []
     for transactional_id in body["transactional_ids"]:
-        error, meta = _coordinator(ctx).describe(transactional_id)
+        if not DESCRIBE_TRANSACTIONAL_IDS.allows(ctx, transactional_id):
+            error, meta = DESCRIBE_TRANSACTIONAL_IDS.error.errno, None
+        else:
+            error, meta = _coordinator(ctx).describe(transactional_id)
         if meta is None:
             states.append({"error_code": error, "transactional_id": transactional_id,
                            "transaction_state": "", "transaction_timeout_ms": 0,
@@ -144,8 +177,10 @@ async def handle_describe_transactions(ctx: RequestContext, body: Body) -> Body:
                            "producer_epoch": -1, "topics": []})
             continue
         by_topic: dict[str, list[int]] = defaultdict(list)
+        hidden = LISTED_PARTITIONS.denied(ctx, {topic for topic, _ in meta.partitions})
         for topic, index in sorted(meta.partitions):
-            by_topic[topic].append(index)
+            if topic not in hidden:
+                by_topic[topic].append(index)
         states.append({"error_code": 0, "transactional_id": transactional_id,
                        "transaction_state": meta.state.display,
                        "transaction_timeout_ms": meta.timeout_ms,
@@ -155,6 +190,10 @@ async def handle_describe_transactions(ctx: RequestContext, body: Body) -> Body:
     return {"throttle_time_ms": 0, "transaction_states": states}
 
 
+LISTED_TRANSACTIONS = replace(DESCRIBE_TRANSACTIONAL_IDS, filters=True)
+
+
+@declares(LISTED_TRANSACTIONS)
 async def handle_list_transactions(ctx: RequestContext, body: Body) -> Body:
     wanted = {name: TxnState.from_display(name) for name in body["state_filters"]}
     listed = _coordinator(ctx).list_transactions(
@@ -167,4 +206,5 @@ async def handle_list_transactions(ctx: RequestContext, body: Body) -> Body:
             "transaction_states": [{"transactional_id": meta.transactional_id,
                                     "producer_id": meta.producer_id,
                                     "transaction_state": meta.state.display}
-                                   for meta in listed]}
+                                   for meta in listed
+                                   if LISTED_TRANSACTIONS.allows(ctx, meta.transactional_id)]}

@@ -16,6 +16,9 @@ hang up (its bytes are not read), and by then it has given the request up anyway
 Each connection has a :class:`~kafkalite_server.network.session.Session` (its listener,
 principal and SASL state). After a v0 SaslHandshake the SASL tokens arrive as bare frames
 and are answered as bare frames; a failed exchange closes the connection after its reply.
+That reply (or, for bare tokens, the close) is held back
+``connection.failed.authentication.delay.ms``, as Kafka does, so guessing passwords costs
+the guesser time: only this connection's task waits, every other connection is served.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ class ConnectionLimits:
         self.budget = RequestBytesBudget(config.queued_max_request_bytes)
         self.idle_timeout = _seconds(config.connections_max_idle_ms)
         self.receive_timeout = _seconds(config.kafkalite_request_receive_timeout_ms)
+        self.failed_authentication_delay = \
+            config.connection_failed_authentication_delay_ms / 1000
         self._waiters: set[asyncio.Future[None]] = set()
 
     def charge(self, holder: Hashable, nbytes: int) -> None:
@@ -144,13 +149,18 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
             while frames:
                 frame = frames.popleft()
                 chunks: list[Any] | None
-                if session.raw_tokens:
-                    chunks = raw_token_reply(session, frame, peer)
-                else:
-                    chunks = await dispatch(broker, frame, peer, session)
+                try:
+                    if session.raw_tokens:
+                        chunks = raw_token_reply(session, frame, peer)
+                    else:
+                        chunks = await dispatch(broker, frame, peer, session)
+                except Disconnect:
+                    await hold_back_failed_login(session, limits)
+                    raise
                 pending -= len(frame)
                 del frame
                 limits.charge(holder, pending + _receiving(decoder, admitted))
+                await hold_back_failed_login(session, limits)
                 if chunks is not None:
                     await write_chunks(writer, chunks)
                 if session.close_reason is not None:
@@ -166,6 +176,13 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
     finally:
         limits.charge(holder, 0)
         writer.close()
+
+
+async def hold_back_failed_login(session: Session, limits: ConnectionLimits) -> None:
+    """After a failed SASL exchange, wait ``connection.failed.authentication.delay.ms``
+    before the failure is answered and the connection closed."""
+    if session.failed_authentication and limits.failed_authentication_delay > 0:
+        await asyncio.sleep(limits.failed_authentication_delay)
 
 
 def raw_token_reply(session: Session, frame: bytearray, peer: str) -> list[bytes]:

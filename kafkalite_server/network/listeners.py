@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkalite.errors import ConfigError
-from kafkalite_server.config import BrokerConfig
+from kafkalite_server.config import BrokerConfig, listener_value
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _WILDCARDS = ("", "0.0.0.0", "::")
@@ -36,6 +36,13 @@ class Listener:
     @property
     def uses_sasl(self) -> bool:
         return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+
+def authenticates(config: BrokerConfig, listener: Listener) -> bool:
+    """Does every client of this listener prove who it is (SASL, or TLS with
+    ``ssl.client.auth=required``)? On any other listener a client may be User:ANONYMOUS."""
+    return listener.uses_sasl or (
+        listener.uses_tls and listener_value(config, listener.name, "ssl.client.auth") == "required")
 
 
 def parse_endpoints(key: str, text: str) -> list[tuple[str, str, int]]:

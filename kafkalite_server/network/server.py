@@ -13,8 +13,13 @@ import logging
 import ssl
 from collections.abc import Callable
 
-from kafkalite_server.config import BrokerConfig, listener_value
-from kafkalite_server.network.listeners import Listener, is_loopback, resolve_listeners
+from kafkalite_server.config import BrokerConfig
+from kafkalite_server.network.listeners import (
+    Listener,
+    authenticates,
+    is_loopback,
+    resolve_listeners,
+)
 from kafkalite_server.network.tls import server_context
 
 log = logging.getLogger(__name__)
@@ -30,11 +35,8 @@ class ListenerSet:
         self._tls: dict[str, ssl.SSLContext] = {
             listener.name: server_context(config, listener.name)
             for listener in self.listeners if listener.uses_tls}
-        self._authenticates = {
-            listener.name: listener.uses_sasl or (
-                listener.uses_tls
-                and listener_value(config, listener.name, "ssl.client.auth") == "required")
-            for listener in self.listeners}
+        self._authenticates = {listener.name: authenticates(config, listener)
+                               for listener in self.listeners}
         self.ports: dict[str, int] = {}
         self._servers: list[asyncio.Server] = []
 

@@ -38,6 +38,12 @@ class Session:
                 and authenticator.mechanism is not None)
 
     @property
+    def failed_authentication(self) -> bool:
+        """Did this connection's SASL exchange just fail (a refused mechanism, a malformed
+        token, wrong credentials)? The connection closes after its answer."""
+        return self.authenticator is not None and self.authenticator.failed
+
+    @property
     def close_after_response(self) -> bool:
         return self.close_reason is not None
 

@@ -161,3 +161,34 @@ def authorize(settings: AuthorizerSettings, bindings: list[AclBinding], principa
         return False
     allowed = (operation, AclOperation.ALL, *_IMPLIED_BY.get(operation, ()))
     return any(b.permission is AclPermission.ALLOW and b.operation in allowed for b in mine)
+
+
+_ANY_NAME_PROBE = "kafkalite-probe-for-any-resource"
+"""A resource name no one would grant: asking the authorizer about it tells whether the
+principal passes without a matching ACL (a super user, or ``allow.everyone.if.no.acl.found``
+with no wildcard ACL in the way)."""
+
+
+def authorize_any(settings: AuthorizerSettings, bindings: list[AclBinding], principal: str,
+                  host: str, operation: AclOperation, resource_type: ResourceType) -> bool:
+    """Kafka's ``authorizeByResourceType``: may the principal do ``operation`` on at least
+    one resource of the type? (InitProducerId without a transactional id: Write on any
+    topic.) An ALLOW counts unless a DENY covers everything it allows: a literal DENY on the
+    same name or on ``*``, or a PREFIXED DENY whose prefix starts that name."""
+    if authorize(settings, bindings, principal, host, operation,
+                 Resource(resource_type, _ANY_NAME_PROBE)):
+        return True
+    mine = [b for b in bindings if b.resource_type is resource_type
+            and b.principal in (principal, WILDCARD_PRINCIPAL) and b.host in (host, WILDCARD)
+            and b.operation in (operation, AclOperation.ALL)]
+    denies = [b for b in mine if b.permission is AclPermission.DENY]
+    if any(b.pattern is PatternType.LITERAL and b.name == WILDCARD for b in denies):
+        return False
+
+    def covered(allow: AclBinding) -> bool:
+        return any((deny.pattern is PatternType.LITERAL and deny.name == allow.name
+                    and allow.pattern is PatternType.LITERAL)
+                   or (deny.pattern is PatternType.PREFIXED and allow.name.startswith(deny.name))
+                   for deny in denies)
+
+    return any(b.permission is AclPermission.ALLOW and not covered(b) for b in mine)

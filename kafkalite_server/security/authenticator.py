@@ -53,14 +53,17 @@ _TRANSITIONS: dict[tuple[SaslState, str], SaslState] = {
 
 
 class SaslAuthenticator:
-    """``plain_password(user)`` and ``scram_credential(user, mechanism)`` look users up."""
+    """``plain_password(user)`` and ``scram_credential(user, mechanism)`` look users up;
+    ``scram_decoy(user, mechanism)`` is what SCRAM offers a user that does not exist."""
 
     def __init__(self, mechanisms: tuple[str, ...],
                  plain_password: Callable[[str], str | None],
-                 scram_credential: Callable[[str, str], ScramCredential | None]) -> None:
+                 scram_credential: Callable[[str, str], ScramCredential | None],
+                 scram_decoy: Callable[[str, str], ScramCredential]) -> None:
         self.mechanisms = mechanisms
         self._plain_password = plain_password
         self._scram_credential = scram_credential
+        self._scram_decoy = scram_decoy
         self.state = SaslState.HANDSHAKE
         self.mechanism: str | None = None
         self.raw_tokens = False
@@ -95,8 +98,9 @@ class SaslAuthenticator:
         self.mechanism = mechanism
         self.raw_tokens = version == 0
         if mechanism in SCRAM_MECHANISMS:
-            self._scram = ScramServer(mechanism,
-                                      lambda user: self._scram_credential(user, mechanism))
+            self._scram = ScramServer(
+                mechanism, lambda user: self._scram_credential(user, mechanism),
+                decoy=lambda user: self._scram_decoy(user, mechanism))
         self._move("mechanism chosen")
 
     def authenticate(self, token: bytes) -> bytes:

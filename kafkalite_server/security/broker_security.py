@@ -8,32 +8,43 @@ authorizer (on when ``authorizer.class.name`` is non-empty) with ``super.users``
 ``allow.everyone.if.no.acl.found``. ACLs and SCRAM credentials live in the cluster's
 metadata store: a file next to the metadata image for a standalone broker, Kafka's nodes in
 ZooKeeper for a cluster.
+
+An authorizer whose ``super.users`` names User:ANONYMOUS while a listener lets clients in
+without proving who they are (PLAINTEXT, or SSL without ``ssl.client.auth=required``) hands
+the whole cluster to anyone who reaches that listener: the broker logs an ERROR and refuses
+to start, unless ``kafkalite.allow.anonymous.super.user=true`` says the operator means it.
 """
 
 from __future__ import annotations
 
+import logging
 import weakref
 from pathlib import Path
 from typing import Any, Protocol
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
-from kafkalite.protocol.scram import ScramCredential
+from kafkalite.protocol.scram import ScramCredential, decoy_credential
 from kafkalite_server.config import BrokerConfig, listener_value
-from kafkalite_server.network.listeners import Listener
+from kafkalite_server.network.listeners import Listener, authenticates
 from kafkalite_server.security.acls import (
     AclBinding,
     AclOperation,
     AuthorizerSettings,
     Resource,
+    ResourceType,
     authorize,
+    authorize_any,
 )
 from kafkalite_server.security.authenticator import SaslAuthenticator
 from kafkalite_server.security.file_store import Credentials, FileSecurityStore
 from kafkalite_server.security.jaas import parse_jaas
 
+log = logging.getLogger(__name__)
+
 SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)
 ANONYMOUS = "User:ANONYMOUS"
+ALLOW_ANONYMOUS_SUPER_USER = "kafkalite.allow.anonymous.super.user"
 
 
 class SecurityStore(Protocol):
@@ -44,6 +55,9 @@ class SecurityStore(Protocol):
     def remove_acls(self, bindings: list[AclBinding]) -> None: ...
 
     def credentials(self) -> Credentials: ...
+
+    def scram_decoy_secret(self) -> bytes:
+        """The cluster's secret behind the SCRAM decoys (made and stored on first use)."""
 
     def alter_credentials(self, upserts: list[tuple[str, str, ScramCredential]],
                           deletions: list[tuple[str, str]]) -> None: ...
@@ -68,6 +82,28 @@ def security_store(controller: Any, membership: Any) -> SecurityStore:
     return store
 
 
+def check_anonymous_super_user(config: BrokerConfig, listeners: list[Listener],
+                               super_users: frozenset[str]) -> None:
+    """Logs an ERROR, and raises ConfigError naming :data:`ALLOW_ANONYMOUS_SUPER_USER` unless
+    it is true, when User:ANONYMOUS is a super user and some listener does not authenticate
+    its clients."""
+    if ANONYMOUS not in super_users:
+        return
+    open_listeners = [listener.name for listener in listeners
+                      if not authenticates(config, listener)]
+    if not open_listeners:
+        return
+    risk = (f"super.users names {ANONYMOUS} while listener(s) {', '.join(open_listeners)} let "
+            f"clients in as {ANONYMOUS} (no SASL, no required client certificate): anyone who "
+            "reaches them passes every authorization check, may change any ACL or password, "
+            "delete any record and send the controller's requests")
+    log.error("%s", risk)
+    if not config.kafkalite_allow_anonymous_super_user:
+        raise ConfigError(ALLOW_ANONYMOUS_SUPER_USER,
+                          f"{risk}; authenticate the brokers instead (docs/security.md), or "
+                          "set this to true to start anyway")
+
+
 class BrokerSecurity:
     def __init__(self, config: BrokerConfig, listeners: list[Listener],
                  store: SecurityStore) -> None:
@@ -76,6 +112,8 @@ class BrokerSecurity:
         self.settings = AuthorizerSettings(
             frozenset(user.strip() for user in config.super_users.split(";") if user.strip()),
             config.allow_everyone_if_no_acl_found)
+        if self.authorizer_enabled:
+            check_anonymous_super_user(config, listeners, self.settings.super_users)
         self._mechanisms: dict[str, tuple[str, ...]] = {}
         self._plain_users: dict[str, dict[str, str]] = {}
         for listener in listeners:
@@ -107,10 +145,19 @@ class BrokerSecurity:
 
     def authenticator(self, listener: str) -> SaslAuthenticator:
         users = self._plain_users.get(listener, {})
-        return SaslAuthenticator(self._mechanisms[listener], users.get, self.scram_credential)
+        return SaslAuthenticator(self._mechanisms[listener], users.get, self.scram_credential,
+                                 self.scram_decoy)
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         return self.store.credentials().get(user, {}).get(mechanism)
+
+    def scram_decoy(self, user: str, mechanism: str) -> ScramCredential:
+        """What SCRAM offers a user without a credential: shaped like the stored ones of
+        the mechanism, derived from the cluster's secret (every broker offers the same)."""
+        shapes = [(len(credential.salt), credential.iterations)
+                  for mechanisms in self.store.credentials().values()
+                  for name, credential in mechanisms.items() if name == mechanism]
+        return decoy_credential(self.store.scram_decoy_secret(), mechanism, user, shapes)
 
     def authorize(self, principal: str, host: str, operation: AclOperation,
                   resource: Resource) -> bool:
@@ -118,3 +165,10 @@ class BrokerSecurity:
             return True
         return authorize(self.settings, self.store.acls(), principal, host, operation,
                          resource)
+
+    def authorize_any(self, principal: str, host: str, operation: AclOperation,
+                      resource_type: ResourceType) -> bool:
+        if not self.authorizer_enabled:
+            return True
+        return authorize_any(self.settings, self.store.acls(), principal, host, operation,
+                             resource_type)

@@ -8,7 +8,12 @@ controller), in the metadata directory next to ``cluster-metadata.json``.
                "principal": "User:alice", "host": "*", "operation": "WRITE",
                "permission": "ALLOW"}, ...],
      "scram": {"alice": {"SCRAM-SHA-256": "salt=...,stored_key=...,server_key=...,
-                                           iterations=4096"}}}
+                                           iterations=4096"}},
+     "scram_decoy_secret": "<base64>"}
+
+``scram_decoy_secret`` (made at the first SCRAM login of an unknown user) keeps the decoy
+salts offered to unknown users the same across restarts: a salt that changed with every
+restart would tell an unknown user from a real one.
 
 Persist before apply: each change builds the new state, saves it, and only then replaces
 the one in memory, so a failed save (a full disk) changes nothing.
@@ -16,7 +21,9 @@ the one in memory, so a failed save (a full disk) changes nothing.
 
 from __future__ import annotations
 
+import base64
 import json
+import secrets
 from pathlib import Path
 
 from kafkalite.protocol.scram import ScramCredential, ScramError
@@ -25,6 +32,7 @@ from kafkalite_server.security.acls import AclBinding
 
 SECURITY_FILE = "security-metadata.json"
 _FORMAT_VERSION = 1
+DECOY_SECRET_BYTES = 32
 
 Credentials = dict[str, dict[str, ScramCredential]]
 
@@ -34,6 +42,7 @@ class FileSecurityStore:
         self.path = directory / SECURITY_FILE
         self._acls: list[AclBinding] = []
         self._scram: Credentials = {}
+        self._decoy_secret: bytes | None = None
         if self.path.exists():
             self._load()
 
@@ -44,19 +53,24 @@ class FileSecurityStore:
             self._scram = {user: {mechanism: ScramCredential.from_text(text)
                                   for mechanism, text in mechanisms.items()}
                            for user, mechanisms in raw["scram"].items()}
+            secret = raw.get("scram_decoy_secret")
+            self._decoy_secret = None if secret is None else base64.b64decode(secret)
         except (OSError, ValueError, KeyError, TypeError, ScramError) as exc:
             raise MetadataFileError(f"{self.path}: {exc!r}") from None
 
-    def _save(self, acls: list[AclBinding], scram: Credentials) -> None:
-        document = {
+    def _save(self, acls: list[AclBinding], scram: Credentials,
+              decoy_secret: bytes | None) -> None:
+        document: dict[str, object] = {
             "version": _FORMAT_VERSION,
             "acls": [binding.to_json() for binding in acls],
             "scram": {user: {mechanism: credential.to_text()
                              for mechanism, credential in sorted(mechanisms.items())}
                       for user, mechanisms in sorted(scram.items())},
         }
+        if decoy_secret is not None:
+            document["scram_decoy_secret"] = base64.b64encode(decoy_secret).decode("ascii")
         write_atomically(self.path, json.dumps(document, indent=1).encode())
-        self._acls, self._scram = acls, scram
+        self._acls, self._scram, self._decoy_secret = acls, scram, decoy_secret
 
     # ------------------------------------------------------------------ ACLs
 
@@ -66,12 +80,13 @@ class FileSecurityStore:
     def add_acls(self, bindings: list[AclBinding]) -> None:
         new = [b for b in dict.fromkeys(bindings) if b not in self._acls]
         if new:
-            self._save(self._acls + new, self._scram)
+            self._save(self._acls + new, self._scram, self._decoy_secret)
 
     def remove_acls(self, bindings: list[AclBinding]) -> None:
         gone = set(bindings)
         if gone & set(self._acls):
-            self._save([b for b in self._acls if b not in gone], self._scram)
+            self._save([b for b in self._acls if b not in gone], self._scram,
+                       self._decoy_secret)
 
     # ------------------------------------------------------------------ SCRAM
 
@@ -85,4 +100,11 @@ class FileSecurityStore:
             scram.get(user, {}).pop(mechanism, None)
         for user, mechanism, credential in upserts:
             scram.setdefault(user, {})[mechanism] = credential
-        self._save(self._acls, {user: m for user, m in scram.items() if m})
+        self._save(self._acls, {user: m for user, m in scram.items() if m},
+                   self._decoy_secret)
+
+    def scram_decoy_secret(self) -> bytes:
+        if self._decoy_secret is None:
+            self._save(self._acls, self._scram, secrets.token_bytes(DECOY_SECRET_BYTES))
+        assert self._decoy_secret is not None
+        return self._decoy_secret

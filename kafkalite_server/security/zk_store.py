@@ -8,6 +8,10 @@
   ``{"version":1,"config":{"SCRAM-SHA-256":"salt=...,stored_key=...,server_key=...,
   iterations=4096"}}``.
 
+- the secret behind SCRAM's decoys for unknown users (kafkalite's own node):
+  ``/kafkalite/scram_decoy_secret``, made by the first broker that needs it, so every
+  broker offers an unknown user the same salt.
+
 Every broker caches what it read; a write bumps ``/kafka-acl-changes`` (ACLs) or
 ``/config/changes`` (users), whose watches tell every broker to read again. Watches fire
 on the coordination thread and only mark the cache stale; it is re-read on the event loop
@@ -19,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import secrets
 from collections.abc import Callable
 from urllib.parse import quote, unquote
 
@@ -37,13 +42,14 @@ from kafkalite_server.security.acls import (
     PatternType,
     ResourceType,
 )
-from kafkalite_server.security.file_store import Credentials
+from kafkalite_server.security.file_store import DECOY_SECRET_BYTES, Credentials
 
 LITERAL_ACLS = "/kafka-acl"
 PREFIXED_ACLS = "/kafka-acl-extended/prefixed"
 ACL_CHANGES = "/kafka-acl-changes"
 USERS = "/config/users"
 CONFIG_CHANGES = "/config/changes"
+SCRAM_DECOY_SECRET = "/kafkalite/scram_decoy_secret"
 _RETRIES = 10
 _TYPE_NAMES = {ResourceType.TOPIC: "Topic", ResourceType.GROUP: "Group",
                ResourceType.CLUSTER: "Cluster", ResourceType.TRANSACTIONAL_ID: "TransactionalId"}
@@ -84,6 +90,7 @@ class ZkSecurityStore:
         self._store = store
         self._acls: list[AclBinding] | None = None
         self._scram: Credentials | None = None
+        self._decoy_secret: bytes | None = None
 
     # ------------------------------------------------------------------ ACLs
 
@@ -172,6 +179,16 @@ class ZkSecurityStore:
             self._update_user(store, f"{USERS}/{quote(user, safe='')}", removed, added)
         self._notify(store, CONFIG_CHANGES)
         self._scram = None
+
+    def scram_decoy_secret(self) -> bytes:
+        """Read once (it never changes); the first broker to need it creates it."""
+        if self._decoy_secret is None:
+            store = self._store()
+            store.ensure_path(SCRAM_DECOY_SECRET.rsplit("/", 1)[0])
+            with contextlib.suppress(NodeExistsError):
+                store.create(SCRAM_DECOY_SECRET, secrets.token_bytes(DECOY_SECRET_BYTES))
+            self._decoy_secret, _stat = store.get(SCRAM_DECOY_SECRET)
+        return self._decoy_secret
 
     # ------------------------------------------------------------------ writes
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,11 +38,13 @@ def security_config(pki: Pki, **extra: str) -> dict[str, str]:
             **extra}
 
 
-def add_scram_user(cluster: EmbeddedCluster, user: str, password: str) -> None:
+def add_scram_user(cluster: EmbeddedCluster, user: str, password: str,
+                   listener: str = "PLAINTEXT", **client: Any) -> None:
+    """Through ``listener`` with the ``client`` settings (an authorizer's super user)."""
     from kafkalite import AdminClient
     from kafkalite.admin import UserScramCredentialUpsertion
 
-    admin = AdminClient(bootstrap_servers=cluster.brokers[0].address("PLAINTEXT"))
+    admin = AdminClient(bootstrap_servers=cluster.brokers[0].address(listener), **client)
     try:
         result = admin.alter_user_scram_credentials([
             UserScramCredentialUpsertion(user, "SCRAM-SHA-256", password),

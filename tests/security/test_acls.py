@@ -13,13 +13,11 @@ import pytest
 
 from kafkalite import AdminClient
 from kafkalite.admin import (
-    ACL,
     ACLFilter,
     ACLOperation,
     ACLPermissionType,
     ACLResourcePatternType,
     NewTopic,
-    ResourcePattern,
     ResourcePatternFilter,
     ResourceType,
 )
@@ -33,46 +31,10 @@ from kafkalite.protocol.errors import (
 from kafkalite.protocol.errors import (
     MemberIdRequiredError as MemberIdRequired,
 )
-from kafkalite.protocol.sasl_plain import plain_message
 from kafkalite_server import EmbeddedCluster
 from tests.conftest import WireClient
+from tests.security.authorized import AUTHORIZER, USERS, acl, admin_client, login
 from tests.unit.log.log_batches import v2_batch
-
-USERS = {"admin": "admin-pw", "alice": "alice-pw", "bob": "bob-pw"}
-JAAS = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
-        + " ".join(f'user_{u}="{p}"' for u, p in USERS.items()) + ";")
-AUTHORIZER = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-              "sasl.enabled.mechanisms": "PLAIN", "sasl.jaas.config": JAAS,
-              "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-              "super.users": "User:admin;User:ANONYMOUS",
-              "offsets.topic.num.partitions": "1", "group.initial.rebalance.delay.ms": "0"}
-"""PLAINTEXT stays the (trusted, loopback) inter-broker listener, so ANONYMOUS is super."""
-
-
-def login_plain(address: str, user: str, password: str) -> WireClient:
-    """A wire client authenticated with SASL PLAIN (SaslHandshake v1, SaslAuthenticate v2)."""
-    client = WireClient(address)
-    assert client.call(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
-    answer = client.call(ApiKey.SASL_AUTHENTICATE, 2,
-                         {"auth_bytes": plain_message(user, password)})
-    assert answer["error_code"] == 0, answer
-    return client
-
-
-def login(cluster: EmbeddedCluster, user: str) -> WireClient:
-    return login_plain(cluster.brokers[0].address("SASL_PLAINTEXT"), user, USERS[user])
-
-
-def admin_client(cluster: EmbeddedCluster) -> AdminClient:
-    return AdminClient(bootstrap_servers=cluster.brokers[0].address("SASL_PLAINTEXT"),
-                       security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-                       sasl_plain_username="admin", sasl_plain_password=USERS["admin"])
-
-
-def acl(principal: str, operation: ACLOperation, kind: ResourceType, name: str,
-        permission: ACLPermissionType = ACLPermissionType.ALLOW,
-        pattern: ACLResourcePatternType = ACLResourcePatternType.LITERAL) -> ACL:
-    return ACL(principal, "*", operation, permission, ResourcePattern(kind, name, pattern))
 
 
 @pytest.fixture(scope="module")
@@ -309,9 +271,12 @@ def test_transactional_ids_need_write(secured: EmbeddedCluster) -> None:
            "committed": True}
     assert bob.call(ApiKey.END_TXN, 3, end)["error_code"] == \
         TransactionalIdAuthorizationFailedError.errno
-    # An idempotent producer (no transactional id) is not checked here.
+    # An idempotent producer (no transactional id) needs IdempotentWrite on the Cluster or
+    # Write on some topic: alice may write orders, bob may write nowhere.
     idempotent = {**init, "transactional_id": None}
-    assert bob.call(ApiKey.INIT_PRODUCER_ID, 4, idempotent)["error_code"] == 0
+    assert alice.call(ApiKey.INIT_PRODUCER_ID, 4, idempotent)["error_code"] == 0
+    assert bob.call(ApiKey.INIT_PRODUCER_ID, 4, idempotent)["error_code"] == \
+        ClusterAuthorizationFailedError.errno
 
 
 def test_group_listing_describing_and_deleting_follow_group_acls(
@@ -343,9 +308,10 @@ def test_group_listing_describing_and_deleting_follow_group_acls(
 
 
 def test_replication_runs_under_the_authorizer() -> None:
-    """Followers fetch over the PLAINTEXT inter-broker listener as User:ANONYMOUS, which
-    super.users lets through (ClusterAction); acks=all then needs the whole ISR. (Without
-    ANONYMOUS in super.users the followers are refused and this produce times out.)"""
+    """Followers log in over the SASL inter-broker listener as User:admin, which super.users
+    lets through (ClusterAction); acks=all then needs the whole ISR. (Were the brokers'
+    principal not allowed ClusterAction, the followers would be refused and this produce
+    would time out.)"""
     from kafkalite import Producer
 
     config = {**AUTHORIZER, "default.replication.factor": "3", "min.insync.replicas": "3"}
@@ -377,7 +343,10 @@ def test_librdkafka_manages_scram_users() -> None:
     )
 
     with EmbeddedCluster(config=AUTHORIZER) as cluster:
-        peer = ConfluentAdmin({"bootstrap.servers": cluster.brokers[0].address("PLAINTEXT")})
+        peer = ConfluentAdmin({
+            "bootstrap.servers": cluster.brokers[0].address("SASL_PLAINTEXT"),
+            "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+            "sasl.username": "admin", "sasl.password": USERS["admin"]})
         info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 10000)
         futures = peer.alter_user_scram_credentials(
             [UserScramCredentialUpsertion("erin", info, b"secret", b"salt")], request_timeout=10)

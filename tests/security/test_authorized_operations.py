@@ -12,7 +12,7 @@ import pytest
 from kafkalite.admin import ACLOperation, ACLPermissionType, NewTopic, ResourceType
 from kafkalite.protocol import ApiKey
 from kafkalite_server import EmbeddedCluster
-from tests.security.test_acls import AUTHORIZER, USERS, acl, admin_client, login
+from tests.security.authorized import AUTHORIZER, USERS, acl, admin_client, login
 
 TIMEOUT = 30
 TOPIC_OPS = {"READ", "WRITE", "CREATE", "DESCRIBE", "DELETE", "ALTER", "DESCRIBE_CONFIGS",

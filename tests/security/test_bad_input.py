@@ -16,8 +16,8 @@ from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import SaslAuthenticationFailedError, UnsupportedSaslMechanismError
 from kafkalite.protocol.scram import ScramClient
 from tests.conftest import WireClient
+from tests.security.authorized import login_plain
 from tests.security.conftest import PLAIN_USERS, SCRAM_USER, SecureBroker
-from tests.security.test_acls import login_plain
 
 METADATA = {"topics": None, "allow_auto_topic_creation": False,
             "include_cluster_authorized_operations": False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,30 +15,53 @@ from kafkalite.errors import TopicAuthorizationFailedError
 from kafkalite_server import EmbeddedCluster
 from tests.cli.cli_runner import Cli
 
-USERS = {"alice": "alice-pw", "bob": "bob-pw"}
-JAAS = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
+USERS = {"admin": "admin-pw", "alice": "alice-pw", "bob": "bob-pw"}
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+        'username="admin" password="admin-pw" '
         + " ".join(f'user_{u}="{p}"' for u, p in USERS.items()) + ";")
-AUTHORIZER = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+AUTHORIZER = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+              "security.inter.broker.protocol": "SASL_PLAINTEXT",
               "sasl.enabled.mechanisms": "PLAIN", "sasl.jaas.config": JAAS,
               "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-              "super.users": "User:ANONYMOUS"}
-"""The loopback PLAINTEXT listener is the operators' (ANONYMOUS is a super user)."""
+              "super.users": "User:admin"}
+"""Operators log in as User:admin, a super user (as the brokers do to each other)."""
+ADMIN = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
+         "sasl_plain_username": "admin", "sasl_plain_password": USERS["admin"]}
 
 ORDERS_ACL = ("`ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`",
               "(principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW)")
 
 
+class AdminCli(Cli):
+    """The CLI run by the operator: every command logs in with the admin's properties."""
+
+    def __init__(self, bootstrap_servers: str, properties: Path) -> None:
+        super().__init__(bootstrap_servers)
+        self.properties = properties
+
+    def command(self, *args: str, bootstrap: str | None = None
+                ) -> tuple[list[str], dict[str, str]]:
+        return super().command(*args, "--command-config", str(self.properties),
+                               bootstrap=bootstrap)
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[EmbeddedCluster]:
     with EmbeddedCluster(config=AUTHORIZER) as cluster:
-        with AdminClient(bootstrap_servers=cluster.brokers[0].address("PLAINTEXT")) as admin:
+        with AdminClient(bootstrap_servers=cluster.brokers[0].address("SASL_PLAINTEXT"),
+                         **ADMIN) as admin:
             admin.create_topics([NewTopic(t, 1, 1) for t in ("orders", "logs-app")])
         yield cluster
 
 
 @pytest.fixture
-def cli(cluster: EmbeddedCluster) -> Iterator[Cli]:
-    cli = Cli(cluster.brokers[0].address("PLAINTEXT"))
+def cli(cluster: EmbeddedCluster, tmp_path: Path) -> Iterator[Cli]:
+    properties = tmp_path / "admin.properties"
+    properties.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="admin" password="{USERS["admin"]}";\n')
+    cli = AdminCli(cluster.brokers[0].address("SASL_PLAINTEXT"), properties)
     yield cli
     cli("acls", "remove", "--topic", "*", "--resource-pattern-type", "any")
 

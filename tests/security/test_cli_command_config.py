@@ -15,7 +15,7 @@ from tests.security.certs import Pki
 from tests.security.conftest import PLAIN_USERS, SCRAM_USER, add_scram_user, security_config
 
 AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-              "super.users": "User:admin;User:ANONYMOUS"}
+              "super.users": "User:admin"}
 
 
 def properties(path: Path, pki: Pki, user: str, password: str, mechanism: str = "PLAIN",
@@ -37,7 +37,9 @@ def properties(path: Path, pki: Pki, user: str, password: str, mechanism: str = 
 @pytest.fixture(scope="module")
 def cluster(pki: Pki) -> Iterator[EmbeddedCluster]:
     with EmbeddedCluster(config=security_config(pki, **AUTHORIZER)) as cluster:
-        add_scram_user(cluster, *SCRAM_USER)
+        add_scram_user(cluster, *SCRAM_USER, "SASL_PLAINTEXT",
+                       security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                       sasl_plain_username="admin", sasl_plain_password=PLAIN_USERS["admin"])
         yield cluster
 
 

@@ -115,13 +115,16 @@ def test_an_encrypted_key_needs_its_password(tmp_path: Path) -> None:
 
 
 def test_client_certificate_subject_is_the_principal(tmp_path: Path, pki: Pki) -> None:
-    config = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+    config = {"listeners": "SSL://127.0.0.1:0",
               "ssl.keystore.location": str(pki.server),
               "ssl.truststore.location": str(pki.ca), "ssl.client.auth": "required",
-              "authorizer.class.name": "on", "super.users": "User:ANONYMOUS"}
+              "authorizer.class.name": "on", "super.users": "User:CN=admin,O=kafkalite-tests"}
     with EmbeddedCluster(config=config) as cluster:
         broker = cluster.brokers[0]
-        with AdminClient(bootstrap_servers=broker.address("PLAINTEXT")) as admin:
+        admin_cert, admin_key = pki.client("admin")
+        with AdminClient(bootstrap_servers=broker.address("SSL"), security_protocol="SSL",
+                         ssl_cafile=str(pki.ca), ssl_certfile=str(admin_cert),
+                         ssl_keyfile=str(admin_key)) as admin:
             admin.create_topics([NewTopic("certs", 1, 1)])
             admin.create_acls([ACL("User:CN=writer,O=kafkalite-tests", "*",
                                    ACLOperation.WRITE, ACLPermissionType.ALLOW,

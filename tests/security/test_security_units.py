@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import itertools
 import re
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -13,7 +15,13 @@ from kafkalite.errors import ConfigError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import SaslAuthenticationFailedError
 from kafkalite.protocol.sasl_plain import PlainError, parse_plain, plain_message
-from kafkalite.protocol.scram import ScramClient, ScramCredential, ScramError, ScramServer
+from kafkalite.protocol.scram import (
+    ScramClient,
+    ScramCredential,
+    ScramError,
+    ScramServer,
+    decoy_credential,
+)
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.network.listeners import resolve_listeners
 from kafkalite_server.security.acls import (
@@ -33,6 +41,16 @@ from kafkalite_server.security.jaas import parse_jaas
 RFC_CLIENT_NONCE = "rOprNGfwEbeRWgbNEkqO"
 RFC_SERVER_NONCE = "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
 RFC_SALT = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
+SECRET = b"the cluster's decoy secret"
+
+
+def decoy(user: str, mechanism: str = "SCRAM-SHA-256") -> ScramCredential:
+    return decoy_credential(SECRET, mechanism, user, ())
+
+
+def scram_server(mechanism: str, lookup: Callable[[str], ScramCredential | None],
+                 **options: Any) -> ScramServer:
+    return ScramServer(mechanism, lookup, decoy=lambda user: decoy(user, mechanism), **options)
 
 
 def test_scram_sha_256_client_matches_rfc_7677() -> None:
@@ -50,7 +68,7 @@ def test_scram_server_matches_rfc_7677_and_stores_no_password() -> None:
     credential = ScramCredential.from_password("SCRAM-SHA-256", "pencil", 4096, RFC_SALT)
     assert b"pencil" not in credential.to_text().encode()
     assert ScramCredential.from_text(credential.to_text()) == credential
-    server = ScramServer("SCRAM-SHA-256", {"user": credential}.get,
+    server = scram_server("SCRAM-SHA-256", {"user": credential}.get,
                          nonce=lambda: RFC_SERVER_NONCE)
     first = server.receive(b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO")
     assert first == (b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
@@ -66,7 +84,7 @@ def test_scram_round_trip_and_wrong_password(mechanism: str) -> None:
     stored = {"bob": ScramCredential.from_password(mechanism, "s3cret", 4096)}
     for password, ok in (("s3cret", True), ("wrong", False)):
         client = ScramClient(mechanism, "bob", password)
-        server = ScramServer(mechanism, stored.get)
+        server = scram_server(mechanism, stored.get)
         final = client.receive(server.receive(client.first_message()))
         assert final is not None
         if ok:
@@ -76,22 +94,60 @@ def test_scram_round_trip_and_wrong_password(mechanism: str) -> None:
                 server.receive(final)
 
 
-def test_scram_unknown_user_fails_like_a_wrong_password() -> None:
-    server = ScramServer("SCRAM-SHA-256", lambda user: None)
-    client = ScramClient("SCRAM-SHA-256", "nobody", "x")
+def _server_first(mechanism: str, stored: dict[str, ScramCredential], user: str,
+                  secret: bytes = SECRET) -> tuple[ScramServer, ScramClient, dict[str, str]]:
+    shapes = [(len(c.salt), c.iterations) for c in stored.values()]
+    server = ScramServer(mechanism, stored.get,
+                         decoy=lambda name: decoy_credential(secret, mechanism, name, shapes))
+    client = ScramClient(mechanism, user, "a guess")
     first = server.receive(client.first_message())
-    assert first.startswith(b"r=") and b",s=" in first and b",i=4096" in first
-    with pytest.raises(ScramError, match="invalid credentials"):
-        server.receive(client.receive(first) or b"")
-    again = ScramServer("SCRAM-SHA-256", lambda user: None).receive(
-        ScramClient("SCRAM-SHA-256", "nobody", "x").first_message())
-    assert again.split(b",")[1:] == first.split(b",")[1:]  # the same salt each time
+    return server, client, dict(part.split("=", 1) for part in first.decode().split(","))
+
+
+def _message(fields: dict[str, str]) -> bytes:
+    return ",".join(f"{key}={value}" for key, value in fields.items()).encode()
+
+
+def test_scram_unknown_user_is_offered_what_a_real_user_is() -> None:
+    """The issue's probe: real users got 64-byte salts and 8192 iterations, an unknown user
+    32 bytes and 4096. Now the unknown user gets the stored credentials' shape, the same salt
+    on every attempt and from every broker sharing the secret, and fails at the proof with
+    the words a wrong password gets."""
+    mechanism = "SCRAM-SHA-512"
+    stored = {user: ScramCredential.from_password(mechanism, "pw", 8192, salt=bytes([i]) * 64)
+              for i, user in enumerate(("alice", "bob"))}
+    _, _, real = _server_first(mechanism, stored, "alice")
+    server, client, fake = _server_first(mechanism, stored, "mallory")
+    assert (len(base64.b64decode(fake["s"])), fake["i"]) == \
+        (len(base64.b64decode(real["s"])), real["i"]) == (64, "8192")
+    assert _server_first(mechanism, stored, "mallory")[2]["s"] == fake["s"]  # every attempt
+    assert _server_first(mechanism, dict(stored), "mallory")[2]["s"] == fake["s"]  # any broker
+    assert _server_first(mechanism, stored, "trudy")[2]["s"] != fake["s"]
+    assert _server_first(mechanism, stored, "mallory", b"other")[2]["s"] != fake["s"]
+    with pytest.raises(ScramError) as unknown:
+        server.receive(client.receive(_message(fake)) or b"")
+    wrong_server, wrong_client, real_first = _server_first(mechanism, stored, "alice")
+    with pytest.raises(ScramError) as wrong:
+        wrong_server.receive(wrong_client.receive(_message(real_first)) or b"")
+    assert str(unknown.value) == str(wrong.value) == "invalid credentials"
+
+
+def test_scram_decoys_take_every_stored_shape_in_proportion_and_default_without_users() -> None:
+    shapes = [(24, 4096)] * 3 + [(64, 8192)]
+    offered = [decoy_credential(SECRET, "SCRAM-SHA-256", f"user-{i}", shapes) for i in range(400)]
+    counts = {shape: sum((len(c.salt), c.iterations) == shape for c in offered)
+              for shape in set(shapes)}
+    assert set(counts) == {(24, 4096), (64, 8192)} and sum(counts.values()) == 400
+    assert counts[(24, 4096)] > counts[(64, 8192)] > 0
+    assert all(len(c.stored_key) == len(c.server_key) == 32 for c in offered)
+    lone = decoy_credential(SECRET, "SCRAM-SHA-512", "anyone", ())
+    assert (len(lone.salt), lone.iterations, len(lone.stored_key)) == (32, 4096, 64)
 
 
 def test_scram_server_refuses_a_wrong_nonce_a_bad_proof_and_garbage() -> None:
     stored = {"bob": ScramCredential.from_password("SCRAM-SHA-256", "pw", 4096)}
     client = ScramClient("SCRAM-SHA-256", "bob", "pw")
-    server = ScramServer("SCRAM-SHA-256", stored.get)
+    server = scram_server("SCRAM-SHA-256", stored.get)
     final = client.receive(server.receive(client.first_message())) or b""
     tampered = final.replace(b"r=", b"r=X", 1)
     with pytest.raises(ScramError, match="nonce"):
@@ -99,14 +155,14 @@ def test_scram_server_refuses_a_wrong_nonce_a_bad_proof_and_garbage() -> None:
     with pytest.raises(ScramError, match="no message expected"):
         server.receive(final)  # the exchange is over after a failure
     client = ScramClient("SCRAM-SHA-256", "bob", "pw")
-    server = ScramServer("SCRAM-SHA-256", stored.get)
+    server = scram_server("SCRAM-SHA-256", stored.get)
     final = client.receive(server.receive(client.first_message())) or b""
     forged = final.rsplit(b"p=", 1)[0] + b"p=" + base64.b64encode(b"\0" * 32)
     with pytest.raises(ScramError, match="invalid credentials"):
         server.receive(forged)
     for garbage in (b"", b"\xff\xfe", b"n,,", b"x=1", b"n,,n=bob"):
         with pytest.raises(ScramError):
-            ScramServer("SCRAM-SHA-256", stored.get).receive(garbage)
+            scram_server("SCRAM-SHA-256", stored.get).receive(garbage)
 
 
 def test_scram_client_refuses_a_server_that_does_not_extend_its_nonce() -> None:
@@ -169,14 +225,16 @@ def test_acl_decisions() -> None:
 
 
 def test_sasl_state_table_limits_requests_until_authenticated() -> None:
-    auth = SaslAuthenticator(("PLAIN",), {"alice": "pw"}.get, lambda user, mech: None)
+    auth = SaslAuthenticator(("PLAIN",), {"alice": "pw"}.get, lambda user, mech: None,
+                             lambda user, mech: decoy(user, mech))
     assert auth.allows(ApiKey.API_VERSIONS) and not auth.allows(ApiKey.METADATA)
     auth.handshake("PLAIN", 1)
     assert auth.state is SaslState.AUTHENTICATE and not auth.allows(ApiKey.API_VERSIONS)
     assert auth.authenticate(plain_message("alice", "pw")) == b""
     assert auth.authenticated and auth.allows(ApiKey.PRODUCE)
     for token in (plain_message("alice", "nope"), plain_message("ghost", "pw"), b"\0\0\0"):
-        auth = SaslAuthenticator(("PLAIN",), {"alice": "pw"}.get, lambda user, mech: None)
+        auth = SaslAuthenticator(("PLAIN",), {"alice": "pw"}.get, lambda user, mech: None,
+                                 lambda user, mech: decoy(user, mech))
         auth.handshake("PLAIN", 1)
         with pytest.raises(SaslAuthenticationFailedError):
             auth.authenticate(token)
@@ -234,7 +292,7 @@ def test_scram_server_accepts_librdkafkas_doubled_client_nonce_but_nothing_else(
     credential = ScramCredential.from_password("SCRAM-SHA-256", "pw", 4096, b"salt")
 
     def final_for(nonce: str) -> tuple[ScramServer, bytes]:
-        server = ScramServer("SCRAM-SHA-256", {"bob": credential}.get, nonce=lambda: "sn")
+        server = scram_server("SCRAM-SHA-256", {"bob": credential}.get, nonce=lambda: "sn")
         server_first = server.receive(b"n,,n=bob,r=cn").decode()
         without_proof = f"c=biws,r={nonce}"
         auth = f"n=bob,r=cn,{server_first},{without_proof}".encode()

@@ -77,10 +77,16 @@ def test_scram_users_and_acls_live_in_zookeeper(tmp_path: Path,
         for broker_id in (1, 2):
             brokers.append(BrokerProcess(tmp_path / f"broker-{broker_id}", [
                 *settings, "--set", f"broker.id={broker_id}",
-                "--listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+                "--listeners", "SASL_PLAINTEXT://127.0.0.1:0",
                 "--set", "sasl.enabled.mechanisms=SCRAM-SHA-256",
+                # The brokers log in to each other as admin (a super user), over SCRAM.
+                "--set", "security.inter.broker.protocol=SASL_PLAINTEXT",
+                "--set", "sasl.mechanism.inter.broker.protocol=SCRAM-SHA-256",
+                "--set", "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config="
+                         "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                         'username="admin" password="admin-pw";',
                 "--set", "authorizer.class.name=on",
-                "--set", "super.users=User:admin;User:ANONYMOUS"]).start())
+                "--set", "super.users=User:admin"]).start())
         first, second = (sasl_address(b) for b in brokers)
         with AdminClient(**scram(first, "admin", "admin-pw")) as admin:
             admin.create_topics([NewTopic("zk-orders", 1, 1)])

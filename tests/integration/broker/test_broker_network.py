@@ -6,6 +6,7 @@ import struct
 
 from kafkalite.protocol import SUPPORTED_VERSIONS, ApiKey, decode_response
 from kafkalite_server.handlers.registry import SERVED_VERSION_CAPS
+from kafkalite_server.security.api_checks import declares
 
 CORE_KEYS = {ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.METADATA,
              ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS,
@@ -101,6 +102,7 @@ def test_a_registered_handler_is_advertised_and_served(cluster, wire):
     listed = {e["api_key"] for e in client.call(ApiKey.API_VERSIONS, 0, {})["api_keys"]}
     assert ApiKey.SASL_HANDSHAKE not in listed
 
+    @declares(open_because="a stand-in for the test")
     async def sasl_handshake(ctx, body):
         return {"error_code": 33, "mechanisms": []}
 
@@ -117,6 +119,7 @@ def test_a_registered_handler_is_advertised_and_served(cluster, wire):
 def test_handler_crash_gets_unknown_server_error_and_the_broker_keeps_serving(cluster, wire):
     broker = cluster.brokers[0]
 
+    @declares(open_because="a stand-in for the test")
     async def broken(ctx, body):
         raise RuntimeError("boom")
 
