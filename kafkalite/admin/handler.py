@@ -96,9 +96,6 @@ class ApiResult(Generic[K, V]):
     def complete(self, key: K, value: V) -> None:
         self.completed[key] = value
 
-    def fail(self, key: K, error: BaseException) -> None:
-        self.failed[key] = error
-
     def error(self, key: K, code: int, context: str, message: str | None = None) -> bool:
         """Apply error ``code`` to ``key`` by :data:`ERROR_DISPOSITIONS`; True when ``code``
         is 0 (the caller then completes the key itself). ``context`` names what was asked

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from kafkalite.admin.handler import Request
+from kafkalite.client.coordinator import GROUP_KEY
 from kafkalite.errors import MetadataEmptyBrokerList
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
@@ -36,10 +37,6 @@ from kafkalite.structs import TopicPartition
 
 K = TypeVar("K", bound=Hashable)
 
-GROUP_KEY = 0
-"""FindCoordinator's key type for a consumer group."""
-TRANSACTION_KEY = 1
-"""FindCoordinator's key type for a transactional id."""
 CLUSTER = "cluster"
 """The one key of a call about the whole cluster (DescribeCluster)."""
 
@@ -82,15 +79,12 @@ class LookupStrategy(Generic[K]):
     leader or the controller is now), not whatever the client had cached."""
     fixed: ClassVar[bool] = False
     """True when the caller chose the broker: a routing error then fails the key."""
+    by_request: ClassVar[bool] = False
+    """True for strategies that ask a broker (FindCoordinator) instead of metadata."""
 
     def lookup(self, keys: Collection[K], view: ClusterView) -> LookupResult[K]:
         """Map ``keys`` from metadata (the metadata-based strategies)."""
         raise NotImplementedError(type(self).__name__)
-
-    @property
-    def by_request(self) -> bool:
-        """True for strategies that ask a broker (FindCoordinator) instead of metadata."""
-        return False
 
     def build_request(self, key: K) -> Request:
         """The lookup request for ``key`` (the request-based strategies)."""
@@ -179,12 +173,10 @@ class Coordinator(LookupStrategy[str]):
     """The coordinator of a group (``key_type`` GROUP_KEY) or a transactional id
     (TRANSACTION_KEY), asked of any broker with FindCoordinator."""
 
+    by_request = True
+
     def __init__(self, key_type: int = GROUP_KEY) -> None:
         self.key_type = key_type
-
-    @property
-    def by_request(self) -> bool:
-        return True
 
     def build_request(self, key: str) -> Request:
         return Request(ApiKey.FIND_COORDINATOR, {"key": key, "key_type": self.key_type,

@@ -13,14 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from kafkalite.admin.handler import AdminApiHandler, ApiResult, Request
-from kafkalite.admin.lookup import (
-    TRANSACTION_KEY,
-    Coordinator,
-    EachBroker,
-    GivenBroker,
-    PartitionLeader,
-)
+from kafkalite.admin.lookup import Coordinator, EachBroker, GivenBroker, PartitionLeader
 from kafkalite.admin.offsets import by_topic
+from kafkalite.client.coordinator import TRANSACTION_KEY
 from kafkalite.protocol import ApiKey
 from kafkalite.structs import TopicPartition
 

@@ -7,14 +7,7 @@ from typing import Any
 
 from kafkalite.admin.cluster import DescribeCluster, DescribeLogDirs
 from kafkalite.admin.elections import ElectLeaders, first_real_failure
-from kafkalite.admin.lookup import (
-    CLUSTER,
-    GROUP_KEY,
-    TRANSACTION_KEY,
-    Controller,
-    Coordinator,
-    EachBroker,
-)
+from kafkalite.admin.lookup import CLUSTER, Controller, Coordinator, EachBroker
 from kafkalite.admin.transactions import (
     AbortTransaction,
     AbortTransactionSpec,
@@ -26,6 +19,7 @@ from kafkalite.admin.transactions import (
     TransactionListing,
     TransactionState,
 )
+from kafkalite.client.coordinator import GROUP_KEY, TRANSACTION_KEY
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
     ClusterAuthorizationFailedError,
