@@ -576,7 +576,6 @@ class AdminClient:
     def api_versions(self) -> dict[int, tuple[int, int]]:
         """The (min, max) version of each api key a broker of the cluster supports, from its
         ApiVersions answer."""
-        self._runner.refresh_metadata()
         return self._runner.broker_versions(min(self._broker_ids(None)))
 
     def get_broker_version_data(self, broker_id: int) -> BrokerVersionData:
