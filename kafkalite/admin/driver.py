@@ -23,7 +23,12 @@ from typing import Any, Generic, TypeVar
 
 from kafkalite.admin.handler import AdminApiHandler, ApiResult, Request
 from kafkalite.admin.lookup import ClusterView, LookupResult
-from kafkalite.errors import KafkaError, KafkaTimeoutError, ProtocolDecodeError
+from kafkalite.errors import (
+    KafkaError,
+    KafkaTimeoutError,
+    ProtocolDecodeError,
+    UnknownBrokerIdError,
+)
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -102,6 +107,8 @@ class _KeyProgress:
     last_error: BaseException | None = None
     seen_version: int = -1
     """The metadata version on which a lookup last found nothing (look again on a newer one)."""
+    missing_since: int | None = None
+    """The metadata version on which its broker was first missing from the metadata."""
 
 
 class AdminApiDriver(Generic[K, V]):
@@ -169,6 +176,8 @@ class AdminApiDriver(Generic[K, V]):
         requests: list[OutgoingRequest[K]] = []
         refresh |= self._look_up(view, now, requests)
         refresh |= self._send_mapped(view, now, requests)
+        if self.done:  # a lookup or a missing broker failed the last keys
+            return Step(done=True)
         if refresh:
             return Step(requests, refresh_metadata=True)
         waiting = [p.retry_at for p in self._keys.values()
@@ -204,7 +213,8 @@ class AdminApiDriver(Generic[K, V]):
 
     def _apply_lookup(self, found: LookupResult[K], version: int) -> None:
         for key, node in found.mapped.items():
-            self._move(key, Event.MAPPED).node = node
+            progress = self._move(key, Event.MAPPED)
+            progress.node, progress.missing_since = node, None
         for key, error in found.failed.items():
             self._move(key, Event.FAILED, error)
         for key, reason in found.unmapped.items():
@@ -213,19 +223,24 @@ class AdminApiDriver(Generic[K, V]):
     def _send_mapped(self, view: ClusterView, now: float,
                      requests: list[OutgoingRequest[K]]) -> bool:
         """Queue the API requests for the due mapped keys, by broker; True when a key's
-        broker is missing from the metadata (a coordinator just named), which a refresh
-        fixes."""
+        broker is missing from the metadata (a coordinator just named), which a refresh may
+        fix. A broker the caller named that fresh metadata does not have fails its keys."""
         by_node: dict[int, list[K]] = {}
         known = set(view.broker_ids())
         refresh = False
         for key in self._due(KeyState.MAPPED, now):
             progress = self._keys[key]
             assert progress.node is not None
-            if progress.node not in known and view.version > progress.seen_version \
-                    and not self.handler.lookup.fixed:
-                progress.seen_version = view.version
-                refresh = True
-                continue
+            if progress.node not in known:
+                if progress.missing_since is None:
+                    progress.missing_since = view.version
+                if view.version == progress.missing_since:  # refresh once, then decide
+                    refresh = True
+                    continue
+                if self.handler.lookup.fixed:  # the caller named a broker that is not there
+                    self._move(key, Event.FAILED, UnknownBrokerIdError(
+                        f"broker {progress.node} is not in the cluster metadata"))
+                    continue
             by_node.setdefault(progress.node, []).append(key)
         for node, keys in by_node.items():
             batches = [keys] if self.handler.batched else [[key] for key in keys]

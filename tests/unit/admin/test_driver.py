@@ -15,6 +15,7 @@ from kafkalite.errors import (
     KafkaTimeoutError,
     ProtocolDecodeError,
     TopicAuthorizationFailedError,
+    UnknownBrokerIdError,
 )
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
@@ -259,6 +260,18 @@ def test_a_broker_the_caller_named_keeps_its_answer() -> None:
          "error_code": NotLeaderOrFollowerError.errno}]}]})
     assert driver.state(T0) is KeyState.FAILED
     with pytest.raises(NotLeaderOrFollowerError, match="deleting records of orders-0"):
+        driver.result()
+
+
+def test_a_broker_the_caller_named_that_metadata_lacks_fails_after_one_refresh() -> None:
+    clock = FakeClock()
+    driver = AdminApiDriver(DeleteRecords({T0: 3}, 1000, leader=9), [T0],
+                            deadline=clock() + 30, clock=clock)
+    cluster = FakeCluster()
+    step = driver.poll(cluster)
+    assert step.refresh_metadata and not step.requests
+    assert driver.poll(cluster.refreshed()).done
+    with pytest.raises(UnknownBrokerIdError, match="broker 9 is not in the cluster metadata"):
         driver.result()
 
 
