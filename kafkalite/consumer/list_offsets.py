@@ -81,7 +81,7 @@ def list_offsets(client: KafkaClient, timestamps: Mapping[TopicPartition, int], 
         for tp, node in leaders.items():
             by_node[node].append(tp)
         futures = [(tps, client.send(node, ApiKey.LIST_OFFSETS,
-                                     _request(tps, pending, isolation_level)))
+                                     list_offsets_request(tps, pending, isolation_level)))
                    for node, tps in by_node.items()]
         retry = False
         for tps, future in futures:
@@ -93,8 +93,9 @@ def list_offsets(client: KafkaClient, timestamps: Mapping[TopicPartition, int], 
     return results
 
 
-def _request(tps: list[TopicPartition], timestamps: Mapping[TopicPartition, int],
-             isolation_level: int) -> dict[str, Any]:
+def list_offsets_request(tps: list[TopicPartition], timestamps: Mapping[TopicPartition, int],
+                         isolation_level: int) -> dict[str, Any]:
+    """ListOffsets' body asking for the offset of each partition's timestamp."""
     by_topic: dict[str, list[dict[str, int]]] = defaultdict(list)
     for tp in tps:
         by_topic[tp.topic].append({"partition_index": tp.partition,

@@ -19,7 +19,7 @@ from kafkalite.admin import (
     TransactionListing,
     TransactionState,
 )
-from kafkalite.admin_transactions import HANGING_SLACK_MS
+from kafkalite.admin.transactions import HANGING_SLACK_MS
 from kafkalite.consumer import Consumer
 from kafkalite.errors import TransactionalIdNotFoundError
 from kafkalite.producer import Producer
