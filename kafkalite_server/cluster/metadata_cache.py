@@ -13,6 +13,7 @@ before their own timeout.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Set
 
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import LEADER_DURING_DELETE, PartitionState, UpdateMetadata
@@ -26,6 +27,12 @@ class MetadataCache:
         self.brokers: dict[int, BrokerEndpoint] = {}
         self._topics: dict[str, dict[int, PartitionState]] = {}
         self._first_update = asyncio.Event()
+        self._deletion_listeners: list[Callable[[Set[str]], None]] = []
+
+    def on_topics_deleted(self, listener: Callable[[Set[str]], None]) -> None:
+        """Calls ``listener`` with the names of the topics each UpdateMetadata deletes
+        (Kafka's deleted partitions, which the group coordinator removes offsets of)."""
+        self._deletion_listeners.append(listener)
 
     async def wait_first_update(self, timeout_s: float) -> bool:
         """Waits at most ``timeout_s`` for the first UpdateMetadata; says whether it came."""
@@ -41,12 +48,17 @@ class MetadataCache:
         replaces the live broker list."""
         self.controller_id = message.controller_id
         self.brokers = {b.node_id: b for b in message.live_brokers}
+        deleted: set[str] = set()
         for state in message.partitions:
             if state.leader == LEADER_DURING_DELETE:
                 self._topics.pop(state.topic, None)
+                deleted.add(state.topic)
             else:
                 self._topics.setdefault(state.topic, {})[state.partition] = state
         self._first_update.set()
+        if deleted:
+            for listener in self._deletion_listeners:
+                listener(deleted)
 
     def broker_alive(self, broker_id: int) -> bool:
         """Registered, as the controller's last UpdateMetadata listed the live brokers."""

@@ -842,6 +842,32 @@ class GroupCoordinator:
             log.info("group %s: %d offsets expired", group.group_id, len(expired))
         return removed
 
+    def remove_offsets_of_deleted_topics(self, deleted: Callable[[str], bool],
+                                         partition: int | None = None) -> int:
+        """Kafka's handleDeletedPartitions: tombstone every owned group's offsets on topics
+        ``deleted`` says are gone (of the groups of ``partition`` only, if given), so a
+        topic created again under the same name is read from the start, not from offsets
+        of its predecessor. An Empty group left with no offsets is deleted, as retention
+        deletes it. Returns how many offsets went; a failed write is logged."""
+        pending = self._pending_transactional_offsets()
+        removed = 0
+        for group in list(self._groups.values()):
+            if group.partition not in self._owned or partition not in (None, group.partition):
+                continue
+            gone = [tp for tp in group.offsets if deleted(tp.topic)]
+            if not gone:
+                continue
+            try:
+                self._remove_offsets(group, gone, pending.get(group.group_id, frozenset()))
+            except (KafkaError, OSError) as exc:
+                log.warning("group %s: removing offsets of deleted topics failed: %s",
+                            group.group_id, exc)
+                continue
+            removed += len(gone)
+            log.info("group %s: removed the offsets of %d partitions of deleted topics",
+                     group.group_id, len(gone))
+        return removed
+
     # -- admin: DescribeGroups, ListGroups, DeleteGroups -------------------------------------
 
     def describe_groups(self, group_ids: list[str]) -> list[GroupDescription]:

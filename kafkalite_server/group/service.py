@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 OFFSETS_COMMIT_TIMEOUT_MS = 5000
 """Kafka's offsets.commit.timeout.ms: how long a commit waits for the ISR."""
+FIRST_METADATA_WAIT_S = 300
+"""How long a loaded partition waits for the broker's first metadata before it looks
+for offsets of deleted topics (the controller sends it right after the partition)."""
 
 
 class GroupCoordinatorService:
@@ -52,6 +55,8 @@ class GroupCoordinatorService:
         self.txn_offsets = TransactionalOffsets(self.coordinator, self.store, broker.now_ms)
         self._loads: dict[int, asyncio.Task[None]] = {}
         broker.replica_manager.add_leadership_listener(self)
+        broker.metadata_cache.on_topics_deleted(
+            lambda topics: self._remove_offsets_of_deleted_topics(topics.__contains__))
 
     # -- ownership ----------------------------------------------------------------------------
 
@@ -90,8 +95,7 @@ class GroupCoordinatorService:
             log.exception("loading %s-%d failed", OFFSETS_TOPIC, partition)
             self.coordinator.unload_partition(partition)
             return
-        self.coordinator.complete_loading(partition, replay.loaded_groups())
-        self.txn_offsets.loaded(partition, replay.transactional)
+        self._complete_loading(partition, replay)
 
     async def _load_in_steps(self, partition: int) -> None:
         """Replay a large partition a chunk at a time, letting other requests run between."""
@@ -108,8 +112,29 @@ class GroupCoordinatorService:
             return
         finally:
             self._loads.pop(partition, None)
+        self._complete_loading(partition, replay)
+
+    def _complete_loading(self, partition: int, replay: OffsetsReplay) -> None:
         self.coordinator.complete_loading(partition, replay.loaded_groups())
         self.txn_offsets.loaded(partition, replay.transactional)
+        self._broker.tasks.spawn(self._remove_offsets_of_gone_topics(partition),
+                                 f"offsets-of-deleted-topics-{partition}")
+
+    # -- offsets of deleted topics ------------------------------------------------------------
+
+    def _remove_offsets_of_deleted_topics(self, deleted: Callable[[str], bool],
+                                          partition: int | None = None) -> None:
+        self.txn_offsets.forget_deleted_topics(deleted, partition)
+        self.coordinator.remove_offsets_of_deleted_topics(deleted, partition)
+
+    async def _remove_offsets_of_gone_topics(self, partition: int) -> None:
+        """A loaded partition may hold offsets of a topic deleted while no broker that saw
+        the deletion led it (its only replica was down): they go once the metadata, whose
+        first update lists every topic, says the topic does not exist."""
+        cache = self._broker.metadata_cache
+        if await cache.wait_first_update(FIRST_METADATA_WAIT_S):
+            self._remove_offsets_of_deleted_topics(
+                lambda topic: cache.partitions_of(topic) is None, partition)
 
     # -- the offsets topic and coordinator lookup -----------------------------------------
 
