@@ -216,7 +216,10 @@ class Sender:
         self.metrics.requests += 1
         self.metrics.batches += len(sending)
         body = {
-            "transactional_id": None,
+            # A broker verifies (KIP-890) with this id that a transactional batch's
+            # partition was added to the transaction.
+            "transactional_id": (None if self.transactions is None
+                                 else self.transactions.transactional_id),
             "acks": self._acks,
             "timeout_ms": self._timeout_ms,
             "topic_data": [{"name": topic, "partition_data": parts}

@@ -21,6 +21,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 from kafkalite_server.cluster.authorized_operations import authorized_operations
+from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
@@ -28,6 +29,7 @@ from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.handlers.transactions import fenced_error
 from kafkalite_server.security.acls import AclOperation, ResourceType
 from kafkalite_server.security.api_checks import per_partition_error, requires
+from kafkalite_server.txn.verification import for_txn_offset_commit
 
 Body = dict[str, Any]
 
@@ -248,21 +250,19 @@ def _partition_error(
 
 @requires(AclOperation.READ, ResourceType.GROUP, "group_id", per_partition_error)
 async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
-    """TxnOffsetCommit: the transaction coordinator checks the producer added the group
-    (AddOffsetsToTxn) to its ongoing transaction; the offsets then wait for its marker."""
+    """TxnOffsetCommit: the transaction coordinator, wherever it is, confirms the producer
+    added the group's offsets partition (AddOffsetsToTxn) to its ongoing transaction
+    (KIP-890's verification); the offsets then wait for its marker."""
     service: GroupCoordinatorService = ctx.broker.group_coordinator
     metadata = ctx.broker.metadata_cache
     requested = [(TopicPartition(t["name"], p["partition_index"]), p)
                  for t in body["topics"] for p in t["partitions"]]
     errors = {tp: UnknownTopicOrPartitionError.errno for tp, _ in requested
               if metadata.partition(tp.topic, tp.partition) is None}
-    error = ctx.broker.txn_coordinator.coordinator.check_offsets_commit(
-        body["transactional_id"], body["producer_id"], body["producer_epoch"],
-        service.coordinator.partition_for(body["group_id"]),
-        fenced_error=fenced_error("txn_offset_commit", ctx.api_version))
     entries = {tp: OffsetCommitEntry(p["committed_offset"], p["committed_leader_epoch"],
                                      p["committed_metadata"])
                for tp, p in requested if tp not in errors}
+    error = await _verified(ctx, service, body) if entries else 0
     if error:
         errors.update(dict.fromkeys(entries, error))
     elif entries:
@@ -279,6 +279,18 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
         by_topic[tp.topic].append({"partition_index": tp.partition, "error_code": errors[tp]})
     return {"throttle_time_ms": 0,
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}
+
+
+async def _verified(ctx: RequestContext, service: GroupCoordinatorService, body: Body) -> int:
+    """0 if the transaction holds the group's offsets partition, else the error to answer."""
+    verifier = ctx.broker.txn_coordinator.verifier
+    if not verifier.enabled:
+        return 0
+    offsets_partition = (OFFSETS_TOPIC, service.coordinator.partition_for(body["group_id"]))
+    answers = await verifier.verify(body["transactional_id"], body["producer_id"],
+                                    body["producer_epoch"], [offsets_partition])
+    return for_txn_offset_commit(answers[offsets_partition],
+                                 fenced_error("txn_offset_commit", ctx.api_version))
 
 
 @requires(AclOperation.DESCRIBE, ResourceType.GROUP, "group_id")

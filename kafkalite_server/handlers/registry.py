@@ -1,7 +1,8 @@
 """The handler registry: api key -> ``async handler(context, body) -> response | None``.
 
 ApiVersions advertises exactly the registered keys, each with its SUPPORTED_VERSIONS
-range, so an API appears the moment its handler is registered and never before.
+range, so an API appears the moment its handler is registered and never before; versions
+only brokers send each other (``BROKER_ONLY_SINCE``) are served but not advertised.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafkalite.protocol import SUPPORTED_VERSIONS, ApiKey, RequestHeader
+from kafkalite.protocol.api import SERVED_VERSIONS
 from kafkalite_server.security.acls import CLUSTER_NAME, AclOperation, Resource, ResourceType
 
 if TYPE_CHECKING:
@@ -89,19 +91,23 @@ class HandlerRegistry:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
         self._versions: dict[int, tuple[int, int]] = {}
+        """Advertised ranges; the served ones may go higher (broker-only versions)."""
+        self._served: dict[int, tuple[int, int]] = {}
 
     def register(self, api_key: ApiKey, handler: Handler) -> None:
         if api_key not in SUPPORTED_VERSIONS:
             raise ValueError(f"{api_key!r} has no protocol schema to serve")
         self._handlers[int(api_key)] = handler
+        cap = SERVED_VERSION_CAPS.get(api_key, SERVED_VERSIONS[api_key][1])
         low, high = SUPPORTED_VERSIONS[api_key]
-        self._versions[int(api_key)] = (low, min(high, SERVED_VERSION_CAPS.get(api_key, high)))
+        self._versions[int(api_key)] = (low, min(high, cap))
+        self._served[int(api_key)] = (low, min(SERVED_VERSIONS[api_key][1], cap))
 
     def get(self, api_key: int) -> Handler | None:
         return self._handlers.get(api_key)
 
     def serves(self, api_key: int, api_version: int) -> bool:
-        versions = self._versions.get(api_key)
+        versions = self._served.get(api_key)
         return versions is not None and versions[0] <= api_version <= versions[1]
 
     def advertised(self) -> list[dict[str, int]]:

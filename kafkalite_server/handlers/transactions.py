@@ -1,6 +1,6 @@
-"""Transaction APIs: AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
-WriteTxnMarkers (27), DescribeProducers (61), DescribeTransactions (65),
-ListTransactions (66). InitProducerId with a transactional id is in
+"""Transaction APIs: AddPartitionsToTxn (24; its v4 comes from brokers and may only
+verify, KIP-890), AddOffsetsToTxn (25), EndTxn (26), WriteTxnMarkers (27),
+DescribeProducers (61), DescribeTransactions (65), ListTransactions (66). InitProducerId with a transactional id is in
 :mod:`kafkalite_server.handlers.producer_id`, TxnOffsetCommit and FindCoordinator key
 type 1 in :mod:`kafkalite_server.handlers.groups`.
 
@@ -28,6 +28,7 @@ from kafkalite_server.security.acls import AclOperation, ResourceType
 from kafkalite_server.security.api_checks import requires, txn_markers_error, txn_partition_error
 from kafkalite_server.txn.coordinator import TransactionCoordinator
 from kafkalite_server.txn.markers import write_markers
+from kafkalite_server.txn.metadata import TopicPartition
 from kafkalite_server.txn.state import TxnState
 
 Body = dict[str, Any]
@@ -50,25 +51,52 @@ def _coordinator(ctx: RequestContext) -> TransactionCoordinator:
 @requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "v3_and_below_transactional_id",
           txn_partition_error)
 async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
+    if ctx.api_version >= VERIFYING_VERSION:
+        return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": [
+            {"transactional_id": txn["transactional_id"],
+             "topic_results": _by_topic(await _add_or_verify(ctx, txn))}
+            for txn in body["transactions"]]}
+    errors = await _add_partitions(
+        ctx, body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
+        body["v3_and_below_producer_epoch"],
+        [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]])
+    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _by_topic(errors)}
+
+
+VERIFYING_VERSION = 4
+"""AddPartitionsToTxn v4+: a broker's request, several transactions each either added or
+(``verify_only``, KIP-890) checked."""
+
+
+async def _add_or_verify(ctx: RequestContext, txn: Body) -> dict[TopicPartition, int]:
+    requested = [(t["name"], p) for t in txn["topics"] for p in t["partitions"]]
+    if txn["verify_only"]:
+        return _coordinator(ctx).verify_partitions(
+            txn["transactional_id"], txn["producer_id"], txn["producer_epoch"], requested)
+    return await _add_partitions(ctx, txn["transactional_id"], txn["producer_id"],
+                                 txn["producer_epoch"], requested)
+
+
+async def _add_partitions(ctx: RequestContext, transactional_id: str, producer_id: int,
+                          producer_epoch: int, requested: list[TopicPartition]
+                          ) -> dict[TopicPartition, int]:
     metadata = ctx.broker.metadata_cache
-    requested = [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]]
     unknown = {tp for tp in requested if metadata.partition(*tp) is None}
     if unknown:
-        errors = {tp: UnknownTopicOrPartitionError.errno if tp in unknown
-                  else OperationNotAttemptedError.errno for tp in requested}
-    else:
-        transactional_id = body["v3_and_below_transactional_id"]
-        decided = _coordinator(ctx).add_partitions(
-            transactional_id, body["v3_and_below_producer_id"],
-            body["v3_and_below_producer_epoch"], requested,
-            fenced_error=fenced_error("add_partitions", ctx.api_version))
-        error = await ctx.broker.txn_coordinator.durable(transactional_id, decided)
-        errors = dict.fromkeys(requested, error)
+        return {tp: UnknownTopicOrPartitionError.errno if tp in unknown
+                else OperationNotAttemptedError.errno for tp in requested}
+    decided = _coordinator(ctx).add_partitions(
+        transactional_id, producer_id, producer_epoch, requested,
+        fenced_error=fenced_error("add_partitions", ctx.api_version))
+    error = await ctx.broker.txn_coordinator.durable(transactional_id, decided)
+    return dict.fromkeys(requested, error)
+
+
+def _by_topic(errors: dict[TopicPartition, int]) -> list[Body]:
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for (topic, index), error in errors.items():
         by_topic[topic].append({"partition_index": index, "partition_error_code": error})
-    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
-        {"name": t, "results_by_partition": r} for t, r in by_topic.items()]}
+    return [{"name": t, "results_by_partition": r} for t, r in by_topic.items()]
 
 
 @requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")

@@ -34,6 +34,7 @@ from kafkalite.protocol.errors import (
     InvalidTxnStateError,
     NotCoordinatorError,
     NotLeaderOrFollowerError,
+    ProducerFencedError,
     TransactionalIdNotFoundError,
 )
 from kafkalite_server.group.config import OFFSETS_TOPIC
@@ -226,22 +227,32 @@ class TransactionCoordinator:
             return outcome if isinstance(outcome, int) else InvalidTxnStateError.errno
         return self._prepare(meta, outcome)
 
-    def check_offsets_commit(self, transactional_id: str, producer_id: int,
-                             producer_epoch: int, group_offsets_partition: int, *,
-                             fenced_error: int) -> int:
-        """TxnOffsetCommit's check: the producer is current and added the group's offsets
-        partition to its ongoing transaction (AddOffsetsToTxn) -- else INVALID_TXN_STATE.
-        Ids this broker does not coordinate are not checked (0)."""
-        if self._owner_error(transactional_id):
-            return 0
-        meta, error = self._current(transactional_id, producer_id, producer_epoch,
-                                    fenced_error)
-        if meta is None:
-            return error
-        if (meta.state is not TxnState.ONGOING
-                or (OFFSETS_TOPIC, group_offsets_partition) not in meta.partitions):
-            return InvalidTxnStateError.errno
-        return 0
+    def verify_partitions(self, transactional_id: str, producer_id: int,
+                          producer_epoch: int, partitions: Iterable[TopicPartition]
+                          ) -> dict[TopicPartition, int]:
+        """KIP-890's check (AddPartitionsToTxn v4 with verify_only, asked by a partition
+        leader before it appends a transactional batch, and by the group coordinator before
+        a TxnOffsetCommit): each partition is in the producer's ongoing transaction (0) or
+        not (INVALID_TXN_STATE); or, for all of them, INVALID_PRODUCER_ID_MAPPING (an id
+        this coordinator does not know under that producer id), PRODUCER_FENCED (another
+        epoch), CONCURRENT_TRANSACTIONS (the transaction is ending), or the owner error."""
+        wanted = list(partitions)
+        error = self._owner_error(transactional_id)
+        meta = self._txns.get(transactional_id)
+        if error:
+            pass
+        elif meta is None or meta.producer_id != producer_id:
+            error = InvalidProducerIdMappingError.errno
+        elif meta.producer_epoch != producer_epoch:
+            error = ProducerFencedError.errno
+        elif meta.markers_pending or meta.state in (TxnState.PREPARE_COMMIT,
+                                                    TxnState.PREPARE_ABORT):
+            error = ConcurrentTransactionsError.errno
+        if error or meta is None:
+            return dict.fromkeys(wanted, error)
+        ongoing = meta.state is TxnState.ONGOING
+        return {tp: 0 if ongoing and tp in meta.partitions else InvalidTxnStateError.errno
+                for tp in wanted}
 
     def markers_written(self, transactional_id: str, producer_id: int,
                         producer_epoch: int) -> None:

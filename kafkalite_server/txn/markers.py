@@ -67,6 +67,7 @@ def write_markers_locally(broker: Broker, producer_id: int, producer_epoch: int,
             continue
         if topic == OFFSETS_TOPIC:
             broker.group_coordinator.txn_offsets.complete(index, producer_id, commit)
+        broker.txn_coordinator.verifier.marker_written((topic, index), producer_id)
         results[(topic, index)] = (0, info.last_offset)
     return results
 

@@ -3,8 +3,9 @@
 Ties the sans-IO :class:`TransactionCoordinator` to the broker: its state on
 ``__transaction_state`` (created on first use, compacted, Kafka's internal-topic
 settings), ownership that follows leadership of that topic's partitions (loading replays
-the partition's log), markers through :class:`BrokerMarkerSender`, and the two timers
-(aborting timed-out transactions, expiring idle transactional ids).
+the partition's log), markers through :class:`BrokerMarkerSender`, KIP-890's verification
+(:class:`TransactionVerifier`), and the two timers (aborting timed-out transactions,
+expiring idle transactional ids).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from kafkalite_server.txn.log_records import (
     encode_value,
 )
 from kafkalite_server.txn.markers import BrokerMarkerSender
+from kafkalite_server.txn.verification import TransactionVerifier
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -106,6 +108,7 @@ class TransactionCoordinatorService:
             self.config, self.store, self.markers, broker.controller.producer_ids.allocate,
             broker.now_ms)
         self.markers.coordinator = self.coordinator
+        self.verifier = TransactionVerifier(broker, enabled=self.config.partition_verification)
         broker.replica_manager.add_leadership_listener(self)
 
     def start(self) -> None:

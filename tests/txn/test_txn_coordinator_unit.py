@@ -189,3 +189,24 @@ def test_log_records_round_trip() -> None:
     assert decode_value(encode_value(value)) == value
     assert decode_key(encode_key("tx-é")) == "tx-é"
     assert 0 <= partition_for("tx", 50) < 50
+
+
+def test_verification_answers_whether_each_partition_is_in_the_transaction(setup) -> None:
+    coordinator, _, markers, _ = setup
+    other = ("t", 1)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP]) == {
+        TP: InvalidProducerIdMappingError.errno}  # an id never initialized
+    coordinator.init_producer_id("tx", 30_000, fenced_error=FENCED)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP]) == {TP: InvalidTxnStateError.errno}
+    coordinator.add_partitions("tx", 100, 0, [TP], fenced_error=FENCED)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP, other]) == {
+        TP: 0, other: InvalidTxnStateError.errno}
+    assert coordinator.verify_partitions("tx", 101, 0, [TP]) == {
+        TP: InvalidProducerIdMappingError.errno}
+    assert coordinator.verify_partitions("tx", 100, 1, [TP]) == {TP: FENCED}
+    markers.complete_at_once = False
+    coordinator.end_transaction("tx", 100, 0, True, fenced_error=FENCED)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP]) == {
+        TP: ConcurrentTransactionsError.errno}
+    coordinator.unload_partition(0)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP]) == {TP: NotCoordinatorError.errno}
