@@ -185,13 +185,13 @@ async def handle_describe_transactions(ctx: RequestContext, body: Body) -> Body:
 
 async def handle_list_transactions(ctx: RequestContext, body: Body) -> Body:
     wanted = {name: TxnState.from_display(name) for name in body["state_filters"]}
-    listed = _coordinator(ctx).list_transactions(
+    error, listed = _coordinator(ctx).list_transactions(
         {state for state in wanted.values() if state is not None},
         set(body["producer_id_filters"]), body.get("duration_filter", -1))
     unknown = [name for name, state in wanted.items() if state is None]
     if unknown and not any(wanted.values()):
         listed = []  # only unknown states asked for: nothing matches
-    return {"throttle_time_ms": 0, "error_code": 0, "unknown_state_filters": unknown,
+    return {"throttle_time_ms": 0, "error_code": error, "unknown_state_filters": unknown,
             "transaction_states": [{"transactional_id": meta.transactional_id,
                                     "producer_id": meta.producer_id,
                                     "transaction_state": meta.state.display}

@@ -322,9 +322,12 @@ class TransactionCoordinator:
         return 0, meta
 
     def list_transactions(self, states: set[TxnState] | None, producer_ids: set[int] | None,
-                          min_duration_ms: int = -1) -> list[TxnMetadata]:
+                          min_duration_ms: int = -1) -> tuple[int, list[TxnMetadata]]:
+        """The ids matching the filters; COORDINATOR_LOAD_IN_PROGRESS (as Kafka answers)
+        while a partition is loading, since its ids are missing from the list."""
         now = self._now_ms()
-        return [meta for meta in self._txns.values()
+        error = CoordinatorLoadInProgressError.errno if self._loading else 0
+        return error, [meta for meta in self._txns.values()
                 if (not states or meta.state in states)
                 and (not producer_ids or meta.producer_id in producer_ids)
                 and (min_duration_ms < 0 or (meta.state is TxnState.ONGOING

@@ -4,8 +4,8 @@ Ties the sans-IO :class:`TransactionCoordinator` to the broker: its state on
 ``__transaction_state`` (created on first use, compacted, Kafka's internal-topic
 settings), ownership that follows leadership of that topic's partitions (loading replays
 the partition's log), markers through :class:`BrokerMarkerSender`, KIP-890's verification
-(:class:`TransactionVerifier`), and the two timers (aborting timed-out transactions,
-expiring idle transactional ids).
+(:class:`TransactionVerifier`), and the timers (aborting timed-out transactions, expiring
+idle transactional ids, aborting hanging transactions on partitions led here).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from kafkalite_server.group.log_store import read_log_chunks
 from kafkalite_server.replication.replica_manager import ReplicaManager
 from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC, TxnConfig
 from kafkalite_server.txn.coordinator import TransactionCoordinator
+from kafkalite_server.txn.hanging import HangingTransactions
 from kafkalite_server.txn.log_records import (
     TransactionLogFormatError,
     TxnLogValue,
@@ -109,6 +110,7 @@ class TransactionCoordinatorService:
             broker.now_ms)
         self.markers.coordinator = self.coordinator
         self.verifier = TransactionVerifier(broker, enabled=self.config.partition_verification)
+        self.hanging = HangingTransactions(broker, self.config.max_timeout_ms, broker.now_ms)
         broker.replica_manager.add_leadership_listener(self)
 
     def start(self) -> None:
@@ -117,6 +119,8 @@ class TransactionCoordinatorService:
                     self._abort_timed_out)
         tasks.every(self.config.expiration_check_interval_ms, "expire-transactional-ids",
                     self._expire)
+        tasks.every(self.config.abort_check_interval_ms, "abort-hanging-transactions",
+                    self.hanging.abort_overdue)
 
     async def _abort_timed_out(self) -> None:
         self.coordinator.abort_timed_out()

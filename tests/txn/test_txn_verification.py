@@ -1,6 +1,7 @@
 """KIP-890's verification, from the outside: a transactional batch or a TxnOffsetCommit is
 accepted only when the producer's transaction coordinator, wherever it runs, says its
-partition is in the producer's ongoing transaction.
+partition is in the producer's ongoing transaction; and the backstop that aborts a
+hanging transaction after ``transaction.max.timeout.ms``.
 
 Requests are sent raw (a test client, batches built by kafka-python) because the real
 clients never send what is refused here; the real clients' own transactions are the rest
@@ -156,3 +157,30 @@ def test_txn_offset_commit_gets_the_same_answer_wherever_the_coordinators_are(
                            InvalidProducerIdMappingError.errno,
                            ProducerFencedError.errno, InvalidTxnStateError.errno), group_id
     assert placements == {True, False}, "every group landed on one side: widen the sample"
+
+
+def test_a_hanging_transaction_is_aborted_after_the_max_timeout(
+        cluster_factory: Callable[..., EmbeddedCluster],
+        wire: Callable[[str], WireClient]) -> None:
+    """With verification off, a made-up producer's batch is taken and holds the last
+    stable offset; once it has been open transaction.max.timeout.ms and no coordinator
+    runs that producer, the partition's leader aborts it and read_committed readers go on
+    (without the hanging record)."""
+    cluster = cluster_factory(
+        1, transaction_partition_verification_enable="false",
+        transaction_max_timeout_ms="1500", **TXN_SETTINGS)
+    create_topic(cluster)
+    bootstrap = cluster.bootstrap_servers
+    init_producer_id(cluster, wire, "tx-bystander")  # coordinators that answer
+    leader = leader_client(cluster, wire, TOPIC, 0)
+    assert produce(leader, transactional_batch([b"hanging"], UNKNOWN_PRODUCER_ID, 0),
+                   None) == 0
+    plain = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
+    plain.produce(TOPIC, b"after", partition=0)
+    assert plain.flush(15) == 0
+    assert read_all(bootstrap, TOPIC, "read_committed", timeout=3) == []
+
+    deadline = time.monotonic() + 30
+    while (committed := read_all(bootstrap, TOPIC, "read_committed", timeout=3)) != [b"after"]:
+        assert time.monotonic() < deadline, committed
+    assert read_all(bootstrap, TOPIC, "read_uncommitted") == [b"hanging", b"after"]
