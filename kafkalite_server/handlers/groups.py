@@ -68,9 +68,9 @@ def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext, key
                 "error_message": f"unknown coordinator key type {key_type}"}
     try:
         if key_type == TRANSACTION_KEY_TYPE:
-            endpoint = ctx.broker.txn_coordinator.coordinator_for(key)
+            endpoint = ctx.broker.txn_coordinator.runtime.coordinator_for(key)
         else:
-            endpoint = service.coordinator_for(key)
+            endpoint = service.runtime.coordinator_for(key)
     except KafkaStorageError as exc:  # the offsets topic could not be saved: retry later
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": exc.context}
@@ -191,7 +191,7 @@ async def handle_offset_commit(
         group_instance_id=body.get("group_instance_id"),
         retention_ms=body["retention_time_ms"],
     ) if entries else {}
-    replication_error = await service.committed_in_isr(body["group_id"]) if results else 0
+    replication_error = await service.runtime.committed(body["group_id"]) if results else 0
     return {
         "throttle_time_ms": 0,
         "topics": [
@@ -271,7 +271,7 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
             generation_id=body.get("generation_id", -1), member_id=body.get("member_id", ""),
             group_instance_id=body.get("group_instance_id"))
         # Like OffsetCommit: answered once the offsets are in the ISR of the group's partition.
-        replication_error = (await service.committed_in_isr(body["group_id"])
+        replication_error = (await service.runtime.committed(body["group_id"])
                              if 0 in stored.values() else 0)
         errors.update({tp: code or replication_error for tp, code in stored.items()})
     by_topic: dict[str, list[Body]] = defaultdict(list)

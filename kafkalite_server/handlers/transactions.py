@@ -101,13 +101,12 @@ def _by_topic(errors: dict[TopicPartition, int]) -> list[Body]:
 
 @requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
 async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
-    groups = ctx.broker.group_coordinator
-    groups.ensure_offsets_topic()
-    known = ctx.broker.metadata_cache.partitions_of("__consumer_offsets")
-    count = len(known) if known else groups.config.offsets_topic_num_partitions
+    groups = ctx.broker.group_coordinator.runtime
+    groups.ensure_topic()
     decided = _coordinator(ctx).add_offsets(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
-        body["group_id"], count, fenced_error=fenced_error("add_offsets", ctx.api_version))
+        groups.placed(body["group_id"]),
+        fenced_error=fenced_error("add_offsets", ctx.api_version))
     error = await ctx.broker.txn_coordinator.durable(body["transactional_id"], decided)
     return {"throttle_time_ms": 0, "error_code": error}
 

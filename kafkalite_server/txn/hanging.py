@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
-from kafkalite_server.cluster.broker_channel import call
 from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC
 from kafkalite_server.txn.markers import write_markers_locally
 from kafkalite_server.txn.metadata import TopicPartition
+from kafkalite_server.txn.peers import ask_peer
 from kafkalite_server.txn.state import TxnState
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-REQUEST_TIMEOUT_S = 30.0
 STILL_ENDING = frozenset({TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT,
                           TxnState.PREPARE_EPOCH_FENCE})
 """States in which a coordinator still writes the transaction's markers."""
@@ -115,14 +114,8 @@ class HangingTransactions:
         endpoint = self._broker.metadata_cache.brokers[broker_id]
         body = {"state_filters": [state.display for state in STILL_ENDING],
                 "producer_id_filters": sorted(producer_ids)}
-        try:
-            response = await call(endpoint, ApiKey.LIST_TRANSACTIONS, 0, body,
-                                  client_id=f"txn-hanging-{self._broker.node_id}",
-                                  timeout_s=REQUEST_TIMEOUT_S,
-                                  security=self._broker.peer_security)
-        except (OSError, TimeoutError, KafkaError) as exc:
-            log.info("listing transactions on broker %d: %s", broker_id, exc)
-            return None
-        if response["error_code"]:
+        response = await ask_peer(self._broker, endpoint, ApiKey.LIST_TRANSACTIONS, 0, body,
+                                  purpose="txn-hanging")
+        if response is None or response["error_code"]:
             return None
         return {txn["producer_id"] for txn in response["transaction_states"]}

@@ -38,9 +38,9 @@ from kafkalite.protocol.errors import (
     TransactionAbortableError,
 )
 from kafkalite.records.batch_header import iter_batch_headers
-from kafkalite_server.cluster.broker_channel import call
 from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC
 from kafkalite_server.txn.metadata import TopicPartition
+from kafkalite_server.txn.peers import ask_peer
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -49,7 +49,6 @@ log = logging.getLogger(__name__)
 
 VERIFY_VERSION = 4
 """AddPartitionsToTxn v4: several transactions per request, with ``verify_only``."""
-REQUEST_TIMEOUT_S = 30.0
 
 _COORDINATOR_UNREACHABLE = frozenset({
     NetworkError.errno, CoordinatorLoadInProgressError.errno,
@@ -167,7 +166,7 @@ class TransactionVerifier:
     async def _ask(self, transactional_id: str, producer_id: int, producer_epoch: int,
                    partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
         txn = self._broker.txn_coordinator
-        state_partition = txn.coordinator.partition_for(transactional_id)
+        state_partition = txn.runtime.placed(transactional_id)
         leader = self._broker.metadata_cache.leader_endpoint(TRANSACTION_STATE_TOPIC,
                                                              state_partition)
         if leader is None:
@@ -182,13 +181,9 @@ class TransactionVerifier:
             "transactional_id": transactional_id, "producer_id": producer_id,
             "producer_epoch": producer_epoch, "verify_only": True,
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}]}
-        try:
-            response = await call(leader, ApiKey.ADD_PARTITIONS_TO_TXN, VERIFY_VERSION, body,
-                                  client_id=f"txn-verification-{self._broker.node_id}",
-                                  timeout_s=REQUEST_TIMEOUT_S,
-                                  security=self._broker.peer_security)
-        except (OSError, TimeoutError, KafkaError) as exc:
-            log.info("verifying %s with broker %d: %s", transactional_id, leader.node_id, exc)
+        response = await ask_peer(self._broker, leader, ApiKey.ADD_PARTITIONS_TO_TXN,
+                                  VERIFY_VERSION, body, purpose="txn-verification")
+        if response is None:
             return dict.fromkeys(partitions, NetworkError.errno)
         if response["error_code"]:
             return dict.fromkeys(partitions, response["error_code"])

@@ -21,7 +21,8 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkalite_server import EmbeddedCluster
-from kafkalite_server.group import OFFSETS_TOPIC, offsets_partition_for
+from kafkalite_server.coordinator.hashing import partition_for
+from kafkalite_server.group import OFFSETS_TOPIC
 from tests.cli.cli_runner import Cli
 
 pytestmark = pytest.mark.compat
@@ -152,7 +153,7 @@ def test_a_coordinator_that_missed_the_deletion_drops_the_offsets_when_it_loads(
     create(bootstrap, KEPT, 1, 3)
     produce(bootstrap, KEPT, 3, 1)
     consume_and_commit(bootstrap, [KEPT], 3)
-    holder = cluster.partition_state(OFFSETS_TOPIC, offsets_partition_for(GROUP, 4)).leader
+    holder = cluster.partition_state(OFFSETS_TOPIC, partition_for(GROUP, 4)).leader
     # The doomed topic stays off the holder, so its re-creation finds no old log there.
     others = [b for b in range(3) if b != holder]
     admin = AdminClient({"bootstrap.servers": bootstrap})

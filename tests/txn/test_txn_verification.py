@@ -26,9 +26,9 @@ from kafkalite.protocol.errors import (
     ProducerFencedError,
 )
 from kafkalite_server import EmbeddedCluster
-from kafkalite_server.group import OFFSETS_TOPIC, offsets_partition_for
+from kafkalite_server.coordinator.hashing import partition_for
+from kafkalite_server.group import OFFSETS_TOPIC
 from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC
-from kafkalite_server.txn.log_records import partition_for
 from tests.conftest import WireClient
 
 TOPIC = "verified"
@@ -145,7 +145,7 @@ def test_txn_offset_commit_gets_the_same_answer_wherever_the_coordinators_are(
         group_id = f"group-{rng.randrange(10**9)}-{n}"
         node_id, client = group_coordinator(three, wire, group_id)
         assert node_id == three.partition_state(
-            OFFSETS_TOPIC, offsets_partition_for(group_id, OFFSETS_PARTITIONS)).leader
+            OFFSETS_TOPIC, partition_for(group_id, OFFSETS_PARTITIONS)).leader
         placements.add(node_id == txn_leader)
         answers = (
             txn_offset_commit(client, group_id, f"tx-ghost-{n}", UNKNOWN_PRODUCER_ID, 0),
@@ -164,10 +164,10 @@ def test_a_hanging_transaction_is_aborted_after_the_max_timeout(
         wire: Callable[[str], WireClient]) -> None:
     """With verification off, a made-up producer's batch is taken and holds the last
     stable offset; once it has been open transaction.max.timeout.ms and no coordinator
-    runs that producer, the partition's leader aborts it and read_committed readers go on
-    (without the hanging record)."""
+    (asked in process and over the network) runs that producer, the partition's leader
+    aborts it and read_committed readers go on (without the hanging record)."""
     cluster = cluster_factory(
-        1, transaction_partition_verification_enable="false",
+        3, transaction_partition_verification_enable="false",
         transaction_max_timeout_ms="1500", **TXN_SETTINGS)
     create_topic(cluster)
     bootstrap = cluster.bootstrap_servers
