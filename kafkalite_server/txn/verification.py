@@ -19,6 +19,7 @@ as Kafka's verification guard makes it, so a late "yes" never opens a new transa
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,7 @@ from kafkalite.protocol.errors import (
     ProducerFencedError,
     TransactionAbortableError,
 )
-from kafkalite.records.batch_header import iter_batch_headers
+from kafkalite.records.batch_header import LOG_OVERHEAD, TRANSACTIONAL_BIT, iter_batch_headers
 from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC
 from kafkalite_server.txn.metadata import TopicPartition
 from kafkalite_server.txn.peers import ask_peer
@@ -195,11 +196,22 @@ class TransactionVerifier:
         return {tp: answers.get(tp, CoordinatorNotAvailableError.errno) for tp in partitions}
 
 
+_MAGIC_AT = 16
+_ATTRIBUTES_LOW_BYTE_AT = 22
+"""A v2 batch's magic byte, and the low byte of its int16 attributes (the transactional
+bit), counted from the start of its ``offset, length`` prefix."""
+_LENGTH = struct.Struct(">i")
+
+
 def _transactional_producer(records: memoryview | None) -> tuple[int, int] | None:
     """(producer id, epoch) of the first transactional data batch, if any; batches that
     cannot be read are the append's to refuse."""
     if records is None:
         return None
+    if (len(records) > _ATTRIBUTES_LOW_BYTE_AT and records[_MAGIC_AT] == 2
+            and not records[_ATTRIBUTES_LOW_BYTE_AT] & TRANSACTIONAL_BIT
+            and _LENGTH.unpack_from(records, 8)[0] + LOG_OVERHEAD == len(records)):
+        return None  # one plain batch, every client's usual produce: two bytes decide
     try:
         for header in iter_batch_headers(records):
             if header.is_transactional and not header.is_control:

@@ -15,9 +15,11 @@ from kafkalite.protocol.errors import (
     NotEnoughReplicasError,
     ProducerFencedError,
 )
+from kafkalite.records import RecordBatchBuilder, encode_batch
 from kafkalite_server.txn.verification import (
     TopicPartition,
     TransactionVerifier,
+    _transactional_producer,
     for_produce,
     for_txn_offset_commit,
 )
@@ -61,3 +63,18 @@ def test_errors_are_mapped_as_kafka_maps_them() -> None:
     assert unreachable is not None and unreachable[0] == NotEnoughReplicasError.errno
     assert for_txn_offset_commit(NetworkError.errno, 90) == 14  # COORDINATOR_LOAD_IN_PROGRESS
     assert for_txn_offset_commit(ProducerFencedError.errno, 47) == 47
+
+
+def test_only_transactional_data_batches_are_asked_about() -> None:
+    """The produce check reads two bytes of the usual single plain batch, and every
+    header otherwise (Produce v0-2 may carry several batches)."""
+    plain = encode_batch([(None, b"x" * 100, 0, ())] * 3)
+    builder = RecordBatchBuilder(producer_id=7, producer_epoch=2, is_transactional=True,
+                                 base_sequence=0, batch_size=1 << 20)
+    builder.append(0, None, b"v")
+    transactional = builder.build()
+    assert _transactional_producer(memoryview(bytearray(plain))) is None
+    assert _transactional_producer(memoryview(bytearray(transactional))) == (7, 2)
+    assert _transactional_producer(memoryview(bytearray(plain + transactional))) == (7, 2)
+    assert _transactional_producer(memoryview(bytearray(b"\x00" * 30))) is None  # unreadable
+    assert _transactional_producer(None) is None
