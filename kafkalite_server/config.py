@@ -89,6 +89,7 @@ class BrokerConfig:
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
     transactional_id_expiration_ms: int = 7 * 24 * _HOUR_MS
     transaction_remove_expired_transaction_cleanup_interval_ms: int = _HOUR_MS
+    transaction_partition_verification_enable: bool = True
     # --- committed offsets (group coordinator)
     offsets_retention_minutes: int = 7 * 24 * 60
     offsets_retention_check_interval_ms: int = 600_000
@@ -362,6 +363,8 @@ _SPECS: dict[str, _Spec] = {
                                             integer(1, _INT_MAX)),
     "transaction.remove.expired.transaction.cleanup.interval.ms": _Spec(
         "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
+    "transaction.partition.verification.enable": _Spec(
+        "transaction_partition_verification_enable", boolean),
     # --- committed offsets (group coordinator)
     "offsets.retention.minutes": _Spec("offsets_retention_minutes", integer(1, _INT_MAX)),
     "offsets.retention.check.interval.ms": _Spec("offsets_retention_check_interval_ms",

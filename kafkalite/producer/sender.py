@@ -216,8 +216,8 @@ class Sender:
         self.metrics.requests += 1
         self.metrics.batches += len(sending)
         body = {
-            # Kafka refuses transactional batches unless the request names their
-            # transactional id (and the principal may Write it).
+            # A broker verifies (KIP-890) with this id that a transactional batch's
+            # partition was added to the transaction.
             "transactional_id": (None if self.transactions is None
                                  else self.transactions.transactional_id),
             "acks": self._acks,

@@ -221,10 +221,23 @@ def _supported(api: Api) -> tuple[int, int]:
     return versions.lo, versions.hi
 
 
-SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
+SERVED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     key: _supported(api) for key, api in sorted(APIS.items())
 }
-"""The versions kafkalite serves (broker) and negotiates (client), per api key."""
+"""Every version kafkalite can encode and decode, per api key."""
+
+BROKER_ONLY_SINCE: dict[ApiKey, int] = {ApiKey.ADD_PARTITIONS_TO_TXN: 4}
+"""The first version of an API that only brokers send each other: AddPartitionsToTxn v4+
+is KIP-890's verification (Kafka's schema: versions 3 and below are the clients', 4 and
+above the brokers'). Clients never negotiate it, and brokers never advertise it: kafka-python
+takes a broker advertising AddPartitionsToTxn v4 for Kafka 3.6 and speaks that release's
+versions of every API."""
+
+SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
+    key: (lo, min(hi, BROKER_ONLY_SINCE.get(key, hi + 1) - 1))
+    for key, (lo, hi) in SERVED_VERSIONS.items()
+}
+"""The versions kafkalite negotiates (client) and advertises (broker), per api key."""
 
 
 _APIS_BY_NUMBER: dict[int, Api] = {int(key): api for key, api in APIS.items()}
@@ -242,5 +255,5 @@ def is_supported(api_key: int, api_version: int) -> bool:
     api = api_for(api_key)
     if api is None:
         return False
-    lo, hi = SUPPORTED_VERSIONS[api.key]
+    lo, hi = SERVED_VERSIONS[api.key]
     return lo <= api_version <= hi

@@ -2,7 +2,7 @@
 
 ``__consumer_offsets`` holds every group's committed offsets and ``__transaction_state``
 is reserved by name for the transaction coordinator. Deleting one, or adding partitions to
-it (which moves every group to another partition, see ``group.hashing``), silently loses
+it (which moves every group to another partition, see ``coordinator.hashing``), silently loses
 that state; so does creating one with a client's settings before the broker creates it with
 its own. The admin handlers refuse all three with INVALID_REQUEST and a message naming the
 topic. Kafka answers some of these requests with TOPIC_AUTHORIZATION_FAILED; kafkalite has

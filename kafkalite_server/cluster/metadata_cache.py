@@ -13,7 +13,7 @@ before their own timeout.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Set
 
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import LEADER_DURING_DELETE, PartitionState, UpdateMetadata
@@ -28,6 +28,12 @@ class MetadataCache:
         self._topics: dict[str, dict[int, PartitionState]] = {}
         self._first_update = asyncio.Event()
         self._waiters: set[asyncio.Future[None]] = set()
+        self._deletion_listeners: list[Callable[[Set[str]], None]] = []
+
+    def on_topics_deleted(self, listener: Callable[[Set[str]], None]) -> None:
+        """Calls ``listener`` with the names of the topics each UpdateMetadata deletes
+        (Kafka's deleted partitions, which the group coordinator removes offsets of)."""
+        self._deletion_listeners.append(listener)
 
     async def wait_first_update(self, timeout_s: float) -> bool:
         """Waits at most ``timeout_s`` for the first UpdateMetadata; says whether it came."""
@@ -43,9 +49,11 @@ class MetadataCache:
         replaces the live broker list."""
         self.controller_id = message.controller_id
         self.brokers = {b.node_id: b for b in message.live_brokers}
+        deleted: set[str] = set()
         for state in message.partitions:
             if state.leader == LEADER_DURING_DELETE:
                 self._topics.pop(state.topic, None)
+                deleted.add(state.topic)
             else:
                 self._topics.setdefault(state.topic, {})[state.partition] = state
         self._first_update.set()
@@ -53,6 +61,9 @@ class MetadataCache:
             if not waiter.done():
                 waiter.set_result(None)
         self._waiters.clear()
+        if deleted:
+            for listener in self._deletion_listeners:
+                listener(deleted)
 
     async def wait_until(self, condition: Callable[[], bool], timeout_s: float) -> bool:
         """Waits at most ``timeout_s`` until ``condition()`` holds, checking it after each

@@ -2,7 +2,6 @@
 
 from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
 from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest, LeavingMember
-from kafkalite_server.group.hashing import java_string_hashcode, offsets_partition_for
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.state import GroupState
 
@@ -16,6 +15,4 @@ __all__ = [
     "OffsetAndMetadata",
     "OffsetCommitEntry",
     "TopicPartition",
-    "java_string_hashcode",
-    "offsets_partition_for",
 ]

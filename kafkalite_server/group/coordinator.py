@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kafkalite.errors import KafkaError
+from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.group import error_codes as codes
 from kafkalite_server.group.config import GroupCoordinatorConfig
 from kafkalite_server.group.expiry import expired_offsets
 from kafkalite_server.group.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
-from kafkalite_server.group.hashing import offsets_partition_for
 from kafkalite_server.group.member import GroupMember, JoinCallback, SyncCallback
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.results import (
@@ -99,55 +99,34 @@ class GroupCoordinator:
         store: GroupStore,
         member_id_factory: Callable[[str], str] = default_member_id,
         pending_transactional_offsets: PendingOffsets | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
         """``pending_transactional_offsets``: per group, the partitions with offsets
         committed in a transaction that has not ended (see :mod:`.txn_offsets`); retention
-        keeps those offsets and their group."""
+        keeps those offsets and their group. ``ownership``: which ``__consumer_offsets``
+        partitions this broker coordinates (the runtime's; a fresh one, owning nothing,
+        by default)."""
         self.config = config
+        self.ownership = ownership or Ownership(config.offsets_topic_num_partitions)
         self._pending_transactional_offsets = pending_transactional_offsets or dict
         self._scheduler = scheduler
         self._store = store
         self._new_member_id = member_id_factory
         self._groups: dict[str, ClassicGroup] = {}
-        self.offsets_partition_count = config.offsets_topic_num_partitions
-        self._owned: set[int] = set()
-        self._loading: set[int] = set()
         #: The next offsets.retention.check.interval.ms pass; runs while partitions are owned.
         self._expiry_timer: TimerHandle | None = None
 
     # -- partition ownership ------------------------------------------------------------------
 
     def partition_for(self, group_id: str) -> int:
-        return offsets_partition_for(group_id, self.offsets_partition_count)
-
-    def adopt_offsets_partition_count(self, count: int) -> None:
-        """Place groups by the offsets topic's real partition count, as Kafka does when the
-        topic already exists with another count than configured. Only before any partition
-        is owned: moving groups between partitions would lose them."""
-        if count == self.offsets_partition_count:
-            return
-        if self._owned or self._loading:
-            raise RuntimeError(
-                "the offsets partition count cannot change while partitions are owned"
-            )
-        self.offsets_partition_count = count
-
-    def partitions(self) -> frozenset[int]:
-        """The offsets partitions this coordinator owns or is loading."""
-        return frozenset(self._owned | self._loading)
+        return self.ownership.partition_for(group_id)
 
     def group(self, group_id: str) -> ClassicGroup | None:
         return self._groups.get(group_id)
 
-    def begin_loading(self, partition: int) -> None:
-        """This broker now leads ``partition``; its groups answer LOAD_IN_PROGRESS until loaded."""
-        self._owned.discard(partition)
-        self._loading.add(partition)
-
-    def complete_loading(self, partition: int, loaded: Iterable[LoadedGroup]) -> None:
-        """Install the groups replayed from the partition's log: Empty, with their offsets."""
-        if partition not in self._loading:
-            return  # leadership moved away while the log was being read
+    def install(self, partition: int, loaded: Iterable[LoadedGroup]) -> None:
+        """Install the groups replayed from an owned partition's log: Empty, with their
+        offsets."""
         now = self._scheduler.now_ms()
         for entry in loaded:
             if self.partition_for(entry.group_id) != partition:
@@ -165,19 +144,15 @@ class GroupCoordinator:
                     group.state_timestamp_ms = entry.metadata.state_timestamp_ms
             group.offsets = dict(entry.offsets)
             self._groups[entry.group_id] = group
-        self._loading.discard(partition)
-        self._owned.add(partition)
         self._schedule_offset_expiry()
 
     def unload_partition(self, partition: int) -> None:
         """Leadership of ``partition`` moved away: drop its groups, answer NOT_COORDINATOR."""
-        self._owned.discard(partition)
-        self._loading.discard(partition)
         for group in [g for g in self._groups.values() if g.partition == partition]:
             self._kill_group(group, codes.NOT_COORDINATOR)
 
     def shutdown(self) -> None:
-        for partition in sorted(self._owned | self._loading):
+        for partition in sorted({group.partition for group in self._groups.values()}):
             self.unload_partition(partition)
         if self._expiry_timer is not None:
             self._expiry_timer.cancel()
@@ -186,12 +161,7 @@ class GroupCoordinator:
     def _validate_group_status(self, group_id: str, *, allow_empty_id: bool = False) -> int:
         if not group_id and not allow_empty_id:
             return codes.INVALID_GROUP_ID
-        partition = self.partition_for(group_id)
-        if partition in self._loading:
-            return codes.COORDINATOR_LOAD_IN_PROGRESS
-        if partition not in self._owned:
-            return codes.NOT_COORDINATOR
-        return codes.NONE
+        return self.ownership.error_for(group_id)
 
     def _is_current(self, group: ClassicGroup) -> bool:
         return self._groups.get(group.group_id) is group
@@ -734,7 +704,7 @@ class GroupCoordinator:
         """A transaction holding these offsets committed."""
         group = self._groups.get(group_id)
         if group is None:
-            if self.partition_for(group_id) not in self._owned:
+            if not self.ownership.owns(group_id):
                 return
             group = self._create_group(group_id)
         group.offsets.update(offsets)
@@ -813,7 +783,7 @@ class GroupCoordinator:
     def _on_expiry_check(self) -> None:
         self._expiry_timer = None
         self.remove_expired_offsets()
-        if self._owned or self._loading:
+        if self.ownership.partitions:
             self._schedule_offset_expiry()
 
     def remove_expired_offsets(self) -> int:
@@ -826,7 +796,7 @@ class GroupCoordinator:
         pending = self._pending_transactional_offsets()
         removed = 0
         for group in list(self._groups.values()):
-            if group.partition not in self._owned:
+            if not self.ownership.is_owned(group.partition):
                 continue
             held = pending.get(group.group_id, frozenset())
             expired = expired_offsets(group, now, self.config.offsets_retention_ms, held)
@@ -840,6 +810,33 @@ class GroupCoordinator:
                 continue
             removed += len(expired)
             log.info("group %s: %d offsets expired", group.group_id, len(expired))
+        return removed
+
+    def remove_offsets_of_deleted_topics(self, deleted: Callable[[str], bool],
+                                         partition: int | None = None) -> int:
+        """Kafka's handleDeletedPartitions: tombstone every owned group's offsets on topics
+        ``deleted`` says are gone (of the groups of ``partition`` only, if given), so a
+        topic created again under the same name is read from the start, not from offsets
+        of its predecessor. An Empty group left with no offsets is deleted, as retention
+        deletes it. Returns how many offsets went; a failed write is logged."""
+        pending = self._pending_transactional_offsets()
+        removed = 0
+        for group in list(self._groups.values()):
+            if (not self.ownership.is_owned(group.partition)
+                    or partition not in (None, group.partition)):
+                continue
+            gone = [tp for tp in group.offsets if deleted(tp.topic)]
+            if not gone:
+                continue
+            try:
+                self._remove_offsets(group, gone, pending.get(group.group_id, frozenset()))
+            except (KafkaError, OSError) as exc:
+                log.warning("group %s: removing offsets of deleted topics failed: %s",
+                            group.group_id, exc)
+                continue
+            removed += len(gone)
+            log.info("group %s: removed the offsets of %d partitions of deleted topics",
+                     group.group_id, len(gone))
         return removed
 
     # -- admin: DescribeGroups, ListGroups, DeleteGroups -------------------------------------
@@ -878,7 +875,7 @@ class GroupCoordinator:
 
     def list_groups(self) -> tuple[int, list[GroupListing]]:
         """Every group this coordinator owns; LOAD_IN_PROGRESS flags a partial answer."""
-        error = codes.COORDINATOR_LOAD_IN_PROGRESS if self._loading else codes.NONE
+        error = codes.COORDINATOR_LOAD_IN_PROGRESS if self.ownership.loading else codes.NONE
         listings = [
             GroupListing(g.group_id, g.protocol_type or "", g.state.value)
             for g in self._groups.values()

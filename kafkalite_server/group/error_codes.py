@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafkalite.protocol import errors
+from kafkalite_server.coordinator.errors import write_error
 
 NONE = 0
 UNKNOWN_SERVER_ERROR = errors.UnknownServerError.errno
@@ -23,37 +24,24 @@ MEMBER_ID_REQUIRED = errors.MemberIdRequiredError.errno
 FENCED_INSTANCE_ID = errors.FencedInstanceIdError.errno
 GROUP_SUBSCRIBED_TO_TOPIC = errors.GroupSubscribedToTopicError.errno
 
-#: How a failed write to the offsets log is reported to the member (Kafka's mapping in
-#: GroupMetadataManager): the client must look for the coordinator again or shrink the commit.
-_STORAGE_ERRORS: dict[type[errors.BrokerResponseError], int] = {
-    errors.UnknownTopicOrPartitionError: COORDINATOR_NOT_AVAILABLE,
-    errors.NotEnoughReplicasError: COORDINATOR_NOT_AVAILABLE,
-    errors.NotEnoughReplicasAfterAppendError: COORDINATOR_NOT_AVAILABLE,
-    errors.RequestTimedOutError: COORDINATOR_NOT_AVAILABLE,
-    errors.NotLeaderOrFollowerError: NOT_COORDINATOR,
-    errors.KafkaStorageError: NOT_COORDINATOR,
-    errors.MessageTooLargeError: INVALID_COMMIT_OFFSET_SIZE,
-    errors.RecordListTooLargeError: INVALID_COMMIT_OFFSET_SIZE,
-    errors.InvalidFetchSizeError: INVALID_COMMIT_OFFSET_SIZE,
+#: Where a failed write to the offsets log is answered otherwise than every coordinator
+#: write (Kafka's GroupMetadataManager): an oversized commit is the member's to shrink.
+_OFFSETS_WRITE_ERRORS: dict[int, int] = {
+    errors.MessageTooLargeError.errno: INVALID_COMMIT_OFFSET_SIZE,
+    errors.RecordListTooLargeError.errno: INVALID_COMMIT_OFFSET_SIZE,
+    errors.InvalidFetchSizeError.errno: INVALID_COMMIT_OFFSET_SIZE,
 }
 
-
-#: Where writing group metadata (SyncGroup) differs: an oversized group is a server-side
-#: problem the member cannot fix, and a timeout just means "rejoin".
-_GROUP_STORAGE_ERRORS: dict[type[errors.BrokerResponseError], int] = {
-    **_STORAGE_ERRORS,
-    errors.RequestTimedOutError: REBALANCE_IN_PROGRESS,
-    errors.MessageTooLargeError: UNKNOWN_SERVER_ERROR,
-    errors.RecordListTooLargeError: UNKNOWN_SERVER_ERROR,
-    errors.InvalidFetchSizeError: UNKNOWN_SERVER_ERROR,
+#: Where writing group metadata (SyncGroup) differs: a timeout just means "rejoin" (an
+#: oversized group is a server-side problem the member cannot fix: UNKNOWN_SERVER_ERROR).
+_GROUP_WRITE_ERRORS: dict[int, int] = {
+    errors.RequestTimedOutError.errno: REBALANCE_IN_PROGRESS,
 }
 
 
 def storage_error_code(exc: BaseException, *, group_metadata: bool = False) -> int:
     """The code to answer with when persisting to ``__consumer_offsets`` raised ``exc``."""
-    if isinstance(exc, errors.BrokerResponseError):
-        table = _GROUP_STORAGE_ERRORS if group_metadata else _STORAGE_ERRORS
-        return table.get(type(exc), UNKNOWN_SERVER_ERROR)
-    if isinstance(exc, OSError):
-        return NOT_COORDINATOR  # a failing log dir: Kafka answers as for KAFKA_STORAGE_ERROR
-    return UNKNOWN_SERVER_ERROR
+    overlay = _GROUP_WRITE_ERRORS if group_metadata else _OFFSETS_WRITE_ERRORS
+    if isinstance(exc, errors.BrokerResponseError) and exc.errno in overlay:
+        return overlay[exc.errno]
+    return write_error(exc)

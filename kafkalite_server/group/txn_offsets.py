@@ -87,15 +87,22 @@ class TransactionalOffsets:
         for producers in self._pending.values():
             for entries in producers.values():
                 for key, _ in entries:
-                    try:
-                        decoded = decode_offsets_topic_key(key)
-                    except ProtocolDecodeError:
-                        continue
-                    if decoded is not None and decoded[0] == "offset":
-                        fields = decoded[1]
-                        pending.setdefault(fields["group"], set()).add(
-                            TopicPartition(fields["topic"], fields["partition"]))
+                    decoded = _offset_key(key)
+                    if decoded is not None:
+                        pending.setdefault(decoded[0], set()).add(decoded[1])
         return pending
+
+    def forget_deleted_topics(self, deleted: Callable[[str], bool],
+                              partition: int | None = None) -> None:
+        """Drops pending offsets of topics ``deleted`` says are gone (of ``partition``
+        only, if given): their transaction's commit must not bring them back."""
+        for index, producers in self._pending.items():
+            if partition not in (None, index):
+                continue
+            for producer_id, entries in producers.items():
+                producers[producer_id] = [
+                    (key, value) for key, value in entries
+                    if (tp := _offset_key(key)) is None or not deleted(tp[1].topic)]
 
     def complete(self, partition: int, producer_id: int, commit: bool) -> None:
         """The marker for ``producer_id`` reached offsets ``partition``."""
@@ -106,14 +113,11 @@ class TransactionalOffsets:
     def apply(self, entries: list[KeyValue]) -> None:
         by_group: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
         for key, value in entries:
+            decoded = _offset_key(key)
+            if decoded is None or value is None:
+                continue
             try:
-                decoded = decode_offsets_topic_key(key)
-                if decoded is None or decoded[0] != "offset" or value is None:
-                    continue
-                fields = decoded[1]
-                by_group.setdefault(fields["group"], {})[
-                    TopicPartition(fields["topic"], fields["partition"])
-                ] = _offset_from_value(value)
+                by_group.setdefault(decoded[0], {})[decoded[1]] = _offset_from_value(value)
             except (ProtocolDecodeError, KeyError, ValueError) as exc:
                 log.warning("skipping an unreadable transactional offset: %s", exc)
         for group_id, offsets in by_group.items():
@@ -125,3 +129,16 @@ class TransactionalOffsets:
 
     def unload(self, partition: int) -> None:
         self._pending.pop(partition, None)
+
+
+def _offset_key(key: bytes) -> tuple[str, TopicPartition] | None:
+    """The group and partition an offset commit record's key names; None for other keys."""
+    try:
+        decoded = decode_offsets_topic_key(key)
+    except ProtocolDecodeError as exc:
+        log.warning("skipping an unreadable transactional offset key: %s", exc)
+        return None
+    if decoded is None or decoded[0] != "offset":
+        return None
+    fields = decoded[1]
+    return fields["group"], TopicPartition(fields["topic"], fields["partition"])

@@ -28,6 +28,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 from kafkalite_server.cluster.authorized_operations import authorized_operations
+from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
@@ -46,6 +47,7 @@ from kafkalite_server.security.api_checks import (
     per_partition_error,
     requires,
 )
+from kafkalite_server.txn.verification import for_txn_offset_commit
 
 Body = dict[str, Any]
 
@@ -100,9 +102,9 @@ def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext, key
         return {**no_node, "error_code": check.error.errno, "error_message": None}
     try:
         if key_type == TRANSACTION_KEY_TYPE:
-            endpoint = ctx.broker.txn_coordinator.coordinator_for(key)
+            endpoint = ctx.broker.txn_coordinator.runtime.coordinator_for(key)
         else:
-            endpoint = service.coordinator_for(key)
+            endpoint = service.runtime.coordinator_for(key)
     except KafkaStorageError as exc:  # the offsets topic could not be saved: retry later
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": exc.context}
@@ -229,7 +231,7 @@ async def handle_offset_commit(
         group_instance_id=body.get("group_instance_id"),
         retention_ms=body["retention_time_ms"],
     ) if entries else {}
-    replication_error = await service.committed_in_isr(body["group_id"]) if results else 0
+    replication_error = await service.runtime.committed(body["group_id"]) if results else 0
     return {
         "throttle_time_ms": 0,
         "topics": [
@@ -298,8 +300,9 @@ def _partition_error(
 @requires(READ_GROUP, "group_id", per_partition_error)
 @declares(READ_TOPICS)
 async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
-    """TxnOffsetCommit: the transaction coordinator checks the producer added the group
-    (AddOffsetsToTxn) to its ongoing transaction; the offsets then wait for its marker."""
+    """TxnOffsetCommit: the transaction coordinator, wherever it is, confirms the producer
+    added the group's offsets partition (AddOffsetsToTxn) to its ongoing transaction
+    (KIP-890's verification); the offsets then wait for its marker."""
     service: GroupCoordinatorService = ctx.broker.group_coordinator
     metadata = ctx.broker.metadata_cache
     requested = [(TopicPartition(t["name"], p["partition_index"]), p)
@@ -308,13 +311,10 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
     errors = {tp: READ_TOPICS.error.errno if tp.topic in denied
               else UnknownTopicOrPartitionError.errno for tp, _ in requested
               if tp.topic in denied or metadata.partition(tp.topic, tp.partition) is None}
-    error = ctx.broker.txn_coordinator.coordinator.check_offsets_commit(
-        body["transactional_id"], body["producer_id"], body["producer_epoch"],
-        service.coordinator.partition_for(body["group_id"]),
-        fenced_error=fenced_error("txn_offset_commit", ctx.api_version))
     entries = {tp: OffsetCommitEntry(p["committed_offset"], p["committed_leader_epoch"],
                                      p["committed_metadata"])
                for tp, p in requested if tp not in errors}
+    error = await _verified(ctx, service, body) if entries else 0
     if error:
         errors.update(dict.fromkeys(entries, error))
     elif entries:
@@ -323,7 +323,7 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
             generation_id=body.get("generation_id", -1), member_id=body.get("member_id", ""),
             group_instance_id=body.get("group_instance_id"))
         # Like OffsetCommit: answered once the offsets are in the ISR of the group's partition.
-        replication_error = (await service.committed_in_isr(body["group_id"])
+        replication_error = (await service.runtime.committed(body["group_id"])
                              if 0 in stored.values() else 0)
         errors.update({tp: code or replication_error for tp, code in stored.items()})
     by_topic: dict[str, list[Body]] = defaultdict(list)
@@ -331,6 +331,18 @@ async def handle_txn_offset_commit(ctx: RequestContext, body: Body) -> Body:
         by_topic[tp.topic].append({"partition_index": tp.partition, "error_code": errors[tp]})
     return {"throttle_time_ms": 0,
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}
+
+
+async def _verified(ctx: RequestContext, service: GroupCoordinatorService, body: Body) -> int:
+    """0 if the transaction holds the group's offsets partition, else the error to answer."""
+    verifier = ctx.broker.txn_coordinator.verifier
+    if not verifier.enabled:
+        return 0
+    offsets_partition = (OFFSETS_TOPIC, service.coordinator.partition_for(body["group_id"]))
+    answers = await verifier.verify(body["transactional_id"], body["producer_id"],
+                                    body["producer_epoch"], [offsets_partition])
+    return for_txn_offset_commit(answers[offsets_partition],
+                                 fenced_error("txn_offset_commit", ctx.api_version))
 
 
 @requires(DESCRIBE_GROUP, "group_id")

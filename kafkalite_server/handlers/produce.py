@@ -1,7 +1,9 @@
 """Produce (0): translate the request for ``ReplicaManager.append_records`` and back.
 
 acks=0 gets no response (and a failed acks=0 request closes the connection, as Kafka
-does, so the client refreshes its metadata); the replica manager owns everything else.
+does, so the client refreshes its metadata); a transactional batch that would open a
+transaction is first verified with its transaction coordinator (KIP-890, see
+:mod:`kafkalite_server.txn.verification`); the replica manager owns everything else.
 
 Authorization, as Kafka's: Write on each topic (the others' partitions answer
 TOPIC_AUTHORIZATION_FAILED), and a request carrying transactional batches needs Write on
@@ -38,8 +40,13 @@ async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str,
     entries = [((topic["name"], data["index"]), data["records"])
                for topic in body["topic_data"] for data in topic["partition_data"]
                if topic["name"] not in refused]
+    unverified = await ctx.broker.txn_coordinator.verifier.refuse_unverified(
+        transactional_id, entries)
     results = await ctx.broker.replica_manager.append_records(
-        entries, acks=acks, timeout_ms=body["timeout_ms"], api_version=ctx.api_version)
+        [entry for entry in entries if entry[0] not in unverified], acks=acks,
+        timeout_ms=body["timeout_ms"], api_version=ctx.api_version)
+    results.update({key: ProduceResult(error, message)
+                    for key, (error, message) in unverified.items()})
     results.update({(topic["name"], data["index"]): answer for topic in body["topic_data"]
                     if topic["name"] in refused for data in topic["partition_data"]})
     if acks == 0:

@@ -4,6 +4,8 @@ ApiVersions advertises exactly the registered keys, each with its SUPPORTED_VERS
 range, so an API appears the moment its handler is registered and never before. A handler
 must declare its authorization (:mod:`kafkalite_server.security.api_checks`): one without a
 declaration is refused at registration, so no API is served unchecked by oversight.
+Versions only brokers send each other (``BROKER_ONLY_SINCE``) are served but not
+advertised.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafkalite.protocol import SUPPORTED_VERSIONS, ApiKey, RequestHeader
+from kafkalite.protocol.api import SERVED_VERSIONS
 from kafkalite_server.security.acls import CLUSTER_NAME, AclOperation, Resource, ResourceType
 from kafkalite_server.security.api_checks import CREATE_TOPIC, Access, access_of
 
@@ -87,6 +90,8 @@ class HandlerRegistry:
         self._handlers: dict[int, Handler] = {}
         self._versions: dict[int, tuple[int, int]] = {}
         self._access: dict[ApiKey, Access] = {}
+        """Advertised ranges; the served ones may go higher (broker-only versions)."""
+        self._served: dict[int, tuple[int, int]] = {}
 
     def register(self, api_key: ApiKey, handler: Handler) -> None:
         if api_key not in SUPPORTED_VERSIONS:
@@ -98,8 +103,10 @@ class HandlerRegistry:
                              "(kafkalite_server.security.api_checks)")
         self._access[api_key] = access
         self._handlers[int(api_key)] = handler
+        cap = SERVED_VERSION_CAPS.get(api_key, SERVED_VERSIONS[api_key][1])
         low, high = SUPPORTED_VERSIONS[api_key]
-        self._versions[int(api_key)] = (low, min(high, SERVED_VERSION_CAPS.get(api_key, high)))
+        self._versions[int(api_key)] = (low, min(high, cap))
+        self._served[int(api_key)] = (low, min(SERVED_VERSIONS[api_key][1], cap))
 
     def access(self) -> dict[ApiKey, Access]:
         """Every registered API's declared authorization, by api key."""
@@ -109,7 +116,7 @@ class HandlerRegistry:
         return self._handlers.get(api_key)
 
     def serves(self, api_key: int, api_version: int) -> bool:
-        versions = self._versions.get(api_key)
+        versions = self._served.get(api_key)
         return versions is not None and versions[0] <= api_version <= versions[1]
 
     def advertised(self) -> list[dict[str, int]]:

@@ -1,6 +1,7 @@
-"""Transaction APIs: AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
-WriteTxnMarkers (27), DescribeProducers (61), DescribeTransactions (65),
-ListTransactions (66). InitProducerId with a transactional id is in
+"""Transaction APIs: AddPartitionsToTxn (24; its v4 comes from brokers and may only
+verify, KIP-890), AddOffsetsToTxn (25), EndTxn (26), WriteTxnMarkers (27),
+DescribeProducers (61), DescribeTransactions (65), ListTransactions (66). InitProducerId
+with a transactional id is in
 :mod:`kafkalite_server.handlers.producer_id`, TxnOffsetCommit and FindCoordinator key
 type 1 in :mod:`kafkalite_server.handlers.groups`.
 
@@ -11,7 +12,7 @@ its markers the same way). Requests older than KIP-588's
 versions get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED.
 
 Authorization follows Kafka: the transactional id's Write for a producer's requests (and
-Write on each topic it adds, Read on the group whose offsets it adds), ClusterAction for
+Write on each topic it adds; a broker's AddPartitionsToTxn v4+ needs ClusterAction instead, Read on the group whose offsets it adds), ClusterAction for
 the coordinator's WriteTxnMarkers, Read on the topic for DescribeProducers, and Describe on
 the transactional id to see a transaction (ListTransactions leaves out the others,
 DescribeTransactions lists only the partitions of topics the principal may describe).
@@ -46,6 +47,7 @@ from kafkalite_server.security.api_checks import (
 )
 from kafkalite_server.txn.coordinator import TransactionCoordinator
 from kafkalite_server.txn.markers import write_markers
+from kafkalite_server.txn.metadata import TopicPartition
 from kafkalite_server.txn.state import TxnState
 
 Body = dict[str, Any]
@@ -65,42 +67,78 @@ def _coordinator(ctx: RequestContext) -> TransactionCoordinator:
     return ctx.broker.txn_coordinator.coordinator
 
 
-@requires(WRITE_TRANSACTIONAL_ID, "v3_and_below_transactional_id", txn_partition_error)
-@declares(WRITE_TOPICS)
+VERIFYING_VERSION = 4
+"""AddPartitionsToTxn v4+: a broker's request, several transactions each either added or
+(``verify_only``, KIP-890) checked."""
+CLIENT_ADD_PARTITIONS = replace(WRITE_TRANSACTIONAL_ID, when="v0-3, from a producer")
+BROKER_ADD_PARTITIONS = replace(CLUSTER_ACTION, when="v4+, from a partition leader")
+
+
+@declares(CLIENT_ADD_PARTITIONS, WRITE_TOPICS, BROKER_ADD_PARTITIONS)
 async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
+    if ctx.api_version >= VERIFYING_VERSION:
+        if not BROKER_ADD_PARTITIONS.allows(ctx):
+            return {"throttle_time_ms": 0,
+                    "error_code": BROKER_ADD_PARTITIONS.error.errno,
+                    "results_by_transaction": []}
+        return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": [
+            {"transactional_id": txn["transactional_id"],
+             "topic_results": _by_topic(await _add_or_verify(ctx, txn))}
+            for txn in body["transactions"]]}
+    if not CLIENT_ADD_PARTITIONS.allows(ctx, body["v3_and_below_transactional_id"]):
+        return txn_partition_error(body, CLIENT_ADD_PARTITIONS.error.errno)
+    errors = await _add_partitions(
+        ctx, body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
+        body["v3_and_below_producer_epoch"],
+        [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]])
+    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _by_topic(errors)}
+
+
+async def _add_or_verify(ctx: RequestContext, txn: Body) -> dict[TopicPartition, int]:
+    requested = [(t["name"], p) for t in txn["topics"] for p in t["partitions"]]
+    if txn["verify_only"]:
+        return _coordinator(ctx).verify_partitions(
+            txn["transactional_id"], txn["producer_id"], txn["producer_epoch"], requested)
+    return await _add_partitions(ctx, txn["transactional_id"], txn["producer_id"],
+                                 txn["producer_epoch"], requested, from_broker=True)
+
+
+async def _add_partitions(ctx: RequestContext, transactional_id: str, producer_id: int,
+                          producer_epoch: int, requested: list[TopicPartition], *,
+                          from_broker: bool = False) -> dict[TopicPartition, int]:
+    """A producer needs Write on each topic; a broker adding for one (v4+) was checked for
+    ClusterAction already."""
     metadata = ctx.broker.metadata_cache
-    requested = [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]]
-    denied = WRITE_TOPICS.denied(ctx, [topic for topic, _ in requested])
+    denied = (frozenset() if from_broker
+              else WRITE_TOPICS.denied(ctx, [topic for topic, _ in requested]))
     refused = {tp: WRITE_TOPICS.error.errno for tp in requested if tp[0] in denied}
     refused.update({tp: UnknownTopicOrPartitionError.errno for tp in requested
                     if tp not in refused and metadata.partition(*tp) is None})
     if refused:
-        errors = {tp: refused.get(tp, OperationNotAttemptedError.errno) for tp in requested}
-    else:
-        transactional_id = body["v3_and_below_transactional_id"]
-        decided = _coordinator(ctx).add_partitions(
-            transactional_id, body["v3_and_below_producer_id"],
-            body["v3_and_below_producer_epoch"], requested,
-            fenced_error=fenced_error("add_partitions", ctx.api_version))
-        error = await ctx.broker.txn_coordinator.durable(transactional_id, decided)
-        errors = dict.fromkeys(requested, error)
+        return {tp: refused.get(tp, OperationNotAttemptedError.errno) for tp in requested}
+    decided = _coordinator(ctx).add_partitions(
+        transactional_id, producer_id, producer_epoch, requested,
+        fenced_error=fenced_error("add_partitions", ctx.api_version))
+    error = await ctx.broker.txn_coordinator.durable(transactional_id, decided)
+    return dict.fromkeys(requested, error)
+
+
+def _by_topic(errors: dict[TopicPartition, int]) -> list[Body]:
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for (topic, index), error in errors.items():
         by_topic[topic].append({"partition_index": index, "partition_error_code": error})
-    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
-        {"name": t, "results_by_partition": r} for t, r in by_topic.items()]}
+    return [{"name": t, "results_by_partition": r} for t, r in by_topic.items()]
 
 
 @requires(WRITE_TRANSACTIONAL_ID, "transactional_id")
 @requires(READ_GROUP, "group_id")
 async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
-    groups = ctx.broker.group_coordinator
-    groups.ensure_offsets_topic()
-    known = ctx.broker.metadata_cache.partitions_of("__consumer_offsets")
-    count = len(known) if known else groups.config.offsets_topic_num_partitions
+    groups = ctx.broker.group_coordinator.runtime
+    groups.ensure_topic()
     decided = _coordinator(ctx).add_offsets(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
-        body["group_id"], count, fenced_error=fenced_error("add_offsets", ctx.api_version))
+        groups.placed(body["group_id"]),
+        fenced_error=fenced_error("add_offsets", ctx.api_version))
     error = await ctx.broker.txn_coordinator.durable(body["transactional_id"], decided)
     return {"throttle_time_ms": 0, "error_code": error}
 
@@ -196,13 +234,13 @@ LISTED_TRANSACTIONS = replace(DESCRIBE_TRANSACTIONAL_IDS, filters=True)
 @declares(LISTED_TRANSACTIONS)
 async def handle_list_transactions(ctx: RequestContext, body: Body) -> Body:
     wanted = {name: TxnState.from_display(name) for name in body["state_filters"]}
-    listed = _coordinator(ctx).list_transactions(
+    error, listed = _coordinator(ctx).list_transactions(
         {state for state in wanted.values() if state is not None},
         set(body["producer_id_filters"]), body.get("duration_filter", -1))
     unknown = [name for name, state in wanted.items() if state is None]
     if unknown and not any(wanted.values()):
         listed = []  # only unknown states asked for: nothing matches
-    return {"throttle_time_ms": 0, "error_code": 0, "unknown_state_filters": unknown,
+    return {"throttle_time_ms": 0, "error_code": error, "unknown_state_filters": unknown,
             "transaction_states": [{"transactional_id": meta.transactional_id,
                                     "producer_id": meta.producer_id,
                                     "transaction_state": meta.state.display}

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafkalite_server.cluster.internal_topics import TRANSACTION_STATE_TOPIC
+
+if TYPE_CHECKING:
+    from kafkalite_server.config import BrokerConfig
 
 __all__ = ["TRANSACTION_STATE_TOPIC", "TxnConfig"]
 
@@ -19,9 +23,10 @@ class TxnConfig:
     abort_check_interval_ms: int = 10_000
     id_expiration_ms: int = 7 * 24 * 3_600_000
     expiration_check_interval_ms: int = 3_600_000
+    partition_verification: bool = True
 
     @classmethod
-    def from_broker_config(cls, config: object) -> TxnConfig:
+    def from_broker_config(cls, config: BrokerConfig) -> TxnConfig:
         def get(name: str) -> int:
             return int(getattr(config, name))
         return cls(
@@ -35,4 +40,5 @@ class TxnConfig:
             id_expiration_ms=get("transactional_id_expiration_ms"),
             expiration_check_interval_ms=get(
                 "transaction_remove_expired_transaction_cleanup_interval_ms"),
+            partition_verification=config.transaction_partition_verification_enable,
         )

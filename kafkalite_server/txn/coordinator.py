@@ -18,28 +18,32 @@ naming another producer id gets INVALID_PRODUCER_ID_MAPPING.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from kafkalite.errors import KafkaError
 from kafkalite.protocol.errors import (
-    BrokerResponseError,
     ConcurrentTransactionsError,
     CoordinatorLoadInProgressError,
-    CoordinatorNotAvailableError,
     InvalidProducerIdMappingError,
     InvalidRequestError,
     InvalidTransactionTimeoutError,
     InvalidTxnStateError,
-    NotCoordinatorError,
-    NotLeaderOrFollowerError,
+    ProducerFencedError,
     TransactionalIdNotFoundError,
 )
+from kafkalite.records import Record
+from kafkalite_server.coordinator.errors import write_error
+from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.group.config import OFFSETS_TOPIC
-from kafkalite_server.group.hashing import offsets_partition_for
-from kafkalite_server.txn.config import TxnConfig
-from kafkalite_server.txn.log_records import TxnLogValue, partition_for
+from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC, TxnConfig
+from kafkalite_server.txn.log_records import (
+    TransactionLogFormatError,
+    TxnLogValue,
+    decode_key,
+    decode_value,
+)
 from kafkalite_server.txn.metadata import TopicPartition, TxnMetadata
 from kafkalite_server.txn.state import FENCE, RETRY_OK, Event, TxnState, transition
 
@@ -80,34 +84,30 @@ class InitResult:
 
 class TransactionCoordinator:
     def __init__(self, config: TxnConfig, store: TxnStore, markers: MarkerSender,
-                 allocate_producer_id: Callable[[], int], now_ms: Callable[[], int]) -> None:
+                 allocate_producer_id: Callable[[], int], now_ms: Callable[[], int],
+                 ownership: Ownership | None = None) -> None:
+        """``ownership``: which ``__transaction_state`` partitions this broker coordinates,
+        and at which coordinator epoch (the runtime's; a fresh one, owning nothing, by
+        default)."""
         self.config = config
+        self.ownership = ownership or Ownership(config.num_partitions)
         self._store = store
         self._markers = markers
         self._allocate = allocate_producer_id
         self._now_ms = now_ms
         self._txns: dict[str, TxnMetadata] = {}
-        self._owned: dict[int, int] = {}
-        """Owned ``__transaction_state`` partition -> coordinator epoch (its leader epoch)."""
-        self._loading: set[int] = set()
 
     # ------------------------------------------------------------------ ownership
 
     def partition_for(self, transactional_id: str) -> int:
-        return partition_for(transactional_id, self.config.num_partitions)
+        return self.ownership.partition_for(transactional_id)
 
-    def begin_loading(self, partition: int) -> None:
-        self._loading.add(partition)
-        self._owned.pop(partition, None)
+    def loader(self, partition: int) -> TxnLoader:
+        return TxnLoader(self, partition)
 
-    def complete_loading(self, partition: int, coordinator_epoch: int,
-                         loaded: dict[str, TxnLogValue]) -> None:
-        """Install the replayed ids; transactions caught between prepare and complete get
-        their markers (again)."""
-        if partition not in self._loading:
-            return
-        self._loading.discard(partition)
-        self._owned[partition] = coordinator_epoch
+    def install(self, partition: int, loaded: dict[str, TxnLogValue]) -> None:
+        """Install the ids replayed from an owned partition's log; transactions caught
+        between prepare and complete get their markers (again)."""
         for transactional_id, value in loaded.items():
             if self.partition_for(transactional_id) != partition:
                 continue
@@ -116,24 +116,18 @@ class TransactionCoordinator:
             if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
                 self._send_markers(meta)
 
-    def unload_partition(self, partition: int) -> None:
-        self._loading.discard(partition)
-        self._owned.pop(partition, None)
+    def unload(self, partition: int) -> None:
         for transactional_id in [t for t in self._txns if self.partition_for(t) == partition]:
             del self._txns[transactional_id]
 
-    def owned_partitions(self) -> frozenset[int]:
-        return frozenset(self._owned)
+    def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
+        """Nothing to do: like Kafka's, a transaction keeps the partitions it added (their
+        markers end at UNKNOWN_TOPIC_OR_PARTITION)."""
 
     def _owner_error(self, transactional_id: str) -> int:
         if not transactional_id:
             return InvalidRequestError.errno
-        partition = self.partition_for(transactional_id)
-        if partition in self._loading:
-            return CoordinatorLoadInProgressError.errno
-        if partition not in self._owned:
-            return NotCoordinatorError.errno
-        return 0
+        return self.ownership.error_for(transactional_id)
 
     # ------------------------------------------------------------------ InitProducerId
 
@@ -208,10 +202,11 @@ class TransactionCoordinator:
         return error
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                    group_id: str, offsets_partitions: int, *, fenced_error: int) -> int:
-        partition = offsets_partition_for(group_id, offsets_partitions)
+                    offsets_partition: int, *, fenced_error: int) -> int:
+        """AddOffsetsToTxn: the group's ``__consumer_offsets`` partition joins."""
         return self.add_partitions(transactional_id, producer_id, producer_epoch,
-                                   [(OFFSETS_TOPIC, partition)], fenced_error=fenced_error)
+                                   [(OFFSETS_TOPIC, offsets_partition)],
+                                   fenced_error=fenced_error)
 
     def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
                         commit: bool, *, fenced_error: int) -> int:
@@ -226,22 +221,32 @@ class TransactionCoordinator:
             return outcome if isinstance(outcome, int) else InvalidTxnStateError.errno
         return self._prepare(meta, outcome)
 
-    def check_offsets_commit(self, transactional_id: str, producer_id: int,
-                             producer_epoch: int, group_offsets_partition: int, *,
-                             fenced_error: int) -> int:
-        """TxnOffsetCommit's check: the producer is current and added the group's offsets
-        partition to its ongoing transaction (AddOffsetsToTxn) -- else INVALID_TXN_STATE.
-        Ids this broker does not coordinate are not checked (0)."""
-        if self._owner_error(transactional_id):
-            return 0
-        meta, error = self._current(transactional_id, producer_id, producer_epoch,
-                                    fenced_error)
-        if meta is None:
-            return error
-        if (meta.state is not TxnState.ONGOING
-                or (OFFSETS_TOPIC, group_offsets_partition) not in meta.partitions):
-            return InvalidTxnStateError.errno
-        return 0
+    def verify_partitions(self, transactional_id: str, producer_id: int,
+                          producer_epoch: int, partitions: Iterable[TopicPartition]
+                          ) -> dict[TopicPartition, int]:
+        """KIP-890's check (AddPartitionsToTxn v4 with verify_only, asked by a partition
+        leader before it appends a transactional batch, and by the group coordinator before
+        a TxnOffsetCommit): each partition is in the producer's ongoing transaction (0) or
+        not (INVALID_TXN_STATE); or, for all of them, INVALID_PRODUCER_ID_MAPPING (an id
+        this coordinator does not know under that producer id), PRODUCER_FENCED (another
+        epoch), CONCURRENT_TRANSACTIONS (the transaction is ending), or the owner error."""
+        wanted = list(partitions)
+        error = self._owner_error(transactional_id)
+        meta = self._txns.get(transactional_id)
+        if error:
+            pass
+        elif meta is None or meta.producer_id != producer_id:
+            error = InvalidProducerIdMappingError.errno
+        elif meta.producer_epoch != producer_epoch:
+            error = ProducerFencedError.errno
+        elif meta.markers_pending or meta.state in (TxnState.PREPARE_COMMIT,
+                                                    TxnState.PREPARE_ABORT):
+            error = ConcurrentTransactionsError.errno
+        if error or meta is None:
+            return dict.fromkeys(wanted, error)
+        ongoing = meta.state is TxnState.ONGOING
+        return {tp: 0 if ongoing and tp in meta.partitions else InvalidTxnStateError.errno
+                for tp in wanted}
 
     def markers_written(self, transactional_id: str, producer_id: int,
                         producer_epoch: int) -> None:
@@ -311,9 +316,12 @@ class TransactionCoordinator:
         return 0, meta
 
     def list_transactions(self, states: set[TxnState] | None, producer_ids: set[int] | None,
-                          min_duration_ms: int = -1) -> list[TxnMetadata]:
+                          min_duration_ms: int = -1) -> tuple[int, list[TxnMetadata]]:
+        """The ids matching the filters; COORDINATOR_LOAD_IN_PROGRESS (as Kafka answers)
+        while a partition is loading, since its ids are missing from the list."""
         now = self._now_ms()
-        return [meta for meta in self._txns.values()
+        error = CoordinatorLoadInProgressError.errno if self.ownership.loading else 0
+        return error, [meta for meta in self._txns.values()
                 if (not states or meta.state in states)
                 and (not producer_ids or meta.producer_id in producer_ids)
                 and (min_duration_ms < 0 or (meta.state is TxnState.ONGOING
@@ -362,21 +370,16 @@ class TransactionCoordinator:
         partition = self.partition_for(meta.transactional_id)
         self._markers.send(MarkerRequest(
             meta.transactional_id, meta.producer_id, meta.producer_epoch,
-            self._owned.get(partition, -1), meta.state is TxnState.PREPARE_COMMIT,
+            self.ownership.epoch(partition), meta.state is TxnState.PREPARE_COMMIT,
             frozenset(meta.partitions)))
 
     def _write(self, meta: TxnMetadata) -> int:
         try:
             self._store.write(self.partition_for(meta.transactional_id),
                               meta.transactional_id, meta.log_value())
-        except NotLeaderOrFollowerError:
-            return NotCoordinatorError.errno
-        except BrokerResponseError as exc:
-            log.warning("writing transaction %s failed: %s", meta.transactional_id, exc)
-            return CoordinatorNotAvailableError.errno
         except (KafkaError, OSError) as exc:
             log.warning("writing transaction %s failed: %s", meta.transactional_id, exc)
-            return CoordinatorNotAvailableError.errno
+            return write_error(exc)
         return 0
 
     @staticmethod
@@ -385,3 +388,30 @@ class TransactionCoordinator:
         values["partitions"] = set(meta.partitions)
         values.update(changes)
         return TxnMetadata(**values)
+
+
+class TxnLoader:
+    """Replays one ``__transaction_state`` partition: the last value per transactional id
+    wins, a tombstone forgets the id (compaction's view)."""
+
+    def __init__(self, coordinator: TransactionCoordinator, partition: int) -> None:
+        self._coordinator = coordinator
+        self._partition = partition
+        self._loaded: dict[str, TxnLogValue] = {}
+
+    def load(self, records: Sequence[Record]) -> None:
+        for record in records:
+            if record.key is None or record.batch.is_control:
+                continue
+            try:
+                transactional_id = decode_key(record.key)
+                if record.value is None:
+                    self._loaded.pop(transactional_id, None)
+                else:
+                    self._loaded[transactional_id] = decode_value(record.value)
+            except TransactionLogFormatError as exc:
+                log.warning("skipping %s-%d record at %d: %s", TRANSACTION_STATE_TOPIC,
+                            self._partition, record.offset, exc)
+
+    def complete(self) -> None:
+        self._coordinator.install(self._partition, self._loaded)

@@ -6,7 +6,8 @@ transaction status int8, transaction partitions [topic string, partition ids [in
 (nullable), last update timestamp int64, start timestamp int64``. Version 1 values (the
 flexible encoding with tagged previous/next producer ids) are read too. A null value is
 the tombstone of an expired transactional id. The partition of a transactional id is
-``abs(hashCode(id)) % transaction.state.log.num.partitions``, like groups.
+``abs(hashCode(id)) % transaction.state.log.num.partitions``, like groups
+(:mod:`kafkalite_server.coordinator.hashing`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import struct
 from dataclasses import dataclass
 
 from kafkalite.protocol.varint import decode_uvarint
-from kafkalite_server.group.hashing import java_string_hashcode, java_utils_abs
 from kafkalite_server.txn.state import TxnState
 
 KEY_VERSION = 0
@@ -39,10 +39,6 @@ class TxnLogValue:
     partitions: frozenset[tuple[str, int]]
     last_update_ms: int
     start_ms: int
-
-
-def partition_for(transactional_id: str, num_partitions: int) -> int:
-    return java_utils_abs(java_string_hashcode(transactional_id)) % num_partitions
 
 
 def encode_key(transactional_id: str) -> bytes:

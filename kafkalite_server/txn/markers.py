@@ -22,22 +22,21 @@ from kafkalite.protocol.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite_server.cluster.broker_channel import call
 from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.txn.coordinator import MarkerRequest, TransactionCoordinator
 from kafkalite_server.txn.metadata import TopicPartition
+from kafkalite_server.txn.peers import ask_peer
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
-    from kafkalite_server.txn.service import TxnLogStore
+    from kafkalite_server.coordinator.runtime import CoordinatorRuntime
 
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_S = 0.1
 MARKER_REPLICATION_TIMEOUT_MS = 10_000
-"""How long WriteTxnMarkers waits for a marker to reach the partition's ISR."""
-REQUEST_TIMEOUT_S = 30.0
-"""The coordinator's wait for a WriteTxnMarkers answer (longer than the wait above)."""
+"""How long WriteTxnMarkers waits for a marker to reach the partition's ISR (shorter than
+the coordinator's wait for its answer, ``peers.REQUEST_TIMEOUT_S``)."""
 FINAL_ERRORS = frozenset({0, UnknownTopicOrPartitionError.errno, InvalidProducerEpochError.errno,
                           TransactionCoordinatorFencedError.errno})
 """Marker outcomes that end the attempt for a partition: written, the partition is gone,
@@ -67,6 +66,7 @@ def write_markers_locally(broker: Broker, producer_id: int, producer_epoch: int,
             continue
         if topic == OFFSETS_TOPIC:
             broker.group_coordinator.txn_offsets.complete(index, producer_id, commit)
+        broker.txn_coordinator.verifier.marker_written((topic, index), producer_id)
         results[(topic, index)] = (0, info.last_offset)
     return results
 
@@ -97,7 +97,7 @@ class BrokerMarkerSender:
     leaders of the other partitions until every partition is done, or until this broker
     stops coordinating the id (its successor re-sends the markers after loading)."""
 
-    def __init__(self, broker: Broker, state: TxnLogStore) -> None:
+    def __init__(self, broker: Broker, state: CoordinatorRuntime) -> None:
         self._broker = broker
         self._state = state
         self.coordinator: TransactionCoordinator | None = None
@@ -105,7 +105,7 @@ class BrokerMarkerSender:
     def send(self, request: MarkerRequest) -> None:
         remaining = set(request.partitions)
         unacknowledged: dict[TopicPartition, int] = {}
-        if self._state.replicated_now(self._state_partition(request)):
+        if self._state.committed_now(self._state_partition(request)):
             remaining, unacknowledged = self._write_local(request, remaining)
             if not remaining and not unacknowledged:
                 self._done(request)
@@ -119,7 +119,7 @@ class BrokerMarkerSender:
 
     def _coordinating(self, request: MarkerRequest) -> bool:
         assert self.coordinator is not None
-        return self._state_partition(request) in self.coordinator.owned_partitions()
+        return self.coordinator.ownership.is_owned(self._state_partition(request))
 
     def _write_local(self, request: MarkerRequest, partitions: set[TopicPartition]
                      ) -> tuple[set[TopicPartition], dict[TopicPartition, int]]:
@@ -148,7 +148,7 @@ class BrokerMarkerSender:
 
     async def _finish(self, request: MarkerRequest, remaining: set[TopicPartition],
                       unacknowledged: dict[TopicPartition, int]) -> None:
-        while await self._state.await_replicated(self._state_partition(request)):
+        while await self._state.partition_committed(self._state_partition(request)):
             if not self._coordinating(request):
                 return
             await asyncio.sleep(RETRY_BACKOFF_S)
@@ -186,13 +186,9 @@ class BrokerMarkerSender:
             "producer_id": request.producer_id, "producer_epoch": request.producer_epoch,
             "transaction_result": request.commit, "coordinator_epoch": request.coordinator_epoch,
             "topics": [{"name": t, "partition_indexes": p} for t, p in by_topic.items()]}]}
-        try:
-            response = await call(leader, ApiKey.WRITE_TXN_MARKERS, 1, body,
-                                  client_id=f"txn-coordinator-{self._broker.node_id}",
-                                  timeout_s=REQUEST_TIMEOUT_S,
-                                  security=self._broker.peer_security)
-        except (OSError, TimeoutError, ConnectionError) as exc:
-            log.info("WriteTxnMarkers to broker %d: %s", leader.node_id, exc)
+        response = await ask_peer(self._broker, leader, ApiKey.WRITE_TXN_MARKERS, 1, body,
+                                  purpose="txn-coordinator")
+        if response is None:
             return set()
         finished = set()
         for marker in response["markers"]:

@@ -13,7 +13,8 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafkalite.protocol import ApiKey
 from kafkalite_server import EmbeddedCluster
-from kafkalite_server.group import OFFSETS_TOPIC, offsets_partition_for
+from kafkalite_server.coordinator.hashing import partition_for
+from kafkalite_server.group import OFFSETS_TOPIC
 
 pytestmark = pytest.mark.compat
 
@@ -153,7 +154,7 @@ def test_offsets_follow_the_coordinator_when_its_partition_moves(
     consume(consumer, 4)
     consumer.commit()
     consumer.close()
-    partition = offsets_partition_for("mover", 4)  # the test config's offsets.topic.num.partitions
+    partition = partition_for("mover", 4)  # the test config's offsets.topic.num.partitions
     leader = cluster.partition_state(OFFSETS_TOPIC, partition).leader
     cluster.elect_leader(OFFSETS_TOPIC, partition, 1 - leader)  # both brokers hold a replica
     assert committed_offsets(bootstrap, "mover") == {0: (2, ""), 1: (2, "")}
@@ -312,7 +313,7 @@ def test_large_offsets_partition_loads_in_steps_after_a_move(
         )
         assert {p["error_code"] for p in response["topics"][0]["partitions"]} == {0}
 
-    partition = offsets_partition_for(group, 4)
+    partition = partition_for(group, 4)
     leader = cluster.partition_state(OFFSETS_TOPIC, partition).leader
     target = cluster.broker(1 - leader).endpoint
     cluster.elect_leader(OFFSETS_TOPIC, partition, target.node_id)

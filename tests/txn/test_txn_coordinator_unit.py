@@ -14,6 +14,7 @@ from kafkalite.protocol.errors import (
     NotCoordinatorError,
     ProducerFencedError,
 )
+from kafkalite_server.coordinator.hashing import partition_for
 from kafkalite_server.txn.config import TxnConfig
 from kafkalite_server.txn.coordinator import MarkerRequest, TransactionCoordinator
 from kafkalite_server.txn.log_records import (
@@ -22,7 +23,6 @@ from kafkalite_server.txn.log_records import (
     decode_value,
     encode_key,
     encode_value,
-    partition_for,
 )
 from kafkalite_server.txn.state import TRANSITIONS, Event, TxnState, transition
 
@@ -70,9 +70,21 @@ def setup() -> tuple[TransactionCoordinator, FakeStore, FakeMarkers, Clock]:
     coordinator = TransactionCoordinator(TxnConfig(num_partitions=1, max_timeout_ms=60_000),
                                          store, markers, lambda: next(ids), clock)
     markers.coordinator = coordinator
-    coordinator.begin_loading(0)
-    coordinator.complete_loading(0, 7, {})
+    load(coordinator, 0, 7)
     return coordinator, store, markers, clock
+
+
+def load(coordinator: TransactionCoordinator, partition: int, epoch: int,
+         loaded: dict[str, TxnLogValue] | None = None) -> None:
+    """What the coordinator runtime does when this broker becomes the partition's leader."""
+    coordinator.ownership.begin_loading(partition, epoch)
+    coordinator.ownership.complete_loading(partition)
+    coordinator.install(partition, loaded or {})
+
+
+def unload(coordinator: TransactionCoordinator, partition: int) -> None:
+    coordinator.ownership.unload(partition)
+    coordinator.unload(partition)
 
 
 def test_every_state_event_pair_has_one_outcome() -> None:
@@ -169,7 +181,7 @@ def test_failed_write_changes_nothing(setup) -> None:
 
 def test_not_coordinator_and_loading(setup) -> None:
     coordinator, _, _, _ = setup
-    coordinator.unload_partition(0)
+    unload(coordinator, 0)
     assert coordinator.init_producer_id("tx", 30_000, fenced_error=FENCED).error == \
         NotCoordinatorError.errno
 
@@ -177,8 +189,8 @@ def test_not_coordinator_and_loading(setup) -> None:
 def test_loading_resends_markers_of_prepared_transactions(setup) -> None:
     coordinator, _, markers, _ = setup
     value = TxnLogValue(5, 3, 10_000, TxnState.PREPARE_ABORT, frozenset({TP}), 1, 1)
-    coordinator.begin_loading(0)
-    coordinator.complete_loading(0, 8, {"tx": value})
+    unload(coordinator, 0)
+    load(coordinator, 0, 8, {"tx": value})
     assert markers.sent[-1] == MarkerRequest("tx", 5, 3, 8, False, frozenset({TP}))
     assert coordinator.describe("tx")[1].state is TxnState.COMPLETE_ABORT
 
@@ -189,3 +201,24 @@ def test_log_records_round_trip() -> None:
     assert decode_value(encode_value(value)) == value
     assert decode_key(encode_key("tx-é")) == "tx-é"
     assert 0 <= partition_for("tx", 50) < 50
+
+
+def test_verification_answers_whether_each_partition_is_in_the_transaction(setup) -> None:
+    coordinator, _, markers, _ = setup
+    other = ("t", 1)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP]) == {
+        TP: InvalidProducerIdMappingError.errno}  # an id never initialized
+    coordinator.init_producer_id("tx", 30_000, fenced_error=FENCED)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP]) == {TP: InvalidTxnStateError.errno}
+    coordinator.add_partitions("tx", 100, 0, [TP], fenced_error=FENCED)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP, other]) == {
+        TP: 0, other: InvalidTxnStateError.errno}
+    assert coordinator.verify_partitions("tx", 101, 0, [TP]) == {
+        TP: InvalidProducerIdMappingError.errno}
+    assert coordinator.verify_partitions("tx", 100, 1, [TP]) == {TP: FENCED}
+    markers.complete_at_once = False
+    coordinator.end_transaction("tx", 100, 0, True, fenced_error=FENCED)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP]) == {
+        TP: ConcurrentTransactionsError.errno}
+    unload(coordinator, 0)
+    assert coordinator.verify_partitions("tx", 100, 0, [TP]) == {TP: NotCoordinatorError.errno}

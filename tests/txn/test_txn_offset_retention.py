@@ -76,3 +76,17 @@ def test_offsets_left_open_in_the_log_are_pending_after_loading() -> None:
     assert offsets.pending_by_group() == {"g": {TopicPartition("t", 3)}}
     offsets.complete(1, 42, commit=False)
     assert offsets.pending_by_group() == {}
+
+
+def test_pending_offsets_of_a_deleted_topic_are_forgotten() -> None:
+    """A deleted topic's offsets must not come back when their transaction commits."""
+    replay = TxnOffsetsReplay()
+    replay.open = {42: [offset_commit_record("g", tp, OffsetAndMetadata(9, -1, "", 0))
+                        for tp in (TopicPartition("gone", 3), TopicPartition("kept", 0))]}
+    offsets = TransactionalOffsets(None, None, lambda: 0)  # type: ignore[arg-type]
+    offsets.loaded(1, replay)
+    offsets.forget_deleted_topics({"gone"}.__contains__, partition=2)
+    assert offsets.pending_by_group() == {"g": {TopicPartition("gone", 3),
+                                                 TopicPartition("kept", 0)}}
+    offsets.forget_deleted_topics({"gone"}.__contains__)
+    assert offsets.pending_by_group() == {"g": {TopicPartition("kept", 0)}}

@@ -2,36 +2,54 @@
 WriteTxnMarkers (27), TxnOffsetCommit (28), DescribeProducers (61),
 DescribeTransactions (65), ListTransactions (66).
 
-Served ranges stop before KIP-890's broker-side verification versions (AddPartitionsToTxn
-v4+ batches several transactions for inter-broker use, EndTxn v4+ returns
-TRANSACTION_ABORTABLE and v5 a new epoch): clients negotiate down to them.
+AddPartitionsToTxn v4 is KIP-890's inter-broker form (several transactions, ``verify_only``):
+brokers send it to verify a transaction, and the broker does not advertise it to clients
+(see ``kafkalite_server.handlers.registry``). Served ranges stop before the other KIP-890
+versions (AddPartitionsToTxn v5 and EndTxn v4+ return TRANSACTION_ABORTABLE, EndTxn v5 a
+new epoch): clients negotiate down to them.
 """
 
 from kafkalite.protocol.primitives import BOOL, INT16, INT32, INT64, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
+_TOPIC_PARTITIONS = Struct(
+    Field("name", STRING),
+    Field("partitions", Array(INT32)),
+)
+
+_TOPIC_RESULTS = Struct(
+    Field("name", STRING),
+    Field("results_by_partition", Array(Struct(
+        Field("partition_index", INT32),
+        Field("partition_error_code", INT16),
+    ))),
+)
+
 ADD_PARTITIONS_TO_TXN_REQUEST = Message(
-    "AddPartitionsToTxnRequest", valid="0-3", flexible="3+", fields=(
-        Field("v3_and_below_transactional_id", STRING),
-        Field("v3_and_below_producer_id", INT64),
-        Field("v3_and_below_producer_epoch", INT16),
-        Field("v3_and_below_topics", Array(Struct(
-            Field("name", STRING),
-            Field("partitions", Array(INT32)),
-        ))),
+    "AddPartitionsToTxnRequest", valid="0-4", flexible="3+", fields=(
+        Field("transactions", Array(Struct(
+            Field("transactional_id", STRING),
+            Field("producer_id", INT64),
+            Field("producer_epoch", INT16),
+            Field("verify_only", BOOL),
+            Field("topics", Array(_TOPIC_PARTITIONS)),
+        )), "4+"),
+        Field("v3_and_below_transactional_id", STRING, "0-3"),
+        Field("v3_and_below_producer_id", INT64, "0-3"),
+        Field("v3_and_below_producer_epoch", INT16, "0-3"),
+        Field("v3_and_below_topics", Array(_TOPIC_PARTITIONS), "0-3"),
     ),
 )
 
 ADD_PARTITIONS_TO_TXN_RESPONSE = Message(
-    "AddPartitionsToTxnResponse", valid="0-3", flexible="3+", fields=(
+    "AddPartitionsToTxnResponse", valid="0-4", flexible="3+", fields=(
         Field("throttle_time_ms", INT32),
-        Field("results_by_topic_v3_and_below", Array(Struct(
-            Field("name", STRING),
-            Field("results_by_partition", Array(Struct(
-                Field("partition_index", INT32),
-                Field("partition_error_code", INT16),
-            ))),
-        ))),
+        Field("error_code", INT16, "4+"),
+        Field("results_by_transaction", Array(Struct(
+            Field("transactional_id", STRING),
+            Field("topic_results", Array(_TOPIC_RESULTS)),
+        )), "4+"),
+        Field("results_by_topic_v3_and_below", Array(_TOPIC_RESULTS), "0-3"),
     ),
 )
 

@@ -13,9 +13,9 @@ import pytest
 from kafkalite import AdminClient, Consumer, NewTopic
 from kafkalite.structs import TopicPartition
 from kafkalite_server import EmbeddedCluster
+from kafkalite_server.coordinator.runtime import read_log_chunks
 from kafkalite_server.group import OFFSETS_TOPIC
 from kafkalite_server.group import TopicPartition as GroupTopicPartition
-from kafkalite_server.group.log_store import read_log_chunks
 from kafkalite_server.group.offsets_records import group_tombstone, offset_tombstone
 from tests.integration.consumer.helpers import poll_until, produce
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kafkalite_server.group import GroupCoordinator, GroupCoordinatorConfig, JoinRequest
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.results import JoinResult, SyncResult
-from kafkalite_server.group.store import GroupMetadataRecord
+from kafkalite_server.group.store import GroupMetadataRecord, LoadedGroup
 
 GROUP = "group-a"
 TP0 = TopicPartition("t", 0)
@@ -95,10 +95,27 @@ def make_coordinator(
 ) -> GroupCoordinator:
     settings = {"group_initial_rebalance_delay_ms": 0, **config}
     coordinator = GroupCoordinator(GroupCoordinatorConfig(**settings), scheduler, store)
-    for partition in range(coordinator.config.offsets_topic_num_partitions):
-        coordinator.begin_loading(partition)
-        coordinator.complete_loading(partition, [])
+    own_every_partition(coordinator)
     return coordinator
+
+
+def own_every_partition(coordinator: GroupCoordinator) -> None:
+    for partition in range(coordinator.ownership.partition_count):
+        load(coordinator, partition)
+
+
+def load(coordinator: GroupCoordinator, partition: int,
+         loaded: Iterable[LoadedGroup] = ()) -> None:
+    """What the coordinator runtime does when this broker becomes the partition's leader."""
+    coordinator.ownership.begin_loading(partition, 0)
+    coordinator.ownership.complete_loading(partition)
+    coordinator.install(partition, loaded)
+
+
+def unload(coordinator: GroupCoordinator, partition: int) -> None:
+    """What the coordinator runtime does when leadership of the partition moves away."""
+    coordinator.ownership.unload(partition)
+    coordinator.unload_partition(partition)
 
 
 RANGE = [("range", b"range-meta")]

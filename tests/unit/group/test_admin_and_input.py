@@ -1,11 +1,9 @@
 """Describe/List/Delete, partition loading, and bad input that must leave the group usable."""
 
-import pytest
 
 from kafkalite.protocol.errors import KafkaStorageError, MessageTooLargeError
 from kafkalite_server.group import (
     GroupCoordinator,
-    GroupCoordinatorConfig,
     GroupState,
     LeavingMember,
 )
@@ -23,6 +21,7 @@ from .fakes import (
     make_coordinator,
     stable_group,
     sync,
+    unload,
 )
 
 
@@ -89,8 +88,8 @@ def test_groups_reload_empty_with_offsets_and_generation(
 ) -> None:
     coordinator = make_coordinator(scheduler, store)
     partition = coordinator.partition_for(GROUP)
-    coordinator.unload_partition(partition)
-    coordinator.begin_loading(partition)
+    unload(coordinator, partition)
+    coordinator.ownership.begin_loading(partition, 0)
     assert commit(coordinator, "", -1) == codes.COORDINATOR_LOAD_IN_PROGRESS
     assert join(coordinator)[0].error == codes.COORDINATOR_LOAD_IN_PROGRESS
     assert coordinator.fetch_offsets(GROUP, None).error == codes.COORDINATOR_LOAD_IN_PROGRESS
@@ -99,7 +98,8 @@ def test_groups_reload_empty_with_offsets_and_generation(
     assert sync(coordinator, "m", 4)[0].error == codes.REBALANCE_IN_PROGRESS
     record = GroupMetadataRecord("consumer", 4, "range", "m", 0, [])
     loaded = LoadedGroup(GROUP, record, {TP0: OffsetAndMetadata(17, -1, "meta", 1)})
-    coordinator.complete_loading(partition, [loaded])
+    coordinator.ownership.complete_loading(partition)
+    coordinator.install(partition, [loaded])
 
     group = coordinator.group(GROUP)
     assert group is not None
@@ -119,7 +119,7 @@ def test_partition_not_owned_answers_not_coordinator(
     coordinator: GroupCoordinator, scheduler: FakeScheduler
 ) -> None:
     parked = join(coordinator)
-    coordinator.unload_partition(coordinator.partition_for(GROUP))
+    unload(coordinator, coordinator.partition_for(GROUP))
     assert parked[0].error == codes.NOT_COORDINATOR
     assert coordinator.group(GROUP) is None
     assert join(coordinator)[0].error == codes.NOT_COORDINATOR
@@ -206,17 +206,6 @@ def test_failed_assignment_write_sends_members_back_to_rejoin(
     assert coordinator.describe_groups([GROUP])[0].state == "PreparingRebalance"
     rejoins = [join(coordinator, x[0].member_id) for x in (a, b)]
     assert {r[0].generation_id for r in rejoins} == {2}
-
-
-def test_groups_are_placed_by_the_offsets_topics_real_partition_count(
-    scheduler: FakeScheduler, store: MemoryStore
-) -> None:
-    coordinator = GroupCoordinator(GroupCoordinatorConfig(), scheduler, store)
-    coordinator.adopt_offsets_partition_count(1)
-    assert coordinator.partition_for("console-consumer-12345") == 0
-    coordinator.begin_loading(0)
-    with pytest.raises(RuntimeError, match="partition count"):
-        coordinator.adopt_offsets_partition_count(50)
 
 
 def test_oversized_group_metadata_is_a_server_error_and_members_rejoin(

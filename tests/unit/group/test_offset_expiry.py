@@ -15,7 +15,17 @@ from kafkalite_server.group.coordinator import LeavingMember
 from kafkalite_server.group.offsets import OffsetAndMetadata, OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.store import GroupMetadataRecord, LoadedGroup, MemberRecord
 
-from .fakes import GROUP, TP0, TP1, FakeScheduler, MemoryStore, make_coordinator, stable_group
+from .fakes import (
+    GROUP,
+    TP0,
+    TP1,
+    FakeScheduler,
+    MemoryStore,
+    load,
+    make_coordinator,
+    own_every_partition,
+    stable_group,
+)
 
 RETENTION_MS = 60_000
 CHECK_MS = 1_000
@@ -172,9 +182,7 @@ def test_a_reloaded_group_counts_from_when_it_was_stored_empty(
                                        members=[LOST_MEMBER])
     for loaded in (LoadedGroup(GROUP, emptied, {TP0: long_ago}),
                    LoadedGroup("stored-with-members", with_members, {TP0: long_ago})):
-        partition = coordinator.partition_for(loaded.group_id)
-        coordinator.begin_loading(partition)
-        coordinator.complete_loading(partition, [loaded])
+        load(coordinator, coordinator.partition_for(loaded.group_id), [loaded])
     assert coordinator.group(GROUP).state_timestamp_ms == now - 50_000
 
     scheduler.advance(5_000)
@@ -224,9 +232,7 @@ def txn_aware(scheduler: FakeScheduler, store: MemoryStore,
         GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0, offsets_retention_minutes=1,
                                offsets_retention_check_interval_ms=CHECK_MS),
         scheduler, store, pending_transactional_offsets=pending)
-    for partition in range(coordinator.config.offsets_topic_num_partitions):
-        coordinator.begin_loading(partition)
-        coordinator.complete_loading(partition, [])
+    own_every_partition(coordinator)
     return coordinator
 
 

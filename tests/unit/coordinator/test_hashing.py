@@ -1,9 +1,9 @@
 import pytest
 
-from kafkalite_server.group.hashing import (
+from kafkalite_server.coordinator.hashing import (
     java_string_hashcode,
     java_utils_abs,
-    offsets_partition_for,
+    partition_for,
 )
 
 
@@ -62,20 +62,20 @@ def test_utils_abs_maps_min_value_to_zero() -> None:
 
 
 def test_partition_for_min_value_hash_is_zero() -> None:
-    assert offsets_partition_for("polygenelubricants", 50) == 0
+    assert partition_for("polygenelubricants", 50) == 0
 
 
 @pytest.mark.parametrize("group", ["console-consumer-12345", "", "a", "KafkaConsumerDemo", "g-1"])
 def test_partition_is_abs_hash_mod_partitions(group: str) -> None:
-    assert offsets_partition_for(group, 50) == abs(reference_hashcode(group)) % 50
-    assert offsets_partition_for("a", 50) == 97 % 50
+    assert partition_for(group, 50) == abs(reference_hashcode(group)) % 50
+    assert partition_for("a", 50) == 97 % 50
 
 
 def test_partition_count_must_be_positive() -> None:
-    with pytest.raises(ValueError, match=r"offsets\.topic\.num\.partitions"):
-        offsets_partition_for("g", 0)
+    with pytest.raises(ValueError, match="needs partitions"):
+        partition_for("g", 0)
 
 
 def test_partition_matches_the_seed_worked_example() -> None:
     # Seed 004 computes abs("KafkaConsumerDemo".hashCode()) % 50 = 35 on a real cluster.
-    assert offsets_partition_for("KafkaConsumerDemo", 50) == 35
+    assert partition_for("KafkaConsumerDemo", 50) == 35
