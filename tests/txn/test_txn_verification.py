@@ -24,6 +24,7 @@ from kafkalite.protocol.errors import (
     InvalidProducerIdMappingError,
     InvalidTxnStateError,
     ProducerFencedError,
+    TransactionalIdAuthorizationFailedError,
 )
 from kafkalite_server import EmbeddedCluster
 from kafkalite_server.coordinator.hashing import partition_for
@@ -91,15 +92,16 @@ def three(cluster_factory: Callable[..., EmbeddedCluster]) -> EmbeddedCluster:
 
 def test_a_transactional_batch_no_coordinator_added_is_refused_and_readers_go_on(
         three: EmbeddedCluster, wire: Callable[[str], WireClient]) -> None:
-    """A made-up producer id, a batch without the request's transactional id, and a real
-    producer that skipped AddPartitionsToTxn: each is refused, so the partition's last
-    stable offset never waits for a marker nobody will write."""
+    """A made-up producer id, a batch without the request's transactional id (refused
+    before verification, as Kafka's KafkaApis does: TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+    and a real producer that skipped AddPartitionsToTxn: each is refused, so the
+    partition's last stable offset never waits for a marker nobody will write."""
     bootstrap = three.bootstrap_servers
     real_id, real_epoch = init_producer_id(three, wire, "tx-real")
     leader = leader_client(three, wire, TOPIC, 0)
     ghost = transactional_batch([b"ghost"], UNKNOWN_PRODUCER_ID, 0)
     assert produce(leader, ghost, "tx-ghost") == InvalidProducerIdMappingError.errno
-    assert produce(leader, ghost, None) == InvalidTxnStateError.errno
+    assert produce(leader, ghost, None) == TransactionalIdAuthorizationFailedError.errno
     skipped = transactional_batch([b"not added"], real_id, real_epoch)
     assert produce(leader, skipped, "tx-real") == InvalidTxnStateError.errno
     assert produce(leader, transactional_batch([b"fenced"], real_id, real_epoch + 1),
@@ -174,7 +176,7 @@ def test_a_hanging_transaction_is_aborted_after_the_max_timeout(
     init_producer_id(cluster, wire, "tx-bystander")  # coordinators that answer
     leader = leader_client(cluster, wire, TOPIC, 0)
     assert produce(leader, transactional_batch([b"hanging"], UNKNOWN_PRODUCER_ID, 0),
-                   None) == 0
+                   "tx-ghost") == 0
     plain = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
     plain.produce(TOPIC, b"after", partition=0)
     assert plain.flush(15) == 0
