@@ -26,7 +26,8 @@ last cleaning, where a key may appear many times. A pass:
    fsynced, renamed ``.swap`` (the commit point recovery honours), then swapped into the
    segment list by :meth:`Log.replace_segments`; the old files are renamed ``.deleted``
    and unlinked after ``file.delete.delay.ms``. A group whose copy would be identical is
-   left alone (no write, no swap).
+   left alone (no write, no swap). Cleaning never moves the log start offset: the first
+   group's cleaned segment keeps its base offset even when no record is left in it.
 
 The first dirty offset then becomes the map end; the manager keeps it in
 ``cleaner-offset-checkpoint``.
@@ -191,7 +192,8 @@ class Cleaner:
         to_clean = [segment for segment in segments if segment.base_offset < map_end]
         for group in group_segments(to_clean, config.segment_bytes,
                                     config.segment_index_bytes):
-            self._clean_group(log, group, map_end, retain_empty, txns, now_ms, stats)
+            self._clean_group(log, group, map_end, retain_empty, txns, now_ms, stats,
+                              holds_log_start=group[0] is segments[0])
         return CleaningResult(map_end, stats)
 
     # --------------------------------------------------------------------------- reading
@@ -267,7 +269,12 @@ class Cleaner:
 
     def _clean_group(self, log: Log, group: list[LogSegment], map_end: int,
                      retain_empty: dict[int, int], txns: TransactionTracker, now_ms: int,
-                     stats: CleanerStats) -> None:
+                     stats: CleanerStats, *, holds_log_start: bool) -> None:
+        """Clean one group and swap it in. The cleaned segment takes the base offset of the
+        group's first segment (Kafka's ``createNewCleanedSegment(segments.head.baseOffset)``).
+        A group left with no record goes, except the log's first one (``holds_log_start``):
+        it stays as an empty segment, so the first segment still starts at the log start
+        offset and compaction never moves it (only retention and DeleteRecords do)."""
         config = log.config
         base = group[0].base_offset
         _remove_leftovers(log, base)
@@ -309,7 +316,7 @@ class Cleaner:
                 stats.delete_horizons += horizons
                 cleaned.delete_files()
                 return
-            if cleaned.size == 0:
+            if cleaned.size == 0 and not holds_log_start:
                 cleaned.delete_files()
                 log.replace_segments(group, None)
                 stats.segments_removed += len(group)

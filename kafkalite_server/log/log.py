@@ -658,9 +658,10 @@ class Log:
         3. the ``.swap`` files get their final names.
 
         ``new`` None: every record of ``old`` was obsolete; they simply go (any order of
-        their deletion is safe). If the old segments are first, the log start offset moves
-        to the first remaining segment. Raises SegmentsChangedError (nothing done) when
-        ``old`` are no longer all in the log.
+        their deletion is safe). The cleaner never passes None for the first segments
+        (it swaps in an empty segment at their base instead), so the log start offset
+        never moves here. Raises SegmentsChangedError (nothing done) when ``old`` are no
+        longer all in the log.
         """
         with self.lock:
             if self.offline or self.closed or any(self._segments.get(s.base_offset) is not s
@@ -679,9 +680,6 @@ class Log:
                     self._schedule_delete(segment)
                 if new is not None:
                     new.change_suffix(SWAP_SUFFIX, "")
-                if self._bases[0] > self.log_start_offset:
-                    self.log_start_offset = self._bases[0]
-                    self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
             except OSError as exc:
                 self.mark_offline(exc)
                 raise KafkaStorageError(f"swap cleaned segments into {self.directory}: "

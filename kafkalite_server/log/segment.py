@@ -258,7 +258,11 @@ class LogSegment:
         return FileRegion(self.file, start, length) if length > 0 else None
 
     def read_batch(self, position: int, header: BatchHeader) -> bytes:
-        return os.pread(self.file.fileno(), header.size, position)
+        return self.read_bytes(position, header.size)
+
+    def read_bytes(self, position: int, size: int) -> bytes:
+        """Up to ``size`` bytes of the ``.log`` from ``position``."""
+        return os.pread(self.file.fileno(), size, position)
 
     def find_offset_by_timestamp(self, timestamp: int,
                                  start_offset: int) -> tuple[int, BatchHeader] | None:

@@ -55,6 +55,23 @@ def read_records(log: Log) -> list[tuple[int, bytes | None, bytes | None, int]]:
     return records
 
 
+def consume_from(log: Log, offset: int) -> list[tuple[int, bytes | None, bytes | None, int]]:
+    """What a consumer positioned at ``offset`` reads: Fetch-sized reads through
+    :meth:`Log.read` up to the log end, each continuing after the last batch it got, and
+    only the records at or after ``offset`` (a fetch returns the whole batch holding it)."""
+    records = []
+    position = offset
+    for _ in range(10_000):
+        region = log.read(position, 1024, max_offset=log.log_end_offset)
+        if region is None:
+            return [record for record in records if record[0] >= offset]
+        batches = MemoryRecords(region.read_bytes())
+        while (batch := batches.next_batch()) is not None:
+            records.extend((r.offset, r.key, r.value, r.timestamp) for r in batch)
+            position = batch.base_offset + batch.last_offset_delta + 1
+    raise AssertionError("the reads made no progress")
+
+
 def read_batches(log: Log) -> list[object]:
     """kafka-python's view of every batch (producer id, sequence, record count...)."""
     found = []

@@ -8,7 +8,14 @@ import os
 from pathlib import Path
 
 import pytest
-from cleaner_logs import Clock, compacted_log, keyed_batch, read_batches, read_records
+from cleaner_logs import (
+    Clock,
+    compacted_log,
+    consume_from,
+    keyed_batch,
+    read_batches,
+    read_records,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +81,14 @@ def test_cleaning_keeps_each_live_keys_last_value_and_tombstones_only_for_their_
         assert ({key for key, (_, value) in seen.items() if value is None}
                 == (dead if tombstones_expected else set()))
 
+    def check_every_position(cleaned: Log) -> None:
+        """Cleaning never moves the log start, and a consumer at any earlier committed
+        offset reads the compacted view of the records at or after it."""
+        assert cleaned.log_start_offset == 0
+        view = read_records(cleaned)
+        for committed in range(cleaned.log_end_offset + 1):
+            assert consume_from(cleaned, committed) == [r for r in view if r[0] >= committed]
+
     offsets_in_batch = {}
     offset = 0
     for writes in batches:
@@ -83,17 +98,22 @@ def test_cleaning_keeps_each_live_keys_last_value_and_tombstones_only_for_their_
 
     clean_fully(log, cleaner, clock.now)
     check(read_records(log), tombstones_expected=True)
+    check_every_position(log)
     clock.now += RETENTION - 1  # still inside delete.retention.ms
     first_dirty = clean_fully(log, cleaner, clock.now, log.log_end_offset)
     check(read_records(log), tombstones_expected=True)
     clock.now += 1  # the horizon is reached: tombstones go
     clean_fully(log, cleaner, clock.now, first_dirty)
     check(read_records(log), tombstones_expected=False)
+    check_every_position(log)
     after = read_records(log)
     log.close()
-    reopened = compacted_log(log.directory, clock, segment_bytes=segment_bytes)
-    assert read_records(reopened) == after  # recovery reads the same compacted log
-    reopened.close()
+    for clean_shutdown in (True, False):  # a clean restart, then recovery of every segment
+        reopened = Log.open(log.directory, log.config, now_ms=clock,
+                            clean_shutdown=clean_shutdown)
+        assert read_records(reopened) == after  # recovery reads the same compacted log
+        check_every_position(reopened)
+        reopened.close()
 
 
 def test_offsets_gaps_codec_and_headers_are_kept(tmp_path: Path) -> None:
