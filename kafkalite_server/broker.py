@@ -128,7 +128,8 @@ class Broker:
         self.log_manager = LogManager([Path(d) for d in config.log_dirs],
                                       controller.default_log_config, now_ms=now_ms,
                                       topic_config=controller.topic_config,
-                                      cleaner_config=config.cleaner_config())
+                                      cleaner_config=config.cleaner_config(),
+                                      open_files_max=config.kafkalite_log_open_files_max)
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,

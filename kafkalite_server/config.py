@@ -32,6 +32,7 @@ from kafkalite_server.config_values import (
 )
 from kafkalite_server.log.cleaner_manager import NO_IO_LIMIT, CleanerConfig, check_map_size
 from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
+from kafkalite_server.log.open_files import MIN_OPEN_FILES, OPEN_FILES_MAX_AUTO
 from kafkalite_server.replication.replica_selector import SELECTORS
 
 _HOUR_MS = 60 * 60 * 1000
@@ -106,6 +107,8 @@ class BrokerConfig:
     log_segment_delete_delay_ms: int = 60_000
     log_roll_jitter_ms: int = 0
     # --- end of log cleaner block
+    kafkalite_log_open_files_max: int = OPEN_FILES_MAX_AUTO
+    """Segment files open at once (an LRU cache); -1: half of the soft RLIMIT_NOFILE."""
     # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
     broker_rack: str | None = None
     replica_selector_class: str | None = None
@@ -278,14 +281,14 @@ def _cleanup_policy(key: str, text: str) -> str:
         raise ConfigError(key, str(exc).removeprefix(f"{exc.key}: ")) from None
 
 
-def _bound(minimum: int) -> Parser:
-    """An integer >= ``minimum``, or -1 for "no bound"."""
+def _bound(minimum: int, minus_one: str = "no bound") -> Parser:
+    """An integer >= ``minimum``, or -1 for "no bound" (or what ``minus_one`` says)."""
     parse_int = integer(-1)
 
     def parse(key: str, text: str) -> int:
         value = parse_int(key, text)
         if value != -1 and value < minimum:
-            raise ConfigError(key, f"{value} must be -1 (no bound) or at least {minimum}")
+            raise ConfigError(key, f"{value} must be -1 ({minus_one}) or at least {minimum}")
         return value
 
     return parse
@@ -377,6 +380,8 @@ _SPECS: dict[str, _Spec] = {
     "log.segment.delete.delay.ms": _Spec("log_segment_delete_delay_ms", integer(0)),
     "log.roll.jitter.ms": _Spec("log_roll_jitter_ms", integer(0)),
     "log.roll.jitter.hours": _Spec("log_roll_jitter_ms", integer(0, scale=_HOUR_MS), 1),
+    "kafkalite.log.open.files.max": _Spec("kafkalite_log_open_files_max",
+                                          _bound(MIN_OPEN_FILES, "half of RLIMIT_NOFILE")),
 }
 
 _CLUSTER_SPECS: dict[str, _Spec] = {

@@ -278,7 +278,7 @@ class Cleaner:
         config = log.config
         base = group[0].base_offset
         _remove_leftovers(log, base)
-        cleaned = LogSegment(log.directory, base, config, now_ms=now_ms,
+        cleaned = LogSegment(log.directory, base, config, files=log.files, now_ms=now_ms,
                              file_suffix=CLEANED_SUFFIX)
         changed = len(group) > 1
         horizons: list[int] = []

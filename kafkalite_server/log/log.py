@@ -43,6 +43,11 @@ from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
+from kafkalite_server.log.open_files import (
+    OpenFileCache,
+    cache_or_private,
+    is_out_of_descriptors,
+)
 from kafkalite_server.log.producer_snapshot import (
     delete_snapshots,
     snapshot_offsets,
@@ -147,14 +152,22 @@ class Log:
     raised as KafkaStorageError; an offline log refuses every read and write (Kafka's
     offline replica), so a failing disk is never tried again until the broker restarts.
     A failed append leaves no bytes behind (see :meth:`LogSegment.append`).
+
+    Running out of file descriptors (EMFILE, ENFILE) is not a disk error: the request
+    that hit it fails with :class:`~kafkalite_server.log.open_files.TooManyOpenFilesError`
+    (a KafkaStorageError naming the limits) and the log stays online. Its files are opened
+    through :attr:`files`, the broker's bounded cache of open files.
     """
 
     def __init__(self, directory: Path, config: LogConfig, segments: list[LogSegment], *,
                  log_start_offset: int, recovery_point: int,
                  leader_epoch_cache: LeaderEpochCache, producer_state: ProducerStateManager,
                  now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
-                 on_disk_failure: DiskFailureHandler | None = None) -> None:
+                 on_disk_failure: DiskFailureHandler | None = None,
+                 files: OpenFileCache | None = None) -> None:
         self.directory = directory
+        self.files = cache_or_private(files)
+        """Where every segment file of this log is opened (the broker shares one)."""
         self.config = config
         self._bases = [segment.base_offset for segment in segments]
         self._segments = {segment.base_offset: segment for segment in segments}
@@ -179,23 +192,26 @@ class Log:
     def open(cls, directory: Path, config: LogConfig, *, recovery_point: int = 0,
              log_start_offset: int = 0, clean_shutdown: bool = False,
              now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
-             on_disk_failure: DiskFailureHandler | None = None) -> Log:
+             on_disk_failure: DiskFailureHandler | None = None,
+             files: OpenFileCache | None = None) -> Log:
         """Load (or create) the partition directory, recovering it unless clean."""
+        files = cache_or_private(files)
         loaded = load_log(directory, config, recovery_point=recovery_point,
                           log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
-                          now_ms=now_ms(), pwrite=pwrite)
+                          now_ms=now_ms(), pwrite=pwrite, files=files)
         return cls(directory, config, loaded.segments, log_start_offset=loaded.log_start_offset,
                    recovery_point=loaded.recovery_point,
                    leader_epoch_cache=loaded.leader_epoch_cache,
                    producer_state=loaded.producer_state, now_ms=now_ms, pwrite=pwrite,
-                   on_disk_failure=on_disk_failure)
+                   on_disk_failure=on_disk_failure, files=files)
 
     # ------------------------------------------------------------------------ disk errors
 
     @contextmanager
     def _disk(self, action: str) -> Iterator[None]:
         """Refuse if offline; turn an OSError inside into going offline plus a
-        KafkaStorageError that names the partition directory and the cause."""
+        KafkaStorageError that names the partition directory and the cause (running out
+        of descriptors fails this request only)."""
         with self.lock:
             if self.offline:
                 raise KafkaStorageError(f"{self.directory.name}: its log directory "
@@ -203,8 +219,14 @@ class Log:
             try:
                 yield
             except OSError as exc:
-                self.mark_offline(exc)
-                raise KafkaStorageError(f"{action} {self.directory}: {exc}") from exc
+                raise self._storage_error(action, exc) from exc
+
+    def _storage_error(self, action: str, exc: OSError) -> KafkaStorageError:
+        """The error for a failed file operation; a disk error takes the log offline."""
+        if is_out_of_descriptors(exc):
+            return self.files.out_of_descriptors(self.directory, exc)
+        self.mark_offline(exc)
+        return KafkaStorageError(f"{action} {self.directory}: {exc}")
 
     def mark_offline(self, exc: OSError | None = None) -> None:
         """Stop serving this log; with ``exc``, report the failure to the log manager."""
@@ -383,8 +405,9 @@ class Log:
         base = self.log_end_offset
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             (self.directory / f"{base:020d}{suffix}").unlink(missing_ok=True)
-        segment = LogSegment(self.directory, base, self.config, now_ms=self._now_ms(),
-                             pwrite=self._pwrite, roll_jitter_ms=roll_jitter(self.config))
+        segment = LogSegment(self.directory, base, self.config, files=self.files,
+                             now_ms=self._now_ms(), pwrite=self._pwrite,
+                             roll_jitter_ms=roll_jitter(self.config))
         self._bases.append(base)
         self._segments[base] = segment
         self.take_snapshot()
@@ -481,19 +504,18 @@ class Log:
         try:
             self._flush(up_to_offset)
         except OSError as exc:
-            self.mark_offline(exc)
-            raise KafkaStorageError(f"flush {self.directory}: {exc}") from exc
+            raise self._storage_error("flush", exc) from exc
 
     def _flush(self, up_to_offset: int | None) -> None:
         with self.lock:  # a snapshot; fsync runs unlocked (appends go on meanwhile)
             end = self.log_end_offset
-            segments = list(self._segments.values())
-        target = end if up_to_offset is None else min(up_to_offset, end)
+            target = end if up_to_offset is None else min(up_to_offset, end)
+            first = max(bisect.bisect_right(self._bases, self.recovery_point) - 1, 0)
+            segments = [self._segments[base] for base in self._bases[first:] if base < target]
         if target <= self.recovery_point:
             return
-        for segment in segments:
-            if segment.base_offset < target and segment.next_offset > self.recovery_point:
-                segment.flush()
+        for segment in segments:  # from the one holding the recovery point
+            segment.flush()
         self.recovery_point = target
         self._unflushed_messages = 0
         self.last_flush_ms = self._now_ms()
@@ -529,8 +551,8 @@ class Log:
         self._bases = []
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             (self.directory / f"{offset:020d}{suffix}").unlink(missing_ok=True)
-        segment = LogSegment(self.directory, offset, self.config, now_ms=self._now_ms(),
-                             pwrite=self._pwrite)
+        segment = LogSegment(self.directory, offset, self.config, files=self.files,
+                             now_ms=self._now_ms(), pwrite=self._pwrite)
         self._bases.append(offset)
         self._segments[offset] = segment
         self.log_start_offset = self.recovery_point = offset
@@ -626,11 +648,17 @@ class Log:
     # ---------------------------------------------------------------------------- compaction
 
     def cleanable_segments(self) -> tuple[list[LogSegment], int]:
-        """(every segment but the active one, log start offset), for the cleaner."""
+        """(every segment but the active one, log start offset), for the cleaner; each
+        segment loaded here, under the lock, so the cleaner thread never loads one."""
         with self.lock:
             if self.offline or self.closed:
                 raise SegmentsChangedError(f"{self.directory.name} is offline or closed")
             segments = [self._segments[base] for base in self._bases[:-1]]
+            try:
+                for segment in segments:
+                    segment.load()
+            except OSError as exc:
+                raise self._storage_error("load the segments of", exc) from exc
             return segments, self.log_start_offset
 
     def producer_last_offsets(self) -> dict[int, int]:
@@ -647,7 +675,7 @@ class Log:
                     or self._segments.get(segment.base_offset) is not segment
                     or segment.base_offset == self._bases[-1]):
                 raise SegmentsChangedError(f"{segment.log_path.name} left {self.directory.name}")
-            return os.pread(segment.file.fileno(), min(size, segment.size - position), position)
+            return segment.read_bytes(position, min(size, segment.size - position))
 
     def replace_segments(self, old: list[LogSegment], new: LogSegment | None) -> None:
         """Swap a cleaned segment (files named ``*.swap``) in for ``old``, atomically for
@@ -681,9 +709,7 @@ class Log:
                 if new is not None:
                     new.change_suffix(SWAP_SUFFIX, "")
             except OSError as exc:
-                self.mark_offline(exc)
-                raise KafkaStorageError(f"swap cleaned segments into {self.directory}: "
-                                        f"{exc}") from exc
+                raise self._storage_error("swap cleaned segments into", exc) from exc
 
     # ---------------------------------------------------------------------------- lifecycle
 
@@ -700,8 +726,9 @@ class Log:
                     self.active_segment.on_become_inactive()
                     if self.log_end_offset not in snapshot_offsets(self.directory):
                         self.take_snapshot()
-                except OSError as exc:
-                    self.mark_offline(exc)
+                except (OSError, KafkaStorageError) as exc:  # no descriptor: not offline
+                    if isinstance(exc, OSError) and not is_out_of_descriptors(exc):
+                        self.mark_offline(exc)
             for segment in self._segments.values():
                 segment.close()
             self.purge_deleted_segments(everything=True)

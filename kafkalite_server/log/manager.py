@@ -10,6 +10,12 @@ once at ERROR. Its logs refuse every request with KAFKA_STORAGE_ERROR, no mainte
 task touches it again, new partitions go to other dirs, and the stop leaves it without a
 clean-shutdown marker so the next start recovers it.
 
+Open files: every segment file of every log is opened through one
+:class:`~kafkalite_server.log.open_files.OpenFileCache` of ``kafkalite.log.open.files.max``
+descriptors, so the broker holds that many at most whatever the number of partitions and
+segments. Running out of descriptors anyway (connections) fails the one request that
+needed a file, never a log dir: a new partition's creation, or a produce that had to roll.
+
 Compaction: :meth:`LogManager.start_cleaner` starts the log cleaner threads
 (:mod:`kafkalite_server.log.cleaner_manager`) over the compacted logs, bounded by the high
 watermark the replica manager reports; :meth:`shutdown` stops them before closing logs.
@@ -36,6 +42,12 @@ from kafkalite_server.log.cleaner_manager import (
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.log import Log, parse_log_dir_name, wall_clock_ms
+from kafkalite_server.log.open_files import (
+    OPEN_FILES_MAX_AUTO,
+    OpenFileCache,
+    default_open_files_max,
+    is_out_of_descriptors,
+)
 
 LOCK_FILE = ".lock"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -55,14 +67,18 @@ class LogManager:
                  now_ms: Callable[[], int] = wall_clock_ms,
                  topic_config: Callable[[str], LogConfig] | None = None,
                  pwrite: Pwrite = os.pwrite,
-                 cleaner_config: CleanerConfig | None = None) -> None:
+                 cleaner_config: CleanerConfig | None = None,
+                 open_files_max: int = OPEN_FILES_MAX_AUTO) -> None:
         """``topic_config`` gives a topic's effective config (the broker persists topic
         overrides); without it every log uses ``default_config``. :attr:`pwrite` writes
         every log segment and index; tests replace it, even on a running broker, with one
-        that fails like a full disk."""
+        that fails like a full disk. ``open_files_max`` bounds the open segment files
+        (-1: half of the soft RLIMIT_NOFILE); :attr:`files` is that cache."""
         if not log_dirs:
             raise ValueError("at least one log directory is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
+        self.files = OpenFileCache(open_files_max if open_files_max != OPEN_FILES_MAX_AUTO
+                                   else default_open_files_max())
         self.default_config = default_config
         self._now_ms = now_ms
         self._topic_config = topic_config or (lambda _topic: default_config)
@@ -110,7 +126,7 @@ class LogManager:
               clean_shutdown: bool, recovery_point: int = 0, log_start_offset: int = 0) -> Log:
         return Log.open(directory, config, recovery_point=recovery_point,
                         log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
-                        now_ms=self._now_ms, pwrite=self._write,
+                        now_ms=self._now_ms, pwrite=self._write, files=self.files,
                         on_disk_failure=lambda _log, exc: self.mark_dir_offline(log_dir, exc))
 
     def _write(self, fd: int, data: bytes | bytearray | memoryview, position: int) -> int:
@@ -162,6 +178,9 @@ class LogManager:
             log = self._open(log_dir, log_dir / f"{topic}-{partition}",
                              config or self._topic_config(topic), clean_shutdown=True)
         except OSError as exc:
+            if is_out_of_descriptors(exc):
+                raise self.files.out_of_descriptors(log_dir / f"{topic}-{partition}",
+                                                    exc) from exc
             self.mark_dir_offline(log_dir, exc)
             raise KafkaStorageError(f"cannot create {topic}-{partition} in {log_dir}: "
                                     f"{exc}") from exc
@@ -258,6 +277,9 @@ class LogManager:
             try:
                 OffsetCheckpointFile(log_dir / name).write(offsets)
             except OSError as exc:
+                if is_out_of_descriptors(exc):  # the next checkpoint interval tries again
+                    logger.error("cannot write %s: %s", log_dir / name, exc)
+                    continue
                 self.mark_dir_offline(log_dir, exc)
 
     def shutdown(self) -> None:
@@ -287,6 +309,7 @@ class LogManager:
             except OSError as exc:
                 logger.error("cannot mark %s cleanly shut down (%s); the next start "
                              "recovers it", log_dir, exc)
+        self.files.close_all()
         for fd in self._locks:
             os.close(fd)
         self._locks.clear()

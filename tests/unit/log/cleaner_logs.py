@@ -3,7 +3,6 @@ independent encoder and decoder, CRCs checked), and a fake clock."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -47,7 +46,7 @@ def read_records(log: Log) -> list[tuple[int, bytes | None, bytes | None, int]]:
     """(offset, key, value, timestamp) of every record on disk, oldest first."""
     records = []
     for segment in log.segments:
-        data = os.pread(segment.file.fileno(), segment.size, 0)
+        data = segment.read_bytes(0, segment.size)
         batches = MemoryRecords(data)
         while (batch := batches.next_batch()) is not None:
             assert batch.validate_crc()
@@ -76,7 +75,7 @@ def read_batches(log: Log) -> list[object]:
     """kafka-python's view of every batch (producer id, sequence, record count...)."""
     found = []
     for segment in log.segments:
-        batches = MemoryRecords(os.pread(segment.file.fileno(), segment.size, 0))
+        batches = MemoryRecords(segment.read_bytes(0, segment.size))
         while (batch := batches.next_batch()) is not None:
             found.append(batch)
     return found

@@ -4,7 +4,6 @@ state kept, min lag, HW bound, the active segment, several passes, grouping)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -132,7 +131,7 @@ def test_offsets_gaps_codec_and_headers_are_kept(tmp_path: Path) -> None:
     assert (first.base_offset, first.next_offset) == (0, 3)  # last offset delta kept
     assert [r.headers for r in first] == [[("n", b"1")]]
     segment = log.segments[0]
-    raw = os.pread(segment.file.fileno(), segment.size, 0)
+    raw = segment.read_bytes(0, segment.size)
     assert [h.partition_leader_epoch for h in iter_batch_headers(raw)] == [4, 5]
 
 
