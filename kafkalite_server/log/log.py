@@ -512,6 +512,7 @@ class Log:
             target = end if up_to_offset is None else min(up_to_offset, end)
             first = max(bisect.bisect_right(self._bases, self.recovery_point) - 1, 0)
             segments = [self._segments[base] for base in self._bases[first:] if base < target]
+        self.leader_epoch_cache.flush()
         if target <= self.recovery_point:
             return
         for segment in segments:  # from the one holding the recovery point

@@ -28,6 +28,7 @@ import logging
 import os
 import shutil
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
@@ -169,11 +170,11 @@ class LogManager:
         if not online:
             raise KafkaStorageError(f"cannot create {topic}-{partition}: every log directory "
                                     "is offline")
-        counts = {log_dir: 0 for log_dir in online}
-        for log_dir in self._dir_of.values():
-            if log_dir in counts:
-                counts[log_dir] += 1
-        log_dir = min(online, key=lambda d: counts[d])
+        if len(online) == 1:
+            log_dir = online[0]
+        else:
+            counts = Counter(self._dir_of.values())
+            log_dir = min(online, key=lambda d: counts[d])
         try:
             log = self._open(log_dir, log_dir / f"{topic}-{partition}",
                              config or self._topic_config(topic), clean_shutdown=True)
