@@ -129,7 +129,8 @@ class Broker:
                                       controller.default_log_config, now_ms=now_ms,
                                       topic_config=controller.topic_config,
                                       cleaner_config=config.cleaner_config(),
-                                      open_files_max=config.kafkalite_log_open_files_max)
+                                      open_files_max=config.kafkalite_log_open_files_max,
+                                      producer_expiration_ms=config.producer_id_expiration_ms)
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
@@ -191,6 +192,8 @@ class Broker:
         self.tasks.every(config.replica_high_watermark_checkpoint_interval_ms,
                          "high-watermark-checkpoint",
                          lambda: _sync(replicas.checkpoint_high_watermarks))
+        self.tasks.every(config.producer_id_expiration_check_interval_ms, "producer-expiration",
+                         lambda: _sync(manager.remove_expired_producers))
         flush_ms = config.log_flush_interval_ms
         self.tasks.every(min(flush_ms or 1000, 1000), "flush",
                          lambda: asyncio.to_thread(manager.flush_dirty, self.now_ms()))

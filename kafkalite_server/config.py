@@ -109,6 +109,8 @@ class BrokerConfig:
     # --- end of log cleaner block
     kafkalite_log_open_files_max: int = OPEN_FILES_MAX_AUTO
     """Segment files open at once (an LRU cache); -1: half of the soft RLIMIT_NOFILE."""
+    producer_id_expiration_ms: int = 24 * _HOUR_MS
+    producer_id_expiration_check_interval_ms: int = 600_000
     # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
     broker_rack: str | None = None
     replica_selector_class: str | None = None
@@ -382,6 +384,9 @@ _SPECS: dict[str, _Spec] = {
     "log.roll.jitter.hours": _Spec("log_roll_jitter_ms", integer(0, scale=_HOUR_MS), 1),
     "kafkalite.log.open.files.max": _Spec("kafkalite_log_open_files_max",
                                           _bound(MIN_OPEN_FILES, "half of RLIMIT_NOFILE")),
+    "producer.id.expiration.ms": _Spec("producer_id_expiration_ms", integer(1, _INT_MAX)),
+    "producer.id.expiration.check.interval.ms": _Spec(
+        "producer_id_expiration_check_interval_ms", integer(1, _INT_MAX)),
 }
 
 _CLUSTER_SPECS: dict[str, _Spec] = {

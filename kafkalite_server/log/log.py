@@ -164,8 +164,11 @@ class Log:
                  leader_epoch_cache: LeaderEpochCache, producer_state: ProducerStateManager,
                  now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
                  on_disk_failure: DiskFailureHandler | None = None,
-                 files: OpenFileCache | None = None) -> None:
+                 files: OpenFileCache | None = None,
+                 producer_expiration_ms: int | None = None) -> None:
         self.directory = directory
+        self.producer_expiration_ms = producer_expiration_ms
+        """``producer.id.expiration.ms`` (None: producers never expire)."""
         self.files = cache_or_private(files)
         """Where every segment file of this log is opened (the broker shares one)."""
         self.config = config
@@ -193,17 +196,20 @@ class Log:
              log_start_offset: int = 0, clean_shutdown: bool = False,
              now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
              on_disk_failure: DiskFailureHandler | None = None,
-             files: OpenFileCache | None = None) -> Log:
+             files: OpenFileCache | None = None,
+             producer_expiration_ms: int | None = None) -> Log:
         """Load (or create) the partition directory, recovering it unless clean."""
         files = cache_or_private(files)
         loaded = load_log(directory, config, recovery_point=recovery_point,
                           log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
-                          now_ms=now_ms(), pwrite=pwrite, files=files)
+                          now_ms=now_ms(), pwrite=pwrite, files=files,
+                          producer_expiration_ms=producer_expiration_ms)
         return cls(directory, config, loaded.segments, log_start_offset=loaded.log_start_offset,
                    recovery_point=loaded.recovery_point,
                    leader_epoch_cache=loaded.leader_epoch_cache,
                    producer_state=loaded.producer_state, now_ms=now_ms, pwrite=pwrite,
-                   on_disk_failure=on_disk_failure, files=files)
+                   on_disk_failure=on_disk_failure, files=files,
+                   producer_expiration_ms=producer_expiration_ms)
 
     # ------------------------------------------------------------------------ disk errors
 
@@ -369,6 +375,15 @@ class Log:
             for base in self._bases[slot:]:  # a marker past the bound may end a txn inside
                 found += self._segments[base].txn_index.collect(fetch_offset, upper_bound)
             return found
+
+    def remove_expired_producers(self) -> int:
+        """Forget producers idle for ``producer.id.expiration.ms`` (their next snapshot
+        leaves them out too); returns how many went."""
+        if self.producer_expiration_ms is None:
+            return 0
+        with self.lock:
+            return self.producer_state.remove_expired(self._now_ms(),
+                                                      self.producer_expiration_ms)
 
     def take_snapshot(self) -> None:
         """Persist producer state as of the log end (at roll and at close)."""
@@ -539,6 +554,7 @@ class Log:
         delete_snapshots(self.directory, above=self.log_end_offset)
         self.producer_state = load_producer_state(self.directory, self.segments,
                                                   self.log_start_offset)
+        self.remove_expired_producers()
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:

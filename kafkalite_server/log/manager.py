@@ -69,18 +69,21 @@ class LogManager:
                  topic_config: Callable[[str], LogConfig] | None = None,
                  pwrite: Pwrite = os.pwrite,
                  cleaner_config: CleanerConfig | None = None,
-                 open_files_max: int = OPEN_FILES_MAX_AUTO) -> None:
+                 open_files_max: int = OPEN_FILES_MAX_AUTO,
+                 producer_expiration_ms: int | None = None) -> None:
         """``topic_config`` gives a topic's effective config (the broker persists topic
         overrides); without it every log uses ``default_config``. :attr:`pwrite` writes
         every log segment and index; tests replace it, even on a running broker, with one
         that fails like a full disk. ``open_files_max`` bounds the open segment files
-        (-1: half of the soft RLIMIT_NOFILE); :attr:`files` is that cache."""
+        (-1: half of the soft RLIMIT_NOFILE); :attr:`files` is that cache.
+        ``producer_expiration_ms`` is ``producer.id.expiration.ms`` (None: never)."""
         if not log_dirs:
             raise ValueError("at least one log directory is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
         self.files = OpenFileCache(open_files_max if open_files_max != OPEN_FILES_MAX_AUTO
                                    else default_open_files_max())
         self.default_config = default_config
+        self.producer_expiration_ms = producer_expiration_ms
         self._now_ms = now_ms
         self._topic_config = topic_config or (lambda _topic: default_config)
         self.pwrite = pwrite
@@ -128,6 +131,7 @@ class LogManager:
         return Log.open(directory, config, recovery_point=recovery_point,
                         log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
                         now_ms=self._now_ms, pwrite=self._write, files=self.files,
+                        producer_expiration_ms=self.producer_expiration_ms,
                         on_disk_failure=lambda _log, exc: self.mark_dir_offline(log_dir, exc))
 
     def _write(self, fd: int, data: bytes | bytearray | memoryview, position: int) -> int:
@@ -224,6 +228,11 @@ class LogManager:
             with suppress(KafkaStorageError):  # the dir went offline: mark_dir_offline said so
                 deleted += log.delete_old_segments(high_watermark_of(log))
         return deleted
+
+    def remove_expired_producers(self) -> int:
+        """``producer.id.expiration.ms`` over every log (every
+        ``producer.id.expiration.check.interval.ms``); returns the producers forgotten."""
+        return sum(log.remove_expired_producers() for log in self._online_logs())
 
     def flush_dirty(self, now: int) -> int:
         """Flush logs whose ``flush.ms`` has passed since their last flush; returns count.

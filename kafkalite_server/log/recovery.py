@@ -74,8 +74,10 @@ class LoadedLog:
 
 def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_start_offset: int,
              clean_shutdown: bool, now_ms: int, pwrite: Pwrite = os.pwrite,
-             files: OpenFileCache | None = None) -> LoadedLog:
-    """Open (or create) the partition directory and return consistent state."""
+             files: OpenFileCache | None = None,
+             producer_expiration_ms: int | None = None) -> LoadedLog:
+    """Open (or create) the partition directory and return consistent state; producers
+    idle for ``producer_expiration_ms`` (None: never) are not loaded."""
     files = cache_or_private(files)
     directory.mkdir(parents=True, exist_ok=True)
     names = os.listdir(directory)
@@ -114,9 +116,12 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
     epochs.truncate_from_start(log_start_offset)
     if epochs.entries != read_epochs or (not epochs_trusted and epochs.checkpoint.path.exists()):
         epochs.persist()
+    producers = load_producer_state(directory, segments, log_start_offset)
+    if producer_expiration_ms is not None:
+        producers.remove_expired(now_ms, producer_expiration_ms)
     return LoadedLog(segments, log_start_offset,
                      log_end if clean_shutdown else min(recovery_point, log_end),
-                     epochs, load_producer_state(directory, segments, log_start_offset))
+                     epochs, producers)
 
 
 def _remove_temp_files(directory: Path, names: list[str]) -> None:
