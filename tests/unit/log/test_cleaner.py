@@ -4,6 +4,7 @@ state kept, min lag, HW bound, the active segment, several passes, grouping)."""
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,30 @@ def test_corrupt_batch_makes_the_log_uncleanable_and_changes_nothing(tmp_path: P
     with pytest.raises(LogCleaningError, match="CRC"):
         Cleaner(1 << 12).clean(log, 0, log.log_end_offset, clock.now)
     assert len(log.segments) >= 3
+
+
+def test_the_offset_map_is_sized_to_the_dirty_part_and_dropped_after_the_pass(
+        tmp_path: Path) -> None:
+    """An idle cleaner holds no map; a pass over 40 dirty offsets allocates a few KB, not
+    the 128 MiB of log.cleaner.dedupe.buffer.size, and keeps none of it afterwards."""
+    clock = Clock(START)
+    log = compacted_log(tmp_path / "t-0", clock, segment_bytes=400)
+    for i in range(40):
+        log.append_as_leader(keyed_batch([(b"%d" % (i % 5), b"v%d" % i)]), leader_epoch=0)
+    log.roll()
+    tracemalloc.start()
+    try:
+        cleaner = Cleaner(128 * 1024 * 1024)
+        idle = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        cleaner.clean(log, 0, log.log_end_offset, clock.now)
+        after, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert idle < 64 * 1024
+    assert peak < 1024 * 1024
+    assert after < 256 * 1024
+    assert sorted(k for _, k, _, _ in read_records(log)) == [b"0", b"1", b"2", b"3", b"4"]
 
 
 def test_offset_map_keeps_the_newest_offset_and_refuses_past_its_load_factor() -> None:
