@@ -130,7 +130,9 @@ class Broker:
                                       topic_config=controller.topic_config,
                                       cleaner_config=config.cleaner_config(),
                                       open_files_max=config.kafkalite_log_open_files_max,
-                                      producer_expiration_ms=config.producer_id_expiration_ms)
+                                      producer_expiration_ms=config.producer_id_expiration_ms,
+                                      batch_decompressed_max_bytes=(
+                                          config.kafkalite_batch_decompressed_max_bytes))
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,

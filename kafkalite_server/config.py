@@ -32,6 +32,7 @@ from kafkalite_server.config_values import (
 )
 from kafkalite_server.log.cleaner_manager import NO_IO_LIMIT, CleanerConfig, check_map_size
 from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
+from kafkalite_server.log.decompression_limit import BATCH_DECOMPRESSED_MAX_BYTES
 from kafkalite_server.log.open_files import MIN_OPEN_FILES, OPEN_FILES_MAX_AUTO
 from kafkalite_server.replication.replica_selector import SELECTORS
 
@@ -111,6 +112,9 @@ class BrokerConfig:
     """Segment files open at once (an LRU cache); -1: half of the soft RLIMIT_NOFILE."""
     producer_id_expiration_ms: int = 24 * _HOUR_MS
     producer_id_expiration_check_interval_ms: int = 600_000
+    kafkalite_batch_decompressed_max_bytes: int = BATCH_DECOMPRESSED_MAX_BYTES
+    """The most bytes one batch's records may decompress to, whatever a topic's
+    max.message.bytes says (bounds what one batch costs the broker)."""
     # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
     broker_rack: str | None = None
     replica_selector_class: str | None = None
@@ -387,6 +391,8 @@ _SPECS: dict[str, _Spec] = {
     "producer.id.expiration.ms": _Spec("producer_id_expiration_ms", integer(1, _INT_MAX)),
     "producer.id.expiration.check.interval.ms": _Spec(
         "producer_id_expiration_check_interval_ms", integer(1, _INT_MAX)),
+    "kafkalite.batch.decompressed.max.bytes": _Spec("kafkalite_batch_decompressed_max_bytes",
+                                                    integer(1, _INT_MAX)),
 }
 
 _CLUSTER_SPECS: dict[str, _Spec] = {

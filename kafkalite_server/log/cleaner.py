@@ -252,7 +252,7 @@ class Cleaner:
                           stats: CleanerStats) -> int:
         """Fill the map from the dirty part; returns the map end (exclusive)."""
         start, end = plan.first_dirty_offset, plan.cleanable_end
-        max_bytes = log.config.max_message_bytes
+        max_bytes = log.decompression_limit.max_bytes
         for segment in segments:
             if segment.next_offset <= start:
                 continue
@@ -308,7 +308,7 @@ class Cleaner:
                         continue
                     result = self._filter(chunk, header, offset_map, retain_empty, txns,
                                           now_ms, config.delete_retention_ms,
-                                          config.max_message_bytes, horizons)
+                                          log.decompression_limit.max_bytes, horizons)
                     if header.is_control and result.data is None:
                         dropped_markers.add(header.base_offset)
                     changed |= result.changed

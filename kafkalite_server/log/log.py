@@ -40,6 +40,7 @@ from kafkalite.records import decode_batches
 from kafkalite.records.batch_header import BatchHeader, read_batch_header
 from kafkalite.records.control import Marker, encode_marker, read_marker
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.decompression_limit import DecompressionLimit
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
@@ -165,8 +166,11 @@ class Log:
                  now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
                  on_disk_failure: DiskFailureHandler | None = None,
                  files: OpenFileCache | None = None,
-                 producer_expiration_ms: int | None = None) -> None:
+                 producer_expiration_ms: int | None = None,
+                 batch_decompressed_max_bytes: int | None = None) -> None:
         self.directory = directory
+        self.batch_decompressed_max_bytes = batch_decompressed_max_bytes
+        """``kafkalite.batch.decompressed.max.bytes`` (None: the topic's bound alone)."""
         self.producer_expiration_ms = producer_expiration_ms
         """``producer.id.expiration.ms`` (None: producers never expire)."""
         self.files = cache_or_private(files)
@@ -197,7 +201,8 @@ class Log:
              now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
              on_disk_failure: DiskFailureHandler | None = None,
              files: OpenFileCache | None = None,
-             producer_expiration_ms: int | None = None) -> Log:
+             producer_expiration_ms: int | None = None,
+             batch_decompressed_max_bytes: int | None = None) -> Log:
         """Load (or create) the partition directory, recovering it unless clean."""
         files = cache_or_private(files)
         loaded = load_log(directory, config, recovery_point=recovery_point,
@@ -209,7 +214,8 @@ class Log:
                    leader_epoch_cache=loaded.leader_epoch_cache,
                    producer_state=loaded.producer_state, now_ms=now_ms, pwrite=pwrite,
                    on_disk_failure=on_disk_failure, files=files,
-                   producer_expiration_ms=producer_expiration_ms)
+                   producer_expiration_ms=producer_expiration_ms,
+                   batch_decompressed_max_bytes=batch_decompressed_max_bytes)
 
     # ------------------------------------------------------------------------ disk errors
 
@@ -265,6 +271,11 @@ class Log:
     def size_in_bytes(self) -> int:
         return sum(segment.size for segment in self._segments.values())
 
+    @property
+    def decompression_limit(self) -> DecompressionLimit:
+        """How far one batch of this log may decompress, wherever the broker does it."""
+        return DecompressionLimit.of(self.config, self.batch_decompressed_max_bytes)
+
     def update_config(self, config: LogConfig) -> None:
         """New topic settings take effect for later appends, rolls and retention."""
         self.config = config
@@ -281,17 +292,20 @@ class Log:
         one of an idempotent producer's last five batches is not written again: its
         original offsets come back with ``duplicate=True``.
         """
-        headers = validate_records(records, api_version, self.config, coordinator=coordinator)
+        limit = self.decompression_limit
+        headers = validate_records(records, api_version, self.config, coordinator=coordinator,
+                                   limit=limit)
         if headers[0].magic >= 2:
             original = self.producer_state.check(headers[0])
             if original is not None:
                 return AppendInfo(original.first_offset, original.last_offset, -1,
                                   original.last_offset - original.first_offset + 1,
                                   self.log_start_offset, duplicate=True)
-        records, headers = recompress_for_topic(records, headers, self.config)
+        records, headers = recompress_for_topic(records, headers, self.config, limit)
         now = self._now_ms()
         first_offset = self.log_end_offset
-        assigned = assign_offsets(records, headers, first_offset, leader_epoch, self.config, now)
+        assigned = assign_offsets(records, headers, first_offset, leader_epoch, self.config, now,
+                                  limit)
         with self._disk("append to"):
             self.leader_epoch_cache.assign(leader_epoch, first_offset)
             self._write(assigned, now)
@@ -495,7 +509,7 @@ class Log:
                 position, header = found
                 return _first_record_at_or_after(segment.read_batch(position, header), header,
                                                  timestamp, self.log_start_offset,
-                                                 self.config.max_message_bytes)
+                                                 self.decompression_limit.max_bytes)
         return None
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:

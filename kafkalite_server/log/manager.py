@@ -70,13 +70,15 @@ class LogManager:
                  pwrite: Pwrite = os.pwrite,
                  cleaner_config: CleanerConfig | None = None,
                  open_files_max: int = OPEN_FILES_MAX_AUTO,
-                 producer_expiration_ms: int | None = None) -> None:
+                 producer_expiration_ms: int | None = None,
+                 batch_decompressed_max_bytes: int | None = None) -> None:
         """``topic_config`` gives a topic's effective config (the broker persists topic
         overrides); without it every log uses ``default_config``. :attr:`pwrite` writes
         every log segment and index; tests replace it, even on a running broker, with one
         that fails like a full disk. ``open_files_max`` bounds the open segment files
         (-1: half of the soft RLIMIT_NOFILE); :attr:`files` is that cache.
-        ``producer_expiration_ms`` is ``producer.id.expiration.ms`` (None: never)."""
+        ``producer_expiration_ms`` is ``producer.id.expiration.ms`` (None: never), and
+        ``batch_decompressed_max_bytes`` ``kafkalite.batch.decompressed.max.bytes``."""
         if not log_dirs:
             raise ValueError("at least one log directory is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
@@ -84,6 +86,7 @@ class LogManager:
                                    else default_open_files_max())
         self.default_config = default_config
         self.producer_expiration_ms = producer_expiration_ms
+        self.batch_decompressed_max_bytes = batch_decompressed_max_bytes
         self._now_ms = now_ms
         self._topic_config = topic_config or (lambda _topic: default_config)
         self.pwrite = pwrite
@@ -132,6 +135,7 @@ class LogManager:
                         log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
                         now_ms=self._now_ms, pwrite=self._write, files=self.files,
                         producer_expiration_ms=self.producer_expiration_ms,
+                        batch_decompressed_max_bytes=self.batch_decompressed_max_bytes,
                         on_disk_failure=lambda _log, exc: self.mark_dir_offline(log_dir, exc))
 
     def _write(self, fd: int, data: bytes | bytearray | memoryview, position: int) -> int:
