@@ -45,6 +45,7 @@ from kafkalite_server.handlers import (
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
+from kafkalite_server.log.down_conversion import DownConversionBudget
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
@@ -138,6 +139,8 @@ class Broker:
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
             state_store, replication_settings(config, self.peer_security), now_ms=now_ms)
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
+        self.down_conversion = DownConversionBudget(config.fetch_max_bytes)
+        """Down-converted records (Fetch v0-3) held by responses, in all."""
         self.tasks = BackgroundTasks()
         self.port = 0
         self._connections: set[asyncio.Task[None]] = set()

@@ -112,6 +112,9 @@ class BrokerConfig:
     """Segment files open at once (an LRU cache); -1: half of the soft RLIMIT_NOFILE."""
     producer_id_expiration_ms: int = 24 * _HOUR_MS
     producer_id_expiration_check_interval_ms: int = 600_000
+    fetch_max_bytes: int = 55 * 1024 * 1024
+    """A consumer fetch's response bytes at most, and the down-converted bytes (Fetch
+    v0-3) all responses hold in memory together."""
     kafkalite_batch_decompressed_max_bytes: int = BATCH_DECOMPRESSED_MAX_BYTES
     """The most bytes one batch's records may decompress to, whatever a topic's
     max.message.bytes says (bounds what one batch costs the broker)."""
@@ -393,6 +396,7 @@ _SPECS: dict[str, _Spec] = {
         "producer_id_expiration_check_interval_ms", integer(1, _INT_MAX)),
     "kafkalite.batch.decompressed.max.bytes": _Spec("kafkalite_batch_decompressed_max_bytes",
                                                     integer(1, _INT_MAX)),
+    "fetch.max.bytes": _Spec("fetch_max_bytes", integer(1024, _INT_MAX)),
 }
 
 _CLUSTER_SPECS: dict[str, _Spec] = {

@@ -31,3 +31,9 @@ class FileRegion:
     def read_bytes(self) -> bytes:
         """The bytes themselves, for tests and for transports without ``sendfile``."""
         return os.pread(self.file.fileno(), self.length, self.position)
+
+    def read_range(self, offset: int, size: int) -> bytes:
+        """``size`` bytes from ``offset`` within the region (down-conversion reads an
+        entry at a time)."""
+        return os.pread(self.file.fileno(), min(size, self.length - offset),
+                        self.position + offset)
