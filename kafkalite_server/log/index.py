@@ -181,7 +181,12 @@ class _SparseIndex:
                 raise
 
     def rename(self, path: Path) -> None:
-        self._file.rename(path)
+        """Rename the file; a missing one (a lazy segment's damaged index, rebuilt when the
+        segment loads) just takes the new name."""
+        try:
+            self._file.rename(path)
+        except FileNotFoundError:
+            self._file.path = path
 
     def close(self) -> None:
         """Give back the descriptor; the index is not used again."""

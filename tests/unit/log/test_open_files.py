@@ -3,6 +3,7 @@ descriptors as a request's error (never a disk failure), on real files."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 from pathlib import Path
@@ -166,3 +167,22 @@ def test_out_of_descriptors_during_a_roll_fails_that_append_only(tmp_path: Path)
     assert log.append_as_leader(v2_batch(3), leader_epoch=1).first_offset == 6
     assert _all_offsets(log) == list(range(9))
     log.close()
+
+
+def test_retention_deletes_a_lazy_segment_whose_index_is_missing(tmp_path: Path) -> None:
+    """An old segment never loaded since the start goes by retention without reading it,
+    even when its index file is gone."""
+    directory = tmp_path / "t-0"
+    config = dataclasses.replace(CONFIG, retention_ms=-1)  # no time retention: no load
+    log = Log.open(directory, config)
+    for _ in range(6):
+        log.append_as_leader(v2_batch(3), leader_epoch=1)
+    log.close()
+    (directory / f"{0:020d}.index").unlink()
+    reopened = Log.open(directory, config, clean_shutdown=True)
+    reopened.maybe_increment_log_start_offset(6)  # DeleteRecords past the first segment
+    assert reopened.delete_old_segments(high_watermark=18) == 1
+    assert not reopened.offline and not reopened.segments[0].loaded
+    assert sorted(p.name for p in directory.glob(f"{0:020d}.*")) == []
+    assert _all_offsets(reopened) == list(range(6, 18))
+    reopened.close()
