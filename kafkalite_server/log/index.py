@@ -53,7 +53,7 @@ class _SparseIndex:
     _KEY_TYPE: str
     _OFFSET_COLUMN: str  # "keys" or "values"
 
-    def __init__(self, path: Path, base_offset: int, max_index_bytes: int, *,
+    def __init__(self, path: str | Path, base_offset: int, max_index_bytes: int, *,
                  files: OpenFileCache | None = None, pwrite: Pwrite = os.pwrite) -> None:
         """No I/O here: the file is created or read on first use (``files`` bounds the
         descriptors; without it the index has a cache of its own)."""
@@ -68,6 +68,10 @@ class _SparseIndex:
     @property
     def path(self) -> Path:
         return self._file.path
+
+    @property
+    def fspath(self) -> str:
+        return self._file.fspath
 
     @property
     def _keys(self) -> array:

@@ -110,9 +110,9 @@ class LogManager:
             OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).read())
         marker = log_dir / CLEAN_SHUTDOWN_FILE
         clean = marker.exists()
-        for child in sorted(log_dir.iterdir()):
-            if not child.is_dir():
-                continue
+        with os.scandir(log_dir) as entries:  # d_type: no stat per entry
+            children = sorted(Path(entry.path) for entry in entries if entry.is_dir())
+        for child in children:
             if child.name.endswith(DELETE_DIR_SUFFIX):
                 shutil.rmtree(child, ignore_errors=True)
                 continue

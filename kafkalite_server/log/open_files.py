@@ -35,7 +35,7 @@ from pathlib import Path
 
 from kafkalite.protocol.errors import KafkaStorageError
 
-Opener = Callable[[Path, int], int]
+Opener = Callable[[str, int], int]
 """``os.open``'s shape for the cache: (path, flags) -> descriptor. Tests inject failures."""
 
 OPEN_FILES_MAX_AUTO = -1
@@ -152,11 +152,11 @@ class OpenFileCache:
                 return handle
             while len(self._open) >= self.capacity:
                 self._open.popitem(last=False)
-            handle = FileHandle(self._open_fd(file.path, flags))
+            handle = FileHandle(self._open_fd(file.fspath, flags))
             self._open[file] = handle
             return handle
 
-    def _open_fd(self, path: Path, flags: int) -> int:
+    def _open_fd(self, path: str, flags: int) -> int:
         try:
             fd = self.opener(path, flags)
         except OSError as exc:
@@ -175,7 +175,7 @@ class OpenFileCache:
         self.opens += 1
         return fd
 
-    def out_of_descriptors(self, path: Path, exc: OSError) -> TooManyOpenFilesError:
+    def out_of_descriptors(self, path: str | Path, exc: OSError) -> TooManyOpenFilesError:
         """The error for ``exc`` (EMFILE/ENFILE) while opening ``path``, naming the limits."""
         soft, _hard = open_files_limits()
         return TooManyOpenFilesError(
@@ -215,12 +215,21 @@ class CachedFile:
     keep the cached descriptor (it follows the inode).
     """
 
-    __slots__ = ("_cache", "_flags", "path")
+    __slots__ = ("_cache", "_flags", "fspath")
 
-    def __init__(self, cache: OpenFileCache, path: Path, *, create: bool) -> None:
+    def __init__(self, cache: OpenFileCache, path: str | Path, *, create: bool) -> None:
         self._cache = cache
-        self.path = path
+        self.fspath = os.fspath(path)
+        """The path as text (a broker holds tens of thousands: no Path object each)."""
         self._flags = _CREATE if create else _REOPEN
+
+    @property
+    def path(self) -> Path:
+        return Path(self.fspath)
+
+    @path.setter
+    def path(self, path: str | Path) -> None:
+        self.fspath = os.fspath(path)
 
     def handle(self) -> FileHandle:
         """The open handle; keep it in a variable while using its descriptor."""
@@ -244,9 +253,9 @@ class CachedFile:
         handle = self.handle()
         return os.fstat(handle.fileno()).st_size
 
-    def rename(self, path: Path) -> None:
-        os.rename(self.path, path)
-        self.path = path
+    def rename(self, path: str | Path) -> None:
+        os.rename(self.fspath, path)
+        self.fspath = os.fspath(path)
 
     def release(self) -> None:
         """Give the descriptor back to the cache's budget (the file stays on disk)."""

@@ -41,7 +41,6 @@ from kafkalite_server.log.open_files import OpenFileCache, cache_or_private
 from kafkalite_server.log.producer_snapshot import (
     CorruptSnapshotError,
     decode_snapshot,
-    delete_snapshots,
     snapshot_offsets,
     snapshot_path,
 )
@@ -90,7 +89,7 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
                            lazy=i < len(bases) - 1) for i, base in enumerate(bases)]
     if segments:
         _repair_indexes_if_needed(segments[-1], config)  # lazy ones repair on first use
-    epochs, epochs_trusted = _read_epoch_checkpoint(directory)
+    epochs, epochs_trusted = _read_epoch_checkpoint(directory, names)
     read_epochs = epochs.entries
     if not clean_shutdown:
         segments = _recover_tail(segments, config, recovery_point, epochs)
@@ -116,7 +115,7 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
     epochs.truncate_from_start(log_start_offset)
     if epochs.entries != read_epochs or (not epochs_trusted and epochs.checkpoint.path.exists()):
         epochs.persist()
-    producers = load_producer_state(directory, segments, log_start_offset)
+    producers = load_producer_state(directory, segments, log_start_offset, names)
     if producer_expiration_ms is not None:
         producers.remove_expired(now_ms, producer_expiration_ms)
     return LoadedLog(segments, log_start_offset,
@@ -191,10 +190,11 @@ def _repair_indexes_if_needed(segment: LogSegment, config: LogConfig) -> None:
         segment.recover(config.max_message_bytes)
 
 
-def _read_epoch_checkpoint(directory: Path) -> tuple[LeaderEpochCache, bool]:
+def _read_epoch_checkpoint(directory: Path,
+                           names: list[str]) -> tuple[LeaderEpochCache, bool]:
     """The cache and whether its file could be trusted (missing or corrupt: rebuild)."""
     checkpoint = LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT)
-    if not checkpoint.path.exists():
+    if LEADER_EPOCH_CHECKPOINT not in names:
         return LeaderEpochCache(checkpoint), False
     try:
         return LeaderEpochCache(checkpoint, checkpoint.read()), True
@@ -225,13 +225,19 @@ def _recover_tail(segments: list[LogSegment], config: LogConfig, recovery_point:
     return segments
 
 
-def load_producer_state(directory: Path, segments: list[LogSegment],
-                        log_start_offset: int) -> ProducerStateManager:
-    """Restore the newest usable snapshot, then replay the batches after it."""
+def load_producer_state(directory: Path, segments: list[LogSegment], log_start_offset: int,
+                        names: list[str] | None = None) -> ProducerStateManager:
+    """Restore the newest usable snapshot, then replay the batches after it (``names``:
+    the directory's entries, when the caller has listed it)."""
     log_end = segments[-1].next_offset
-    delete_snapshots(directory, below=log_start_offset, above=log_end)
+    offsets = []
+    for offset in snapshot_offsets(directory, names):
+        if log_start_offset <= offset <= log_end:
+            offsets.append(offset)
+        else:
+            snapshot_path(directory, offset).unlink(missing_ok=True)
     state, replay_from = ProducerStateManager(), segments[0].base_offset
-    for offset in reversed(snapshot_offsets(directory)):
+    for offset in reversed(offsets):
         path = snapshot_path(directory, offset)
         try:
             state = ProducerStateManager.from_snapshot(decode_snapshot(path.read_bytes()))

@@ -41,11 +41,19 @@ class AbortedTxn:
 
 
 class TransactionIndex:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str | Path) -> None:
         """No I/O here: the file is read on first use of :attr:`entries`."""
-        self.path = path
+        self.fspath = os.fspath(path)
         self._entries: list[AbortedTxn] | None = None
         self._problem: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.fspath)
+
+    @path.setter
+    def path(self, path: str | Path) -> None:
+        self.fspath = os.fspath(path)
 
     @property
     def problem(self) -> str | None:
