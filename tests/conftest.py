@@ -165,6 +165,23 @@ def broker_process(tmp_path: Path) -> Iterator[BrokerProcess]:
     broker.kill()
 
 
+@pytest.fixture
+def broker_process_factory(tmp_path: Path) -> Iterator[Callable[..., BrokerProcess]]:
+    """``make(open_files_limit=None)``: a started ``BrokerProcess`` in a tmp dir, killed at
+    the end of the test."""
+    started: list[BrokerProcess] = []
+
+    def make(open_files_limit: int | None = None) -> BrokerProcess:
+        broker = BrokerProcess(tmp_path / f"data-{len(started)}",
+                               open_files_limit=open_files_limit).start()
+        started.append(broker)
+        return broker
+
+    yield make
+    for broker in started:
+        broker.kill()
+
+
 # ------------------------------------------------------------------ raw protocol client
 
 

@@ -117,10 +117,11 @@ class _SparseIndex:
             raise IndexFullError(f"{self.path.name} is full ({self.max_entries} entries)")
         position = len(keys) * self._ENTRY.size
         handle = self._file.handle()
+        # counted first: a write that fails part-way may still have grown the file
+        self._file_length = max(self._file_length, position + self._ENTRY.size)
         write_fully(self._pwrite, handle.fileno(), self._ENTRY.pack(key, value), position)
         keys.append(key)
         values.append(value)
-        self._file_length = max(self._file_length, position + self._ENTRY.size)
 
     def _floor_slot(self, key: int) -> int:
         """Slot of the last entry with a key at or below ``key``; -1 if none."""
@@ -139,16 +140,22 @@ class _SparseIndex:
         self.trim_to_valid_size()
 
     def reset(self) -> None:
-        """Drop every entry (recovery rebuilds the index from the log).
+        """Drop every entry (recovery rebuilds the index from the log), without reading
+        the file first.
 
         Not a bisect: a damaged index is reset too, and its columns need not be sorted.
         """
-        self.truncate_entries(0)
+        self._columns = array(self._KEY_TYPE), array("i")
+        self._file_length = self._file.size()  # an fstat: no truncation if already empty
+        self.trim_to_valid_size()
 
     def trim_to_valid_size(self) -> None:
-        """Make the file exactly as long as its entries (drops a torn trailing entry)."""
-        self._file_length = self.size_in_bytes
-        self._file.truncate(self._file_length)
+        """Make the file exactly as long as its entries (drops a torn trailing entry); no
+        system call when it already is."""
+        size = self.size_in_bytes
+        if size != self._file_length:
+            self._file.truncate(size)
+            self._file_length = size
 
     def _check_file_length(self) -> None:
         if self._columns is None:

@@ -77,28 +77,28 @@ class LeaderEpochCache:
         floor_epoch = self._epochs[higher - 1] if higher > 0 else epoch
         return floor_epoch, self._starts[higher]
 
-    def truncate_from_end(self, end_offset: int) -> None:
+    def truncate_from_end(self, end_offset: int, *, persist: bool = True) -> None:
         """The log was cut at ``end_offset``: drop epochs starting at or after it."""
         keep = bisect.bisect_left(self._starts, end_offset)
         if keep < len(self._starts):
-            self._replace(self._epochs[:keep], self._starts[:keep])
+            self._replace(self._epochs[:keep], self._starts[:keep], persist=persist)
 
-    def truncate_from_start(self, start_offset: int) -> None:
+    def truncate_from_start(self, start_offset: int, *, persist: bool = True) -> None:
         """The log start moved to ``start_offset``: drop epochs wholly below it, clamp one."""
         covering = bisect.bisect_right(self._starts, start_offset) - 1
         if covering < 0 or (covering == 0 and self._starts[0] == start_offset):
             return
         starts = self._starts[covering:]
         starts[0] = start_offset
-        self._replace(self._epochs[covering:], starts)
+        self._replace(self._epochs[covering:], starts, persist=persist)
 
     def clear(self) -> None:
         self._epochs.clear()
         self._starts.clear()
 
-    def persist(self) -> None:
-        self.checkpoint.write(self.entries)
-        self._unsynced = False
+    def persist(self, *, sync: bool = True) -> None:
+        self.checkpoint.write(self.entries, sync=sync)
+        self._unsynced = not sync
 
     def flush(self) -> None:
         """fsync a checkpoint written without one (safe from the log's flush thread)."""

@@ -535,6 +535,15 @@ class Log:
         except OSError as exc:
             raise self._storage_error("flush", exc) from exc
 
+    def flush_inactive_segments(self) -> None:
+        """fsync the segments a roll left behind, if the recovery point is below them
+        (Kafka flushes a rolled segment in the background): a restart after a crash then
+        recovers the active segment only. Safe from a worker thread, as :meth:`flush`."""
+        with self.lock:
+            rolled_up_to = self._bases[-1]
+        if rolled_up_to > self.recovery_point:
+            self.flush(rolled_up_to)
+
     def _flush(self, up_to_offset: int | None) -> None:
         with self.lock:  # a snapshot; fsync runs unlocked (appends go on meanwhile)
             end = self.log_end_offset

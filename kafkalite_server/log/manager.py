@@ -158,7 +158,9 @@ class LogManager:
                      len(logs))
 
     def _online_logs(self) -> list[Log]:
-        return [log for log in self._logs.values() if not log.offline]
+        """A snapshot (``list()`` of a dict is atomic: the flush thread calls this while
+        the loop adds logs)."""
+        return [log for log in list(self._logs.values()) if not log.offline]
 
     # --------------------------------------------------------------------------- logs
 
@@ -239,18 +241,22 @@ class LogManager:
         return sum(log.remove_expired_producers() for log in self._online_logs())
 
     def flush_dirty(self, now: int) -> int:
-        """Flush logs whose ``flush.ms`` has passed since their last flush; returns count.
+        """Flush logs whose ``flush.ms`` has passed since their last flush (returns how
+        many), and every segment a roll left unflushed, so that the recovery points follow
+        the rolls and a restart after a crash recovers little.
 
         May run in a worker thread; a failing fsync takes the log's dir offline."""
         flushed = 0
         for log in self._online_logs():
             flush_ms = log.config.flush_ms
-            if flush_ms is not None and now - log.last_flush_ms >= flush_ms:
-                try:
+            try:
+                if flush_ms is not None and now - log.last_flush_ms >= flush_ms:
                     log.flush()
-                except KafkaStorageError:
-                    continue
-                flushed += 1
+                    flushed += 1
+                else:
+                    log.flush_inactive_segments()
+            except KafkaStorageError:
+                continue
         return flushed
 
     def checkpoint_recovery_points(self) -> None:

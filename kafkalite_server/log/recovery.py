@@ -88,7 +88,7 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
     segments = [LogSegment(directory, base, config, files=files, now_ms=now_ms, pwrite=pwrite,
                            lazy=i < len(bases) - 1) for i, base in enumerate(bases)]
     if segments:
-        _repair_indexes_if_needed(segments[-1], config)  # lazy ones repair on first use
+        segments[-1].repair_if_needed(inactive=False)  # lazy ones repair on first use
     epochs, epochs_trusted = _read_epoch_checkpoint(directory, names)
     read_epochs = epochs.entries
     if not clean_shutdown:
@@ -111,10 +111,10 @@ def load_log(directory: Path, config: LogConfig, *, recovery_point: int, log_sta
             inactive.on_become_inactive()
     log_start_offset = max(log_start_offset, segments[0].base_offset)
     log_end = segments[-1].next_offset
-    epochs.truncate_from_end(log_end)
-    epochs.truncate_from_start(log_start_offset)
+    epochs.truncate_from_end(log_end, persist=False)
+    epochs.truncate_from_start(log_start_offset, persist=False)
     if epochs.entries != read_epochs or (not epochs_trusted and epochs.checkpoint.path.exists()):
-        epochs.persist()
+        epochs.persist(sync=False)  # rebuilt from the log: a crash now rebuilds it again
     producers = load_producer_state(directory, segments, log_start_offset, names)
     if producer_expiration_ms is not None:
         producers.remove_expired(now_ms, producer_expiration_ms)
@@ -179,17 +179,6 @@ def _segment_base_offsets(directory: Path, names: list[str]) -> list[int]:
     return sorted(bases)
 
 
-def _repair_indexes_if_needed(segment: LogSegment, config: LogConfig) -> None:
-    """Rebuild from the log when the segment found its indexes missing or damaged on open
-    (it emptied them then), or could not read a batch header past the last entry."""
-    reason = segment.index_problem
-    if reason is None and segment.needs_recovery:
-        reason = "unreadable batch header"
-    if reason is not None:
-        logger.warning("rebuilding indexes of %s: %s", segment.log_path, reason)
-        segment.recover(config.max_message_bytes)
-
-
 def _read_epoch_checkpoint(directory: Path,
                            names: list[str]) -> tuple[LeaderEpochCache, bool]:
     """The cache and whether its file could be trusted (missing or corrupt: rebuild)."""
@@ -209,7 +198,7 @@ def _recover_tail(segments: list[LogSegment], config: LogConfig, recovery_point:
     first = max((i for i, segment in enumerate(segments)
                  if segment.base_offset <= recovery_point), default=0)
     if first < len(segments):
-        epochs.truncate_from_end(segments[first].base_offset)
+        epochs.truncate_from_end(segments[first].base_offset, persist=False)
     for i in range(first, len(segments)):
         segment = segments[i]
         truncated = segment.recover(

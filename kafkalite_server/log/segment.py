@@ -146,7 +146,7 @@ class LogSegment:
         if self.loaded or self._loading:
             return
         self._load()
-        self._repair_if_needed()
+        self.repair_if_needed(inactive=True)
 
     def _load(self) -> None:
         """Read and check the indexes, then find the next offset and max timestamp."""
@@ -172,17 +172,18 @@ class LogSegment:
         finally:
             self._loading = False
 
-    def _repair_if_needed(self) -> None:
-        """A lazy segment's own repair on load: rebuild indexes found missing or damaged
-        (or a tail past the last entry that did not read), then the final time-index
-        entry an inactive segment has."""
+    def repair_if_needed(self, *, inactive: bool) -> None:
+        """After a load: rebuild the indexes from the log when they were found missing or
+        damaged (or a batch header past the last entry did not read); an ``inactive``
+        segment then gets back the final time-index entry it had."""
         reason = self.index_problem
         if reason is None and self.needs_recovery:
             reason = "unreadable batch header"
         if reason is not None:
             logger.warning("rebuilding indexes of %s: %s", self.log_path, reason)
             self.recover(self.config.max_message_bytes)
-            self.on_become_inactive()
+            if inactive:
+                self.on_become_inactive()
 
     # ----------------------------------------------------------------------------- scanning
 

@@ -186,3 +186,23 @@ def test_retention_deletes_a_lazy_segment_whose_index_is_missing(tmp_path: Path)
     assert sorted(p.name for p in directory.glob(f"{0:020d}.*")) == []
     assert _all_offsets(reopened) == list(range(6, 18))
     reopened.close()
+
+
+def test_rolled_segments_are_flushed_so_a_crash_recovers_the_active_one_only(
+        tmp_path: Path) -> None:
+    from kafkalite_server.log.manager import LogManager
+
+    manager = LogManager([tmp_path], CONFIG)
+    log = manager.create_log("t", 0)
+    for _ in range(10):
+        log.append_as_leader(v2_batch(3), leader_epoch=1)
+    assert log.recovery_point == 0
+    manager.flush_dirty(now=0)  # the broker's flush task, every second
+    assert log.recovery_point == log.active_segment.base_offset == 24
+    manager.checkpoint_recovery_points()
+    # a crash now: the next start re-scans from the recovery point only
+    reopened = Log.open(tmp_path / "t-0", CONFIG, recovery_point=log.recovery_point)
+    assert [s.loaded for s in reopened.segments] == [False] * 4 + [True]
+    assert _all_offsets(reopened) == list(range(30))
+    reopened.close()
+    manager.shutdown()

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BrokerProcess
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import KafkaStorageError
@@ -95,8 +94,8 @@ def _descriptors(pid: int) -> int:
 
 
 def test_a_broker_under_a_small_rlimit_serves_and_restarts_on_more_segments_than_it(
-        tmp_path: Path) -> None:
-    broker = BrokerProcess(tmp_path / "data", open_files_limit=LIMIT).start()
+        broker_process_factory: Callable[..., Any]) -> None:
+    broker = broker_process_factory(open_files_limit=LIMIT)
     try:
         servers = broker.bootstrap_servers
         _create(servers, TOPIC, PARTITIONS, 1024)
