@@ -45,6 +45,7 @@ from kafkalite_server.handlers import (
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
 from kafkalite_server.handlers.registry import HandlerRegistry
+from kafkalite_server.log.down_conversion import DownConversionBudget
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
@@ -128,12 +129,18 @@ class Broker:
         self.log_manager = LogManager([Path(d) for d in config.log_dirs],
                                       controller.default_log_config, now_ms=now_ms,
                                       topic_config=controller.topic_config,
-                                      cleaner_config=config.cleaner_config())
+                                      cleaner_config=config.cleaner_config(),
+                                      open_files_max=config.kafkalite_log_open_files_max,
+                                      producer_expiration_ms=config.producer_id_expiration_ms,
+                                      batch_decompressed_max_bytes=(
+                                          config.kafkalite_batch_decompressed_max_bytes))
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
             state_store, replication_settings(config, self.peer_security), now_ms=now_ms)
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
+        self.down_conversion = DownConversionBudget(config.fetch_max_bytes)
+        """Down-converted records (Fetch v0-3) held by responses, in all."""
         self.tasks = BackgroundTasks()
         self.port = 0
         self._connections: set[asyncio.Task[None]] = set()
@@ -190,6 +197,8 @@ class Broker:
         self.tasks.every(config.replica_high_watermark_checkpoint_interval_ms,
                          "high-watermark-checkpoint",
                          lambda: _sync(replicas.checkpoint_high_watermarks))
+        self.tasks.every(config.producer_id_expiration_check_interval_ms, "producer-expiration",
+                         lambda: _sync(manager.remove_expired_producers))
         flush_ms = config.log_flush_interval_ms
         self.tasks.every(min(flush_ms or 1000, 1000), "flush",
                          lambda: asyncio.to_thread(manager.flush_dirty, self.now_ms()))

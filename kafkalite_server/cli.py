@@ -42,6 +42,7 @@ from kafkalite_server.launch import (
     zookeeper_connector,
 )
 from kafkalite_server.log.dump import dump_index, dump_log
+from kafkalite_server.log.open_files import raise_open_files_limit
 from kafkalite_server.security.file_store import FileSecurityStore
 from kafkalite_server.security.zk_store import ZkSecurityStore
 
@@ -144,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = BrokerConfig.from_properties(broker_settings(args))
         args.data_dir.mkdir(parents=True, exist_ok=True)
+        raise_open_files_limit()
         asyncio.run(serve(config, args.data_dir))
     except ConfigError as exc:
         print(f"kafkalite-server: config error: {exc}", file=sys.stderr)

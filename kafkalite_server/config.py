@@ -32,6 +32,8 @@ from kafkalite_server.config_values import (
 )
 from kafkalite_server.log.cleaner_manager import NO_IO_LIMIT, CleanerConfig, check_map_size
 from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
+from kafkalite_server.log.decompression_limit import BATCH_DECOMPRESSED_MAX_BYTES
+from kafkalite_server.log.open_files import MIN_OPEN_FILES, OPEN_FILES_MAX_AUTO
 from kafkalite_server.replication.replica_selector import SELECTORS
 
 _HOUR_MS = 60 * 60 * 1000
@@ -107,6 +109,16 @@ class BrokerConfig:
     log_segment_delete_delay_ms: int = 60_000
     log_roll_jitter_ms: int = 0
     # --- end of log cleaner block
+    kafkalite_log_open_files_max: int = OPEN_FILES_MAX_AUTO
+    """Segment files open at once (an LRU cache); -1: half of the soft RLIMIT_NOFILE."""
+    producer_id_expiration_ms: int = 24 * _HOUR_MS
+    producer_id_expiration_check_interval_ms: int = 600_000
+    fetch_max_bytes: int = 55 * 1024 * 1024
+    """A consumer fetch's response bytes at most, and the down-converted bytes (Fetch
+    v0-3) all responses hold in memory together."""
+    kafkalite_batch_decompressed_max_bytes: int = BATCH_DECOMPRESSED_MAX_BYTES
+    """The most bytes one batch's records may decompress to, whatever a topic's
+    max.message.bytes says (bounds what one batch costs the broker)."""
     # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
     broker_rack: str | None = None
     replica_selector_class: str | None = None
@@ -284,14 +296,14 @@ def _cleanup_policy(key: str, text: str) -> str:
         raise ConfigError(key, str(exc).removeprefix(f"{exc.key}: ")) from None
 
 
-def _bound(minimum: int) -> Parser:
-    """An integer >= ``minimum``, or -1 for "no bound"."""
+def _bound(minimum: int, minus_one: str = "no bound") -> Parser:
+    """An integer >= ``minimum``, or -1 for "no bound" (or what ``minus_one`` says)."""
     parse_int = integer(-1)
 
     def parse(key: str, text: str) -> int:
         value = parse_int(key, text)
         if value != -1 and value < minimum:
-            raise ConfigError(key, f"{value} must be -1 (no bound) or at least {minimum}")
+            raise ConfigError(key, f"{value} must be -1 ({minus_one}) or at least {minimum}")
         return value
 
     return parse
@@ -385,6 +397,14 @@ _SPECS: dict[str, _Spec] = {
     "log.segment.delete.delay.ms": _Spec("log_segment_delete_delay_ms", integer(0)),
     "log.roll.jitter.ms": _Spec("log_roll_jitter_ms", integer(0)),
     "log.roll.jitter.hours": _Spec("log_roll_jitter_ms", integer(0, scale=_HOUR_MS), 1),
+    "kafkalite.log.open.files.max": _Spec("kafkalite_log_open_files_max",
+                                          _bound(MIN_OPEN_FILES, "half of RLIMIT_NOFILE")),
+    "producer.id.expiration.ms": _Spec("producer_id_expiration_ms", integer(1, _INT_MAX)),
+    "producer.id.expiration.check.interval.ms": _Spec(
+        "producer_id_expiration_check_interval_ms", integer(1, _INT_MAX)),
+    "kafkalite.batch.decompressed.max.bytes": _Spec("kafkalite_batch_decompressed_max_bytes",
+                                                    integer(1, _INT_MAX)),
+    "fetch.max.bytes": _Spec("fetch_max_bytes", integer(1024, _INT_MAX)),
 }
 
 _CLUSTER_SPECS: dict[str, _Spec] = {

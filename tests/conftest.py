@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import struct
@@ -69,9 +70,13 @@ def cluster(cluster_factory: Callable[..., EmbeddedCluster]) -> EmbeddedCluster:
 class BrokerProcess:
     """``python -m kafkalite_server start`` on a free port, restartable on its data dir."""
 
-    def __init__(self, data_dir: Path, extra_args: list[str] | None = None) -> None:
+    def __init__(self, data_dir: Path, extra_args: list[str] | None = None, *,
+                 open_files_limit: int | None = None) -> None:
+        """``open_files_limit``: the process's RLIMIT_NOFILE, soft and hard (it cannot
+        raise it)."""
         self.data_dir = data_dir
         self.extra_args = extra_args or []
+        self.open_files_limit = open_files_limit
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
         self.output: list[str] = []
@@ -87,9 +92,12 @@ class BrokerProcess:
                 str(self.data_dir), "--port", str(self.port), *TEST_SET_ARGS, *self.extra_args]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+        limit = self.open_files_limit
         with self.log_path.open("a") as log_file:
-            self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log_file,
-                                            text=True, env=env)
+            self.process = subprocess.Popen(
+                args, stdout=subprocess.PIPE, stderr=log_file, text=True, env=env,
+                preexec_fn=None if limit is None else lambda: resource.setrlimit(
+                    resource.RLIMIT_NOFILE, (limit, limit)))
         deadline = time.monotonic() + timeout
         assert self.process.stdout is not None
         while time.monotonic() < deadline:
@@ -155,6 +163,23 @@ def broker_process(tmp_path: Path) -> Iterator[BrokerProcess]:
     broker = BrokerProcess(tmp_path / "data").start()
     yield broker
     broker.kill()
+
+
+@pytest.fixture
+def broker_process_factory(tmp_path: Path) -> Iterator[Callable[..., BrokerProcess]]:
+    """``make(open_files_limit=None)``: a started ``BrokerProcess`` in a tmp dir, killed at
+    the end of the test."""
+    started: list[BrokerProcess] = []
+
+    def make(open_files_limit: int | None = None) -> BrokerProcess:
+        broker = BrokerProcess(tmp_path / f"data-{len(started)}",
+                               open_files_limit=open_files_limit).start()
+        started.append(broker)
+        return broker
+
+    yield make
+    for broker in started:
+        broker.kill()
 
 
 # ------------------------------------------------------------------ raw protocol client

@@ -5,7 +5,9 @@ batch that no reader could decode never reaches a log: each record's length, off
 delta, key, value and headers must lie inside the record, offset deltas must count
 0, 1, 2, ..., the records must fill the records section exactly and match the header's
 record count. A compressed section is decompressed with a bound (a small batch may
-claim an enormous expansion) and then walked the same way.
+claim an enormous expansion) and walked the same way: up to :data:`STREAM_AFTER` bytes in
+one buffer, and past that as it streams, so validating a batch of any size holds one
+piece of it and at most one partial record, never the whole decompressed section.
 
 The walk is the broker's per-record cost on every produce. When the compiled codec is
 built (:mod:`kafkalite.records.accelerator`) it walks the records first and the Python
@@ -17,19 +19,23 @@ varints inline from lookup tables like the consumer's decoder
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kafkalite.errors import CorruptRecordError, ProtocolDecodeError
 from kafkalite.protocol.varint import decode_varint
 from kafkalite.records.accelerator import speedups
 from kafkalite.records.batch_header import V2_HEADER_SIZE, BatchHeader
-from kafkalite.records.compression import NONE, decompress
+from kafkalite.records.compression import NONE, iter_decompress
 
 _ONE_BYTE = tuple((raw >> 1) ^ -(raw & 1) for raw in range(0x80))
 _TWO_BYTES = (0,) * 0x80 + tuple((raw >> 1) ^ -(raw & 1) for raw in range(0x4000))
 _MIN_RECORD_BODY = 6
 """attributes, timestamp delta, offset delta, key length, value length, header count."""
+STREAM_AFTER = 1024 * 1024
+"""Decompressed bytes walked in one buffer (the compiled walk); a larger section is walked
+record by record as it decompresses (the Python walk)."""
+_MAX_VARINT_BYTES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,16 +72,67 @@ def check_batch_records(buf: bytes | bytearray | memoryview, header: BatchHeader
     start = header.position + V2_HEADER_SIZE
     end = header.position + header.size
     if header.compression == NONE:
-        data: bytes | bytearray | memoryview = buf
+        null_keys = check_records(buf, start, end, header.record_count)
     else:
-        data = decompress(header.compression, memoryview(buf)[start:end], max_bytes=max_bytes)
-        start, end = 0, len(data)
-    null_keys = check_records(data, start, end, header.record_count)
+        null_keys = _check_compressed(memoryview(buf)[start:end], header, max_bytes)
     if keys_required and null_keys:
         raise InvalidRecordsError(
             f"a compacted topic needs a key on every record; {len(null_keys)} have none",
             tuple(RecordProblem(i, "compacted topic cannot accept a record without a key")
                   for i in null_keys))
+
+
+def _check_compressed(section: memoryview, header: BatchHeader, max_bytes: int) -> list[int]:
+    """Decompress in pieces (never past ``max_bytes``); a section that stays within
+    :data:`STREAM_AFTER` is walked whole, a larger one as the rest streams in."""
+    pieces = iter_decompress(header.compression, section, max_bytes=max_bytes)
+    head = bytearray()
+    for piece in pieces:
+        head += piece
+        if len(head) > STREAM_AFTER:
+            return _check_streamed(head, pieces, header.record_count)
+    return check_records(head, 0, len(head), header.record_count)
+
+
+def _check_streamed(buffer: bytearray, pieces: Iterator[bytes], count: int) -> list[int]:
+    """Walk the complete records at the front of ``buffer``, drop them, take the next
+    piece, repeat; the last piece's walk also checks the record count. ``buffer`` holds
+    one piece plus at most one partial record at a time."""
+    null_keys: list[int] = []
+    index = 0
+    while True:
+        piece = next(pieces, None)
+        if piece is None:
+            return null_keys + check_records_python(buffer, 0, len(buffer), count,
+                                                    first_index=index)
+        end, complete = _complete_records(buffer)
+        null_keys += check_records_python(buffer, 0, end, count, first_index=index,
+                                          final=False)
+        index += complete
+        del buffer[:end]
+        buffer += piece
+
+
+def _complete_records(data: bytearray) -> tuple[int, int]:
+    """(end, count) of the complete records at the front of ``data``, by their lengths
+    alone. A length that cannot be valid ends the span at the end of ``data``, so the walk
+    reports it."""
+    pos = count = 0
+    size = len(data)
+    while pos < size:
+        try:
+            length, body = decode_varint(data, pos)
+        except ProtocolDecodeError:
+            if size - pos < _MAX_VARINT_BYTES:  # cut by the piece: wait for the next one
+                break
+            return size, count
+        if length < _MIN_RECORD_BODY:
+            return size, count
+        if body + length > size:
+            break
+        pos = body + length
+        count += 1
+    return pos, count
 
 
 _compiled_check = speedups.check_records if speedups is not None else None
@@ -95,10 +152,12 @@ def check_records(data: bytes | bytearray | memoryview, pos: int, end: int,
 
 
 def check_records_python(data: bytes | bytearray | memoryview, pos: int, end: int,
-                         count: int) -> list[int]:
-    """:func:`check_records` without the compiled codec: the reference."""
+                         count: int, *, first_index: int = 0, final: bool = True) -> list[int]:
+    """:func:`check_records` without the compiled codec: the reference. A streamed walk
+    passes the index of the first record in ``data[pos:end]``, and ``final`` False for
+    every span but the last (only the last checks the record count)."""
     try:
-        return _walk(data, pos, end, count)
+        return _walk(data, pos, end, count, first_index, final)
     except _BadRecord as exc:
         index, message = exc.args
         raise InvalidRecordsError(f"record {index}: {message}",
@@ -112,13 +171,14 @@ class _BadRecord(Exception):
 
 
 def _walk(data: bytes | bytearray | memoryview, pos: int, end: int, count: int,
+          first_index: int = 0, final: bool = True,
           one: tuple[int, ...] = _ONE_BYTE, two: tuple[int, ...] = _TWO_BYTES,
           slow: Callable[[bytes | bytearray | memoryview, int], tuple[int, int]]
           = decode_varint) -> list[int]:
     # One pattern per varint field: one byte (< 0x80), two bytes, or the general decoder.
     # Written out because a function call per field would dominate the cost.
     null_keys: list[int] = []
-    index = 0
+    index = first_index
     while pos < end:
         if index == count:
             raise InvalidRecordsError(f"{end - pos} bytes follow the batch's {count} records")
@@ -208,7 +268,7 @@ def _walk(data: bytes | bytearray | memoryview, pos: int, end: int, count: int,
                                     f"({record_end - pos} bytes unread)"
                              if pos < record_end else f"record overruns its length {length}")
         index += 1
-    if index != count:
+    if final and index != count:
         raise InvalidRecordsError(f"the batch header counts {count} records but it holds "
                                   f"{index}")
     return null_keys

@@ -4,7 +4,11 @@ Every requested partition is in the response, in request order (kafka-python dro
 full-fetch response that leaves one out). The replica manager applies ``max_bytes``,
 ``partition_max_bytes`` (the first batch found is always sent whole), the high watermark
 and the ``min_bytes``/``max_wait_ms`` wait; record bytes go out with sendfile, except for
-Fetch v0-3, whose clients cannot read v2 batches (:mod:`~kafkalite_server.log.down_conversion`).
+Fetch v0-3, whose clients cannot read v2 batches (:mod:`~kafkalite_server.log.down_conversion`):
+their records are converted an entry at a time within the response's ``max_bytes`` and
+the broker's :class:`~kafkalite_server.log.down_conversion.DownConversionBudget`. A
+consumer's ``max_bytes`` is capped by the broker's ``fetch.max.bytes`` (Kafka's rule; Fetch
+v0-2 carry no ``max_bytes`` at all).
 
 KIP-392: a consumer's Fetch v11+ may be served by a follower (up to its high watermark), and
 with ``replica.selector.class`` RackAwareReplicaSelector the leader answers a partition with
@@ -19,7 +23,7 @@ from typing import Any
 
 from kafkalite.protocol.errors import TopicAuthorizationFailedError
 from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.log.down_conversion import down_convert, fetch_magic
+from kafkalite_server.log.down_conversion import ConvertedRecords, down_convert, fetch_magic
 from kafkalite_server.replication.replica_manager import FetchParams, FetchRequest, FetchResult
 from kafkalite_server.replication.replica_selector import NO_PREFERENCE, preferred_read_replica
 from kafkalite_server.security.api_checks import READ_TOPICS, REPLICA_CLUSTER_ACTION, declares
@@ -33,8 +37,10 @@ FOLLOWER_FETCH = replace(REPLICA_CLUSTER_ACTION, answered=TopicAuthorizationFail
 async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     consumer = body["replica_id"] < 0
     redirected = _redirected(ctx, body) if consumer else {}
+    max_bytes = min(body["max_bytes"], ctx.broker.config.fetch_max_bytes) if consumer \
+        else body["max_bytes"]
     params = FetchParams(body["replica_id"], 0 if redirected else body["max_wait_ms"],
-                         body["min_bytes"], body["max_bytes"], body["isolation_level"],
+                         body["min_bytes"], max_bytes, body["isolation_level"],
                          follower_reads=consumer and ctx.api_version >= 11)
     names = [topic["topic"] for topic in body["topics"]]
     if consumer:
@@ -48,6 +54,7 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
                 and (topic["topic"], p["partition"]) not in redirected]
     results = iter(await ctx.broker.replica_manager.fetch_messages(params, requests))
     magic = fetch_magic(ctx.api_version)
+    converted_room = max_bytes
     responses = []
     for topic in body["topics"]:
         partitions = []
@@ -59,7 +66,11 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
                 result = _redirect_result(ctx, key)
             else:
                 result = next(results)
-            records = result.records if magic is None else down_convert(result.records, magic)
+            records = result.records
+            if magic is not None and records:
+                records = _down_converted(ctx, key, records, magic,
+                                          min(request["partition_max_bytes"], converted_room))
+                converted_room = max(converted_room - len(records), 0)
             partitions.append({
                 "partition_index": request["partition"], "error_code": result.error_code,
                 "high_watermark": result.high_watermark,
@@ -72,6 +83,23 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
                 "records": records})
         responses.append({"topic": topic["topic"], "partitions": partitions})
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+
+def _down_converted(ctx: RequestContext, key: tuple[str, int], records: Any, magic: int,
+                    room: int) -> Any:
+    """The partition's records for an old fetcher, converted within ``room`` and what is
+    left of the broker's budget; none when that is spent (the client fetches again)."""
+    budget = ctx.broker.down_conversion
+    granted = budget.grant(room)
+    if granted == 0:
+        return b""
+    partition = ctx.broker.replica_manager.partitions.get(key)
+    limit = partition.log.decompression_limit.max_bytes if partition is not None else room
+    converted = down_convert(records, magic, max_bytes=granted, max_decompressed=limit)
+    if not isinstance(converted, ConvertedRecords):  # sent as stored: nothing converted
+        budget.release(granted)
+        return converted
+    return budget.hold(converted, granted)
 
 
 def _redirected(ctx: RequestContext, body: dict[str, Any]) -> dict[tuple[str, int], int]:

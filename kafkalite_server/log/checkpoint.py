@@ -1,7 +1,9 @@
 """Kafka's checkpoint text files: a version line, a count line, then one entry a line.
 
 Writes go to ``<file>.tmp``, are fsynced, then renamed over the original, so a crash
-leaves either the old or the new file, never half of one.
+leaves either the old or the new file, never half of one. A write may leave the fsync to a
+later :meth:`_CheckpointFile.sync` (``sync=False``): then a power loss can leave the old
+file or an unreadable one, which a reader reports as corrupt.
 """
 
 from __future__ import annotations
@@ -82,20 +84,31 @@ class _CheckpointFile(ABC, Generic[Entry]):
             raise CorruptCheckpointError(self.path, index + 1,
                                          f"{what} {lines[index]!r} is not an integer") from None
 
-    def write_entries(self, entries: Iterable[Entry]) -> None:
+    def write_entries(self, entries: Iterable[Entry], *, sync: bool = True) -> None:
         lines = [self._format_entry(entry) for entry in entries]
         text = "\n".join([str(CHECKPOINT_VERSION), str(len(lines)), *lines]) + "\n"
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with open(tmp, "w", encoding="utf-8") as file:
                 file.write(text)
-                file.flush()
-                os.fsync(file.fileno())
+                if sync:
+                    file.flush()
+                    os.fsync(file.fileno())
             os.replace(tmp, self.path)
         except OSError:
             tmp.unlink(missing_ok=True)  # a full disk keeps the old file, without litter
             raise
-        fsync_directory(self.path.parent)  # the rename itself durable
+        if sync:
+            fsync_directory(self.path.parent)  # the rename itself durable
+
+    def sync(self) -> None:
+        """Make the last write durable (its content, then its rename)."""
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_directory(self.path.parent)
 
 
 class OffsetCheckpointFile(_CheckpointFile[tuple[str, int, int]]):
@@ -132,5 +145,5 @@ class LeaderEpochCheckpointFile(_CheckpointFile[tuple[int, int]]):
     def read(self) -> list[tuple[int, int]]:
         return self.read_entries()
 
-    def write(self, entries: Iterable[tuple[int, int]]) -> None:
-        self.write_entries(entries)
+    def write(self, entries: Iterable[tuple[int, int]], *, sync: bool = True) -> None:
+        self.write_entries(entries, sync=sync)

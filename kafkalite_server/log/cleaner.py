@@ -10,6 +10,9 @@ last cleaning, where a key may appear many times. A pass:
    ``min.compaction.lag.ms``. The active segment is never cleanable.
 2. **Map.** Read the dirty part from the first dirty offset up to the cleanable end into
    an :class:`~kafkalite_server.log.offset_map.OffsetMap` (key hash -> newest offset).
+   The map is allocated for the pass and dropped after it, sized to the dirty part (it
+   holds at most one key per offset there), never above the thread's share of
+   ``log.cleaner.dedupe.buffer.size``: an idle broker holds no map at all.
    Records of aborted transactions (the aborted-transaction index names them) are left
    out, so an aborted value never wins over a committed one.
    When the map is full, the pass stops at the batch where it filled: the map end. The
@@ -26,7 +29,8 @@ last cleaning, where a key may appear many times. A pass:
    fsynced, renamed ``.swap`` (the commit point recovery honours), then swapped into the
    segment list by :meth:`Log.replace_segments`; the old files are renamed ``.deleted``
    and unlinked after ``file.delete.delay.ms``. A group whose copy would be identical is
-   left alone (no write, no swap).
+   left alone (no write, no swap). Cleaning never moves the log start offset: the first
+   group's cleaned segment keeps its base offset even when no record is left in it.
 
 The first dirty offset then becomes the map end; the manager keeps it in
 ``cleaner-offset-checkpoint``.
@@ -67,7 +71,7 @@ from kafkalite_server.log.batch_filter import (
 )
 from kafkalite_server.log.file_io import fsync_directory
 from kafkalite_server.log.log import Log, SegmentsChangedError
-from kafkalite_server.log.offset_map import OffsetMap
+from kafkalite_server.log.offset_map import LOAD_FACTOR, SLOT_SIZE, OffsetMap
 from kafkalite_server.log.segment import CLEANED_SUFFIX, SWAP_SUFFIX, LogSegment
 from kafkalite_server.log.throttler import Throttler
 
@@ -159,8 +163,16 @@ class CleaningResult:
         return min(self.stats.delete_horizons, default=None)
 
 
+def offset_map_bytes(plan: CleaningPlan, max_bytes: int) -> int:
+    """Bytes of a map for ``plan``'s dirty part: room for a key per dirty offset under the
+    load factor, at most ``max_bytes`` (a fuller dirty part takes several passes)."""
+    dirty_offsets = plan.cleanable_end - plan.first_dirty_offset
+    return min(max_bytes, SLOT_SIZE * (int(dirty_offsets / LOAD_FACTOR) + 2))
+
+
 class Cleaner:
-    """Cleans one log at a time with its own offset map (one per cleaner thread)."""
+    """Cleans one log at a time (one per cleaner thread), with an offset map of at most
+    ``map_bytes`` allocated for each pass."""
 
     def __init__(self, map_bytes: int, *, throttler: Throttler | None = None,
                  io_buffer_size: int = IO_BUFFER_SIZE,
@@ -168,7 +180,9 @@ class Cleaner:
                  fail_at: Callable[[str], None] = lambda _step: None) -> None:
         """``fail_at`` is called at each step of a group's clean and swap ("write",
         "cleaned", "swap", "replace"); crash tests make it raise."""
-        self.offset_map = OffsetMap(map_bytes)
+        if map_bytes < SLOT_SIZE:
+            raise ValueError(f"an offset map needs at least {SLOT_SIZE} bytes, not {map_bytes}")
+        self.map_bytes = map_bytes
         self._throttler = throttler
         self._io_buffer_size = io_buffer_size
         self._should_stop = should_stop
@@ -186,12 +200,14 @@ class Cleaner:
                              max_compaction_lag_ms=config.max_compaction_lag_ms)
         stats = CleanerStats()
         txns = TransactionTracker(log.collect_aborted(log_start, plan.cleanable_end))
-        map_end = self._build_offset_map(log, segments, plan, txns, stats)
+        offset_map = OffsetMap(offset_map_bytes(plan, self.map_bytes))
+        map_end = self._build_offset_map(offset_map, log, segments, plan, txns, stats)
         retain_empty = log.producer_last_offsets()
         to_clean = [segment for segment in segments if segment.base_offset < map_end]
         for group in group_segments(to_clean, config.segment_bytes,
                                     config.segment_index_bytes):
-            self._clean_group(log, group, map_end, retain_empty, txns, now_ms, stats)
+            self._clean_group(log, group, offset_map, map_end, retain_empty, txns, now_ms,
+                              stats, holds_log_start=group[0] is segments[0])
         return CleaningResult(map_end, stats)
 
     # --------------------------------------------------------------------------- reading
@@ -231,13 +247,12 @@ class Cleaner:
 
     # ------------------------------------------------------------------------- offset map
 
-    def _build_offset_map(self, log: Log, segments: list[LogSegment], plan: CleaningPlan,
-                          txns: TransactionTracker, stats: CleanerStats) -> int:
+    def _build_offset_map(self, offset_map: OffsetMap, log: Log, segments: list[LogSegment],
+                          plan: CleaningPlan, txns: TransactionTracker,
+                          stats: CleanerStats) -> int:
         """Fill the map from the dirty part; returns the map end (exclusive)."""
-        offset_map = self.offset_map
-        offset_map.clear()
         start, end = plan.first_dirty_offset, plan.cleanable_end
-        max_bytes = log.config.max_message_bytes
+        max_bytes = log.decompression_limit.max_bytes
         for segment in segments:
             if segment.next_offset <= start:
                 continue
@@ -265,13 +280,18 @@ class Cleaner:
 
     # --------------------------------------------------------------------------- rewrite
 
-    def _clean_group(self, log: Log, group: list[LogSegment], map_end: int,
-                     retain_empty: dict[int, int], txns: TransactionTracker, now_ms: int,
-                     stats: CleanerStats) -> None:
+    def _clean_group(self, log: Log, group: list[LogSegment], offset_map: OffsetMap,
+                     map_end: int, retain_empty: dict[int, int], txns: TransactionTracker,
+                     now_ms: int, stats: CleanerStats, *, holds_log_start: bool) -> None:
+        """Clean one group and swap it in. The cleaned segment takes the base offset of the
+        group's first segment (Kafka's ``createNewCleanedSegment(segments.head.baseOffset)``).
+        A group left with no record goes, except the log's first one (``holds_log_start``):
+        it stays as an empty segment, so the first segment still starts at the log start
+        offset and compaction never moves it (only retention and DeleteRecords do)."""
         config = log.config
         base = group[0].base_offset
         _remove_leftovers(log, base)
-        cleaned = LogSegment(log.directory, base, config, now_ms=now_ms,
+        cleaned = LogSegment(log.directory, base, config, files=log.files, now_ms=now_ms,
                              file_suffix=CLEANED_SUFFIX)
         changed = len(group) > 1
         horizons: list[int] = []
@@ -286,9 +306,9 @@ class Cleaner:
                                        header.max_timestamp, header.last_offset, data)
                         kept += header.record_count
                         continue
-                    result = self._filter(chunk, header, retain_empty, txns, now_ms,
-                                          config.delete_retention_ms,
-                                          config.max_message_bytes, horizons)
+                    result = self._filter(chunk, header, offset_map, retain_empty, txns,
+                                          now_ms, config.delete_retention_ms,
+                                          log.decompression_limit.max_bytes, horizons)
                     if header.is_control and result.data is None:
                         dropped_markers.add(header.base_offset)
                     changed |= result.changed
@@ -309,7 +329,7 @@ class Cleaner:
                 stats.delete_horizons += horizons
                 cleaned.delete_files()
                 return
-            if cleaned.size == 0:
+            if cleaned.size == 0 and not holds_log_start:
                 cleaned.delete_files()
                 log.replace_segments(group, None)
                 stats.segments_removed += len(group)
@@ -337,9 +357,10 @@ class Cleaner:
         stats.segments_removed += len(group) - 1
 
 
-    def _filter(self, chunk: bytes, header: BatchHeader, retain_empty: dict[int, int],
-                txns: TransactionTracker, now_ms: int, delete_retention_ms: int,
-                max_bytes: int, horizons: list[int]) -> FilteredBatch:
+    def _filter(self, chunk: bytes, header: BatchHeader, offset_map: OffsetMap,
+                retain_empty: dict[int, int], txns: TransactionTracker, now_ms: int,
+                delete_retention_ms: int, max_bytes: int,
+                horizons: list[int]) -> FilteredBatch:
         """One batch below the map end through the batch filter, with what the pass knows
         of its transaction. A marker whose transaction this pass emptied asks for another
         pass now (``horizons``), which stamps its delete horizon."""
@@ -349,7 +370,7 @@ class Cleaner:
         else:
             aborted = txns.is_aborted(header)
         result = filter_batch(
-            chunk, header, latest=self.offset_map.get, now_ms=now_ms,
+            chunk, header, latest=offset_map.get, now_ms=now_ms,
             delete_retention_ms=delete_retention_ms,
             retain_empty=retain_empty.get(header.producer_id) == header.last_offset,
             max_bytes=max_bytes, aborted=aborted, empty_transaction=empty)

@@ -150,7 +150,7 @@ class LogCleanerManager:
                     continue
                 try:
                     segments, start = log.cleanable_segments()
-                except SegmentsChangedError:
+                except (SegmentsChangedError, KafkaStorageError):
                     continue
                 plan = plan_cleaning(segments, start, self.first_dirty_offsets.get(key, start),
                                      self._high_watermark_of(log), now,

@@ -14,12 +14,30 @@ bytes are built in memory: sendfile's zero copy is lost for such fetches only):
 
 Entries already at or below the client's magic (legacy entries of older logs) are sent
 as stored. Only complete entries are converted; a trailing partial one is dropped.
+
+Memory (Kafka's lazy down-conversion, KIP-283, in spirit): the fetched range is read
+and converted one entry at a time (one batch's records decoded at once, within the log's
+:class:`~kafkalite_server.log.decompression_limit.DecompressionLimit`), and conversion
+stops before the output passes its byte budget (the first entry always comes whole, as a
+fetch's first batch does); the client fetches the rest next time. The budget is the
+fetch's own share of ``max_bytes``, and the broker-wide :class:`DownConversionBudget`
+(``fetch.max.bytes`` in all, across connections) bounds what converted responses hold
+in memory together: a fetch that finds it spent gets no records and fetches again.
 """
 
 from __future__ import annotations
 
-from kafkalite.records import compress, iter_batches
-from kafkalite.records.batch_header import TIMESTAMP_TYPE_BIT
+import threading
+import weakref
+from collections.abc import Iterator
+
+from kafkalite.records import compress
+from kafkalite.records.batch_header import (
+    TIMESTAMP_TYPE_BIT,
+    V2_HEADER_SIZE,
+    BatchHeader,
+    read_batch_header,
+)
 from kafkalite.records.compression import NONE, ZSTD
 from kafkalite.records.legacy_messages import encode_message
 from kafkalite.records.reader import RecordBatchView
@@ -36,23 +54,87 @@ def fetch_magic(api_version: int) -> int | None:
     return 1 if api_version >= _FIRST_MAGIC_1_FETCH else 0
 
 
-def down_convert(records: bytes | FileRegion, magic: int) -> bytes | FileRegion:
-    """``records`` with every entry newer than ``magic`` rewritten (unchanged if none is)."""
-    data = records.read_bytes() if isinstance(records, FileRegion) else bytes(records)
-    entries = list(iter_batches(data))
-    if all(entry.magic <= magic for entry in entries):
+class ConvertedRecords(bytearray):
+    """Down-converted records; the bytes they hold are returned to the
+    :class:`DownConversionBudget` when the response that carried them is gone."""
+
+
+class DownConversionBudget:
+    """Bytes of down-converted records all responses may hold at once (thread-safe: a
+    grant is released by the garbage collector of whichever thread drops it)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._held = 0
+        self._lock = threading.Lock()
+
+    @property
+    def held(self) -> int:
+        return self._held
+
+    def grant(self, wanted: int) -> int:
+        """Up to ``wanted`` bytes of what is left (0 when spent)."""
+        with self._lock:
+            granted = max(0, min(wanted, self.max_bytes - self._held))
+            self._held += granted
+            return granted
+
+    def hold(self, records: ConvertedRecords, granted: int) -> ConvertedRecords:
+        """Keep ``len(records)`` of the ``granted`` bytes until ``records`` is freed;
+        give back the rest now (the first entry may exceed the grant: then more is held)."""
+        self.release(granted - len(records))
+        weakref.finalize(records, self.release, len(records))
         return records
-    parts = []
-    for entry in entries:
-        if entry.magic <= magic:
-            parts.append(data[entry.header.position:entry.header.position + entry.size])
-        elif not entry.is_control:
-            parts.append(_converted(entry, magic))
-    return b"".join(parts)
+
+    def release(self, size: int) -> None:
+        with self._lock:
+            self._held -= size
 
 
-def _converted(entry: RecordBatchView, magic: int) -> bytes:
-    records = entry.records()
+def down_convert(records: bytes | bytearray | FileRegion, magic: int, *, max_bytes: int,
+                 max_decompressed: int) -> bytes | bytearray | FileRegion:
+    """``records`` with every entry newer than ``magic`` rewritten (as they are if none
+    is), converting one entry at a time and stopping before the output would pass
+    ``max_bytes`` (the first entry always comes whole)."""
+    out = ConvertedRecords()
+    converted = False
+    for position, header in _headers(records):
+        entry = _read(records, position, header.size)
+        if header.magic <= magic:
+            piece = entry
+        else:
+            converted = True
+            piece = b"" if header.is_control else _converted(
+                RecordBatchView(entry, header), magic, max_decompressed)
+        if out and len(out) + len(piece) > max_bytes:
+            break
+        out += piece
+    if not converted and len(out) == len(records):
+        return records  # legacy entries only: sent as stored
+    return out
+
+
+def _headers(records: bytes | bytearray | FileRegion) -> Iterator[tuple[int, BatchHeader]]:
+    """(position in ``records``, header) of each complete entry, read a header at a time;
+    the header is parsed from the entry's own bytes (its ``position`` is 0)."""
+    position = 0
+    while position < len(records):
+        header = read_batch_header(_read(records, position, V2_HEADER_SIZE), 0)
+        if header is None or position + header.size > len(records):
+            return
+        yield position, header
+        position += header.size
+
+
+def _read(records: bytes | bytearray | FileRegion, position: int, size: int) -> bytes:
+    size = min(size, len(records) - position)
+    if isinstance(records, FileRegion):
+        return records.read_range(position, size)
+    return bytes(records[position:position + size])
+
+
+def _converted(entry: RecordBatchView, magic: int, max_decompressed: int) -> bytes:
+    records = entry.records(max_bytes=max_decompressed)
     if not records:  # every record compacted away
         return b""
     timestamp_type = TIMESTAMP_TYPE_BIT if magic == 1 and entry.timestamp_type == 1 else 0

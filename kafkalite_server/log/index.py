@@ -7,6 +7,12 @@ there is no preallocation to trim. Measured with 100k entries against a prealloc
 (``struct.pack_into`` to append, a Python binary search with ``unpack_from`` to look up):
 append 0.95 us here vs 0.18 us, lookup 0.6 us vs 2.6 us. Lookups (one per fetch) matter
 more than appends (one per ``index.interval.bytes`` written), so the plain file wins.
+
+An index never pins a file descriptor: its file is a
+:class:`~kafkalite_server.log.open_files.CachedFile`, opened through the broker's bounded
+cache when an entry is written or the file is first read. Its entries are read on first
+use, not when the segment is found at start-up, so a broker with many segments starts
+without reading every index.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 
 from kafkalite.errors import KafkaError
 from kafkalite_server.log.file_io import Pwrite, write_fully
+from kafkalite_server.log.open_files import CachedFile, OpenFileCache, cache_or_private
 
 
 class CorruptIndexError(KafkaError):
@@ -46,21 +53,47 @@ class _SparseIndex:
     _KEY_TYPE: str
     _OFFSET_COLUMN: str  # "keys" or "values"
 
-    def __init__(self, path: Path, base_offset: int, max_index_bytes: int, *,
-                 pwrite: Pwrite = os.pwrite) -> None:
-        self.path = path
+    def __init__(self, path: str | Path, base_offset: int, max_index_bytes: int, *,
+                 files: OpenFileCache | None = None, pwrite: Pwrite = os.pwrite) -> None:
+        """No I/O here: the file is created or read on first use (``files`` bounds the
+        descriptors; without it the index has a cache of its own)."""
+        self._file = CachedFile(cache_or_private(files), path, create=True)
         self._pwrite = pwrite
         self.base_offset = base_offset
         self.max_entries = max_index_bytes // self._ENTRY.size
-        self._keys = array(self._KEY_TYPE)
-        self._values = array("i")
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        self._file_length = os.fstat(self._fd).st_size
-        data = os.pread(self._fd, self._file_length, 0)
+        self._columns: tuple[array, array] | None = None
+        self._file_length = 0
+        self._closed = False
+
+    @property
+    def path(self) -> Path:
+        return self._file.path
+
+    @property
+    def fspath(self) -> str:
+        return self._file.fspath
+
+    @property
+    def _keys(self) -> array:
+        return (self._columns or self._load())[0]
+
+    @property
+    def _values(self) -> array:
+        return (self._columns or self._load())[1]
+
+    def _load(self) -> tuple[array, array]:
+        """Read the file (creating it when missing); a torn trailing entry is ignored
+        here and cut by :meth:`trim_to_valid_size`."""
+        keys, values = array(self._KEY_TYPE), array("i")
+        handle = self._file.handle()
+        self._file_length = os.fstat(handle.fileno()).st_size
+        data = os.pread(handle.fileno(), self._file_length, 0)
         usable = len(data) - len(data) % self._ENTRY.size
         for key, value in self._ENTRY.iter_unpack(data[:usable]):
-            self._keys.append(key)
-            self._values.append(value)
+            keys.append(key)
+            values.append(value)
+        self._columns = keys, values
+        return self._columns
 
     @property
     def entries(self) -> int:
@@ -79,13 +112,16 @@ class _SparseIndex:
         return self._keys[n], self._values[n]
 
     def _append_entry(self, key: int, value: int) -> None:
-        if len(self._keys) >= self.max_entries:
+        keys, values = self._columns or self._load()
+        if len(keys) >= self.max_entries:
             raise IndexFullError(f"{self.path.name} is full ({self.max_entries} entries)")
-        position = len(self._keys) * self._ENTRY.size
-        write_fully(self._pwrite, self._fd, self._ENTRY.pack(key, value), position)
-        self._keys.append(key)
-        self._values.append(value)
+        position = len(keys) * self._ENTRY.size
+        handle = self._file.handle()
+        # counted first: a write that fails part-way may still have grown the file
         self._file_length = max(self._file_length, position + self._ENTRY.size)
+        write_fully(self._pwrite, handle.fileno(), self._ENTRY.pack(key, value), position)
+        keys.append(key)
+        values.append(value)
 
     def _floor_slot(self, key: int) -> int:
         """Slot of the last entry with a key at or below ``key``; -1 if none."""
@@ -98,23 +134,32 @@ class _SparseIndex:
 
     def truncate_entries(self, count: int) -> None:
         """Keep the first ``count`` entries (undoes appends whose log write failed)."""
-        del self._keys[count:]
-        del self._values[count:]
+        keys, values = self._columns or self._load()
+        del keys[count:]
+        del values[count:]
         self.trim_to_valid_size()
 
     def reset(self) -> None:
-        """Drop every entry (recovery rebuilds the index from the log).
+        """Drop every entry (recovery rebuilds the index from the log), without reading
+        the file first.
 
         Not a bisect: a damaged index is reset too, and its columns need not be sorted.
         """
-        self.truncate_entries(0)
+        self._columns = array(self._KEY_TYPE), array("i")
+        self._file_length = self._file.size()  # an fstat: no truncation if already empty
+        self.trim_to_valid_size()
 
     def trim_to_valid_size(self) -> None:
-        """Make the file exactly as long as its entries (drops a torn trailing entry)."""
-        self._file_length = self.size_in_bytes
-        os.ftruncate(self._fd, self._file_length)
+        """Make the file exactly as long as its entries (drops a torn trailing entry); no
+        system call when it already is."""
+        size = self.size_in_bytes
+        if size != self._file_length:
+            self._file.truncate(size)
+            self._file_length = size
 
     def _check_file_length(self) -> None:
+        if self._columns is None:
+            self._load()
         if self._file_length % self._ENTRY.size:
             raise CorruptIndexError(f"{self.path.name}: length {self._file_length} is not a "
                                     f"multiple of the entry size {self._ENTRY.size}")
@@ -136,17 +181,28 @@ class _SparseIndex:
                                     f"{'strictly ' if strictly else ''}increasing")
 
     def flush(self) -> None:
-        if self._fd >= 0:
-            os.fsync(self._fd)
+        """fsync the file; nothing to do when it was never read (so never written) or is
+        closed (a deleted segment's)."""
+        if self._columns is None or self._closed:
+            return
+        try:
+            self._file.fsync()
+        except FileNotFoundError:
+            if not self._closed:  # closed (and unlinked) by another thread meanwhile
+                raise
 
     def rename(self, path: Path) -> None:
-        os.rename(self.path, path)
-        self.path = path
+        """Rename the file; a missing one (a lazy segment's damaged index, rebuilt when the
+        segment loads) just takes the new name."""
+        try:
+            self._file.rename(path)
+        except FileNotFoundError:
+            self._file.path = path
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        """Give back the descriptor; the index is not used again."""
+        self._closed = True
+        self._file.release()
 
 
 class OffsetIndex(_SparseIndex):

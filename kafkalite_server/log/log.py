@@ -40,9 +40,15 @@ from kafkalite.records import decode_batches
 from kafkalite.records.batch_header import BatchHeader, read_batch_header
 from kafkalite.records.control import Marker, encode_marker, read_marker
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.decompression_limit import DecompressionLimit
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.leader_epoch import LeaderEpochCache
+from kafkalite_server.log.open_files import (
+    OpenFileCache,
+    cache_or_private,
+    is_out_of_descriptors,
+)
 from kafkalite_server.log.producer_snapshot import (
     delete_snapshots,
     snapshot_offsets,
@@ -147,14 +153,28 @@ class Log:
     raised as KafkaStorageError; an offline log refuses every read and write (Kafka's
     offline replica), so a failing disk is never tried again until the broker restarts.
     A failed append leaves no bytes behind (see :meth:`LogSegment.append`).
+
+    Running out of file descriptors (EMFILE, ENFILE) is not a disk error: the request
+    that hit it fails with :class:`~kafkalite_server.log.open_files.TooManyOpenFilesError`
+    (a KafkaStorageError naming the limits) and the log stays online. Its files are opened
+    through :attr:`files`, the broker's bounded cache of open files.
     """
 
     def __init__(self, directory: Path, config: LogConfig, segments: list[LogSegment], *,
                  log_start_offset: int, recovery_point: int,
                  leader_epoch_cache: LeaderEpochCache, producer_state: ProducerStateManager,
                  now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
-                 on_disk_failure: DiskFailureHandler | None = None) -> None:
+                 on_disk_failure: DiskFailureHandler | None = None,
+                 files: OpenFileCache | None = None,
+                 producer_expiration_ms: int | None = None,
+                 batch_decompressed_max_bytes: int | None = None) -> None:
         self.directory = directory
+        self.batch_decompressed_max_bytes = batch_decompressed_max_bytes
+        """``kafkalite.batch.decompressed.max.bytes`` (None: the topic's bound alone)."""
+        self.producer_expiration_ms = producer_expiration_ms
+        """``producer.id.expiration.ms`` (None: producers never expire)."""
+        self.files = cache_or_private(files)
+        """Where every segment file of this log is opened (the broker shares one)."""
         self.config = config
         self._bases = [segment.base_offset for segment in segments]
         self._segments = {segment.base_offset: segment for segment in segments}
@@ -179,23 +199,31 @@ class Log:
     def open(cls, directory: Path, config: LogConfig, *, recovery_point: int = 0,
              log_start_offset: int = 0, clean_shutdown: bool = False,
              now_ms: Callable[[], int] = wall_clock_ms, pwrite: Pwrite = os.pwrite,
-             on_disk_failure: DiskFailureHandler | None = None) -> Log:
+             on_disk_failure: DiskFailureHandler | None = None,
+             files: OpenFileCache | None = None,
+             producer_expiration_ms: int | None = None,
+             batch_decompressed_max_bytes: int | None = None) -> Log:
         """Load (or create) the partition directory, recovering it unless clean."""
+        files = cache_or_private(files)
         loaded = load_log(directory, config, recovery_point=recovery_point,
                           log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
-                          now_ms=now_ms(), pwrite=pwrite)
+                          now_ms=now_ms(), pwrite=pwrite, files=files,
+                          producer_expiration_ms=producer_expiration_ms)
         return cls(directory, config, loaded.segments, log_start_offset=loaded.log_start_offset,
                    recovery_point=loaded.recovery_point,
                    leader_epoch_cache=loaded.leader_epoch_cache,
                    producer_state=loaded.producer_state, now_ms=now_ms, pwrite=pwrite,
-                   on_disk_failure=on_disk_failure)
+                   on_disk_failure=on_disk_failure, files=files,
+                   producer_expiration_ms=producer_expiration_ms,
+                   batch_decompressed_max_bytes=batch_decompressed_max_bytes)
 
     # ------------------------------------------------------------------------ disk errors
 
     @contextmanager
     def _disk(self, action: str) -> Iterator[None]:
         """Refuse if offline; turn an OSError inside into going offline plus a
-        KafkaStorageError that names the partition directory and the cause."""
+        KafkaStorageError that names the partition directory and the cause (running out
+        of descriptors fails this request only)."""
         with self.lock:
             if self.offline:
                 raise KafkaStorageError(f"{self.directory.name}: its log directory "
@@ -203,8 +231,14 @@ class Log:
             try:
                 yield
             except OSError as exc:
-                self.mark_offline(exc)
-                raise KafkaStorageError(f"{action} {self.directory}: {exc}") from exc
+                raise self._storage_error(action, exc) from exc
+
+    def _storage_error(self, action: str, exc: OSError) -> KafkaStorageError:
+        """The error for a failed file operation; a disk error takes the log offline."""
+        if is_out_of_descriptors(exc):
+            return self.files.out_of_descriptors(self.directory, exc)
+        self.mark_offline(exc)
+        return KafkaStorageError(f"{action} {self.directory}: {exc}")
 
     def mark_offline(self, exc: OSError | None = None) -> None:
         """Stop serving this log; with ``exc``, report the failure to the log manager."""
@@ -237,6 +271,11 @@ class Log:
     def size_in_bytes(self) -> int:
         return sum(segment.size for segment in self._segments.values())
 
+    @property
+    def decompression_limit(self) -> DecompressionLimit:
+        """How far one batch of this log may decompress, wherever the broker does it."""
+        return DecompressionLimit.of(self.config, self.batch_decompressed_max_bytes)
+
     def update_config(self, config: LogConfig) -> None:
         """New topic settings take effect for later appends, rolls and retention."""
         self.config = config
@@ -253,17 +292,20 @@ class Log:
         one of an idempotent producer's last five batches is not written again: its
         original offsets come back with ``duplicate=True``.
         """
-        headers = validate_records(records, api_version, self.config, coordinator=coordinator)
+        limit = self.decompression_limit
+        headers = validate_records(records, api_version, self.config, coordinator=coordinator,
+                                   limit=limit)
         if headers[0].magic >= 2:
             original = self.producer_state.check(headers[0])
             if original is not None:
                 return AppendInfo(original.first_offset, original.last_offset, -1,
                                   original.last_offset - original.first_offset + 1,
                                   self.log_start_offset, duplicate=True)
-        records, headers = recompress_for_topic(records, headers, self.config)
+        records, headers = recompress_for_topic(records, headers, self.config, limit)
         now = self._now_ms()
         first_offset = self.log_end_offset
-        assigned = assign_offsets(records, headers, first_offset, leader_epoch, self.config, now)
+        assigned = assign_offsets(records, headers, first_offset, leader_epoch, self.config, now,
+                                  limit)
         with self._disk("append to"):
             self.leader_epoch_cache.assign(leader_epoch, first_offset)
             self._write(assigned, now)
@@ -348,6 +390,15 @@ class Log:
                 found += self._segments[base].txn_index.collect(fetch_offset, upper_bound)
             return found
 
+    def remove_expired_producers(self) -> int:
+        """Forget producers idle for ``producer.id.expiration.ms`` (their next snapshot
+        leaves them out too); returns how many went."""
+        if self.producer_expiration_ms is None:
+            return 0
+        with self.lock:
+            return self.producer_state.remove_expired(self._now_ms(),
+                                                      self.producer_expiration_ms)
+
     def take_snapshot(self) -> None:
         """Persist producer state as of the log end (at roll and at close)."""
         write_snapshot(self.directory, self.log_end_offset,
@@ -383,8 +434,9 @@ class Log:
         base = self.log_end_offset
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             (self.directory / f"{base:020d}{suffix}").unlink(missing_ok=True)
-        segment = LogSegment(self.directory, base, self.config, now_ms=self._now_ms(),
-                             pwrite=self._pwrite, roll_jitter_ms=roll_jitter(self.config))
+        segment = LogSegment(self.directory, base, self.config, files=self.files,
+                             now_ms=self._now_ms(), pwrite=self._pwrite,
+                             roll_jitter_ms=roll_jitter(self.config))
         self._bases.append(base)
         self._segments[base] = segment
         self.take_snapshot()
@@ -457,7 +509,7 @@ class Log:
                 position, header = found
                 return _first_record_at_or_after(segment.read_batch(position, header), header,
                                                  timestamp, self.log_start_offset,
-                                                 self.config.max_message_bytes)
+                                                 self.decompression_limit.max_bytes)
         return None
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
@@ -481,19 +533,28 @@ class Log:
         try:
             self._flush(up_to_offset)
         except OSError as exc:
-            self.mark_offline(exc)
-            raise KafkaStorageError(f"flush {self.directory}: {exc}") from exc
+            raise self._storage_error("flush", exc) from exc
+
+    def flush_inactive_segments(self) -> None:
+        """fsync the segments a roll left behind, if the recovery point is below them
+        (Kafka flushes a rolled segment in the background): a restart after a crash then
+        recovers the active segment only. Safe from a worker thread, as :meth:`flush`."""
+        with self.lock:
+            rolled_up_to = self._bases[-1]
+        if rolled_up_to > self.recovery_point:
+            self.flush(rolled_up_to)
 
     def _flush(self, up_to_offset: int | None) -> None:
         with self.lock:  # a snapshot; fsync runs unlocked (appends go on meanwhile)
             end = self.log_end_offset
-            segments = list(self._segments.values())
-        target = end if up_to_offset is None else min(up_to_offset, end)
+            target = end if up_to_offset is None else min(up_to_offset, end)
+            first = max(bisect.bisect_right(self._bases, self.recovery_point) - 1, 0)
+            segments = [self._segments[base] for base in self._bases[first:] if base < target]
+        self.leader_epoch_cache.flush()
         if target <= self.recovery_point:
             return
-        for segment in segments:
-            if segment.base_offset < target and segment.next_offset > self.recovery_point:
-                segment.flush()
+        for segment in segments:  # from the one holding the recovery point
+            segment.flush()
         self.recovery_point = target
         self._unflushed_messages = 0
         self.last_flush_ms = self._now_ms()
@@ -516,6 +577,7 @@ class Log:
         delete_snapshots(self.directory, above=self.log_end_offset)
         self.producer_state = load_producer_state(self.directory, self.segments,
                                                   self.log_start_offset)
+        self.remove_expired_producers()
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -529,8 +591,8 @@ class Log:
         self._bases = []
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             (self.directory / f"{offset:020d}{suffix}").unlink(missing_ok=True)
-        segment = LogSegment(self.directory, offset, self.config, now_ms=self._now_ms(),
-                             pwrite=self._pwrite)
+        segment = LogSegment(self.directory, offset, self.config, files=self.files,
+                             now_ms=self._now_ms(), pwrite=self._pwrite)
         self._bases.append(offset)
         self._segments[offset] = segment
         self.log_start_offset = self.recovery_point = offset
@@ -626,11 +688,17 @@ class Log:
     # ---------------------------------------------------------------------------- compaction
 
     def cleanable_segments(self) -> tuple[list[LogSegment], int]:
-        """(every segment but the active one, log start offset), for the cleaner."""
+        """(every segment but the active one, log start offset), for the cleaner; each
+        segment loaded here, under the lock, so the cleaner thread never loads one."""
         with self.lock:
             if self.offline or self.closed:
                 raise SegmentsChangedError(f"{self.directory.name} is offline or closed")
             segments = [self._segments[base] for base in self._bases[:-1]]
+            try:
+                for segment in segments:
+                    segment.load()
+            except OSError as exc:
+                raise self._storage_error("load the segments of", exc) from exc
             return segments, self.log_start_offset
 
     def producer_last_offsets(self) -> dict[int, int]:
@@ -647,7 +715,7 @@ class Log:
                     or self._segments.get(segment.base_offset) is not segment
                     or segment.base_offset == self._bases[-1]):
                 raise SegmentsChangedError(f"{segment.log_path.name} left {self.directory.name}")
-            return os.pread(segment.file.fileno(), min(size, segment.size - position), position)
+            return segment.read_bytes(position, min(size, segment.size - position))
 
     def replace_segments(self, old: list[LogSegment], new: LogSegment | None) -> None:
         """Swap a cleaned segment (files named ``*.swap``) in for ``old``, atomically for
@@ -658,9 +726,10 @@ class Log:
         3. the ``.swap`` files get their final names.
 
         ``new`` None: every record of ``old`` was obsolete; they simply go (any order of
-        their deletion is safe). If the old segments are first, the log start offset moves
-        to the first remaining segment. Raises SegmentsChangedError (nothing done) when
-        ``old`` are no longer all in the log.
+        their deletion is safe). The cleaner never passes None for the first segments
+        (it swaps in an empty segment at their base instead), so the log start offset
+        never moves here. Raises SegmentsChangedError (nothing done) when ``old`` are no
+        longer all in the log.
         """
         with self.lock:
             if self.offline or self.closed or any(self._segments.get(s.base_offset) is not s
@@ -679,13 +748,8 @@ class Log:
                     self._schedule_delete(segment)
                 if new is not None:
                     new.change_suffix(SWAP_SUFFIX, "")
-                if self._bases[0] > self.log_start_offset:
-                    self.log_start_offset = self._bases[0]
-                    self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
             except OSError as exc:
-                self.mark_offline(exc)
-                raise KafkaStorageError(f"swap cleaned segments into {self.directory}: "
-                                        f"{exc}") from exc
+                raise self._storage_error("swap cleaned segments into", exc) from exc
 
     # ---------------------------------------------------------------------------- lifecycle
 
@@ -702,8 +766,9 @@ class Log:
                     self.active_segment.on_become_inactive()
                     if self.log_end_offset not in snapshot_offsets(self.directory):
                         self.take_snapshot()
-                except OSError as exc:
-                    self.mark_offline(exc)
+                except (OSError, KafkaStorageError) as exc:  # no descriptor: not offline
+                    if isinstance(exc, OSError) and not is_out_of_descriptors(exc):
+                        self.mark_offline(exc)
             for segment in self._segments.values():
                 segment.close()
             self.purge_deleted_segments(everything=True)

@@ -10,6 +10,12 @@ once at ERROR. Its logs refuse every request with KAFKA_STORAGE_ERROR, no mainte
 task touches it again, new partitions go to other dirs, and the stop leaves it without a
 clean-shutdown marker so the next start recovers it.
 
+Open files: every segment file of every log is opened through one
+:class:`~kafkalite_server.log.open_files.OpenFileCache` of ``kafkalite.log.open.files.max``
+descriptors, so the broker holds that many at most whatever the number of partitions and
+segments. Running out of descriptors anyway (connections) fails the one request that
+needed a file, never a log dir: a new partition's creation, or a produce that had to roll.
+
 Compaction: :meth:`LogManager.start_cleaner` starts the log cleaner threads
 (:mod:`kafkalite_server.log.cleaner_manager`) over the compacted logs, bounded by the high
 watermark the replica manager reports; :meth:`shutdown` stops them before closing logs.
@@ -22,6 +28,7 @@ import logging
 import os
 import shutil
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
@@ -36,6 +43,12 @@ from kafkalite_server.log.cleaner_manager import (
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite
 from kafkalite_server.log.log import Log, parse_log_dir_name, wall_clock_ms
+from kafkalite_server.log.open_files import (
+    OPEN_FILES_MAX_AUTO,
+    OpenFileCache,
+    default_open_files_max,
+    is_out_of_descriptors,
+)
 
 LOCK_FILE = ".lock"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -55,15 +68,25 @@ class LogManager:
                  now_ms: Callable[[], int] = wall_clock_ms,
                  topic_config: Callable[[str], LogConfig] | None = None,
                  pwrite: Pwrite = os.pwrite,
-                 cleaner_config: CleanerConfig | None = None) -> None:
+                 cleaner_config: CleanerConfig | None = None,
+                 open_files_max: int = OPEN_FILES_MAX_AUTO,
+                 producer_expiration_ms: int | None = None,
+                 batch_decompressed_max_bytes: int | None = None) -> None:
         """``topic_config`` gives a topic's effective config (the broker persists topic
         overrides); without it every log uses ``default_config``. :attr:`pwrite` writes
         every log segment and index; tests replace it, even on a running broker, with one
-        that fails like a full disk."""
+        that fails like a full disk. ``open_files_max`` bounds the open segment files
+        (-1: half of the soft RLIMIT_NOFILE); :attr:`files` is that cache.
+        ``producer_expiration_ms`` is ``producer.id.expiration.ms`` (None: never), and
+        ``batch_decompressed_max_bytes`` ``kafkalite.batch.decompressed.max.bytes``."""
         if not log_dirs:
             raise ValueError("at least one log directory is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
+        self.files = OpenFileCache(open_files_max if open_files_max != OPEN_FILES_MAX_AUTO
+                                   else default_open_files_max())
         self.default_config = default_config
+        self.producer_expiration_ms = producer_expiration_ms
+        self.batch_decompressed_max_bytes = batch_decompressed_max_bytes
         self._now_ms = now_ms
         self._topic_config = topic_config or (lambda _topic: default_config)
         self.pwrite = pwrite
@@ -87,9 +110,9 @@ class LogManager:
             OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).read())
         marker = log_dir / CLEAN_SHUTDOWN_FILE
         clean = marker.exists()
-        for child in sorted(log_dir.iterdir()):
-            if not child.is_dir():
-                continue
+        with os.scandir(log_dir) as entries:  # d_type: no stat per entry
+            children = sorted(Path(entry.path) for entry in entries if entry.is_dir())
+        for child in children:
             if child.name.endswith(DELETE_DIR_SUFFIX):
                 shutil.rmtree(child, ignore_errors=True)
                 continue
@@ -110,7 +133,9 @@ class LogManager:
               clean_shutdown: bool, recovery_point: int = 0, log_start_offset: int = 0) -> Log:
         return Log.open(directory, config, recovery_point=recovery_point,
                         log_start_offset=log_start_offset, clean_shutdown=clean_shutdown,
-                        now_ms=self._now_ms, pwrite=self._write,
+                        now_ms=self._now_ms, pwrite=self._write, files=self.files,
+                        producer_expiration_ms=self.producer_expiration_ms,
+                        batch_decompressed_max_bytes=self.batch_decompressed_max_bytes,
                         on_disk_failure=lambda _log, exc: self.mark_dir_offline(log_dir, exc))
 
     def _write(self, fd: int, data: bytes | bytearray | memoryview, position: int) -> int:
@@ -133,7 +158,9 @@ class LogManager:
                      len(logs))
 
     def _online_logs(self) -> list[Log]:
-        return [log for log in self._logs.values() if not log.offline]
+        """A snapshot (``list()`` of a dict is atomic: the flush thread calls this while
+        the loop adds logs)."""
+        return [log for log in list(self._logs.values()) if not log.offline]
 
     # --------------------------------------------------------------------------- logs
 
@@ -153,15 +180,18 @@ class LogManager:
         if not online:
             raise KafkaStorageError(f"cannot create {topic}-{partition}: every log directory "
                                     "is offline")
-        counts = {log_dir: 0 for log_dir in online}
-        for log_dir in self._dir_of.values():
-            if log_dir in counts:
-                counts[log_dir] += 1
-        log_dir = min(online, key=lambda d: counts[d])
+        if len(online) == 1:
+            log_dir = online[0]
+        else:
+            counts = Counter(self._dir_of.values())
+            log_dir = min(online, key=lambda d: counts[d])
         try:
             log = self._open(log_dir, log_dir / f"{topic}-{partition}",
                              config or self._topic_config(topic), clean_shutdown=True)
         except OSError as exc:
+            if is_out_of_descriptors(exc):
+                raise self.files.out_of_descriptors(log_dir / f"{topic}-{partition}",
+                                                    exc) from exc
             self.mark_dir_offline(log_dir, exc)
             raise KafkaStorageError(f"cannot create {topic}-{partition} in {log_dir}: "
                                     f"{exc}") from exc
@@ -205,19 +235,28 @@ class LogManager:
                 deleted += log.delete_old_segments(high_watermark_of(log))
         return deleted
 
+    def remove_expired_producers(self) -> int:
+        """``producer.id.expiration.ms`` over every log (every
+        ``producer.id.expiration.check.interval.ms``); returns the producers forgotten."""
+        return sum(log.remove_expired_producers() for log in self._online_logs())
+
     def flush_dirty(self, now: int) -> int:
-        """Flush logs whose ``flush.ms`` has passed since their last flush; returns count.
+        """Flush logs whose ``flush.ms`` has passed since their last flush (returns how
+        many), and every segment a roll left unflushed, so that the recovery points follow
+        the rolls and a restart after a crash recovers little.
 
         May run in a worker thread; a failing fsync takes the log's dir offline."""
         flushed = 0
         for log in self._online_logs():
             flush_ms = log.config.flush_ms
-            if flush_ms is not None and now - log.last_flush_ms >= flush_ms:
-                try:
+            try:
+                if flush_ms is not None and now - log.last_flush_ms >= flush_ms:
                     log.flush()
-                except KafkaStorageError:
-                    continue
-                flushed += 1
+                    flushed += 1
+                else:
+                    log.flush_inactive_segments()
+            except KafkaStorageError:
+                continue
         return flushed
 
     def checkpoint_recovery_points(self) -> None:
@@ -258,6 +297,9 @@ class LogManager:
             try:
                 OffsetCheckpointFile(log_dir / name).write(offsets)
             except OSError as exc:
+                if is_out_of_descriptors(exc):  # the next checkpoint interval tries again
+                    logger.error("cannot write %s: %s", log_dir / name, exc)
+                    continue
                 self.mark_dir_offline(log_dir, exc)
 
     def shutdown(self) -> None:
@@ -287,6 +329,7 @@ class LogManager:
             except OSError as exc:
                 logger.error("cannot mark %s cleanly shut down (%s); the next start "
                              "recovers it", log_dir, exc)
+        self.files.close_all()
         for fd in self._locks:
             os.close(fd)
         self._locks.clear()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,12 +150,13 @@ def write_snapshot(directory: Path, offset: int, entries: list[SnapshotEntry]) -
     return path
 
 
-def snapshot_offsets(directory: Path) -> list[int]:
-    """Offsets of the snapshot files present, ascending."""
+def snapshot_offsets(directory: Path, names: Iterable[str] | None = None) -> list[int]:
+    """Offsets of the snapshot files present, ascending (``names``: the directory's
+    entries when the caller has listed it already)."""
     offsets = []
-    for path in directory.glob(f"*{SNAPSHOT_SUFFIX}"):
-        stem = path.name[:-len(SNAPSHOT_SUFFIX)]
-        if stem.isdigit():
+    for name in os.listdir(directory) if names is None else names:
+        stem = name[:-len(SNAPSHOT_SUFFIX)]
+        if name.endswith(SNAPSHOT_SUFFIX) and stem.isdigit():
             offsets.append(int(stem))
     return sorted(offsets)
 

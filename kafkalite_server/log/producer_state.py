@@ -16,6 +16,13 @@ transaction is INVALID_TXN_STATE.
 
 State survives restarts through snapshots (:mod:`kafkalite_server.log.producer_snapshot`):
 the loader restores the newest one and replays the batches after it.
+
+Expiry (Kafka's ``producer.id.expiration.ms``, one day): a producer without an open
+transaction whose last batch is that much older than now (by its max record timestamp,
+as Kafka measures) is forgotten, so the table does not grow with every producer that ever
+wrote; a later batch of an expired producer is taken as a new producer's. The broker runs
+:meth:`ProducerStateManager.remove_expired` every
+``producer.id.expiration.check.interval.ms``; the loader drops expired entries too.
 """
 
 from __future__ import annotations
@@ -60,6 +67,13 @@ class ProducerEntry:
     @property
     def last_sequence(self) -> int:
         return self.batches[-1].last_sequence if self.batches else -1
+
+
+def is_expired(entry: ProducerEntry, now_ms: int, expiration_ms: int) -> bool:
+    """Kafka's rule: no open transaction, and the last batch's max timestamp (-1: none)
+    at least ``expiration_ms`` before now."""
+    return (entry.current_txn_first_offset == NO_OFFSET
+            and now_ms - entry.last_timestamp >= expiration_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +199,17 @@ class ProducerStateManager:
 
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
+
+    # ------------------------------------------------------------------ expiry
+
+    def remove_expired(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers idle for ``expiration_ms`` (never one with an open
+        transaction); returns how many went."""
+        expired = [pid for pid, entry in self.producers.items()
+                   if is_expired(entry, now_ms, expiration_ms)]
+        for pid in expired:
+            del self.producers[pid]
+        return len(expired)
 
     # ------------------------------------------------------------------ replay and cuts
 

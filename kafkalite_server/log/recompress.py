@@ -4,8 +4,9 @@ Kafka stores what the producer sent when ``compression.type=producer`` (the defa
 otherwise rewrites each batch with the topic's codec (``uncompressed`` meaning none). Only
 the records section changes: a v2 batch keeps its header fields (producer id, epoch and
 sequence, timestamps, record count), so idempotence and offsets are unaffected, and gets a
-new length, codec bits and CRC. The records were validated before this step, so the
-decompressed size is already bounded.
+new length, codec bits and CRC. The records were validated before this step, within the
+same :class:`~kafkalite_server.log.decompression_limit.DecompressionLimit`, which bounds
+what a recompression holds decompressed.
 
 Legacy (magic 0/1) message sets keep the producer's codec: only Produce v0-2 sends them,
 and rewriting a wrapper message is the legacy up-conversion's business.
@@ -29,6 +30,7 @@ from kafkalite.records.batch_header import (
 )
 from kafkalite.records.compression import NONE, codec_id
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.decompression_limit import DecompressionLimit
 
 _LENGTH = struct.Struct(">i")
 _LENGTH_AT = 8
@@ -48,8 +50,10 @@ def target_codec(config: LogConfig) -> int | None:
 
 
 def recompress_for_topic(records: bytearray | memoryview, headers: list[BatchHeader],
-                         config: LogConfig) -> tuple[bytearray | memoryview, list[BatchHeader]]:
+                         config: LogConfig, limit: DecompressionLimit | None = None,
+                         ) -> tuple[bytearray | memoryview, list[BatchHeader]]:
     """``records`` with every v2 batch in the topic's codec (the input when none differs)."""
+    limit = limit or DecompressionLimit.of(config, None)
     target = target_codec(config)
     if target is None or all(h.magic < 2 or h.compression == target for h in headers):
         return records, headers
@@ -59,7 +63,7 @@ def recompress_for_topic(records: bytearray | memoryview, headers: list[BatchHea
         if header.magic < 2 or header.compression == target:
             out += batch
         else:
-            out += _recompressed(batch, header, target)
+            out += _recompressed(batch, header, target, limit.max_bytes)
     new_headers = list(iter_batch_headers(out))  # complete batches, built just above
     for header in new_headers:
         if header.size > config.max_message_bytes:
@@ -70,9 +74,11 @@ def recompress_for_topic(records: bytearray | memoryview, headers: list[BatchHea
     return out, new_headers
 
 
-def _recompressed(batch: memoryview, header: BatchHeader, target: int) -> bytearray:
+def _recompressed(batch: memoryview, header: BatchHeader, target: int,
+                  max_bytes: int) -> bytearray:
     body = batch[V2_HEADER_SIZE:]
-    raw = body if header.compression == NONE else decompress(header.compression, body)
+    raw = body if header.compression == NONE else decompress(header.compression, body,
+                                                             max_bytes=max_bytes)
     packed = compress(target, raw)
     out = bytearray(batch[:V2_HEADER_SIZE])
     out += packed

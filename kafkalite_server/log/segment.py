@@ -5,6 +5,14 @@ Batches are stored exactly as the leader accepted them (v2 RecordBatch or legacy
 message entries); the segment only reads their headers. Lookups go index first (binary
 search to the nearest entry at or below the target), then a forward scan of batch
 headers in the ``.log`` from that position.
+
+Files are bounded resources: every file of a segment is opened on demand through the
+broker's :class:`~kafkalite_server.log.open_files.OpenFileCache`, so a segment pins no
+descriptor. A segment found at start-up is *lazy*: it knows only its name until something
+asks for its size (one ``stat``) or its offsets and timestamps; then it reads its indexes, checks
+them against the log and finds its next offset, exactly as an eagerly opened segment does
+at once (:meth:`LogSegment._load`). A broker with a million segments starts without
+reading them, and one that never reads an old segment never loads it.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from kafkalite.errors import CorruptRecordError
 from kafkalite.records.batch_header import (
@@ -25,6 +34,7 @@ from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.file_io import Pwrite, write_fully
 from kafkalite_server.log.file_region import FileRegion
 from kafkalite_server.log.index import CorruptIndexError, OffsetIndex, TimeIndex
+from kafkalite_server.log.open_files import CachedFile, OpenFileCache, cache_or_private
 from kafkalite_server.log.transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
 
 LOG_SUFFIX = ".log"
@@ -37,6 +47,10 @@ SWAP_SUFFIX = ".swap"
 ``.cleaned``, renamed ``.swap`` once complete and durable, and renamed to its final name
 when it has replaced the old segments (recovery completes a left-over ``.swap``)."""
 _MAX_RELATIVE_OFFSET = 2**31 - 1
+_LOADED_STATE = frozenset({"next_offset", "first_batch_timestamp", "max_timestamp_so_far",
+                           "offset_of_max_timestamp", "_bytes_since_index_entry",
+                           "index_problem", "needs_recovery"})
+"""What a lazy segment learns when it loads (see :meth:`LogSegment.__getattr__`)."""
 
 logger = logging.getLogger(__name__)
 
@@ -49,55 +63,137 @@ def segment_file_name(base_offset: int, suffix: str) -> str:
 class LogSegment:
     """A ``<base>.log`` with its ``.index`` and ``.timeindex``; opened or created."""
 
+    size: int
+    """Bytes of the ``.log`` (a lazy segment reads it on first use)."""
+    next_offset: int
+    first_batch_timestamp: int
+    max_timestamp_so_far: int
+    offset_of_max_timestamp: int
+    _bytes_since_index_entry: int
+    index_problem: str | None
+    """Why the indexes were dropped on load (missing, or failing a check); the loader
+    rebuilds them from the log."""
+    needs_recovery: bool
+    """A batch header past the last index entry could not be read."""
+
     def __init__(self, directory: Path, base_offset: int, config: LogConfig, *,
-                 now_ms: int = 0, pwrite: Pwrite = os.pwrite, file_suffix: str = "",
-                 roll_jitter_ms: int = 0) -> None:
+                 files: OpenFileCache | None = None, now_ms: int = 0,
+                 pwrite: Pwrite = os.pwrite, file_suffix: str = "", roll_jitter_ms: int = 0,
+                 lazy: bool = False) -> None:
         """Open (or create) the files. Indexes that fail :meth:`sanity_check` are emptied
         and :attr:`index_problem` says why: the loader rebuilds them from the log.
 
-        ``file_suffix`` (``.cleaned``, ``.swap``) follows every file name: the cleaner
-        writes its output segments under it. ``roll_jitter_ms`` is subtracted from
-        ``segment.ms`` (``segment.jitter.ms`` spreads the rolls of many partitions)."""
+        ``files`` is the broker's cache of open files (without it the segment gets a
+        cache of its own). ``lazy`` (an existing segment found at start-up, not the
+        active one) defers every read to first use, and a lazy segment repairs damaged
+        indexes itself when it loads. ``file_suffix`` (``.cleaned``, ``.swap``) follows
+        every file name: the cleaner writes its output segments under it.
+        ``roll_jitter_ms`` is subtracted from ``segment.ms`` (``segment.jitter.ms``
+        spreads the rolls of many partitions)."""
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
         self.roll_jitter_ms = roll_jitter_ms
-        self.log_path = directory / (segment_file_name(base_offset, LOG_SUFFIX) + file_suffix)
-        fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
-        self.file = os.fdopen(fd, "r+b", buffering=0)
-        self._pwrite = pwrite
-        self.size = os.fstat(fd).st_size
-        index_path = directory / (segment_file_name(base_offset, INDEX_SUFFIX) + file_suffix)
-        time_index_path = directory / (segment_file_name(base_offset, TIME_INDEX_SUFFIX)
-                                       + file_suffix)
-        self.index_problem: str | None = None
-        if self.size > 0 and not (index_path.exists() and time_index_path.exists()):
-            self.index_problem = "index file missing"
-        self.offset_index = OffsetIndex(index_path, base_offset, config.segment_index_bytes,
-                                        pwrite=pwrite)
-        self.time_index = TimeIndex(time_index_path, base_offset, config.segment_index_bytes,
-                                    pwrite=pwrite)
-        self.txn_index = TransactionIndex(
-            directory / (segment_file_name(base_offset, TXN_INDEX_SUFFIX) + file_suffix))
         self.created_ms = now_ms
-        self.needs_recovery = False
+        self._pwrite = pwrite
+        files = cache_or_private(files)
+        stem = os.path.join(directory, f"{base_offset:020d}")  # text: Paths cost 20 us each
+        self._log = CachedFile(files, f"{stem}{LOG_SUFFIX}{file_suffix}", create=not lazy)
+        self._offset_index = OffsetIndex(f"{stem}{INDEX_SUFFIX}{file_suffix}", base_offset,
+                                         config.segment_index_bytes, files=files, pwrite=pwrite)
+        self._time_index = TimeIndex(f"{stem}{TIME_INDEX_SUFFIX}{file_suffix}", base_offset,
+                                     config.segment_index_bytes, files=files, pwrite=pwrite)
+        self.txn_index = TransactionIndex(f"{stem}{TXN_INDEX_SUFFIX}{file_suffix}")
+        self._closed = False
+        self.loaded = False
+        """Whether the segment has read its indexes and found its next offset."""
+        self._loading = False
+        if not lazy:
+            self.size = self._log.size()
+            self._load()
+
+    @property
+    def log_path(self) -> Path:
+        return self._log.path
+
+    @property
+    def offset_index(self) -> OffsetIndex:
+        self.load()
+        return self._offset_index
+
+    @property
+    def time_index(self) -> TimeIndex:
+        self.load()
+        return self._time_index
+
+    def __getattr__(self, name: str) -> Any:
+        """A lazy segment's size (one ``stat``), and its offsets and timestamps: the first
+        read of one loads them all (Python calls this only for attributes not set yet)."""
+        if name == "size":
+            self.size = os.stat(self._log.fspath).st_size
+            return self.size
+        if name not in _LOADED_STATE or self._loading:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self.load()
+        return object.__getattribute__(self, name)
+
+    def load(self) -> None:
+        """Read and check the indexes and find the offsets now, if not done yet, repairing
+        what a check finds (a lazy segment does this on first use).
+
+        Loads run under the owning log's lock (every Log method that reaches a segment
+        holds it, and the cleaner gets its segments loaded), so one thread at a time."""
+        if self.loaded or self._loading:
+            return
+        self._load()
+        self.repair_if_needed(inactive=True)
+
+    def _load(self) -> None:
+        """Read and check the indexes, then find the next offset and max timestamp."""
+        self._loading = True
         try:
-            self._check_index_entries()
-        except CorruptIndexError as exc:
-            self._drop_indexes(str(exc))
-        self._load_tail_state()
-        if self.index_problem is None and not self.needs_recovery:
+            self.index_problem = None
+            if self.size > 0 and not (os.path.exists(self._offset_index.fspath)
+                                      and os.path.exists(self._time_index.fspath)):
+                self.index_problem = "index file missing"
+            self.needs_recovery = False
             try:
-                self._check_entries_against_log()
+                self._check_index_entries()
             except CorruptIndexError as exc:
                 self._drop_indexes(str(exc))
-                self._load_tail_state()
+            self._load_tail_state()
+            if self.index_problem is None and not self.needs_recovery:
+                try:
+                    self._check_entries_against_log()
+                except CorruptIndexError as exc:
+                    self._drop_indexes(str(exc))
+                    self._load_tail_state()
+            self.loaded = True
+        finally:
+            self._loading = False
+
+    def repair_if_needed(self, *, inactive: bool) -> None:
+        """After a load: rebuild the indexes from the log when they were found missing or
+        damaged (or a batch header past the last entry did not read); an ``inactive``
+        segment then gets back the final time-index entry it had."""
+        reason = self.index_problem
+        if reason is None and self.needs_recovery:
+            reason = "unreadable batch header"
+        if reason is not None:
+            logger.warning("rebuilding indexes of %s: %s", self.log_path, reason)
+            self.recover(self.config.max_message_bytes)
+            if inactive:
+                self.on_become_inactive()
 
     # ----------------------------------------------------------------------------- scanning
 
-    def _header_at(self, position: int) -> BatchHeader | None:
-        """The complete entry header at ``position``; ``None`` past the end or torn."""
-        raw = os.pread(self.file.fileno(), V2_HEADER_SIZE, position)
+    def _header_at(self, position: int, fd: int | None = None) -> BatchHeader | None:
+        """The complete entry header at ``position``; ``None`` past the end or torn.
+        ``fd``: the caller's descriptor of the ``.log`` (it holds the handle)."""
+        if fd is None:
+            raw = self._log.pread(V2_HEADER_SIZE, position)
+        else:
+            raw = os.pread(fd, V2_HEADER_SIZE, position)
         header = read_batch_header(raw, 0)
         if header is None or position + header.size > self.size:
             return None
@@ -105,8 +201,11 @@ class LogSegment:
 
     def iter_batches(self, position: int = 0) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each complete batch from ``position`` on."""
+        if position >= self.size:
+            return
+        handle = self._log.handle()
         while position < self.size:
-            header = self._header_at(position)
+            header = self._header_at(position, handle.fileno())
             if header is None:
                 return
             yield position, header
@@ -114,7 +213,8 @@ class LogSegment:
 
     def translate_offset(self, offset: int) -> tuple[int, BatchHeader] | None:
         """The batch holding ``offset`` (or the first one after it), found via the index."""
-        _, position = self.offset_index.lookup(offset)
+        self.load()
+        _, position = self._offset_index.lookup(offset)
         for batch_position, header in self.iter_batches(position):
             if header.last_offset >= offset:
                 return batch_position, header
@@ -128,8 +228,8 @@ class LogSegment:
         """
         self.next_offset = self.base_offset
         self.first_batch_timestamp = -1
-        self.max_timestamp_so_far, self.offset_of_max_timestamp = self.time_index.last_entry
-        _, position = self.offset_index.lookup(self.offset_index.last_offset)
+        self.max_timestamp_so_far, self.offset_of_max_timestamp = self._time_index.last_entry
+        _, position = self._offset_index.lookup(self._offset_index.last_offset)
         self._bytes_since_index_entry = self.size - position
         if self.size == 0:
             return
@@ -163,9 +263,10 @@ class LogSegment:
         position = self.size
         before = (self.first_batch_timestamp, self.max_timestamp_so_far,
                   self.offset_of_max_timestamp, self._bytes_since_index_entry,
-                  self.offset_index.entries, self.time_index.entries)
+                  self._offset_index.entries, self._time_index.entries)
         try:
-            write_fully(self._pwrite, self.file.fileno(), batch, position)
+            handle = self._log.handle()
+            write_fully(self._pwrite, handle.fileno(), batch, position)
             if position == 0:
                 self.first_batch_timestamp = max_timestamp
             if max_timestamp > self.max_timestamp_so_far:
@@ -189,18 +290,18 @@ class LogSegment:
         (self.first_batch_timestamp, self.max_timestamp_so_far, self.offset_of_max_timestamp,
          self._bytes_since_index_entry, index_entries, time_index_entries) = before
         try:
-            self.file.truncate(size)
-            self.offset_index.truncate_entries(index_entries)
-            self.time_index.truncate_entries(time_index_entries)
+            self._log.truncate(size)
+            self._offset_index.truncate_entries(index_entries)
+            self._time_index.truncate_entries(time_index_entries)
         except OSError as exc:
             logger.error("cannot cut %s back to %d bytes after a failed write: %s",
                          self.log_path, size, exc)
 
     def _add_index_entries(self, last_offset: int, position: int) -> None:
-        if self.offset_index.is_full or self.time_index.is_full:
+        if self._offset_index.is_full or self._time_index.is_full:
             return  # only in recovery under a smaller segment.index.bytes: a sparser index
-        self.offset_index.append(last_offset, position)
-        self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp)
+        self._offset_index.append(last_offset, position)
+        self._time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp)
         self._bytes_since_index_entry = 0
 
     def should_roll(self, batch_size: int, max_timestamp: int, last_offset: int,
@@ -218,13 +319,14 @@ class LogSegment:
             age = now_ms - self.created_ms
         return (self.size > self.config.segment_bytes - batch_size
                 or age > self.config.segment_ms - self.roll_jitter_ms
-                or self.offset_index.is_full or self.time_index.is_full
+                or self._offset_index.is_full or self._time_index.is_full
                 or last_offset - self.base_offset > _MAX_RELATIVE_OFFSET)
 
     def on_become_inactive(self) -> None:
         """Called on roll: the final time-index entry records the segment's max timestamp."""
+        self.load()
         if self.max_timestamp_so_far >= 0:
-            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp,
+            self._time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp,
                                          skip_full_check=True)
 
     # ------------------------------------------------------------------------------ reading
@@ -237,6 +339,7 @@ class LogSegment:
         never passed. With ``min_one_batch`` the first batch comes whole even if larger
         than ``max_bytes``. ``None`` when nothing qualifies.
         """
+        self.load()
         found = self.translate_offset(start_offset)
         if found is None:
             return None
@@ -246,7 +349,7 @@ class LogSegment:
             length = limit - start
         else:
             budget_end = start + max_bytes  # below limit here
-            end = max(start, self.offset_index.floor_position(budget_end))
+            end = max(start, self._offset_index.floor_position(budget_end))
             for position, header in self.iter_batches(end):
                 batch_end = position + header.size
                 if batch_end > budget_end:
@@ -255,17 +358,22 @@ class LogSegment:
                     break
                 end = batch_end
             length = end - start
-        return FileRegion(self.file, start, length) if length > 0 else None
+        return FileRegion(self._log.handle(), start, length) if length > 0 else None
 
     def read_batch(self, position: int, header: BatchHeader) -> bytes:
-        return os.pread(self.file.fileno(), header.size, position)
+        return self.read_bytes(position, header.size)
+
+    def read_bytes(self, position: int, size: int) -> bytes:
+        """Up to ``size`` bytes of the ``.log`` from ``position``."""
+        return self._log.pread(size, position)
 
     def find_offset_by_timestamp(self, timestamp: int,
                                  start_offset: int) -> tuple[int, BatchHeader] | None:
         """The first batch at or after ``start_offset`` whose max timestamp reaches
         ``timestamp``, as (position, header); the caller finds the record inside it."""
-        _, indexed_offset = self.time_index.lookup(timestamp)
-        _, position = self.offset_index.lookup(max(indexed_offset, start_offset))
+        self.load()
+        _, indexed_offset = self._time_index.lookup(timestamp)
+        _, position = self._offset_index.lookup(max(indexed_offset, start_offset))
         for batch_position, header in self.iter_batches(position):
             if header.max_timestamp >= timestamp and header.last_offset >= start_offset:
                 return batch_position, header
@@ -276,19 +384,20 @@ class LogSegment:
         """Max record timestamp, or the file's mtime when no batch has a timestamp."""
         if self.max_timestamp_so_far >= 0:
             return self.max_timestamp_so_far
-        return int(os.stat(self.file.fileno()).st_mtime * 1000)
+        return int(os.stat(self.log_path).st_mtime * 1000)
 
     # ----------------------------------------------------------------------------- recovery
 
     def sanity_check(self) -> None:
         """Both indexes against the log, as on load; raises CorruptIndexError."""
+        self.load()
         self._check_index_entries()
         self._check_entries_against_log()
 
     def _check_index_entries(self) -> None:
         """Every entry in order and every position inside the log (no log reads)."""
-        self.offset_index.sanity_check(self.size)
-        self.time_index.sanity_check()
+        self._offset_index.sanity_check(self.size)
+        self._time_index.sanity_check()
 
     def _check_entries_against_log(self) -> None:
         """Every entry of both indexes agrees with the batches it points at.
@@ -301,24 +410,24 @@ class LogSegment:
         only: random damage that leaves the columns sorted must not skip records.
         """
         previous = self.base_offset - 1
-        for n in range(self.offset_index.entries):
-            relative, position = self.offset_index.entry(n)
+        for n in range(self._offset_index.entries):
+            relative, position = self._offset_index.entry(n)
             offset = self.base_offset + relative
             header = self._readable_header_at(position)
             if (header is None or header.base_offset <= previous
                     or not header.last_offset <= offset < self.next_offset):
-                raise CorruptIndexError(f"{self.offset_index.path.name}: entry "
+                raise CorruptIndexError(f"{self._offset_index.path.name}: entry "
                                         f"({offset}, {position}) does not match the log")
             previous = offset
-        for n in range(self.time_index.entries):
-            timestamp, relative = self.time_index.entry(n)
+        for n in range(self._time_index.entries):
+            timestamp, relative = self._time_index.entry(n)
             offset = self.base_offset + relative
             try:
                 found = self.translate_offset(offset) if offset < self.next_offset else None
             except CorruptRecordError:
                 found = None
             if found is None or found[1].max_timestamp != timestamp:
-                raise CorruptIndexError(f"{self.time_index.path.name}: entry "
+                raise CorruptIndexError(f"{self._time_index.path.name}: entry "
                                         f"({timestamp}, {offset}) does not match the log")
 
     def _readable_header_at(self, position: int) -> BatchHeader | None:
@@ -330,8 +439,8 @@ class LogSegment:
     def _drop_indexes(self, reason: str) -> None:
         """Empty both indexes (a damaged one cannot be trusted for any lookup)."""
         self.index_problem = reason
-        self.offset_index.reset()
-        self.time_index.reset()
+        self._offset_index.reset()
+        self._time_index.reset()
 
     def recover(self, max_message_bytes: int,
                 on_batch: Callable[[BatchHeader], None] | None = None) -> int:
@@ -341,13 +450,14 @@ class LogSegment:
         the ``.log`` there. Returns the number of bytes cut off. ``on_batch`` sees each
         valid batch (the log rebuilds its leader-epoch cache and producer state from it).
         """
-        self.offset_index.reset()
-        self.time_index.reset()
+        self._offset_index.reset()
+        self._time_index.reset()
         self.max_timestamp_so_far = -1
         self.offset_of_max_timestamp = self.base_offset
         self.next_offset = self.base_offset
         self.first_batch_timestamp = -1
         self._bytes_since_index_entry = 0
+        self.index_problem = None
         valid = 0
         while valid < self.size:
             header = self._valid_batch_at(valid, max_message_bytes)
@@ -365,15 +475,16 @@ class LogSegment:
             valid += header.size
         truncated = self.size - valid
         if truncated:
-            self.file.truncate(valid)
+            self._log.truncate(valid)
             self.size = valid
-        self.offset_index.trim_to_valid_size()
-        self.time_index.trim_to_valid_size()
+        self._offset_index.trim_to_valid_size()
+        self._time_index.trim_to_valid_size()
         self.needs_recovery = False
+        self.loaded = True
         return truncated
 
     def _valid_batch_at(self, position: int, max_message_bytes: int) -> BatchHeader | None:
-        raw = os.pread(self.file.fileno(), V2_HEADER_SIZE, position)
+        raw = self._log.pread(V2_HEADER_SIZE, position)
         try:
             header = read_batch_header(raw, 0)
         except CorruptRecordError:
@@ -383,20 +494,21 @@ class LogSegment:
                 or header.last_offset < self.next_offset
                 or header.last_offset - self.base_offset > _MAX_RELATIVE_OFFSET):
             return None
-        data = os.pread(self.file.fileno(), header.size, position)
+        data = self._log.pread(header.size, position)
         return header if batch_crc_is_valid(data, header) else None
 
     def truncate_to(self, offset: int) -> int:
         """Cut the batch holding ``offset`` and everything after; returns bytes removed."""
+        self.load()
         found = self.translate_offset(offset)
         if found is None:
             return 0
         position, _ = found
-        self.offset_index.truncate_to(offset)
-        self.time_index.truncate_to(offset)
+        self._offset_index.truncate_to(offset)
+        self._time_index.truncate_to(offset)
         self.txn_index.truncate_to(offset)
         removed = self.size - position
-        self.file.truncate(position)
+        self._log.truncate(position)
         self.size = position
         self.next_offset = self.base_offset
         self.max_timestamp_so_far = -1
@@ -413,12 +525,16 @@ class LogSegment:
 
         A segment closed meanwhile (deleted by retention) has nothing left to flush.
         """
-        try:
-            os.fsync(self.file.fileno())
-        except ValueError:  # closed by the loop thread since the caller's snapshot
+        if self._closed:
             return
-        self.offset_index.flush()
-        self.time_index.flush()
+        try:
+            self._log.fsync()
+        except FileNotFoundError:
+            if self._closed:  # closed and unlinked by the loop thread since the check
+                return
+            raise
+        self._offset_index.flush()
+        self._time_index.flush()
         self.txn_index.flush()
 
     def mark_deleted(self) -> None:
@@ -429,8 +545,8 @@ class LogSegment:
         """Rename every file from ``<name><old>`` to ``<name><new>`` (log file last, so
         that a crash in between leaves the ``.log`` under the old suffix with its indexes
         either renamed or not: recovery rebuilds a missing index)."""
-        for renamer, path in ((self.offset_index.rename, self.offset_index.path),
-                              (self.time_index.rename, self.time_index.path),
+        for renamer, path in ((self._offset_index.rename, self._offset_index.path),
+                              (self._time_index.rename, self._time_index.path),
                               (self.txn_index.rename, self.txn_index.path),
                               (self._rename_log, self.log_path)):
             if not path.name.endswith(old):
@@ -438,20 +554,22 @@ class LogSegment:
             renamer(path.with_name(path.name[:len(path.name) - len(old)] + new))
 
     def _rename_log(self, path: Path) -> None:
-        os.rename(self.log_path, path)
-        self.log_path = path
+        self._log.rename(path)
 
     def delete_files(self) -> None:
         """Close and unlink every file of the segment."""
         self.close()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path,
+        for path in (self.log_path, self._offset_index.path, self._time_index.path,
                      self.txn_index.path):
             path.unlink(missing_ok=True)
 
     def close(self) -> None:
-        self.file.close()
-        self.offset_index.close()
-        self.time_index.close()
+        """Give back every descriptor (a region being sent keeps its own until sent)."""
+        self._closed = True
+        self._log.release()
+        self._offset_index.close()
+        self._time_index.close()
 
     def __repr__(self) -> str:
-        return f"LogSegment({self.log_path.name}, size={self.size}, next={self.next_offset})"
+        next_offset = self.next_offset if self.loaded else "?"
+        return f"LogSegment({self.log_path.name}, size={self.size}, next={next_offset})"

@@ -9,7 +9,7 @@ order, so a read_committed fetch from offset F collects the entries of F's segme
 every later one whose ``last offset >= F``.
 
 The file is created with its first entry (most segments never have one); entries are
-also kept in memory (a few per segment).
+also kept in memory (a few per segment), read from the file on first use.
 """
 
 from __future__ import annotations
@@ -41,17 +41,46 @@ class AbortedTxn:
 
 
 class TransactionIndex:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.entries: list[AbortedTxn] = []
-        self.problem: str | None = None
-        """Set when the file could not be read: it was emptied; recovery refills it."""
-        if path.exists():
-            try:
-                self.entries = read_entries(path.read_bytes())
-            except CorruptTransactionIndexError as exc:
-                self.problem = str(exc)
-                path.unlink()
+    def __init__(self, path: str | Path) -> None:
+        """No I/O here: the file is read on first use of :attr:`entries`."""
+        self.fspath = os.fspath(path)
+        self._entries: list[AbortedTxn] | None = None
+        self._problem: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.fspath)
+
+    @path.setter
+    def path(self, path: str | Path) -> None:
+        self.fspath = os.fspath(path)
+
+    @property
+    def problem(self) -> str | None:
+        """Why the file could not be read (it was emptied; recovery refills it)."""
+        if self._entries is None:
+            self._entries = self._read()
+        return self._problem
+
+    @property
+    def entries(self) -> list[AbortedTxn]:
+        if self._entries is None:
+            self._entries = self._read()
+        return self._entries
+
+    @entries.setter
+    def entries(self, entries: list[AbortedTxn]) -> None:
+        self._entries = entries
+
+    def _read(self) -> list[AbortedTxn]:
+        try:
+            return read_entries(self.path.read_bytes())
+        except FileNotFoundError:
+            return []
+        except CorruptTransactionIndexError as exc:
+            self._problem = str(exc)
+            self.path.unlink()
+            return []
 
     def append(self, entry: AbortedTxn) -> None:
         if self.entries and entry.last_offset <= self.entries[-1].last_offset:
@@ -87,7 +116,7 @@ class TransactionIndex:
         os.replace(temp, self.path)
 
     def flush(self) -> None:
-        if not self.entries:
+        if not self._entries:  # never read (so never written here), or empty
             return
         try:
             fd = os.open(self.path, os.O_RDONLY)

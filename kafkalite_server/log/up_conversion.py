@@ -26,13 +26,15 @@ from kafkalite.records import RecordBatchBuilder, iter_batches
 from kafkalite.records.batch_header import BatchHeader, iter_batch_headers
 from kafkalite.records.compression import NONE
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.decompression_limit import DecompressionLimit
 from kafkalite_server.log.recompress import target_codec
 
 _UNBOUNDED = 1 << 62  # the builder's batch_size: the whole set goes into one batch
 
 
 def up_convert(records: bytearray | memoryview, headers: list[BatchHeader],
-               config: LogConfig) -> tuple[bytearray, list[BatchHeader]]:
+               config: LogConfig,
+               limit: DecompressionLimit) -> tuple[bytearray, list[BatchHeader]]:
     """The validated legacy ``records`` (with their ``headers``) as one v2 batch."""
     codec = target_codec(config)
     if codec is None:
@@ -40,11 +42,10 @@ def up_convert(records: bytearray | memoryview, headers: list[BatchHeader],
     builder = RecordBatchBuilder(compression=codec, batch_size=_UNBOUNDED)
     try:
         for entry in iter_batches(records):
-            for record in entry.records(check_crcs=True, max_bytes=config.max_message_bytes):
+            for record in entry.records(check_crcs=True, max_bytes=limit.max_bytes):
                 builder.append(record.timestamp, record.key, record.value)
     except DecompressedSizeError:
-        raise MessageTooLargeError(f"a wrapper message decompresses to more than "
-                                   f"max.message.bytes {config.max_message_bytes}") from None
+        raise limit.too_large("a wrapper message's records") from None
     except CorruptRecordError as exc:
         raise CorruptMessageError(str(exc)) from None
     batch = bytearray(builder.build())

@@ -5,8 +5,10 @@ bytes and returns their headers (the log then asks producer state whether the ba
 retry), and :func:`assign_offsets` stamps offsets and the leader epoch into the buffer in
 place. Like Kafka's LogValidator, every record of a v2 batch is checked (lengths, offset
 deltas, the header's record count; a key on compacted topics) without building record
-objects; a compressed batch is decompressed for that with ``max.message.bytes`` as the
-bound on its records, but is stored as received. The CRC is recomputed only when the
+objects; a compressed batch is decompressed for that, as a stream, but is stored as
+received. Its records may decompress to at most ``max.message.bytes`` and at most the
+broker's ``kafkalite.batch.decompressed.max.bytes``
+(:mod:`~kafkalite_server.log.decompression_limit`). The CRC is recomputed only when the
 topic uses LogAppendTime. Legacy (magic 0/1) message sets are accepted for old Produce
 versions and up-converted to v2 when offsets are assigned.
 """
@@ -35,6 +37,7 @@ from kafkalite.records.batch_header import (
 )
 from kafkalite.records.validation import InvalidRecordsError, check_batch_records
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.log.decompression_limit import DecompressionLimit
 from kafkalite_server.log.up_conversion import up_convert
 
 ZSTD = 4
@@ -104,13 +107,16 @@ def validate_replicated(records: bytearray | memoryview,
 
 
 def validate_records(records: bytearray | memoryview, api_version: int,
-                     config: LogConfig, *, coordinator: bool = False) -> list[BatchHeader]:
+                     config: LogConfig, *, coordinator: bool = False,
+                     limit: DecompressionLimit | None = None) -> list[BatchHeader]:
     """Check every entry of a produce payload; returns their headers in order.
 
     Raises CorruptMessageError (bad CRC, truncated or unparsable entry),
     InvalidRecordError (not exactly one v2 batch for Produce v3+, empty, control batch),
     UnsupportedCompressionTypeError (zstd before Produce v7) or MessageTooLargeError.
+    ``limit`` bounds decompression (default: the topic's ``max.message.bytes``).
     """
+    limit = limit or DecompressionLimit.of(config, None)
     headers = _parse_entries(records)
     if not headers:
         raise InvalidRecordError("the produce request holds no records")
@@ -121,12 +127,12 @@ def validate_records(records: bytearray | memoryview, api_version: int,
     if len({header.magic >= 2 for header in headers}) > 1:
         raise InvalidRecordError("a produce payload may not mix v2 batches and legacy messages")
     for header in headers:
-        _validate_entry(records, header, api_version, config, coordinator)
+        _validate_entry(records, header, api_version, config, coordinator, limit)
     return headers
 
 
 def _validate_entry(records: bytearray | memoryview, header: BatchHeader, api_version: int,
-                    config: LogConfig, coordinator: bool) -> None:
+                    config: LogConfig, coordinator: bool, limit: DecompressionLimit) -> None:
     if header.size > config.max_message_bytes:
         raise MessageTooLargeError(f"batch of {header.size} bytes exceeds max.message.bytes "
                                    f"{config.max_message_bytes}")
@@ -139,11 +145,11 @@ def _validate_entry(records: bytearray | memoryview, header: BatchHeader, api_ve
     if not batch_crc_is_valid(records, header):
         raise CorruptMessageError(f"CRC mismatch in the batch at byte {header.position}")
     if header.magic == 2:
-        _validate_v2_batch(records, header, config, coordinator)
+        _validate_v2_batch(records, header, config, coordinator, limit)
 
 
 def _validate_v2_batch(records: bytearray | memoryview, header: BatchHeader,
-                       config: LogConfig, coordinator: bool) -> None:
+                       config: LogConfig, coordinator: bool, limit: DecompressionLimit) -> None:
     """The header's own consistency, then every record (Kafka's validateBatch/Record).
     ``coordinator``: a coordinator's own transactional batch (TxnOffsetCommit), which has
     a producer id but no sequence, as in Kafka's appends with origin Coordinator."""
@@ -159,11 +165,10 @@ def _validate_v2_batch(records: bytearray | memoryview, header: BatchHeader,
         raise InvalidRecordError(f"invalid base sequence {header.base_sequence} in a batch "
                                  f"of producer {header.producer_id}")
     try:
-        check_batch_records(records, header, max_bytes=config.max_message_bytes,
+        check_batch_records(records, header, max_bytes=limit.max_bytes,
                             keys_required="compact" in config.cleanup_policy.split(","))
     except DecompressedSizeError:
-        raise MessageTooLargeError(f"the batch's records decompress to more than "
-                                   f"max.message.bytes {config.max_message_bytes}") from None
+        raise limit.too_large("the batch's records") from None
     except InvalidRecordsError as exc:
         raise RecordValidationError(str(exc), tuple(
             (problem.index, problem.message) for problem in exc.problems)) from None
@@ -173,14 +178,15 @@ def _validate_v2_batch(records: bytearray | memoryview, header: BatchHeader,
 
 def assign_offsets(records: bytearray | memoryview, headers: list[BatchHeader],
                    first_offset: int, leader_epoch: int, config: LogConfig,
-                   now_ms: int) -> AssignedRecords:
+                   now_ms: int, limit: DecompressionLimit | None = None) -> AssignedRecords:
     """Stamp offsets and the leader epoch into v2 ``records`` in place.
 
     A legacy message set is first up-converted to one v2 batch, a new buffer
     (:func:`~kafkalite_server.log.up_conversion.up_convert`): the log writes only v2.
     """
     if headers[0].magic < 2:
-        records, headers = up_convert(records, headers, config)
+        records, headers = up_convert(records, headers, config,
+                                      limit or DecompressionLimit.of(config, None))
     next_offset = first_offset
     max_timestamp = -1
     offset_of_max = first_offset

@@ -177,7 +177,13 @@ class ReplicaManager:
             was_leader = partition is not None and partition.is_leader
             new_epoch = partition is None or state.leader_epoch > partition.leader_epoch
             if partition is None:
-                partition = self.partitions[state.key] = self._create_partition(state)
+                try:
+                    partition = self._create_partition(state)
+                except KafkaStorageError as exc:  # no descriptor, or its log dir failed
+                    log.error("cannot create %s-%d: %s", state.topic, state.partition, exc)
+                    errors[state.key] = KafkaStorageError.errno
+                    continue
+                self.partitions[state.key] = partition
             partition.apply(state, request.controller_epoch)
             errors[state.key] = 0
             if partition.is_leader:

@@ -133,7 +133,7 @@ def test_down_conversion_of_a_mixed_log_keeps_offsets() -> None:
     v2.append(CREATE_TIME + 2, b"c", b"new2")
     log = bytes(legacy.build()) + v2.build()
     for magic in (0, 1):
-        entries = list(iter_batches(down_convert(log, magic)))
+        entries = list(iter_batches(down_convert(log, magic, max_bytes=1 << 20, max_decompressed=1 << 20)))
         assert all(entry.magic <= magic for entry in entries)
         records = [r for entry in entries for r in entry.records(check_crcs=True)]
         assert [(r.offset, r.value) for r in records] == [(0, b"old"), (1, b"new1"),
@@ -141,7 +141,8 @@ def test_down_conversion_of_a_mixed_log_keeps_offsets() -> None:
         stamps = [r.timestamp for r in records]
         assert stamps == ([-1, -1, -1] if magic == 0 else
                           [CREATE_TIME, CREATE_TIME + 1, CREATE_TIME + 2])
-    assert down_convert(bytes(legacy.build()), 1) == bytes(legacy.build())
+    assert down_convert(bytes(legacy.build()), 1, max_bytes=1 << 20,
+                        max_decompressed=1 << 20) == bytes(legacy.build())
 
 
 @pytest.mark.parametrize("timestamp_type", ["CreateTime", "LogAppendTime"])

@@ -3,7 +3,6 @@ independent encoder and decoder, CRCs checked), and a fake clock."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -47,7 +46,7 @@ def read_records(log: Log) -> list[tuple[int, bytes | None, bytes | None, int]]:
     """(offset, key, value, timestamp) of every record on disk, oldest first."""
     records = []
     for segment in log.segments:
-        data = os.pread(segment.file.fileno(), segment.size, 0)
+        data = segment.read_bytes(0, segment.size)
         batches = MemoryRecords(data)
         while (batch := batches.next_batch()) is not None:
             assert batch.validate_crc()
@@ -55,11 +54,28 @@ def read_records(log: Log) -> list[tuple[int, bytes | None, bytes | None, int]]:
     return records
 
 
+def consume_from(log: Log, offset: int) -> list[tuple[int, bytes | None, bytes | None, int]]:
+    """What a consumer positioned at ``offset`` reads: Fetch-sized reads through
+    :meth:`Log.read` up to the log end, each continuing after the last batch it got, and
+    only the records at or after ``offset`` (a fetch returns the whole batch holding it)."""
+    records = []
+    position = offset
+    for _ in range(10_000):
+        region = log.read(position, 1024, max_offset=log.log_end_offset)
+        if region is None:
+            return [record for record in records if record[0] >= offset]
+        batches = MemoryRecords(region.read_bytes())
+        while (batch := batches.next_batch()) is not None:
+            records.extend((r.offset, r.key, r.value, r.timestamp) for r in batch)
+            position = batch.base_offset + batch.last_offset_delta + 1
+    raise AssertionError("the reads made no progress")
+
+
 def read_batches(log: Log) -> list[object]:
     """kafka-python's view of every batch (producer id, sequence, record count...)."""
     found = []
     for segment in log.segments:
-        batches = MemoryRecords(os.pread(segment.file.fileno(), segment.size, 0))
+        batches = MemoryRecords(segment.read_bytes(0, segment.size))
         while (batch := batches.next_batch()) is not None:
             found.append(batch)
     return found

@@ -4,11 +4,18 @@ state kept, min lag, HW bound, the active segment, several passes, grouping)."""
 
 from __future__ import annotations
 
-import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
-from cleaner_logs import Clock, compacted_log, keyed_batch, read_batches, read_records
+from cleaner_logs import (
+    Clock,
+    compacted_log,
+    consume_from,
+    keyed_batch,
+    read_batches,
+    read_records,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +81,14 @@ def test_cleaning_keeps_each_live_keys_last_value_and_tombstones_only_for_their_
         assert ({key for key, (_, value) in seen.items() if value is None}
                 == (dead if tombstones_expected else set()))
 
+    def check_every_position(cleaned: Log) -> None:
+        """Cleaning never moves the log start, and a consumer at any earlier committed
+        offset reads the compacted view of the records at or after it."""
+        assert cleaned.log_start_offset == 0
+        view = read_records(cleaned)
+        for committed in range(cleaned.log_end_offset + 1):
+            assert consume_from(cleaned, committed) == [r for r in view if r[0] >= committed]
+
     offsets_in_batch = {}
     offset = 0
     for writes in batches:
@@ -83,17 +98,22 @@ def test_cleaning_keeps_each_live_keys_last_value_and_tombstones_only_for_their_
 
     clean_fully(log, cleaner, clock.now)
     check(read_records(log), tombstones_expected=True)
+    check_every_position(log)
     clock.now += RETENTION - 1  # still inside delete.retention.ms
     first_dirty = clean_fully(log, cleaner, clock.now, log.log_end_offset)
     check(read_records(log), tombstones_expected=True)
     clock.now += 1  # the horizon is reached: tombstones go
     clean_fully(log, cleaner, clock.now, first_dirty)
     check(read_records(log), tombstones_expected=False)
+    check_every_position(log)
     after = read_records(log)
     log.close()
-    reopened = compacted_log(log.directory, clock, segment_bytes=segment_bytes)
-    assert read_records(reopened) == after  # recovery reads the same compacted log
-    reopened.close()
+    for clean_shutdown in (True, False):  # a clean restart, then recovery of every segment
+        reopened = Log.open(log.directory, log.config, now_ms=clock,
+                            clean_shutdown=clean_shutdown)
+        assert read_records(reopened) == after  # recovery reads the same compacted log
+        check_every_position(reopened)
+        reopened.close()
 
 
 def test_offsets_gaps_codec_and_headers_are_kept(tmp_path: Path) -> None:
@@ -112,7 +132,7 @@ def test_offsets_gaps_codec_and_headers_are_kept(tmp_path: Path) -> None:
     assert (first.base_offset, first.next_offset) == (0, 3)  # last offset delta kept
     assert [r.headers for r in first] == [[("n", b"1")]]
     segment = log.segments[0]
-    raw = os.pread(segment.file.fileno(), segment.size, 0)
+    raw = segment.read_bytes(0, segment.size)
     assert [h.partition_leader_epoch for h in iter_batch_headers(raw)] == [4, 5]
 
 
@@ -214,6 +234,30 @@ def test_corrupt_batch_makes_the_log_uncleanable_and_changes_nothing(tmp_path: P
     with pytest.raises(LogCleaningError, match="CRC"):
         Cleaner(1 << 12).clean(log, 0, log.log_end_offset, clock.now)
     assert len(log.segments) >= 3
+
+
+def test_the_offset_map_is_sized_to_the_dirty_part_and_dropped_after_the_pass(
+        tmp_path: Path) -> None:
+    """An idle cleaner holds no map; a pass over 40 dirty offsets allocates a few KB, not
+    the 128 MiB of log.cleaner.dedupe.buffer.size, and keeps none of it afterwards."""
+    clock = Clock(START)
+    log = compacted_log(tmp_path / "t-0", clock, segment_bytes=400)
+    for i in range(40):
+        log.append_as_leader(keyed_batch([(b"%d" % (i % 5), b"v%d" % i)]), leader_epoch=0)
+    log.roll()
+    tracemalloc.start()
+    try:
+        cleaner = Cleaner(128 * 1024 * 1024)
+        idle = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        cleaner.clean(log, 0, log.log_end_offset, clock.now)
+        after, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert idle < 64 * 1024
+    assert peak < 1024 * 1024
+    assert after < 256 * 1024
+    assert sorted(k for _, k, _, _ in read_records(log)) == [b"0", b"1", b"2", b"3", b"4"]
 
 
 def test_offset_map_keeps_the_newest_offset_and_refuses_past_its_load_factor() -> None:

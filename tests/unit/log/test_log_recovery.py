@@ -77,12 +77,14 @@ def test_recovery_starts_at_the_recovery_point_segment(tmp_path: Path) -> None:
 
 
 def test_missing_index_is_rebuilt_even_after_a_clean_shutdown(tmp_path: Path) -> None:
+    """An inactive segment loads lazily: its missing index is rebuilt on first use."""
     directory = tmp_path / "t-0"
     _write_log(directory).close()
     before = _index_bytes(directory)
     (directory / f"{12:020d}.index").unlink()
     (directory / f"{24:020d}.timeindex").unlink()
     log = Log.open(directory, CONFIG, clean_shutdown=True)
+    assert _all_offsets(log) == list(range(60))
     log.close()
     assert _index_bytes(directory) == before
     assert before[f"{12:020d}.index"] and before[f"{24:020d}.timeindex"]  # not vacuous
