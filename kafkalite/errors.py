@@ -69,6 +69,19 @@ class ConfigError(KafkaError, ValueError):
         self.key = key
 
 
+class UnknownConfigError(ConfigError):
+    """A configuration key the client does not take, with the nearest key it does take
+    (``suggestion``, None when nothing is close): ``unknown producer config 'linger_mss':
+    did you mean linger_ms?``."""
+
+    def __init__(self, key: str, what: str, suggestion: str | None) -> None:
+        KafkaError.__init__(self, f"unknown {what} {key!r}" + (
+            f": did you mean {suggestion}?" if suggestion else ""))
+        self.key = key
+        self.what = what
+        self.suggestion = suggestion
+
+
 class KafkaTimeoutError(KafkaError):
     """An operation did not complete within its timeout."""
 
@@ -84,6 +97,13 @@ class KafkaConnectionError(KafkaError):
 
     retriable = True
     invalid_metadata = True
+
+
+class BrokerUnreachableError(KafkaTimeoutError, KafkaConnectionError):
+    """A timeout while no broker could be reached: the message names each address that
+    failed and its last error ("connection refused at localhost:39099", a failed TLS
+    handshake, ...). Both a timeout and a connection error, so either ``except`` catches
+    it; retrying the same call with the same settings usually fails the same way."""
 
 
 # Re-export the broker error classes last: kafkalite.protocol.errors imports KafkaError from here.

@@ -10,12 +10,13 @@ and password taken from ``sasl.jaas.config``.
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kafkalite.errors import ConfigError
+from kafkalite.errors import ConfigError, UnknownConfigError
 
 _INT = re.compile(r"-?\d+")
 
@@ -23,6 +24,30 @@ _INT = re.compile(r"-?\d+")
 def setting_name(java_name: str) -> str:
     """``fetch.max.bytes`` -> ``fetch_max_bytes`` (an underscored name stays as it is)."""
     return java_name.strip().replace(".", "_")
+
+
+_CLOSE_ENOUGH = 0.7
+"""How alike (difflib's ratio) a known key must be to a typo to be suggested."""
+
+
+def nearest_key(key: str, known: Iterable[str]) -> str | None:
+    """The known key ``key`` most likely meant: the same key in another case or spelt the
+    Java way (``linger.ms``), else the closest spelling, if any is close enough."""
+    candidates = sorted(known)
+    spellings = (key.lower(), setting_name(key).lower())
+    for spelling in spellings:
+        if spelling in candidates:
+            return spelling
+    for spelling in spellings:
+        close = difflib.get_close_matches(spelling, candidates, n=1, cutoff=_CLOSE_ENOUGH)
+        if close:
+            return close[0]
+    return None
+
+
+def unknown_config(key: str, known: Iterable[str], what: str) -> UnknownConfigError:
+    """The error for a key that is not in ``known``, suggesting the nearest one."""
+    return UnknownConfigError(key, what, nearest_key(key, known))
 
 
 def typed_value(raw: str) -> Any:

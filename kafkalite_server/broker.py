@@ -144,6 +144,10 @@ class Broker:
         self.tasks = BackgroundTasks()
         self.port = 0
         self._connections: set[asyncio.Task[None]] = set()
+        self._accepting = True
+        """False once :meth:`stop` began: a connection the listener accepted just before it
+        closed reaches :meth:`_on_connection` a loop turn later, after the connections were
+        dropped, and must be closed, not served by a stopped broker."""
         self.connection_limits = ConnectionLimits(config)
         self.group_coordinator = install_group_coordinator(self)
         self.txn_coordinator = install_txn_coordinator(self)
@@ -178,10 +182,15 @@ class Broker:
 
     def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:
+        if not self._accepting:
+            writer.transport.abort()  # the client fails its requests now, not at a timeout
+            return
         task = asyncio.get_running_loop().create_task(
             serve_connection(self, listener, reader, writer))
         self._connections.add(task)
         task.add_done_callback(self._connections.discard)
+        # A task cancelled before its first step never reaches serve_connection's own close.
+        task.add_done_callback(lambda _task: writer.close())
 
     def _start_maintenance(self) -> None:
         config = self.config
@@ -213,7 +222,8 @@ class Broker:
         fetching stops, as in Kafka: a fetch from a broker that is no longer registered
         could take it back into an ISR."""
         await self.membership.hand_over(self.node_id)
-        self.listeners.close()
+        self._accepting = False
+        await self.listeners.close()
         await cancel_and_wait(list(self._connections))
         self.group_coordinator.shutdown()
         await self.tasks.cancel_all()

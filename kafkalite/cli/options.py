@@ -13,13 +13,19 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from kafkalite.cli.command_config import command_config
-from kafkalite.properties import client_setting
+from kafkalite.consumer.config import validate_consumer_config
+from kafkalite.errors import ConfigError, UnknownConfigError
+from kafkalite.producer.config import validate_producer_config
+from kafkalite.properties import client_setting, property_name
 
 USAGE_ERROR = 2
 DEFAULT_BOOTSTRAP = "localhost:9092"
 BOOTSTRAP_ENV = "KAFKALITE_BOOTSTRAP_SERVERS"
 
 Handler = Callable[[argparse.Namespace], int]
+_VALIDATORS: dict[str, Callable[[dict[str, Any]], object]] = {
+    "producer": validate_producer_config, "consumer": validate_consumer_config}
+"""Each SDK client's settings check, by the name ``add_client_properties`` is given."""
 
 
 class CliError(Exception):
@@ -96,15 +102,42 @@ def key_value(text: str) -> tuple[str, str]:
     return key, value
 
 
-def client_property(text: str) -> tuple[str, Any]:
-    """``-X fetch.max.bytes=1048576``: a client setting, Java-style name, as kcat passes them."""
-    key, value = key_value(text)
-    return client_setting(key, value)
+def client_property(client: str) -> Callable[[str], tuple[str, Any]]:
+    """The parser of ``-X fetch.max.bytes=1048576`` for a ``client`` (producer or consumer):
+    a client setting, Java-style name, as kcat passes them.
+
+    Each setting is checked by the client's own validation as it is parsed, so a typo or a
+    bad value is a usage error in the spelling the user typed (``-X linger.mss=5``: "did
+    you mean linger.ms?"), not in the SDK's underscored names.
+    """
+    validate = _VALIDATORS[client]
+
+    def parse(text: str) -> tuple[str, Any]:
+        key, raw = key_value(text)
+        name, value = client_setting(key, raw)
+        try:
+            validate({name: value})
+        except UnknownConfigError as exc:
+            suggestion = exc.suggestion
+            if suggestion is not None and "." in key:
+                suggestion = property_name(suggestion)
+            raise argparse.ArgumentTypeError(
+                f"unknown {client} setting {key!r}"
+                + (f": did you mean {suggestion}?" if suggestion else "")) from None
+        except ConfigError as exc:
+            message = str(exc).removeprefix(f"{exc.key}: ")
+            raise argparse.ArgumentTypeError(
+                f"{key if exc.key == name else exc.key}: {message}") from None
+        return name, value
+
+    parse.__name__ = f"{client} setting"  # argparse names the type in its messages
+    return parse
 
 
 def add_client_properties(parser: argparse.ArgumentParser, client: str) -> None:
     """``-X KEY=VALUE`` (repeatable), passed to the command's kafkalite ``client``."""
-    parser.add_argument("-X", "--property", dest="client_properties", type=client_property,
+    parser.add_argument("-X", "--property", dest="client_properties",
+                        type=client_property(client),
                         action="append", default=[], metavar="KEY=VALUE",
                         help=f"a {client} setting, e.g. fetch.max.bytes=1048576 or "
                              "fetch_max_bytes=1048576 (repeatable)")

@@ -35,9 +35,10 @@ def sdk_config(args: argparse.Namespace, **command_settings: Any) -> dict[str, A
     return {**client_config(args), **command_settings, **dict(args.client_properties)}
 
 
-def unreachable(args: argparse.Namespace) -> CliError:
+def unreachable(args: argparse.Namespace, cause: str | None = None) -> CliError:
+    """``cause``: why the connections failed (the client's last error per address)."""
     return CliError(f"no broker reachable at {args.bootstrap_servers} within "
-                    f"{args.connect_timeout_ms} ms")
+                    f"{args.connect_timeout_ms} ms" + (f": {cause}" if cause else ""))
 
 
 def cluster_metadata(args: argparse.Namespace, topics: Iterable[str] | None = None, *,
@@ -62,7 +63,7 @@ def cluster_metadata(args: argparse.Namespace, topics: Iterable[str] | None = No
                 client.metadata.await_update(version, max(deadline - time.monotonic(), 0))
             except KafkaTimeoutError:
                 if cluster.version == 0:
-                    raise unreachable(args) from None
+                    raise unreachable(args, client.connection_failures.describe()) from None
             if not _pending_topics(cluster, wanted or ()) or time.monotonic() >= deadline:
                 break
         for topic in wanted or ():

@@ -22,6 +22,7 @@ from typing import Any
 
 from kafkalite.client.cluster import ClusterMetadata
 from kafkalite.client.connection import BrokerConnection, ConnectionState, Response
+from kafkalite.client.failures import ConnectionFailures
 from kafkalite.client.future import Future
 from kafkalite.client.metadata import MetadataRefresher
 from kafkalite.client.security import AUTHENTICATION_ERRORS, client_security
@@ -31,7 +32,14 @@ from kafkalite.client.settings import (
     check_security,
     socket_options,
 )
-from kafkalite.errors import ConfigError, KafkaConnectionError, KafkaError
+from kafkalite.errors import (
+    BrokerUnreachableError,
+    ConfigError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+)
+from kafkalite.properties import unknown_config
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +102,7 @@ def validate_client_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` merged over :data:`CLIENT_DEFAULTS`; unknown keys raise ConfigError."""
     for key in config:
         if key not in CLIENT_DEFAULTS:
-            raise ConfigError(key, "unknown configuration key")
+            raise unknown_config(key, CLIENT_DEFAULTS, "client config")
     merged = {**CLIENT_DEFAULTS, **config}
     for key in ("request_timeout_ms", "metadata_max_age_ms", "retry_backoff_ms",
                 "reconnect_backoff_ms", "reconnect_backoff_max_ms",
@@ -159,6 +167,10 @@ class KafkaClient:
         self._unflushed: set[BrokerConnection] = set()
         """Connections with requests queued this loop round, written before the select."""
         self._failures: dict[int, int] = {}
+        self.connection_failures = ConnectionFailures()
+        """The last error of each broker address failing to connect (see timeout_error)."""
+        self._ever_ready = False
+        self._first_failure_at: float | None = None
         self._backoff_until: dict[int, float] = {}
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="kafkalite-io", daemon=True)
@@ -209,6 +221,28 @@ class KafkaClient:
 
         self.call_soon(dispatch)
         return future
+
+    def timeout_error(self, message: str) -> KafkaTimeoutError:
+        """The error for a wait that timed out, naming the cause when connections failed.
+
+        Addresses that failed to connect and have not connected since are named with their
+        last error ("connection refused at localhost:39099"); when no connection is ready
+        at all the error is a :class:`~kafkalite.errors.BrokerUnreachableError`. Without
+        connection failures it is a plain KafkaTimeoutError with ``message``.
+        """
+        trouble = self.connection_failures.describe()
+        if trouble is None:
+            return KafkaTimeoutError(message)
+        kind = BrokerUnreachableError if self.ready_connection_count() == 0 \
+            else KafkaTimeoutError
+        error = kind(f"{message}: {trouble}")
+        error.__cause__ = self.connection_failures.last_error()
+        return error
+
+    def unreachable_since(self) -> float | None:
+        """When (monotonic) the first connection attempt failed, if no connection has ever
+        become ready; None once one has, or before anything failed."""
+        return None if self._ever_ready else self._first_failure_at
 
     def add_poll_hook(self, hook: PollHook) -> None:
         if self._thread.is_alive():
@@ -267,6 +301,8 @@ class KafkaClient:
 
     def _on_state_change(self, conn: BrokerConnection) -> None:
         if conn.state is ConnectionState.READY:
+            self.connection_failures.connected(conn.address)
+            self._ever_ready = True
             self.metadata.authentication_failed(None)
             self._failures.pop(conn.node_id, None)
             self._backoff_until.pop(conn.node_id, None)
@@ -275,6 +311,10 @@ class KafkaClient:
         elif conn.state is ConnectionState.DISCONNECTED and not self._closed:
             if isinstance(conn.last_error, AUTHENTICATION_ERRORS):
                 self.metadata.authentication_failed(conn.last_error)
+            if conn.setup_failed and conn.last_error is not None:
+                self.connection_failures.failed(conn.address, conn.last_error)
+                if self._first_failure_at is None:
+                    self._first_failure_at = time.monotonic()
             failures = self._failures.get(conn.node_id, 0) + 1
             self._failures[conn.node_id] = failures
             base = self.config["reconnect_backoff_ms"] * 2 ** min(failures - 1, 16)

@@ -1,33 +1,55 @@
-"""One TCP connection to one broker: framing, correlation ids and version negotiation.
+"""One TCP connection to one broker: the socket, TLS, version negotiation and SASL.
 
 A :class:`BrokerConnection` owns a non-blocking socket and is driven by the client's I/O
 thread (:mod:`kafkalite.client.client`): every method runs on that thread, so there are no
-locks here. Requests are pipelined; responses come back in request order (the protocol
-guarantees it) and are matched strictly by correlation id, any mismatch meaning the stream is
-broken. The first request is ApiVersions; requests queued before it is answered wait, and then
-each API is spoken at the highest version both sides support.
+locks here. It only moves bytes: correlation ids, framing and response matching are the
+sans-IO :class:`~kafkalite.protocol.exchange.RequestExchange` the broker's peer connections
+use too, and the connection's states and their transitions are the one table of
+:mod:`kafkalite.client.connection_state`.
+
+Requests are pipelined; responses come back in request order (the protocol guarantees it)
+and are matched strictly by correlation id, any mismatch meaning the stream is broken. The
+first request is ApiVersions; requests queued before it is answered wait, and then each API
+is spoken at the highest version both sides support.
 
 With TLS the socket is wrapped once connected and the handshake is driven by the selector
 events (HANDSHAKING). With SASL, as Kafka's clients do, ApiVersions is followed by
 SaslHandshake v1 and the mechanism's SaslAuthenticate rounds (AUTHENTICATING); only then is
 the connection READY. A refused handshake or wrong credentials close the connection and fail
 every waiting request with the broker's typed error (SASL_AUTHENTICATION_FAILED ...).
+
+Every close carries an error that names the broker's address and the cause, as a person
+would want to read it (:mod:`kafkalite.client.failures`): the client keeps the latest per
+address, and timeouts far from the socket name it.
 """
 
 from __future__ import annotations
 
-import enum
 import errno as errno_codes
 import logging
 import selectors
 import socket
 import ssl
-import struct
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from kafkalite.client.connection_state import (
+    ConnectionSetup,
+    ConnectionState,
+    Event,
+)
+from kafkalite.client.failures import (
+    address_of,
+    connection_error,
+    describe_close,
+    describe_connect_error,
+    describe_resolve_error,
+    describe_tls_answer,
+    describe_tls_error,
+    looks_like_tls,
+)
 from kafkalite.client.future import Future
 from kafkalite.client.security import ClientSecurity, SaslExchange
 from kafkalite.errors import (
@@ -36,49 +58,31 @@ from kafkalite.errors import (
     KafkaTimeoutError,
     ProtocolDecodeError,
 )
-from kafkalite.protocol import (
-    SUPPORTED_VERSIONS,
-    ApiKey,
-    FrameDecoder,
-    decode_response,
-    encode_request,
-)
+from kafkalite.protocol import SUPPORTED_VERSIONS, ApiKey
 from kafkalite.protocol.errors import (
     SaslAuthenticationFailedError,
     UnsupportedVersionError,
     error_for_code,
 )
+from kafkalite.protocol.exchange import RequestExchange
 from kafkalite.protocol.scram import ScramError
+
+__all__ = ["BrokerConnection", "ConnectionState", "Response", "pick_version"]
 
 log = logging.getLogger(__name__)
 
 Response = dict[str, Any]
 _RECV_BYTES = 256 * 1024
-_MAX_CORRELATION_ID = 2**31 - 1
 _SOFTWARE_NAME = "kafkalite"
 _SOFTWARE_VERSION = "0.1.0"
-_CORRELATION_ID = struct.Struct(">i")
-_UNSUPPORTED_VERSION_CODE = struct.pack(">h", UnsupportedVersionError.errno)
-
-
-class ConnectionState(enum.Enum):
-    DISCONNECTED = "disconnected"
-    CONNECTING = "connecting"
-    HANDSHAKING = "handshaking"
-    NEGOTIATING = "negotiating"
-    AUTHENTICATING = "authenticating"
-    READY = "ready"
-
-
-class _InFlight(NamedTuple):
-    correlation_id: int
-    api_key: int
-    api_version: int
-    future: Future[Response]
-    deadline: float
+_AWAITED = {ConnectionState.NEGOTIATING: "ApiVersions",
+            ConnectionState.AUTHENTICATING: "SASL authentication"}
+"""What a connection still setting up waits for, for its timeout's message."""
 
 
 class _Queued(NamedTuple):
+    """A request sent before the connection was READY: encoded once versions are known."""
+
     api_key: int
     body: Mapping[str, Any]
     future: Future[Response]
@@ -121,13 +125,12 @@ class BrokerConnection:
         self.node_id = node_id
         self.host = host
         self.port = port
+        self.address = address_of(host, port)
         self.client_id = client_id
         self.request_timeout = request_timeout_ms / 1000
-        self.state = ConnectionState.DISCONNECTED
         self.broker_versions: dict[int, tuple[int, int]] = {}
         self._versions: dict[int, int] = {}
         self._clock = clock
-        self._max_frame_bytes = max_frame_bytes
         self._sock: socket.socket | None = None
         self._socket_options = tuple(socket_options)
         self.request_counts: Counter[int] = Counter() if request_counts is None \
@@ -137,20 +140,23 @@ class BrokerConnection:
         """When a request was last sent or a response last received (for idle closing)."""
         self._selector = selector
         self._events = 0
-        self._decoder = FrameDecoder(max_frame_bytes)
+        self._exchange = RequestExchange(client_id, max_frame_bytes)
         self._received: memoryview | None = None
         """Where ``recv_into`` lands bytes while a socket is open: ``recv(256 KiB)`` would
         allocate (and, past malloc's mmap threshold, map and unmap) 256 KiB for every
         read, even a 60-byte produce response; that cost 15 µs a response."""
+        self._answered = False
+        """Whether the broker has sent anything on this socket (for the close's message)."""
         self._out = bytearray()
         self._written = 0
         self._queued_bytes = 0
         self._on_written: deque[tuple[int, Future[Response]]] = deque()
-        self._in_flight: deque[_InFlight] = deque()
         self._waiting: list[_Queued] = []
-        self._correlation_id = 0
         self._connect_deadline = 0.0
         self._security = security
+        self._tls_context = None if security is None else security.ssl_context
+        self._setup = ConnectionSetup(tls=self._tls_context is not None,
+                                      sasl=security is not None and security.sasl is not None)
         self._sasl: SaslExchange | None = None
         self.last_error: BaseException | None = None
         """Why the connection last closed (None: closed on purpose)."""
@@ -161,7 +167,26 @@ class BrokerConnection:
         one ``send`` (each socket call hands the GIL to the application's threads)."""
 
     def __repr__(self) -> str:
-        return f"<BrokerConnection node={self.node_id} {self.host}:{self.port} {self.state.value}>"
+        return f"<BrokerConnection node={self.node_id} {self.address} {self.state.value}>"
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._setup.state
+
+    @property
+    def setup_failed(self) -> bool:
+        """The last close came before the connection was ever READY."""
+        return self._setup.setup_failed
+
+    def _handle(self, event: Event) -> None:
+        """Take ``event``; the owner hears of a change of state."""
+        before = self._setup.state
+        if self._setup.handle(event) is not before:
+            self._notify()
+
+    def _notify(self) -> None:
+        if self.on_state_change is not None:
+            self.on_state_change(self)
 
     # -- socket lifecycle ------------------------------------------------------------------
 
@@ -169,31 +194,31 @@ class BrokerConnection:
         """Start a non-blocking connect; progress arrives through :meth:`handle_write`."""
         if self.state is not ConnectionState.DISCONNECTED:
             return
+        self.last_activity = self._clock()
+        self._connect_deadline = self.last_activity + self.request_timeout
+        self._answered = False
+        self._handle(Event.CONNECT)
         try:
             infos = socket.getaddrinfo(self.host, self.port, 0, socket.SOCK_STREAM)
         except OSError as exc:
-            self._fail_everything(KafkaConnectionError(f"cannot resolve {self.host}: {exc}"))
+            self.close(connection_error(describe_resolve_error(self.host, self.port, exc), exc))
             return
         family, kind, proto, _, address = infos[0]
         sock = socket.socket(family, kind, proto)
         sock.setblocking(False)
         self._sock = sock
         self._received = memoryview(bytearray(_RECV_BYTES))
+        self._events = selectors.EVENT_READ | selectors.EVENT_WRITE
+        self._selector.register(sock, self._events, self)
         try:
             for level, option, value in self._socket_options:
                 sock.setsockopt(level, option, value)
         except OSError as exc:
-            self.close(KafkaConnectionError(f"socket_options: {exc}"))
+            self.close(connection_error(f"socket_options for {self.address}: {exc}", exc))
             return
-        self.last_activity = self._clock()
-        self._connect_deadline = self._clock() + self.request_timeout
-        self._set_state(ConnectionState.CONNECTING)
-        self._events = selectors.EVENT_READ | selectors.EVENT_WRITE
-        self._selector.register(sock, self._events, self)
         code = sock.connect_ex(address)
         if code not in (0, errno_codes.EINPROGRESS, errno_codes.EWOULDBLOCK):
-            self.close(KafkaConnectionError(f"connect to {self.host}:{self.port}: "
-                                            f"{errno_codes.errorcode.get(code, code)}"))
+            self.close(connection_error(describe_connect_error(self.address, code)))
 
     def _update_interest(self, want_write: bool = False) -> None:
         """Ask the selector for writability only while there is something to write."""
@@ -210,7 +235,7 @@ class BrokerConnection:
 
     @property
     def in_flight_count(self) -> int:
-        return len(self._in_flight)
+        return self._exchange.in_flight
 
     def close(self, error: BaseException | None = None) -> None:
         """Close the socket and fail every pending request with ``error``."""
@@ -220,33 +245,26 @@ class BrokerConnection:
             self._sock = None
         self._received = None
         self._out.clear()
-        self._decoder = FrameDecoder(self._max_frame_bytes)
         self._versions.clear()
+        self._sasl = None
         self.last_error = error
-        was = self.state
-        if was is not ConnectionState.DISCONNECTED:
+        if self.state is not ConnectionState.DISCONNECTED:
             log.debug("closing %r: %s", self, error)
-        self.state = ConnectionState.DISCONNECTED
-        self._fail_everything(error or KafkaConnectionError(f"connection to node {self.node_id} "
-                                                            "closed"))
-        if was is not ConnectionState.DISCONNECTED and self.on_state_change is not None:
-            self.on_state_change(self)
-
-    def _fail_everything(self, error: BaseException) -> None:
-        pending = [entry.future for entry in self._in_flight]
-        pending += [entry.future for entry in self._waiting]
+        pending = [future for future in self._exchange.abandon() if future is not None]
+        pending += [queued.future for queued in self._waiting]
         pending += [future for _, future in self._on_written]
-        self._in_flight.clear()
         self._waiting.clear()
         self._on_written.clear()
+        # The futures fail in the new state (their callbacks see a closed connection), and
+        # the owner hears of the close after them, as it always has.
+        was = self.state
+        self._setup.handle(Event.CLOSED)
+        failure = error or KafkaConnectionError(f"connection to {self.address} closed")
         for future in pending:
             if not future.is_done():
-                future.failure(error)
-
-    def _set_state(self, state: ConnectionState) -> None:
-        self.state = state
-        if self.on_state_change is not None:
-            self.on_state_change(self)
+                future.failure(failure)
+        if was is not ConnectionState.DISCONNECTED:
+            self._notify()
 
     # -- requests --------------------------------------------------------------------------
 
@@ -267,29 +285,29 @@ class BrokerConnection:
         if self.state is ConnectionState.READY:
             self._send_now(api_key, body, future, expect_response)
         elif self.state is ConnectionState.DISCONNECTED:
-            future.failure(KafkaConnectionError(f"node {self.node_id} is not connected"))
+            future.failure(KafkaConnectionError(f"not connected to {self.address}" + (
+                f" ({self.last_error})" if self.last_error is not None else "")))
         else:
             self._waiting.append(_Queued(api_key, body, future, expect_response))
         return future
 
     def _send_now(self, api_key: int, body: Mapping[str, Any], future: Future[Response],
                   expect_response: bool, version: int | None = None) -> None:
+        now = self._clock()
         try:
             if version is None:
                 version = self.api_version(api_key)
-            correlation_id = self._next_correlation_id()
-            frame = encode_request(api_key, version, correlation_id, self.client_id, body)
+            frame = self._exchange.request(api_key, version, body, context=future,
+                                           deadline=now + self.request_timeout,
+                                           expect_response=expect_response)
         except Exception as exc:  # a bad body fails its own request, not the connection
             future.failure(exc)
             return
         self._out += frame
         self._queued_bytes += len(frame)
-        self.last_activity = self._clock()
+        self.last_activity = now
         self.request_counts[api_key] += 1
-        if expect_response:
-            self._in_flight.append(_InFlight(correlation_id, api_key, version, future,
-                                             self._clock() + self.request_timeout))
-        else:
+        if not expect_response:
             self._on_written.append((self._queued_bytes, future))
         if self.on_output is None:
             self._flush()
@@ -301,10 +319,6 @@ class BrokerConnection:
         what the socket does not take now."""
         self._flush()
 
-    def _next_correlation_id(self) -> int:
-        self._correlation_id = (self._correlation_id + 1) & _MAX_CORRELATION_ID
-        return self._correlation_id
-
     # -- I/O events ------------------------------------------------------------------------
 
     def handle_write(self) -> None:
@@ -312,11 +326,11 @@ class BrokerConnection:
             assert self._sock is not None
             code = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
             if code:
-                self.close(KafkaConnectionError(
-                    f"connect to {self.host}:{self.port}: {errno_codes.errorcode.get(code, code)}"))
+                self.close(connection_error(describe_connect_error(self.address, code)))
                 return
-            if self._security is not None and self._security.ssl_context is not None:
-                self._start_tls(self._security.ssl_context)
+            self._handle(Event.TCP_CONNECTED)
+            if self.state is ConnectionState.HANDSHAKING:
+                self._start_tls()
                 return
             self._update_interest()
             self._start_negotiation(max(SUPPORTED_VERSIONS[ApiKey.API_VERSIONS]))
@@ -328,21 +342,20 @@ class BrokerConnection:
 
     # -- TLS ---------------------------------------------------------------------------------
 
-    def _start_tls(self, context: ssl.SSLContext) -> None:
+    def _start_tls(self) -> None:
         plain = self._sock
-        assert plain is not None
+        assert plain is not None and self._tls_context is not None
         self._selector.unregister(plain)
         try:
-            self._sock = context.wrap_socket(plain, server_hostname=self.host,
-                                             do_handshake_on_connect=False)
+            self._sock = self._tls_context.wrap_socket(plain, server_hostname=self.host,
+                                                       do_handshake_on_connect=False)
         except (OSError, ValueError) as exc:
             self._sock = None
             plain.close()
-            self.close(KafkaConnectionError(f"TLS to {self.host}:{self.port}: {exc}"))
+            self.close(connection_error(describe_tls_error(self.address, exc), exc))
             return
         self._events = selectors.EVENT_READ | selectors.EVENT_WRITE
         self._selector.register(self._sock, self._events, self)
-        self._set_state(ConnectionState.HANDSHAKING)
         self._continue_tls()
 
     def _continue_tls(self) -> None:
@@ -357,9 +370,9 @@ class BrokerConnection:
             self._update_interest(want_write=True)
             return
         except (OSError, ValueError) as exc:
-            self.close(KafkaConnectionError(f"TLS handshake with {self.host}:{self.port} "
-                                            f"failed: {exc}"))
+            self.close(connection_error(describe_tls_error(self.address, exc), exc))
             return
+        self._handle(Event.TLS_ESTABLISHED)
         self._update_interest()
         self._start_negotiation(max(SUPPORTED_VERSIONS[ApiKey.API_VERSIONS]))
 
@@ -375,7 +388,8 @@ class BrokerConnection:
             self._update_interest()
             return
         except OSError as exc:
-            self.close(KafkaConnectionError(f"send to node {self.node_id}: {exc}"))
+            self.close(connection_error(
+                f"connection to {self.address} lost while sending: {exc.strerror or exc}", exc))
             return
         del self._out[:sent]
         self._written += sent
@@ -396,15 +410,24 @@ class BrokerConnection:
                     ssl.SSLWantWriteError):
                 return
             except OSError as exc:
-                self.close(KafkaConnectionError(f"receive from node {self.node_id}: {exc}"))
+                self.close(connection_error(
+                    f"connection to {self.address} lost: {exc.strerror or exc}", exc))
                 return
             if not count:
-                self.close(KafkaConnectionError(f"node {self.node_id} closed the connection"))
+                self.close(connection_error(describe_close(
+                    self.address, self.state, tls=self._tls_context is not None,
+                    answered=self._answered)))
                 return
+            data = received[:count]
+            if not self._answered:
+                self._answered = True
+                if self._tls_context is None and looks_like_tls(data):
+                    self.close(connection_error(describe_tls_answer(self.address)))
+                    return
             try:
-                frames = self._decoder.feed(received[:count])
+                frames = self._exchange.frames(data)
             except ProtocolDecodeError as exc:
-                self.close(KafkaConnectionError(f"node {self.node_id}: {exc}"))
+                self.close(connection_error(f"{self.address}: {exc}", exc))
                 return
             for frame in frames:
                 if self._sock is not sock:
@@ -416,63 +439,39 @@ class BrokerConnection:
 
     def _handle_frame(self, frame: bytearray) -> None:
         self.last_activity = self._clock()
-        if not self._in_flight:
-            self.close(KafkaConnectionError(f"node {self.node_id} sent an unrequested response"))
-            return
-        entry = self._in_flight[0]
         try:
-            correlation_id, body = self._decode(entry, frame)
+            response = self._exchange.receive_frame(frame)
         except ProtocolDecodeError as exc:
-            error = KafkaConnectionError(f"node {self.node_id}: undecodable response: {exc}")
-            error.__cause__ = exc  # callers can tell a malformed answer from a lost connection
-            self.close(error)
+            # The request stays in flight, so the close fails it too; callers can tell a
+            # malformed answer from a lost connection by the cause.
+            self.close(connection_error(f"{self.address}: undecodable response: {exc}", exc))
             return
-        if correlation_id != entry.correlation_id:
-            self.close(KafkaConnectionError(
-                f"node {self.node_id}: correlation id {correlation_id} does not match the "
-                f"expected {entry.correlation_id}"))
-            return
-        self._in_flight.popleft()
-        entry.future.success(body)
-
-    def _decode(self, entry: _InFlight, frame: bytearray) -> tuple[int, Response]:
-        try:
-            return decode_response(entry.api_key, entry.api_version, frame)
-        except ProtocolDecodeError:
-            if entry.api_key != ApiKey.API_VERSIONS or entry.api_version == 0:
-                raise
-        # A broker that does not know our ApiVersions version answers in v0 format; some
-        # (librdkafka's mock cluster) in a format of their own: then only the error code
-        # counts, and UNSUPPORTED_VERSION makes us retry with v0.
-        try:
-            return decode_response(ApiKey.API_VERSIONS, 0, frame)
-        except ProtocolDecodeError:
-            if frame[4:6] != _UNSUPPORTED_VERSION_CODE:
-                raise
-            return _CORRELATION_ID.unpack_from(frame)[0], {
-                "error_code": UnsupportedVersionError.errno, "api_keys": []}
+        response.context.success(response.body)
 
     def check_timeouts(self) -> float | None:
         """Close the connection if a request or the connect is overdue; the next deadline."""
         now = self._clock()
         if self.state in (ConnectionState.CONNECTING, ConnectionState.HANDSHAKING):
             if now >= self._connect_deadline:
-                self.close(KafkaTimeoutError(f"connect to {self.host}:{self.port} timed out"))
+                step = "connecting to" if self.state is ConnectionState.CONNECTING \
+                    else "the TLS handshake with"
+                self.close(KafkaTimeoutError(
+                    f"{step} {self.address} timed out after {self.request_timeout:g} s"))
                 return None
             return self._connect_deadline
-        if not self._in_flight:
+        deadline = self._exchange.next_deadline()
+        if deadline is None:
             return None
-        deadline = min(entry.deadline for entry in self._in_flight)
         if now >= deadline:
+            what = _AWAITED.get(self.state, "a request")
             self.close(KafkaTimeoutError(
-                f"node {self.node_id}: no response within {self.request_timeout:g} s"))
+                f"{self.address}: no response to {what} within {self.request_timeout:g} s"))
             return None
         return deadline
 
     # -- ApiVersions negotiation -------------------------------------------------------------
 
     def _start_negotiation(self, version: int) -> None:
-        self.state = ConnectionState.NEGOTIATING
         future: Future[Response] = Future()
         body = {"client_software_name": _SOFTWARE_NAME,
                 "client_software_version": _SOFTWARE_VERSION}
@@ -488,16 +487,17 @@ class BrokerConnection:
             self._start_negotiation(min(broker_max, version - 1))
             return
         if error:
-            self.close(error_for_code(error)(f"ApiVersions v{version} from node {self.node_id}"))
+            self.close(error_for_code(error)(f"ApiVersions v{version} from {self.address}"))
             return
         self.broker_versions = ranges
-        if self._security is not None and self._security.sasl is not None:
+        self._handle(Event.VERSIONS_AGREED)
+        if self.state is ConnectionState.AUTHENTICATING:
+            assert self._security is not None and self._security.sasl is not None
             self._start_sasl(self._security.sasl.exchange())
             return
         self._become_ready()
 
     def _become_ready(self) -> None:
-        self._set_state(ConnectionState.READY)
         waiting, self._waiting = self._waiting, []
         for queued in waiting:
             self._send_now(queued.api_key, queued.body, queued.future, queued.expect_response)
@@ -506,7 +506,6 @@ class BrokerConnection:
 
     def _start_sasl(self, exchange: SaslExchange) -> None:
         self._sasl = exchange
-        self._set_state(ConnectionState.AUTHENTICATING)
         future: Future[Response] = Future()
         try:
             version = self.api_version(ApiKey.SASL_HANDSHAKE)
@@ -515,7 +514,7 @@ class BrokerConnection:
                 raise IncompatibleBrokerVersionError("SaslHandshake v1 is needed")
         except IncompatibleBrokerVersionError as exc:
             self.close(IncompatibleBrokerVersionError(
-                f"node {self.node_id} does not offer SASL (SaslHandshake v1 and "
+                f"{self.address} does not offer SASL (SaslHandshake v1 and "
                 f"SaslAuthenticate): {exc}"))
             return
         self._send_now(ApiKey.SASL_HANDSHAKE, {"mechanism": exchange.credentials.mechanism},
@@ -526,7 +525,7 @@ class BrokerConnection:
         assert self._sasl is not None
         if body["error_code"]:
             self.close(error_for_code(body["error_code"])(
-                f"node {self.node_id} refused SASL mechanism "
+                f"{self.address} refused SASL mechanism "
                 f"{self._sasl.credentials.mechanism}; it offers {body['mechanisms']}"))
             return
         self._send_sasl_token(self._sasl.first())
@@ -541,15 +540,16 @@ class BrokerConnection:
         assert exchange is not None
         if body["error_code"]:
             self.close(error_for_code(body["error_code"])(
-                f"node {self.node_id}: {body['error_message'] or 'authentication failed'}"))
+                f"{self.address}: {body['error_message'] or 'authentication failed'}"))
             return
         try:
             reply = exchange.next(bytes(body["auth_bytes"]))
         except ScramError as exc:
-            self.close(SaslAuthenticationFailedError(f"node {self.node_id}: {exc}"))
+            self.close(SaslAuthenticationFailedError(f"{self.address}: {exc}"))
             return
         if reply is not None:
             self._send_sasl_token(reply)
             return
         self._sasl = None
+        self._handle(Event.AUTHENTICATED)
         self._become_ready()

@@ -36,7 +36,7 @@ def backoff(client: KafkaClient, deadline: float) -> None:
     """Sleep ``retry_backoff_ms`` before a retry; a timeout if that would pass the deadline."""
     delay = client.config["retry_backoff_ms"] / 1000
     if time.monotonic() + delay >= deadline:
-        raise KafkaTimeoutError("the group coordinator did not answer in time")
+        raise client.timeout_error("the group coordinator did not answer in time")
     time.sleep(delay)
 
 
@@ -75,7 +75,7 @@ def find_coordinator(client: KafkaClient, group_id: str, deadline: float, *,
         while client.cluster.broker(node) is None:
             left = remaining(deadline)
             if left <= 0:
-                raise KafkaTimeoutError(f"coordinator node {node} is not in the metadata")
+                raise client.timeout_error(f"coordinator node {node} is not in the metadata")
             version = client.metadata.request_update()
             try:
                 client.metadata.await_update(version, min(left, 1.0))

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kafkalite.client.cluster import ClusterMetadata
-from kafkalite.errors import KafkaTimeoutError
 from kafkalite.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -101,7 +100,7 @@ class MetadataRefresher:
             if not self._updated.wait_for(
                     lambda: self._answered >= ticket or self._authentication_error is not None,
                     timeout):
-                raise KafkaTimeoutError(f"no metadata update within {timeout} s")
+                raise self._client.timeout_error(f"no metadata update within {timeout} s")
             if self._answered < ticket and self._authentication_error is not None:
                 raise self._authentication_error
 

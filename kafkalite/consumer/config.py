@@ -13,6 +13,7 @@ from typing import Any
 from kafkalite.client.client import CLIENT_DEFAULTS, validate_client_config
 from kafkalite.consumer.assignors import RangeAssignor, RoundRobinAssignor, resolve_assignors
 from kafkalite.errors import ConfigError
+from kafkalite.properties import unknown_config
 from kafkalite.serde import resolve_deserializer
 
 CONSUMER_DEFAULTS: Mapping[str, Any] = {
@@ -70,7 +71,7 @@ def validate_consumer_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """
     for key in config:
         if key not in CLIENT_DEFAULTS and key not in CONSUMER_DEFAULTS:
-            raise ConfigError(key, "unknown consumer configuration key")
+            raise unknown_config(key, {*CLIENT_DEFAULTS, *CONSUMER_DEFAULTS}, "consumer config")
     client_part = {k: v for k, v in config.items() if k in CLIENT_DEFAULTS}
     merged = {**validate_client_config(client_part), **CONSUMER_DEFAULTS}
     merged.update((k, v) for k, v in config.items() if k in CONSUMER_DEFAULTS)

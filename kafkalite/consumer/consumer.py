@@ -267,6 +267,7 @@ class Consumer:
             fetcher.send_fetches()  # before returning: the broker works while the app does
             if records:
                 return records
+            self._check_ever_reachable()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return {}
@@ -278,6 +279,17 @@ class Consumer:
                                                        min(remaining, self._retry_backoff))
             elif not fetcher.has_buffered_data():
                 fetcher.wait_for_data(min(remaining, 1.0))
+
+    def _check_ever_reachable(self) -> None:
+        """A consumer that has never reached a broker raises after ``default_api_timeout_ms``
+        of failed connections, naming each address and its error, instead of returning no
+        records forever: a wrong port, CA or ``security_protocol`` is not a quiet topic.
+        Once connected, an outage is waited out as before (polls return ``{}``)."""
+        since = self._client.unreachable_since()
+        timeout_ms = self.config["default_api_timeout_ms"]
+        if since is not None and time.monotonic() - since >= timeout_ms / 1000:
+            raise self._client.timeout_error(
+                f"no broker reached within default_api_timeout_ms ({timeout_ms} ms)")
 
     def __iter__(self) -> Consumer:
         return self

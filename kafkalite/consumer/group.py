@@ -519,10 +519,11 @@ class ConsumerCoordinator:
         while True:
             node = self.ensure_coordinator(deadline)
             if node is None:
-                raise KafkaTimeoutError(f"group {self.group_id!r}: no coordinator found")
+                raise self._client.timeout_error(f"group {self.group_id!r}: no coordinator found")
             future = self._send_commit(offsets, node)
             if not future.wait(remaining(deadline, self._clock)):
-                raise KafkaTimeoutError(f"group {self.group_id!r}: commit not answered in time")
+                raise self._client.timeout_error(
+                    f"group {self.group_id!r}: commit not answered in time")
             error = future.exception
             if error is None:
                 return

@@ -56,7 +56,7 @@ def await_leaders(client: KafkaClient, partitions: set[TopicPartition],
             unknown = {tp.topic for tp in missing} & cluster.unknown_topics()
             if unknown:
                 raise UnknownTopicOrPartitionError(f"topics {sorted(unknown)}")
-            raise KafkaTimeoutError(f"no leader known for {sorted(missing)}")
+            raise client.timeout_error(f"no leader known for {sorted(missing)}")
         version = metadata.request_update()
         try:
             metadata.await_update(version, min(remaining, 1.0))
@@ -88,7 +88,7 @@ def list_offsets(client: KafkaClient, timestamps: Mapping[TopicPartition, int], 
             retry |= _collect(future, tps, deadline, pending, results, client)
         if retry and pending:
             if time.monotonic() + backoff > deadline:
-                raise KafkaTimeoutError(f"ListOffsets did not finish for {sorted(pending)}")
+                raise client.timeout_error(f"ListOffsets did not finish for {sorted(pending)}")
             time.sleep(backoff)
     return results
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, validate_client_config
 from kafkalite.errors import ConfigError, UnsupportedCodecError
+from kafkalite.properties import unknown_config
 from kafkalite.records import codec_id
 
 PRODUCER_DEFAULTS: Mapping[str, Any] = {
@@ -63,7 +64,7 @@ def validate_producer_config(config: Mapping[str, Any]) -> dict[str, Any]:
     client_part = {k: v for k, v in config.items() if k in CLIENT_DEFAULTS}
     for key in config:
         if key not in CLIENT_DEFAULTS and key not in PRODUCER_DEFAULTS:
-            raise ConfigError(key, "unknown producer configuration key")
+            raise unknown_config(key, {*CLIENT_DEFAULTS, *PRODUCER_DEFAULTS}, "producer config")
     merged = {**validate_client_config(client_part), **PRODUCER_DEFAULTS}
     merged.update((k, v) for k, v in config.items() if k in PRODUCER_DEFAULTS)
     if merged["retries"] == float("inf"):

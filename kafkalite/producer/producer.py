@@ -361,7 +361,7 @@ class Producer:
                 raise InvalidTopicError(f"topic {topic!r}")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise KafkaTimeoutError(
+                raise self._client.timeout_error(
                     f"no metadata for topic {topic!r} within max_block_ms "
                     f"({self.config['max_block_ms']} ms)")
             version = metadata.request_update()
@@ -394,7 +394,8 @@ class Producer:
             for batch in batches:
                 remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
                 if not batch.future.wait(remaining):
-                    raise KafkaTimeoutError(f"flush did not finish within {timeout} s")
+                    raise self._client.timeout_error(
+                        f"flush did not finish within {timeout} s")
         finally:
             self._accumulator.end_flush()
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafkalite.client.client import KafkaClient
-from kafkalite.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
+from kafkalite.errors import KafkaConnectionError, KafkaError
 from kafkalite.producer.accumulator import RecordAccumulator
 from kafkalite.producer.batch import BatchResult, ProducerBatch
 from kafkalite.producer.idempotence import IdempotenceState, State
@@ -103,7 +103,7 @@ class Sender:
         now = self._clock()
         for batch in self._accumulator.expire():
             self.metrics.expired += 1
-            self._fail(batch, KafkaTimeoutError(
+            self._fail(batch, self._client.timeout_error(
                 f"{batch!r} expired: not delivered within delivery_timeout_ms"))
         if self._fatal_error is not None:
             for batch in self._accumulator.abort_all():

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkalite.errors import ConfigError, KafkaError, KafkaTimeoutError
+from kafkalite.errors import BrokerUnreachableError, ConfigError, KafkaError, KafkaTimeoutError
 from kafkalite.protocol.errors import OffsetOutOfRangeError
 from kafkalite.spark.offsets import EARLIEST, LATEST, OffsetSpec, PartitionOffsets
 from kafkalite.spark.options import ReadOptions, TimestampStrategy, TopicSelection
@@ -72,12 +72,18 @@ def report_data_loss(fail: bool, message: str) -> None:
 def with_retries(call: Callable[[], T], what: str, retries: int, interval_ms: int,
                  sleep: Callable[[float], None] = time.sleep) -> T:
     """``call()``, tried again up to ``retries`` times on a Kafka error (fetchOffset.numRetries,
-    fetchOffset.retryIntervalMs); the last error is raised, naming what was being looked up."""
+    fetchOffset.retryIntervalMs); the last error is raised, naming what was being looked up.
+
+    No broker reachable at all (a wrong port, CA or ``security_protocol``) is not retried:
+    the same settings fail the same way, so the query fails at once, naming the cause.
+    """
     for attempt in range(retries + 1):
         try:
             return call()
         except (DataLossError, ConfigError):
             raise
+        except BrokerUnreachableError as exc:
+            raise BrokerUnreachableError(f"fetching {what}: {exc}") from exc
         except KafkaError as exc:
             if attempt == retries:
                 raise KafkaError(f"fetching {what} failed {retries + 1} times "

@@ -18,10 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kafkalite.errors import ConfigError
+from kafkalite.errors import ConfigError, UnknownConfigError
 from kafkalite.properties import (
     client_setting,
     is_security_property,
+    nearest_key,
     property_name,
     security_settings,
 )
@@ -255,8 +256,12 @@ def _reject_unknown(opts: Mapping[str, str], known: tuple[str, ...], action: str
     for key in opts:
         if key.startswith(KAFKA_PREFIX) or key in lowered or key in SPARK_INJECTED:
             continue
+        by_lowered = {name.lower(): name for name in known}
+        nearest = nearest_key(key, by_lowered)
+        hint = f"; did you mean {by_lowered[nearest]}?" if nearest else ""
         raise ConfigError(key, f"unknown option for a kafkalite {action} (Spark passes option "
-                          f"names in lower case); known options: kafka.*, {', '.join(known)}")
+                          f"names in lower case){hint} Known options: kafka.*, "
+                          f"{', '.join(known)}")
 
 
 def _client_config(opts: Mapping[str, str]) -> dict[str, Any]:
@@ -297,6 +302,10 @@ def _check_client_config(config: Mapping[str, Any], for_write: bool) -> None:
 
     try:
         (validate_producer_config if for_write else validate_consumer_config)(config)
+    except UnknownConfigError as exc:
+        option = KAFKA_PREFIX + property_name(exc.key)
+        raise UnknownConfigError(option, f"{exc.what} option", None if exc.suggestion is None
+                                 else KAFKA_PREFIX + property_name(exc.suggestion)) from None
     except ConfigError as exc:
         raise ConfigError(KAFKA_PREFIX + property_name(exc.key), str(exc)) from None
 

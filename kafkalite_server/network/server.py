@@ -70,7 +70,21 @@ class ListenerSet:
                       listener.advertised_port or self.ports.get(listener.name, listener.port),
                       listener.protocol) for listener in self.listeners)
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        """Stop accepting, then close the listening sockets.
+
+        A connection accepted in the loop turn that closes a server would be set up one
+        turn later, against a closed server: Python 3.11 then fails an assertion inside
+        asyncio and leaves that socket open, unserved, until garbage collection, and its
+        client waits out its request timeout. So the listening sockets stop being read
+        first, and one loop turn lets every connection already accepted reach the
+        connection callback (which closes it when the broker is stopping).
+        """
+        loop = asyncio.get_running_loop()
+        for server in self._servers:
+            for sock in server.sockets:
+                loop.remove_reader(sock.fileno())
+        await asyncio.sleep(0)
         for server in self._servers:
             server.close()
 

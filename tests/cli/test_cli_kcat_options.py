@@ -53,8 +53,11 @@ def test_client_properties_reach_the_client(cli: Cli, topic: str) -> None:
     out = cli.ok("consume", topic, "-o", "beginning", "-e", "-X", "fetch.max.bytes=1024",
                  "-X", "max_poll_records=1", "--json")
     assert [json.loads(line)["value"] for line in out.splitlines()] == ["small"]
-    assert_one_line_failure(cli("consume", topic, "-e", "-X", "fetch.max.bites=1"),
-                            "fetch_max_bites")
+    # A typo is a usage error named as it was typed, with the setting it most likely meant.
+    result = cli("consume", topic, "-e", "-X", "fetch.max.bites=1")
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith(
+        "unknown consumer setting 'fetch.max.bites': did you mean fetch.max.bytes?")
 
 
 @pytest.mark.parametrize("value", ["-0", "s@x", "--5", "later"])

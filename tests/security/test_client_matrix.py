@@ -5,7 +5,9 @@ password fails cleanly for each, and the broker keeps serving."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import subprocess
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -180,3 +182,128 @@ def test_wrong_password_fails_cleanly(secure: SecureBroker, client: str, protoco
         run(secure, protocol, mechanism, topic, password="not-the-password")
     # Nothing was written, and the broker serves the right password at once.
     assert with_confluent(secure, protocol, mechanism, topic) == [b"confluent"]
+
+
+# ------------------------------------------------------------------ connection errors named
+
+CONFIGURED_TIMEOUT_MS = 3000
+"""Each SDK call below waits this long (max_block_ms, default_api_timeout_ms, the admin
+call's timeout); the test's own wait is bounded by a few times it."""
+
+
+def kafkalite_calls(conf: dict[str, Any]) -> dict[str, Callable[[], object]]:
+    """One blocking call of each SDK client, each bounded by CONFIGURED_TIMEOUT_MS."""
+    from kafkalite import AdminClient, Consumer, Producer, TopicPartition
+
+    def send() -> object:
+        with Producer(**conf, max_block_ms=CONFIGURED_TIMEOUT_MS) as producer:
+            return producer.send("events", b"x").get(60)
+
+    def flush_and_deliver() -> object:
+        """A batch whose partition is known but whose leader cannot be reached: it expires
+        after delivery_timeout_ms, and its future names why."""
+        with Producer(**conf, max_block_ms=60_000, request_timeout_ms=1000, linger_ms=0,
+                      delivery_timeout_ms=CONFIGURED_TIMEOUT_MS) as producer:
+            producer._client.cluster.update_from_metadata(_one_partition_metadata(conf), 0)
+            future = producer.send("events", b"x", partition=0)
+            producer.flush(60)
+            return future.get(0)
+
+    def poll_subscribed() -> object:
+        with Consumer("events", **conf, group_id="g",
+                      default_api_timeout_ms=CONFIGURED_TIMEOUT_MS) as consumer:
+            for _ in range(20):  # bounded: each poll waits 1 s at most
+                consumer.poll(1000)
+        return None
+
+    def poll_assigned() -> object:
+        with Consumer(**conf, default_api_timeout_ms=CONFIGURED_TIMEOUT_MS) as consumer:
+            consumer.assign([TopicPartition("events", 0)])
+            return consumer.poll(1000)
+
+    def admin() -> object:
+        with AdminClient(**conf, request_timeout_ms=CONFIGURED_TIMEOUT_MS) as client:
+            return client.list_topics()
+
+    return {"Producer.send": send, "Producer.flush": flush_and_deliver,
+            "Consumer.poll (group)": poll_subscribed, "Consumer.poll (assigned)": poll_assigned,
+            "AdminClient.list_topics": admin}
+
+
+def _one_partition_metadata(conf: dict[str, Any]) -> dict[str, Any]:
+    """A Metadata answer naming the bootstrap address as the leader of events-0."""
+    host, _, port = conf["bootstrap_servers"].rpartition(":")
+    return {"brokers": [{"node_id": 7, "host": host, "port": int(port), "rack": None}],
+            "cluster_id": None, "controller_id": 7, "topics": [{
+                "error_code": 0, "name": "events", "is_internal": False, "partitions": [{
+                    "error_code": 0, "partition_index": 0, "leader_id": 7,
+                    "leader_epoch": 0, "replica_nodes": [7], "isr_nodes": [7],
+                    "offline_replicas": []}]}]}
+
+
+def _raised_within(call: Callable[[], object], bound_s: float) -> BaseException:
+    """What ``call`` raised, waiting at most ``bound_s`` for it to finish."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(bound_s)
+    assert outcome, f"no error within {bound_s} s (the configured timeout is " \
+                    f"{CONFIGURED_TIMEOUT_MS} ms)"
+    assert outcome[0] is not None, "the call succeeded"
+    return outcome[0]
+
+
+def _misconfigurations(secure: SecureBroker, tmp_path_factory: pytest.TempPathFactory
+                       ) -> dict[str, tuple[dict[str, Any], str]]:
+    """(client settings, the cause the error must name) per kind of mistake."""
+    from tests.security.certs import make_pki
+
+    tls, plain = secure.address("SSL"), secure.address("PLAINTEXT")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed_port = f"127.0.0.1:{probe.getsockname()[1]}"
+    strangers = make_pki(tmp_path_factory.mktemp("other-ca"))
+    return {
+        "wrong port": ({"bootstrap_servers": closed_port},
+                       f"connection refused at {closed_port}"),
+        "untrusted CA": ({"bootstrap_servers": tls, "security_protocol": "SSL",
+                          "ssl_cafile": str(strangers.ca)},
+                         f"TLS handshake with {tls} failed: CERTIFICATE_VERIFY_FAILED"),
+        "plaintext client on a TLS port": (
+            {"bootstrap_servers": tls},
+            f"the broker at {tls} closed the connection before answering ApiVersions: is "
+            "`security_protocol` right?"),
+        "TLS client on a plaintext port": (
+            {"bootstrap_servers": plain, "security_protocol": "SSL",
+             "ssl_cafile": str(secure.pki.ca)},
+            f"the broker at {plain} closed the connection during the TLS handshake: is "
+            "`security_protocol` right?"),
+    }
+
+
+MISTAKES = ["wrong port", "untrusted CA", "plaintext client on a TLS port",
+            "TLS client on a plaintext port"]
+CALLS = ["Producer.send", "Producer.flush", "Consumer.poll (group)",
+         "Consumer.poll (assigned)", "AdminClient.list_topics"]
+
+
+@pytest.mark.parametrize("call", CALLS)
+@pytest.mark.parametrize("mistake", MISTAKES)
+def test_a_client_that_cannot_connect_says_where_and_why(
+        secure: SecureBroker, tmp_path_factory: pytest.TempPathFactory, mistake: str,
+        call: str) -> None:
+    from kafkalite.errors import BrokerUnreachableError
+
+    conf, cause = _misconfigurations(secure, tmp_path_factory)[mistake]
+    error = _raised_within(kafkalite_calls(conf)[call], 10 * CONFIGURED_TIMEOUT_MS / 1000)
+    assert isinstance(error, BrokerUnreachableError), repr(error)
+    assert cause in str(error)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import msgpack
 import pyarrow as pa
 import pytest
@@ -19,9 +21,9 @@ from pyspark.sql.types import (
 )
 
 from kafkalite.arrow import record_batch
-from kafkalite.errors import ConfigError, KafkaError
+from kafkalite.errors import BrokerUnreachableError, ConfigError, KafkaError
 from kafkalite.records.v2_records import Columns
-from kafkalite.spark.kafka_access import with_retries
+from kafkalite.spark.kafka_access import OffsetResolver, with_retries
 from kafkalite.spark.offsets import offsets_from_json, offsets_to_json, parse_offset_spec
 from kafkalite.spark.options import (
     TopicSelection,
@@ -157,6 +159,33 @@ def test_offset_lookups_retry_then_name_what_failed() -> None:
     calls.clear()
     with pytest.raises(KafkaError, match=r"fetching latest offsets failed 2 times"):
         with_retries(lambda: flaky() and flaky(), "latest offsets", 1, 0, sleeps.append)
+
+
+def test_no_broker_reachable_fails_the_lookup_at_once() -> None:
+    """Connection refused is not retried fetchOffset.numRetries times: the same settings
+    fail the same way, and the error names the address and the cause."""
+    calls: list[int] = []
+
+    def unreachable() -> str:
+        calls.append(1)
+        raise BrokerUnreachableError("no metadata update within 2 s: connection refused at h:1")
+
+    with pytest.raises(BrokerUnreachableError, match=r"fetching topics: .*connection refused"):
+        with_retries(unreachable, "topics", 3, 0, lambda _s: None)
+    assert len(calls) == 1
+
+
+def test_a_read_from_a_closed_port_names_it() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        unused_port = f"127.0.0.1:{probe.getsockname()[1]}"
+    options = parse_read_options({"kafka.bootstrap.servers": unused_port, "subscribe": "t",
+                                  "kafka.default.api.timeout.ms": "2000",
+                                  "fetchoffset.numretries": "3"}, streaming=False)
+    with OffsetResolver(options) as resolver, pytest.raises(BrokerUnreachableError) as info:
+        resolver.partitions()
+    assert f"connection refused at {unused_port}" in str(info.value)
+    assert "failed 4 times" not in str(info.value)
 
 
 def test_max_records_per_partition_then_min_partitions() -> None:

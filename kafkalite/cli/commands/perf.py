@@ -74,7 +74,8 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
                          help="bytes per batch (default: 16384)")
     produce.add_argument("--linger-ms", type=non_negative_int, default=5,
                          help="batch wait (default: 5)")
-    produce.add_argument("--producer-props", type=client_property, nargs="+", default=[],
+    produce.add_argument("--producer-props", type=client_property("producer"), nargs="+",
+                         default=[],
                          metavar="KEY=VALUE", help="producer settings, as Kafka's "
                          "perf test takes them (bootstrap.servers=... included)")
     add_client_properties(produce, "producer")

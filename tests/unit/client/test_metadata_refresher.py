@@ -37,6 +37,9 @@ class ScriptedClient:
         self.sent.append((body, future))
         return future
 
+    def timeout_error(self, message: str) -> KafkaTimeoutError:
+        return KafkaTimeoutError(message)
+
 
 def make_refresher() -> tuple[MetadataRefresher, ScriptedClient, ClusterMetadata]:
     client = ScriptedClient()
