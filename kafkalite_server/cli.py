@@ -7,6 +7,7 @@
                            [--mechanism SCRAM-SHA-256|SCRAM-SHA-512] [--iterations N]
                            [--config FILE.properties] [--set KEY=VALUE ...]
     kafkalite-server dump-log PATH [--deep-iteration] [--index]
+    kafkalite-server --version
 
 ``--set`` overrides the file, and the flags override both. Unless ``log.dirs`` is set,
 the data dir is the log dir. Bad flags or config: one line naming the problem, exit 2.
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from kafkalite import __version__
 from kafkalite.errors import ConfigError, KafkaError
 from kafkalite.protocol.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential
 from kafkalite_server.config import BrokerConfig, read_properties
@@ -58,6 +60,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kafkalite-server", description="A Kafka-compatible broker.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     start = commands.add_parser("start", help="run a broker until SIGTERM/SIGINT")
     start.add_argument("--data-dir", required=True, type=Path)

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from kafkalite import __version__
 from kafkalite.cli.commands import acls, consume, groups, metadata, perf, produce, topics
 from kafkalite.cli.options import USAGE_ERROR, CliError, Parser, UsageError, connection_options
 from kafkalite.errors import KafkaError
@@ -32,6 +33,7 @@ localhost:9092); `kafkalite COMMAND --help` shows its options and examples."""
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, description="Kafka command-line tools for any Kafka broker.",
                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=Parser)
     parents = [connection_options()]

@@ -41,6 +41,9 @@ from kafkalite.errors import (
 )
 from kafkalite.properties import unknown_config
 
+_random = random.Random()
+"""Not the global generator: that one is the application's (it may seed it)."""
+
 log = logging.getLogger(__name__)
 
 PollHook = Callable[[], float | None]
@@ -319,7 +322,7 @@ class KafkaClient:
             self._failures[conn.node_id] = failures
             base = self.config["reconnect_backoff_ms"] * 2 ** min(failures - 1, 16)
             delay = min(base, self.config["reconnect_backoff_max_ms"]) / 1000
-            self._backoff_until[conn.node_id] = time.monotonic() + delay * random.uniform(0.8, 1.2)
+            self._backoff_until[conn.node_id] = time.monotonic() + delay * _random.uniform(0.8, 1.2)
             self.cluster.request_update()
 
     def is_connecting_blocked(self, node_id: int) -> bool:
@@ -355,7 +358,7 @@ class KafkaClient:
         Brokers from metadata come first; the bootstrap addresses are the fallback.
         """
         candidates = [b.node_id for b in self.cluster.brokers()]
-        random.shuffle(candidates)
+        _random.shuffle(candidates)
         candidates += [-i - 1 for i in range(len(self._bootstrap))]
         best, best_load = None, None
         for node in candidates:

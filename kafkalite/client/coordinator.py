@@ -19,6 +19,9 @@ from kafkalite.errors import KafkaError, KafkaTimeoutError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import error_for_code
 
+_random = random.Random()
+"""Not the global generator: that one is the application's (it may seed it)."""
+
 log = logging.getLogger(__name__)
 
 GROUP_KEY = 0
@@ -43,7 +46,7 @@ def backoff(client: KafkaClient, deadline: float) -> None:
 def _any_node(client: KafkaClient) -> int:
     """A broker from metadata, else the first bootstrap address (node -1)."""
     brokers = [b.node_id for b in client.cluster.brokers()]
-    return random.choice(brokers) if brokers else -1
+    return _random.choice(brokers) if brokers else -1
 
 
 def find_coordinator(client: KafkaClient, group_id: str, deadline: float, *,

@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 
 from kafkalite.protocol.errors import InvalidReplicationFactorError, InvalidRequestError
 
+_random = random.Random()
+"""Not the global generator: that one is the application's (it may seed it)."""
+
 
 def assign_replicas(brokers: Mapping[int, str | None], partitions: int, replication_factor: int,
                     *, first_partition: int = 0, start: int | None = None,
@@ -34,8 +37,8 @@ def assign_replicas(brokers: Mapping[int, str | None], partitions: int, replicat
         raise InvalidRequestError("some brokers have a broker.rack and some do not; "
                                   "give every broker one, or none")
     count = len(brokers)
-    start = random.randrange(count) if start is None else start
-    shift = random.randrange(count) if shift is None else shift
+    start = _random.randrange(count) if start is None else start
+    shift = _random.randrange(count) if shift is None else shift
     if None in racks:
         return _without_racks(sorted(brokers), partitions, replication_factor,
                               first_partition, start, shift)

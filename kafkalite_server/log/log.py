@@ -72,6 +72,9 @@ from kafkalite_server.log.validator import (
     validate_replicated,
 )
 
+_random = random.Random()
+"""Not the global generator: that one is the application's (it may seed it)."""
+
 
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -143,7 +146,7 @@ class SegmentsChangedError(Exception):
 def roll_jitter(config: LogConfig) -> int:
     """Kafka's per-segment jitter: uniform in [0, min(segment.jitter.ms, segment.ms))."""
     bound = min(config.segment_jitter_ms, config.segment_ms)
-    return random.randrange(bound) if bound > 0 else 0
+    return _random.randrange(bound) if bound > 0 else 0
 
 
 class Log:

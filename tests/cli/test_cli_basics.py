@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 
-from cli_runner import Cli
+from cli_runner import REPO_ROOT, Cli
 
+import kafkalite
 from kafkalite.cli import build_parser
 
 TRACEBACK = "Traceback"
@@ -32,6 +35,7 @@ def test_every_command_has_help_with_examples() -> None:
     parser = build_parser()
     leaves = [("produce",), ("consume",), ("metadata",), ("topics", "list"),
               ("topics", "create"), ("topics", "delete"), ("topics", "describe"),
+              ("topics", "alter"),
               ("groups", "list"), ("groups", "describe"), ("groups", "reset-offsets"),
               ("perf", "produce"), ("perf", "consume")]
     for path in leaves:
@@ -42,6 +46,15 @@ def test_every_command_has_help_with_examples() -> None:
         help_text = sub.format_help()
         assert "examples:" in help_text, path
         assert "--bootstrap-servers" in help_text, path
+
+
+def test_both_commands_print_their_version() -> None:
+    cli = Cli("127.0.0.1:1")  # --version answers before any broker is asked
+    assert cli.ok("--version") == f"kafkalite {kafkalite.__version__}\n"
+    server = subprocess.run([sys.executable, "-m", "kafkalite_server", "--version"],
+                            capture_output=True, text=True, timeout=60, cwd=REPO_ROOT,
+                            check=True)
+    assert server.stdout == f"kafkalite-server {kafkalite.__version__}\n"
 
 
 def test_metadata_lists_broker_and_topics(cli: Cli, topic: str) -> None:

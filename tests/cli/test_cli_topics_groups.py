@@ -26,8 +26,10 @@ def test_topics_create_describe_list_delete(cli: Cli, topic: str) -> None:
     assert [p["partition"] for p in described[0]["partitions"]] == [0, 1, 2]
     assert described[0]["configs"]["retention.ms"] == "3600000"
     text = cli.ok("topics", "describe", topic)
-    assert f"Topic: {topic}\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: " in text
-    assert "retention.ms=3600000" in text
+    # Only what differs from Kafka's defaults: the two settings given at creation.
+    assert f"Topic: {topic}\tPartitionCount: 3\tReplicationFactor: 1\t" \
+           "Configs: cleanup.policy=delete,retention.ms=3600000\n" in text
+    assert described[0]["configs"] == {"cleanup.policy": "delete", "retention.ms": "3600000"}
     assert f"\tTopic: {topic}\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0" in text
 
     again = cli("topics", "create", topic)
@@ -64,6 +66,55 @@ def commit_some(cli: Cli, topic: str, group: str, produced: int, consumed: int) 
     cli.ok("produce", topic, "--partition", "1", input="b\n")
     cli.ok("consume", topic, "--group", group, "--partition", "0", "--from-beginning",
            "--max-messages", str(consumed))
+
+
+def _peer_view(servers: str, topic: str) -> tuple[int, dict[str, str]]:
+    """The topic's partition count and non-default configs as confluent-kafka sees them."""
+    from confluent_kafka.admin import AdminClient as PeerAdmin
+    from confluent_kafka.admin import ConfigResource as PeerResource
+
+    admin = PeerAdmin({"bootstrap.servers": servers})
+    partitions = len(admin.list_topics(topic, timeout=30).topics[topic].partitions)
+    resource = PeerResource("topic", topic)
+    entries = admin.describe_configs([resource])[resource].result(timeout=30)
+    return partitions, {name: entry.value for name, entry in entries.items()
+                        if not entry.is_default}
+
+
+def test_topics_alter_adds_partitions_and_sets_and_deletes_configs(cli: Cli, topic: str
+                                                                    ) -> None:
+    cli.ok("topics", "create", topic, "--partitions", "2")
+    out = cli.ok("topics", "alter", topic, "--partitions", "5", "--config", "retention.ms=60000",
+                 "--config", "cleanup.policy=compact")
+    assert out == (f"Altered topic {topic}: partitions 2 -> 5; "
+                   "set retention.ms=60000, cleanup.policy=compact.\n")
+    assert _peer_view(cli.bootstrap_servers, topic) == (
+        5, {"retention.ms": "60000", "cleanup.policy": "compact"})
+    assert "Configs: cleanup.policy=compact,retention.ms=60000\n" in cli.ok(
+        "topics", "describe", topic)
+
+    out = cli.ok("topics", "alter", topic, "--delete-config", "retention.ms")
+    assert out == f"Altered topic {topic}: deleted retention.ms.\n"
+    assert _peer_view(cli.bootstrap_servers, topic) == (5, {"cleanup.policy": "compact"})
+
+
+def test_topics_alter_refusals_name_the_topic_and_the_cause(cli: Cli, topic: str) -> None:
+    cli.ok("topics", "create", topic, "--partitions", "3")
+    fewer = cli("topics", "alter", topic, "--partitions", "2")
+    assert_one_line_failure(fewer, f"cannot alter topic '{topic}': ")
+    assert "3" in fewer.stderr and "[Error" not in fewer.stderr
+    assert_one_line_failure(cli("topics", "alter", topic, "--config", "retention.ms=soon"),
+                            f"cannot alter topic '{topic}': ")
+    assert_one_line_failure(cli("topics", "alter", topic, "--config", "no.such.key=1"),
+                            "no.such.key")
+    assert_one_line_failure(cli("topics", "alter", topic + "-missing", "--partitions", "4"),
+                            f"unknown topic '{topic}-missing'")
+    nothing = cli("topics", "alter", topic)
+    assert nothing.returncode == 2 and "nothing to alter" in nothing.stderr
+    both = cli("topics", "alter", topic, "--config", "retention.ms=1", "--delete-config",
+               "retention.ms")
+    assert both.returncode == 2 and "retention.ms" in both.stderr
+    assert _peer_view(cli.bootstrap_servers, topic) == (3, {})
 
 
 def test_groups_describe_shows_committed_offsets_and_lag(cli: Cli, topic: str,

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from polling import until
+from zookeeper_server import chrooted_client
 
 from kafkalite.protocol import ApiKey
 
@@ -30,8 +30,7 @@ class Cluster:
         self.root = root
         self.connect = connect
         self.brokers: dict[int, Any] = {}
-        self.zk = KazooClient(hosts=connect)
-        self.zk.start(timeout=10)
+        self.zk = chrooted_client(connect, timeout_s=10)
 
     def start(self, broker_id: int) -> Any:
         broker = self.process_type(self.root / f"broker-{broker_id}", [

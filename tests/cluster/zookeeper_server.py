@@ -12,6 +12,10 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -93,3 +97,18 @@ class ZooKeeperServer:
             self.process.kill()
             self.process.wait(10)
         self.process = None
+
+
+def chrooted_client(connect: str, timeout_s: float) -> KazooClient:
+    """A started kazoo client rooted at ``connect``'s chroot (``host:port/chroot``), which
+    it creates first: kazoo warns when it connects to a chroot that does not exist yet, as
+    a test's client does before the brokers have made theirs."""
+    from kazoo.client import KazooClient  # only the tests that talk to ZooKeeper need kazoo
+
+    hosts, slash, chroot = connect.partition("/")
+    client = KazooClient(hosts=hosts)
+    client.start(timeout=timeout_s)
+    if slash and chroot.strip("/"):
+        client.ensure_path("/" + chroot.strip("/"))
+        client.chroot = "/" + chroot.strip("/")
+    return client

@@ -91,3 +91,18 @@ def test_page_examples_run(page: Path, cluster_factory: Callable[..., EmbeddedCl
 def _active_spark_session() -> Any:
     sql = sys.modules.get("pyspark.sql")
     return None if sql is None else sql.SparkSession.getActiveSession()
+
+
+def migration_rewrite(source: str) -> str:
+    """docs/migration.md's contract: ``from kafka`` becomes ``from kafkalite``, and
+    ``import kafka`` becomes ``import kafkalite as kafka``."""
+    source = re.sub(r"^(\s*)from kafka(?=[ .])", r"\1from kafkalite", source, flags=re.MULTILINE)
+    return re.sub(r"^(\s*)import kafka$", r"\1import kafkalite as kafka", source,
+                  flags=re.MULTILINE)
+
+
+def test_the_migration_example_is_its_own_contract_applied() -> None:
+    text = (DOCS / "migration.md").read_text(encoding="utf-8")
+    before, after = _FENCE.findall(text[text.index("Before and after:"):])[:2]
+    assert "from kafka import" in before
+    assert after == migration_rewrite(before)

@@ -38,7 +38,11 @@ from proxy import LinkProxy, broker_source
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "tests" / "cluster"))
-from zookeeper_server import ZooKeeperServer, zookeeper_available  # noqa: E402
+from zookeeper_server import (  # noqa: E402
+    ZooKeeperServer,
+    chrooted_client,
+    zookeeper_available,
+)
 
 __all__ = ["FaultCluster", "ZooKeeperServer", "until", "zookeeper_available"]
 
@@ -150,8 +154,6 @@ class BrokerNode:
 class FaultCluster:
     def __init__(self, root: Path, zookeeper: ZooKeeperServer, *, brokers: int = 3,
                  chroot: str = "/kafkalite", config: Mapping[str, str] | None = None) -> None:
-        from kazoo.client import KazooClient
-
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.chroot = chroot
@@ -189,9 +191,7 @@ class FaultCluster:
             self.nodes[broker_id] = BrokerNode(broker_id, root / f"broker-{broker_id}", args)
         for sock in held:
             sock.close()
-        self.zk = KazooClient(hosts=zookeeper.connect + chroot)
-        self.zk.start(timeout=15)
-        self.zk.ensure_path("/")
+        self.zk = chrooted_client(zookeeper.connect + chroot, timeout_s=15)
 
     # ------------------------------------------------------------------ lifecycle
 

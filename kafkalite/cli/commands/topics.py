@@ -1,9 +1,10 @@
-"""``kafkalite topics list|create|delete|describe|elect-leaders``, like kafka-topics and
+"""``kafkalite topics list|create|delete|describe|alter|elect-leaders``, like kafka-topics and
 kafka-leader-election."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from kafkalite.admin import (
@@ -11,18 +12,20 @@ from kafkalite.admin import (
     ConfigResource,
     ConfigResourceType,
     ElectionType,
+    NewPartitions,
     NewTopic,
 )
 from kafkalite.cli.commands.metadata import describe_cluster
 from kafkalite.cli.options import (
     CliError,
+    UsageError,
     add_command,
     key_value,
     non_negative_int,
     positive_int,
 )
 from kafkalite.cli.output import print_json
-from kafkalite.cli.session import admin_client, cluster_metadata
+from kafkalite.cli.session import admin_client, cluster_metadata, require_topic
 from kafkalite.errors import (
     BrokerResponseError,
     ElectionNotNeededError,
@@ -44,6 +47,11 @@ DELETE_EPILOG = """examples:
   kafkalite topics delete events
   kafkalite topics delete a b c"""
 
+ALTER_EPILOG = """examples:
+  kafkalite topics alter events --partitions 6       # add partitions (never fewer)
+  kafkalite topics alter events --config retention.ms=3600000 --config cleanup.policy=compact
+  kafkalite topics alter events --delete-config retention.ms   # back to the broker's default"""
+
 ELECT_EPILOG = """examples:
   kafkalite topics elect-leaders                      # preferred leaders, every partition
   kafkalite topics elect-leaders events --partition 0 --partition 2
@@ -57,8 +65,8 @@ DESCRIBE_EPILOG = """examples:
 
 
 def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
-    topics = commands.add_parser("topics", help="list, create, delete and describe topics",
-                                 description="List, create, delete and describe topics.")
+    topics = commands.add_parser("topics", help="list, create, delete, describe and alter topics",
+                                 description="List, create, delete, describe and alter topics.")
     actions = topics.add_subparsers(dest="action", required=True, metavar="ACTION",
                                     parser_class=type(topics))
     listing = add_command(actions, "list", run_list, help="print topic names",
@@ -91,6 +99,18 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     describe.add_argument("--under-replicated", "--under-replicated-partitions",
                           dest="under_replicated", action="store_true",
                           help="only partitions whose ISR is smaller than their replica list")
+
+    alter = add_command(actions, "alter", run_alter,
+                        help="add partitions to topics, or change their configs",
+                        epilog=ALTER_EPILOG, parents=parents)
+    alter.add_argument("topics", nargs="+", metavar="TOPIC")
+    alter.add_argument("--partitions", type=positive_int, metavar="N",
+                       help="grow each topic to N partitions (Kafka cannot remove partitions)")
+    alter.add_argument("--config", type=key_value, action="append", default=[],
+                       metavar="KEY=VALUE", help="set a topic config (repeatable)")
+    alter.add_argument("--delete-config", action="append", default=[], metavar="KEY",
+                       help="remove a topic's own setting of KEY, so the broker's default "
+                            "applies again (repeatable)")
 
     elect = add_command(actions, "elect-leaders", run_elect_leaders,
                         help="move leadership to preferred replicas (or elect offline "
@@ -216,6 +236,56 @@ def partition_line(topic: str, p: dict[str, Any]) -> str:
     return line
 
 
+def run_alter(args: argparse.Namespace) -> int:
+    """Partitions first, then config changes, topic by topic; stops at the first refusal.
+
+    Each topic is checked to exist first, so a typo is "unknown topic" rather than an
+    error per change.
+    """
+    settings = dict(args.config)
+    if args.partitions is None and not settings and not args.delete_config:
+        raise UsageError("nothing to alter: give --partitions, --config or --delete-config")
+    both = sorted(set(settings) & set(args.delete_config))
+    if both:
+        raise UsageError(f"{', '.join(both)}: both --config and --delete-config")
+    cluster = cluster_metadata(args, args.topics)
+    with admin_client(args) as admin:
+        for topic in args.topics:
+            changes = []
+            if args.partitions is not None:
+                before = len(require_topic(cluster, topic))
+                add_partitions(admin, topic, args.partitions)
+                changes.append(f"partitions {before} -> {args.partitions}")
+            if settings:
+                change_configs(admin.alter_configs, topic, settings)
+                changes.append("set " + ", ".join(f"{k}={v}" for k, v in settings.items()))
+            if args.delete_config:
+                change_configs(admin.reset_configs, topic, args.delete_config)
+                changes.append("deleted " + ", ".join(args.delete_config))
+            print(f"Altered topic {topic}: {'; '.join(changes)}.")
+    return 0
+
+
+def add_partitions(admin: AdminClient, topic: str, count: int) -> None:
+    try:
+        admin.create_partitions({topic: NewPartitions(count)})
+    except BrokerResponseError as exc:
+        raise refusal("alter", topic, exc) from None
+
+
+def change_configs(alter: Callable[[list[ConfigResource]], dict[str, dict[str, str]]],
+                   topic: str, configs: dict[str, str] | list[str]) -> None:
+    """``alter`` is the admin client's ``alter_configs`` or ``reset_configs``: both refuse a
+    key the topic does not have before sending, and report the broker's refusal per topic."""
+    try:
+        outcome = alter([ConfigResource(ConfigResourceType.TOPIC, topic, configs)])
+    except ValueError as exc:
+        raise CliError(f"cannot alter topic {topic!r}: {exc}") from None
+    result = outcome.get("topic", {}).get(topic, "no answer from the broker")
+    if result != "OK":
+        raise CliError(f"cannot alter topic {topic!r}: {result}")
+
+
 def run_elect_leaders(args: argparse.Namespace) -> int:
     if args.partition and not args.topics:
         raise CliError("--partition needs the topics it applies to")
@@ -237,8 +307,10 @@ def run_elect_leaders(args: argparse.Namespace) -> int:
 
 
 def topic_configs(admin: AdminClient, topic: str) -> dict[str, str | None]:
+    """The topic's configs that are not Kafka's defaults: its own settings and the broker
+    settings it inherits (DescribeConfigs sources), as kafka-topics prints them."""
     resource = ConfigResource(ConfigResourceType.TOPIC, topic)
-    return admin.describe_configs([resource])[resource]
+    return admin.describe_configs([resource], config_filter="modified")[resource]
 
 
 def _ids(ids: list[int]) -> str:
