@@ -133,7 +133,7 @@ class Broker:
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
             state_store, replication_settings(config, self.peer_security), now_ms=now_ms)
-        self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
+        self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache, membership)
         self.tasks = BackgroundTasks()
         self.port = 0
         self._connections: set[asyncio.Task[None]] = set()

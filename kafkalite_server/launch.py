@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.protocol.errors import NotControllerError
 from kafkalite_server.broker import Broker
 from kafkalite_server.cluster.cluster_node import ClusterMembership
-from kafkalite_server.cluster.controller import Controller
+from kafkalite_server.cluster.controller import CONTROLLER_EPOCH, Controller
 from kafkalite_server.cluster.coordination import Coordination
 from kafkalite_server.cluster.image import BrokerEndpoint
-from kafkalite_server.cluster.messages import BrokerChannel
+from kafkalite_server.cluster.messages import NO_BROKER_EPOCH, BrokerChannel
 from kafkalite_server.cluster.meta_properties import ensure_meta_properties, read_meta_properties
 from kafkalite_server.cluster.zk_admin import ZkAdmin
 from kafkalite_server.config import BrokerConfig
@@ -28,6 +29,17 @@ class LocalMembership:
     """Joining and leaving the in-process controller of a standalone broker."""
 
     controller: Controller
+    broker_epoch = NO_BROKER_EPOCH
+    """The standalone controller reaches its broker in process, never as another
+    incarnation."""
+
+    async def controller_epoch_exists(self, epoch: int) -> bool:
+        return epoch <= CONTROLLER_EPOCH
+
+    async def controlled_shutdown(self, broker_id: int,
+                                  broker_epoch: int) -> list[tuple[str, int]]:
+        raise NotControllerError("a standalone broker's controller takes no "
+                                 "ControlledShutdown from other brokers")
 
     async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
         self.controller.register_broker(endpoint, channel)

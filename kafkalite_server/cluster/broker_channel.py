@@ -3,8 +3,14 @@
 Messages queue and go out one at a time, in order, each awaiting its response (the
 broker's per-partition errors are logged). A lost connection is re-opened with a backoff
 and the unanswered message sent again, until the channel is closed: the controller closes
-a broker's channel when the broker leaves the cluster. Connections use the inter-broker
-listener's security protocol (:mod:`kafkalite_server.security.inter_broker`).
+a broker's channel when the broker leaves the cluster, and a closed channel never sends
+again. Each message names the incarnation it is for (its broker epoch), so even one that
+was on the wire when the broker left is refused by the next incarnation. Connections use
+the inter-broker listener's security protocol (:mod:`kafkalite_server.security.inter_broker`).
+
+Timeouts use ``asyncio.timeout``, not ``asyncio.wait_for``: in Python 3.11 ``wait_for``
+can swallow a cancellation that arrives as its operation completes, and a channel whose
+cancellation was lost would go on re-sending to a broker that left.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ async def call(endpoint: BrokerEndpoint, api_key: int, version: int, body: dict[
         finally:
             writer.close()
 
-    return await asyncio.wait_for(exchange_once(), timeout_s)
+    async with asyncio.timeout(timeout_s):
+        return await exchange_once()
 
 
 class NetworkChannel:
@@ -50,18 +57,28 @@ class NetworkChannel:
         self._security = security
         self._timeout_s = timeout_s
         self._queue: asyncio.Queue[ControllerMessage] = asyncio.Queue()
+        self.closed = False
         self._task = asyncio.get_running_loop().create_task(
             self._run(), name=f"controller-channel-{endpoint.node_id}")
 
     def send(self, message: ControllerMessage) -> None:
-        self._queue.put_nowait(message)
+        if not self.closed:
+            self._queue.put_nowait(message)
 
     def close(self) -> None:
+        """Stops at once; checked between every step too, so a cancellation lost in a
+        library cannot keep the channel going."""
+        self.closed = True
         self._task.cancel()
 
     async def drained(self) -> None:
-        """Waits until every queued message was answered (tests, controlled shutdown)."""
-        await self._queue.join()
+        """Waits until every queued message was answered, or the channel closed (tests,
+        controlled shutdown)."""
+        joined = asyncio.ensure_future(self._queue.join())
+        try:
+            await asyncio.wait([joined, self._task], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            joined.cancel()
 
     async def _connect(self) -> _Connection:
         exchange = RequestExchange(self._client_id, MAX_RESPONSE_BYTES)
@@ -71,16 +88,15 @@ class NetworkChannel:
     async def _run(self) -> None:
         connection: _Connection | None = None
         try:
-            while True:
+            while not self.closed:
                 message = await self._queue.get()
                 api_key, version, body = to_request(message)
-                while True:
+                while not self.closed:
                     try:
-                        if connection is None or connection[1].is_closing():
-                            connection = await asyncio.wait_for(self._connect(),
-                                                                self._timeout_s)
-                        response = await asyncio.wait_for(
-                            roundtrip(*connection, api_key, version, body), self._timeout_s)
+                        async with asyncio.timeout(self._timeout_s):
+                            if connection is None or connection[1].is_closing():
+                                connection = await self._connect()
+                            response = await roundtrip(*connection, api_key, version, body)
                         break
                     except (TimeoutError, OSError, ConnectionError, ProtocolDecodeError) as exc:
                         log.info("controller channel to broker %d: %s; retrying",
@@ -89,6 +105,8 @@ class NetworkChannel:
                             connection[1].close()
                         connection = None
                         await asyncio.sleep(RETRY_BACKOFF_S)
+                else:
+                    return
                 self._queue.task_done()
                 _log_errors(self.endpoint.node_id, type(message).__name__, response)
         finally:

@@ -18,11 +18,13 @@ from collections.abc import Callable
 
 from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import NotControllerError
 from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.broker_channel import NetworkChannel, call
 from kafkalite_server.cluster.controller_state import Action, ControllerRole, Event, Role
 from kafkalite_server.cluster.coordination import (
     BadVersionError,
+    ConnectionLossError,
     Coordination,
     CoordinationError,
     Create,
@@ -32,7 +34,8 @@ from kafkalite_server.cluster.coordination import (
     SetData,
 )
 from kafkalite_server.cluster.image import BrokerEndpoint, new_cluster_id
-from kafkalite_server.cluster.messages import BrokerChannel
+from kafkalite_server.cluster.messages import NO_BROKER_EPOCH, BrokerChannel
+from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.log import wall_clock_ms
@@ -40,7 +43,9 @@ from kafkalite_server.security.inter_broker import peer_security
 
 log = logging.getLogger(__name__)
 
-CONTROLLED_SHUTDOWN_VERSION = 1
+CONTROLLED_SHUTDOWN_VERSION = 2
+"""The version that carries the stopping broker's epoch (KIP-380)."""
+EPOCH_READ_RETRY_S = 0.2
 
 
 class BrokerIdInUseError(KafkaError):
@@ -60,6 +65,12 @@ class ClusterMembership:
         self.active_controller: ZkController | None = None
         self.controller_epoch = -1
         self._epoch_version = -1
+        self.broker_epoch = NO_BROKER_EPOCH
+        """The czxid of this broker's registration: controller messages stamped with an
+        older one were meant for an earlier incarnation (KIP-380)."""
+        self._newest_controller_epoch = 0
+        """The highest ``/controller_epoch`` read from the store."""
+        self.worker = StoreWorker(f"coordination-{self.broker_id}")
         self._endpoint: BrokerEndpoint | None = None
         self._local: BrokerChannel | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -93,6 +104,8 @@ class ClusterMembership:
         self._local = channel
         if self.store is None:
             self.open()
+        assert self.store is not None
+        self.worker.bind(self._loop, threaded=self.store.calls_block)
         self._register()
         self._on(Event.REGISTERED)
         if self.config.auto_leader_rebalance_enable:
@@ -100,14 +113,54 @@ class ClusterMembership:
 
     def _register(self) -> None:
         assert self.store is not None and self._endpoint is not None
+        path = zk.broker_path(self.broker_id)
         try:
-            self.store.create(zk.broker_path(self.broker_id),
-                              zk.encode_broker(self._endpoint, self._now_ms()), ephemeral=True)
+            self.store.create(path, zk.encode_broker(self._endpoint, self._now_ms()),
+                              ephemeral=True)
         except NodeExistsError:
             raise BrokerIdInUseError(
                 f"broker.id {self.broker_id} is already registered at "
                 f"{zk.broker_path(self.broker_id)} by another live broker; give each broker "
                 "its own broker.id") from None
+        stat = self.store.exists(path)
+        if stat is not None:
+            self.broker_epoch = stat.creation_id
+            log.info("broker %d registered with broker epoch %d", self.broker_id,
+                     self.broker_epoch)
+
+    # ------------------------------------------------------------------ epochs
+
+    async def controller_epoch_exists(self, epoch: int) -> bool:
+        """Whether ``epoch`` is at most the store's ``/controller_epoch``: re-read (off
+        the loop) only for an epoch above the newest read so far, which a new controller
+        sends once and anyone sending an absurd epoch every time."""
+        if epoch <= max(self._newest_controller_epoch, self.controller_epoch):
+            return True
+        while True:
+            try:
+                current = await self.worker.call(self._read_controller_epoch)
+                break
+            except ConnectionLossError:  # the request waits until it can be checked
+                await asyncio.sleep(EPOCH_READ_RETRY_S)
+            except CoordinationError as exc:
+                log.warning("broker %d: cannot check controller epoch %d: %s",
+                            self.broker_id, epoch, exc)
+                return False
+        self._newest_controller_epoch = max(self._newest_controller_epoch, current)
+        return epoch <= current
+
+    def _read_controller_epoch(self) -> int:
+        try:
+            return zk.decode_epoch(self.require_store().get(zk.CONTROLLER_EPOCH)[0])
+        except NoNodeError:
+            return 0
+
+    async def controlled_shutdown(self, broker_id: int,
+                                  broker_epoch: int) -> list[tuple[str, int]]:
+        controller = self.active_controller
+        if controller is None:
+            raise NotControllerError(f"broker {self.broker_id} is not the controller")
+        return controller.controlled_shutdown(broker_id, broker_epoch)
 
     async def hand_over(self, node_id: int) -> None:
         """A clean stop's first step: leadership moves away (controlled.shutdown.enable)."""
@@ -127,6 +180,7 @@ class ClusterMembership:
         if self._rebalance is not None:
             self._rebalance.cancel()
         self._on(Event.SHUTDOWN)
+        self.worker.close()
         if self.store is not None:
             self.store.close()
 
@@ -282,7 +336,7 @@ class ClusterMembership:
         if controller is not None:
             # The controller stopping itself: its elections must reach the brokers
             # before its session ends, or the leaderships wait for the next controller.
-            remaining = controller.controlled_shutdown(self.broker_id)
+            remaining = controller.controlled_shutdown(self.broker_id, self.broker_epoch)
             if not await controller.delivered(self.config.controller_socket_timeout_ms / 1000):
                 log.info("broker %d: a broker did not answer the controller's last "
                          "requests before it stopped", self.broker_id)
@@ -295,7 +349,8 @@ class ClusterMembership:
         except NoNodeError:
             return None
         response = await call(endpoint, ApiKey.CONTROLLED_SHUTDOWN, CONTROLLED_SHUTDOWN_VERSION,
-                              {"broker_id": self.broker_id}, client_id=f"broker-{self.broker_id}",
+                              {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch},
+                              client_id=f"broker-{self.broker_id}",
                               timeout_s=self.config.controller_socket_timeout_ms / 1000,
                               security=self._peer_security)
         if response["error_code"]:

@@ -64,7 +64,19 @@ class ControllerClient(Protocol):
 
 class Membership(Protocol):
     """How a broker joins and leaves its cluster (registration, and for a clean stop,
-    moving its leaderships away first)."""
+    moving its leaderships away first), and the epochs that fence controller messages
+    (:class:`~kafkalite_server.cluster.inbox.Epochs`)."""
+
+    @property
+    def broker_epoch(self) -> int: ...
+
+    async def controller_epoch_exists(self, epoch: int) -> bool: ...
+
+    async def controlled_shutdown(self, broker_id: int,
+                                  broker_epoch: int) -> list[tuple[str, int]]:
+        """ControlledShutdown from a stopping broker: the partitions it still leads.
+        Raises NotControllerError unless this broker is the controller, and
+        StaleBrokerEpochError for an earlier incarnation of the stopping broker."""
 
     async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None: ...
 

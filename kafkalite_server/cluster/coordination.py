@@ -110,6 +110,11 @@ Op = Create | SetData | Check | Delete
 class Coordination(ABC):
     """One client session."""
 
+    calls_block = True
+    """A call may wait on a server (for as long as the session lasts while it is
+    unreachable), so brokers make their calls off the event loop
+    (:mod:`~kafkalite_server.cluster.store_worker`)."""
+
     @property
     @abstractmethod
     def session_id(self) -> int: ...

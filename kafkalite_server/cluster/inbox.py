@@ -2,15 +2,30 @@
 
 The in-process :class:`LocalChannel` and the network handlers of LeaderAndIsr, StopReplica
 and UpdateMetadata both end in :meth:`ControllerInbox.handle`, so one broker code path
-serves every deployment. Every message is fenced by controller epoch first.
+serves every deployment. Every message is fenced first:
+
+- by broker epoch (KIP-380): a message stamped for an earlier incarnation of this broker
+  (an older registration) is refused with STALE_BROKER_EPOCH, so a request the controller
+  sent before a restart can never undo what it told the new incarnation;
+- by controller epoch: one older than the newest seen is refused with
+  STALE_CONTROLLER_EPOCH. A message from the network (:meth:`ControllerInbox.receive`)
+  must also carry an epoch the coordination store has had: an epoch above the store's
+  ``/controller_epoch`` is refused, so nobody can fence the real controller by sending an
+  absurd one (2^31-1).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
-from kafkalite.protocol.errors import BrokerResponseError
+from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    StaleBrokerEpochError,
+    StaleControllerEpochError,
+)
 from kafkalite_server.cluster.messages import (
+    NO_BROKER_EPOCH,
     ControllerMessage,
     LeaderAndIsr,
     StopReplica,
@@ -22,13 +37,50 @@ from kafkalite_server.replication.replica_manager import ReplicaManager, TopicPa
 log = logging.getLogger(__name__)
 
 
+class Epochs(Protocol):
+    """What this broker knows of the epochs that fence controller messages (its
+    membership of the cluster)."""
+
+    @property
+    def broker_epoch(self) -> int:
+        """The czxid of this broker's registration (NO_BROKER_EPOCH before it has one)."""
+
+    async def controller_epoch_exists(self, epoch: int) -> bool:
+        """Whether some controller was elected with ``epoch`` (it is at most the store's
+        ``/controller_epoch``); reads the store off the event loop when it must."""
+
+
+class _Unfenced:
+    broker_epoch = NO_BROKER_EPOCH
+
+    async def controller_epoch_exists(self, epoch: int) -> bool:
+        return True
+
+
 class ControllerInbox:
-    def __init__(self, replica_manager: ReplicaManager, metadata: MetadataCache) -> None:
+    def __init__(self, replica_manager: ReplicaManager, metadata: MetadataCache,
+                 epochs: Epochs | None = None) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
+        self.epochs: Epochs = epochs or _Unfenced()
+
+    async def receive(self, message: ControllerMessage) -> dict[TopicPartition, int]:
+        """A message from the network: :meth:`handle`, once its controller epoch is known
+        to be one the coordination store has had."""
+        if not await self.epochs.controller_epoch_exists(message.controller_epoch):
+            raise StaleControllerEpochError(
+                f"controller epoch {message.controller_epoch} from controller "
+                f"{message.controller_id} was never elected")
+        return self.handle(message)
 
     def handle(self, message: ControllerMessage) -> dict[TopicPartition, int]:
-        """Per-partition error codes; raises StaleControllerEpochError for an old controller."""
+        """Per-partition error codes; raises StaleBrokerEpochError for a message meant for
+        an earlier incarnation, StaleControllerEpochError for an old controller."""
+        own = self.epochs.broker_epoch
+        if message.broker_epoch != NO_BROKER_EPOCH and message.broker_epoch < own:
+            raise StaleBrokerEpochError(
+                f"{type(message).__name__} from controller {message.controller_id} is for "
+                f"broker epoch {message.broker_epoch}, this broker's is {own}")
         if isinstance(message, UpdateMetadata):
             self.replica_manager.fence(message.controller_epoch)
             self.metadata.update(message)

@@ -237,6 +237,9 @@ class MemoryEnsemble:
 
 
 class MemoryCoordination(Coordination):
+    calls_block = False
+    """Every call is answered at once, in memory."""
+
     def __init__(self, ensemble: MemoryEnsemble, session_id: int) -> None:
         self._ensemble = ensemble
         self._session_id = session_id

@@ -15,6 +15,9 @@ from typing import Protocol
 from kafkalite_server.cluster.image import BrokerEndpoint
 
 NO_LEADER = -1
+NO_BROKER_EPOCH = -1
+"""A message stamped with no broker epoch (from a controller of a version before KIP-380,
+or a standalone broker's own controller): no incarnation check applies."""
 LEADER_DURING_DELETE = -2
 """UpdateMetadata marks a deleted topic's partitions with this leader, as Kafka does."""
 
@@ -42,10 +45,14 @@ class PartitionState:
 
 @dataclass(frozen=True, slots=True)
 class LeaderAndIsr:
+    """``broker_epoch`` names the incarnation of the target broker the controller meant
+    (KIP-380): the czxid of its registration, so a later incarnation refuses it."""
+
     controller_id: int
     controller_epoch: int
     partitions: tuple[PartitionState, ...]
     live_leaders: tuple[BrokerEndpoint, ...] = ()
+    broker_epoch: int = NO_BROKER_EPOCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +61,7 @@ class StopReplica:
     controller_epoch: int
     partitions: tuple[tuple[str, int], ...]
     delete: bool
+    broker_epoch: int = NO_BROKER_EPOCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,7 @@ class UpdateMetadata:
     controller_epoch: int
     partitions: tuple[PartitionState, ...]
     live_brokers: tuple[BrokerEndpoint, ...]
+    broker_epoch: int = NO_BROKER_EPOCH
 
 
 ControllerMessage = LeaderAndIsr | StopReplica | UpdateMetadata

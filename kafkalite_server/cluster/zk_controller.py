@@ -15,10 +15,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from kafkalite.protocol.errors import (
     BrokerIdNotRegisteredError,
     BrokerResponseError,
+    StaleBrokerEpochError,
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.cluster import zk_layout as zk
@@ -44,7 +46,9 @@ from kafkalite_server.cluster.election_requests import ElectionType, requested_e
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import (
     LEADER_DURING_DELETE,
+    NO_BROKER_EPOCH,
     BrokerChannel,
+    ControllerMessage,
     LeaderAndIsr,
     PartitionState,
     StopReplica,
@@ -299,15 +303,22 @@ class ZkController:
                     per_broker.setdefault(replica, []).append(state)
         leaders = tuple(self.live[s.leader] for s in states.values() if s.leader in self.live)
         for broker_id, broker_states in per_broker.items():
-            self.channels[broker_id].send(LeaderAndIsr(self.broker_id, self.epoch,
-                                                       tuple(broker_states), leaders))
+            self._send(broker_id, LeaderAndIsr(self.broker_id, self.epoch,
+                                               tuple(broker_states), leaders))
         self._update_metadata(list(states.values()))
 
     def _update_metadata(self, states: list[PartitionState]) -> None:
         message = UpdateMetadata(self.broker_id, self.epoch, tuple(states),
                                  tuple(self.live[b] for b in sorted(self.live)))
-        for channel in self.channels.values():
-            channel.send(message)
+        for broker_id in list(self.channels):
+            self._send(broker_id, message)
+
+    def _send(self, broker_id: int, message: ControllerMessage) -> None:
+        """To the incarnation of ``broker_id`` this controller knows, stamped with its
+        broker epoch: a later incarnation refuses it (STALE_BROKER_EPOCH)."""
+        channel = self.channels.get(broker_id)
+        if channel is not None:
+            channel.send(replace(message, broker_epoch=self.broker_epochs[broker_id]))
 
     # ------------------------------------------------------------------ events
 
@@ -395,9 +406,7 @@ class ZkController:
             for broker_id in replicas:
                 by_broker.setdefault(broker_id, []).append((topic, index))
         for broker_id, keys in by_broker.items():
-            channel = self.channels.get(broker_id)
-            if channel is not None:
-                channel.send(StopReplica(self.broker_id, self.epoch, tuple(keys), True))
+            self._send(broker_id, StopReplica(self.broker_id, self.epoch, tuple(keys), True))
         self._update_metadata([PartitionState(topic, index, LEADER_DURING_DELETE, 0, (), ())
                                for index in assignment])
         self._forget(topic)
@@ -413,11 +422,18 @@ class ZkController:
 
     # ------------------------------------------------------------------ requests
 
-    def controlled_shutdown(self, broker_id: int) -> list[TopicPartition]:
+    def controlled_shutdown(self, broker_id: int,
+                            broker_epoch: int = NO_BROKER_EPOCH) -> list[TopicPartition]:
         """Moves leadership off a stopping broker and takes it out of the ISRs; returns
-        the partitions it still leads (no other live ISR member to take over)."""
+        the partitions it still leads (no other live ISR member to take over). A request
+        from an earlier incarnation of the broker (an older ``broker_epoch``) is refused
+        with STALE_BROKER_EPOCH, as Kafka does since KIP-380."""
         if broker_id not in self.live:
             raise BrokerIdNotRegisteredError(f"broker {broker_id} is not registered")
+        current = self.broker_epochs[broker_id]
+        if broker_epoch != NO_BROKER_EPOCH and broker_epoch < current:
+            raise StaleBrokerEpochError(f"broker {broker_id}'s epoch is {current}; the "
+                                        f"request was for epoch {broker_epoch}")
         self.shutting_down.add(broker_id)
         live = {b for b in self.live if self._eligible(b)}
         keys = self.assignments_keys()
@@ -440,8 +456,7 @@ class ZkController:
         followed = tuple(key for key in keys if self.states[key][0].leader != broker_id
                          and broker_id in self.assignments[key[0]][key[1]])
         if followed:
-            self.channels[broker_id].send(StopReplica(self.broker_id, self.epoch, followed,
-                                                      False))
+            self._send(broker_id, StopReplica(self.broker_id, self.epoch, followed, False))
         return still_led
 
     def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from groups import coordinator_failover, group_churn
 from scenarios import (
     Scenario,
+    clean_stop_during_announcement,
     controller_kill,
     follower_partition,
     jepsen_2013,
@@ -42,4 +43,6 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("F14", "retention under load never deletes above the high watermark",
              retention_under_load, {"log.retention.check.interval.ms": "300"},
              {"segment.bytes": "10000", "retention.bytes": "10000"}),
+    Scenario("F15", "clean stop and quick restart during the controller's announcement",
+             clean_stop_during_announcement),
 ]}

@@ -355,6 +355,30 @@ def retention_under_load(run: Run) -> None:
     run.note(f"{len(samples)} samples, log start reached {max(s[2] for s in samples)}")
 
 
+def clean_stop_during_announcement(run: Run) -> None:
+    """F15: SIGKILL the controller, and while the new one announces the cluster (its
+    LeaderAndIsr and UpdateMetadata to every broker, slowed on the way to the victim), stop
+    another broker cleanly and restart it at once; then restart the old controller. The
+    restarted broker must be back in every ISR within a bound: a request meant for its
+    previous incarnation (KIP-380's broker epoch) must not reach the new one, and the
+    channel to the previous one must be gone."""
+    cluster = run.cluster
+    for _ in range(run.rounds):
+        old_controller = cluster.controller()
+        victim = run.rng.choice(_others(cluster, old_controller))
+        into_victim = [(f"b{b}", f"b{victim}") for b in _others(cluster, victim)]
+        cluster.proxy.delay(into_victim, run.rng.uniform(0.5, 1.5))
+        cluster.kill(old_controller)
+        until(lambda o=old_controller: cluster.controller() not in (o, -1), "a new controller")
+        cluster.stop(victim)
+        cluster.start(victim)
+        cluster.proxy.heal(into_victim)
+        cluster.start(old_controller)
+        cluster.wait_full_isr(TOPIC, PARTITIONS, timeout=60)
+        run.note(f"killed controller {old_controller}, stopped and restarted {victim} "
+                 "during the announcement")
+
+
 def java_hash(text: str) -> int:
     """Java's String.hashCode (the group coordinator's partition choice)."""
     value = 0

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from kafkalite.protocol.errors import StaleBrokerEpochError
 from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
@@ -17,15 +18,17 @@ from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 class Recording:
     def __init__(self) -> None:
         self.sent: list[object] = []
+        self.closed = False
 
     def send(self, message: object) -> None:
+        assert not self.closed, f"{message} sent on a closed channel"
         self.sent.append(message)
 
     async def drained(self) -> None:
         pass
 
     def close(self) -> None:
-        pass
+        self.closed = True
 
 
 class Cluster:
@@ -176,3 +179,34 @@ def test_a_bounced_broker_that_was_the_only_replica_leads_again():
     told = [m for m in cluster.channels[2].sent if isinstance(m, LeaderAndIsr)]
     assert told[-1].partitions[0].leader == 2
     assert told[-1].partitions[0].leader_epoch == state.leader_epoch
+
+
+def test_messages_name_the_incarnation_they_are_for():
+    """KIP-380: each message carries its target's broker epoch (the czxid of its
+    registration); when the broker restarts, the channel to the old incarnation is closed
+    and the new one's messages carry the new epoch. A ControlledShutdown from the old
+    incarnation is refused."""
+    cluster = Cluster([1, 2, 3])
+    controller = cluster.elect(1)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.settle()
+    first_epoch = cluster.sessions[2].exists(zk.broker_path(2)).creation_id
+    old_channel = cluster.channels[2]
+    assert old_channel.sent
+    assert {m.broker_epoch for m in old_channel.sent} == {first_epoch}
+    cluster.sessions[2].close()
+    restarted = cluster.ensemble.connect(6000)
+    restarted.create(zk.broker_path(2), zk.encode_broker(
+        BrokerEndpoint(2, "127.0.0.1", 9002), 0), ephemeral=True)
+    cluster.settle()
+    second_epoch = restarted.exists(zk.broker_path(2)).creation_id
+    assert second_epoch > first_epoch
+    assert old_channel.closed
+    new_channel = cluster.channels[2]
+    assert new_channel.sent
+    assert {m.broker_epoch for m in new_channel.sent} == {second_epoch}
+    with pytest.raises(StaleBrokerEpochError):
+        controller.controlled_shutdown(2, first_epoch)
+    assert 2 not in controller.shutting_down
+    assert controller.controlled_shutdown(2, second_epoch) == []
+    assert 2 in controller.shutting_down
