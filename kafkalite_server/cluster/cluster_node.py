@@ -118,15 +118,21 @@ class ClusterMembership:
             self.store.create(path, zk.encode_broker(self._endpoint, self._now_ms()),
                               ephemeral=True)
         except NodeExistsError:
-            raise BrokerIdInUseError(
-                f"broker.id {self.broker_id} is already registered at "
-                f"{zk.broker_path(self.broker_id)} by another live broker; give each broker "
-                "its own broker.id") from None
+            stat = self.store.exists(path)
+            if stat is None or stat.ephemeral_owner != self.store.session_id:
+                raise self._id_in_use() from None
+            # Ours: the create applied, and was retried across a connection blip.
         stat = self.store.exists(path)
         if stat is not None:
             self.broker_epoch = stat.creation_id
             log.info("broker %d registered with broker epoch %d", self.broker_id,
                      self.broker_epoch)
+
+    def _id_in_use(self) -> BrokerIdInUseError:
+        return BrokerIdInUseError(
+            f"broker.id {self.broker_id} is already registered at "
+            f"{zk.broker_path(self.broker_id)} by another live broker; give each broker "
+            "its own broker.id")
 
     # ------------------------------------------------------------------ epochs
 

@@ -6,9 +6,12 @@ atomic batch. Two backends implement it: :mod:`zk_store` over a real ZooKeeper (
 and :mod:`memory_store` in memory with a controllable clock (EmbeddedCluster and unit
 tests), so the controller and brokers run the same code over both.
 
-Calls are synchronous (a local ZooKeeper answers in about a millisecond). Watch callbacks
-run on the backend's thread, after the change that fired them; drivers hop to their event
-loop before acting.
+Calls are synchronous and may wait for as long as the session lives while the server is
+unreachable (brokers make them off their event loop). Watch callbacks run on the backend's
+thread, after the change that fired them; drivers hop to their own thread or loop before
+acting. A watch fires once: on its node's change, or (:attr:`EventType.RECONNECTED`) when
+the connection comes back after it was lost while the watch was armed. Every owner of a
+watch treats any event as "read again and re-arm", so a blip loses no change.
 """
 
 from __future__ import annotations
@@ -67,6 +70,9 @@ class EventType(enum.Enum):
     DELETED = "deleted"
     CHANGED = "changed"
     CHILD = "child"
+    RECONNECTED = "reconnected"
+    """The connection was lost while the watch was armed (or while it was being armed):
+    anything may have changed meanwhile. Read again, and arm the watch again."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -237,6 +237,8 @@ class ZkController:
                 self._check_epoch()
                 data, stat = self.store.get(path)
                 self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+                if self.states[key][0] == new:  # it did apply: retried across a blip
+                    return True
                 continue
             self.states[key] = (new, version + 1)
             return True

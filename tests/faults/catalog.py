@@ -17,6 +17,7 @@ from scenarios import (
     torn_tail,
     unclean_control,
     whole_cluster_crash,
+    zookeeper_blip,
 )
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
@@ -45,4 +46,6 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              {"segment.bytes": "10000", "retention.bytes": "10000"}),
     Scenario("F15", "clean stop and quick restart during the controller's announcement",
              clean_stop_during_announcement),
+    Scenario("F16", "ZooKeeper restarted for 3 s, then a new topic, leader and controller "
+             "SIGKILL", zookeeper_blip, {"zookeeper.session.timeout.ms": "10000"}),
 ]}

@@ -379,6 +379,44 @@ def clean_stop_during_announcement(run: Run) -> None:
                  "during the announcement")
 
 
+def zookeeper_blip(run: Run) -> None:
+    """F16: restart ZooKeeper for about 3 s; every session survives (a session timeout of
+    10 s). Afterwards every broker must still hear of every change: a new topic gets
+    leaders on every broker, a killed leader is replaced, a killed controller is replaced.
+    (Watches are lost with the connection; they must be re-armed on reconnect, not only
+    after a session expiry.)"""
+    cluster = run.cluster
+    for round_ in range(run.rounds):
+        sessions = {b: cluster.zk.exists(f"/brokers/ids/{b}").ephemeralOwner
+                    for b in cluster.ids}
+        cluster.restart_zookeeper(run.rng.uniform(2.5, 3.5))
+        until(lambda before=sessions: before == {
+            b: (s := cluster.zk.exists(f"/brokers/ids/{b}")) and s.ephemeralOwner
+            for b in cluster.ids}, "every session to survive", 10)
+        topic = f"after-blip-{round_}"
+        cluster.create_topic(topic, PARTITIONS)
+        for broker_id in cluster.ids:
+            until(lambda b=broker_id, t=topic: (leaders := cluster.metadata_leaders(b, t))
+                  and len(leaders) == PARTITIONS and -1 not in leaders.values(),
+                  f"broker {broker_id} to see leaders of {topic}", 30)
+        controller = cluster.controller()
+        victim = next((cluster.leader(TOPIC, p) for p in range(PARTITIONS)
+                       if cluster.leader(TOPIC, p) != controller), None)
+        if victim is not None:
+            led = [p for p in range(PARTITIONS) if cluster.leader(TOPIC, p) == victim]
+            cluster.kill(victim)
+            for p in led:
+                cluster.wait_leader(TOPIC, p, not_in=[victim])
+            cluster.start(victim)
+        cluster.kill(controller)
+        until(lambda c=controller: cluster.controller() not in (c, -1), "a new controller",
+              40)
+        cluster.start(controller)
+        cluster.wait_full_isr(TOPIC, PARTITIONS)
+        run.note(f"ZooKeeper restarted; then leader {victim} and controller {controller} "
+                 "killed and replaced")
+
+
 def java_hash(text: str) -> int:
     """Java's String.hashCode (the group coordinator's partition choice)."""
     value = 0
