@@ -21,7 +21,7 @@ from kafkalite.protocol import ApiKey
 from kafkalite_server.cancellation import cancel_and_wait
 from kafkalite_server.cluster.controller_client import ControllerClient, Membership
 from kafkalite_server.cluster.image import BrokerEndpoint
-from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
+from kafkalite_server.cluster.inbox import ControllerInbox
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.group.broker_handlers import install as install_group_coordinator
@@ -133,7 +133,8 @@ class Broker:
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
             state_store, replication_settings(config, self.peer_security), now_ms=now_ms)
-        self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache, membership)
+        self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache, membership,
+                                     controller.load_topic_configs)
         self.tasks = BackgroundTasks()
         self.port = 0
         self._connections: set[asyncio.Task[None]] = set()
@@ -167,7 +168,7 @@ class Broker:
         self._start_maintenance()
         self.txn_coordinator.start()
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
-        await self.membership.join(self.endpoint, LocalChannel(self.inbox))
+        await self.membership.join(self.endpoint, self.inbox)
 
     def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:

@@ -17,11 +17,12 @@ from kafkalite_server.cluster.cluster_node import ClusterMembership
 from kafkalite_server.cluster.controller import CONTROLLER_EPOCH, Controller
 from kafkalite_server.cluster.coordination import Coordination
 from kafkalite_server.cluster.image import BrokerEndpoint
-from kafkalite_server.cluster.messages import NO_BROKER_EPOCH, BrokerChannel
+from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
+from kafkalite_server.cluster.messages import NO_BROKER_EPOCH
 from kafkalite_server.cluster.meta_properties import ensure_meta_properties, read_meta_properties
+from kafkalite_server.cluster.partition_states import ZkPartitionStateStore
 from kafkalite_server.cluster.zk_admin import ZkAdmin
 from kafkalite_server.config import BrokerConfig
-from kafkalite_server.replication.isr_store import ZkPartitionStateStore
 
 
 @dataclass
@@ -41,8 +42,8 @@ class LocalMembership:
         raise NotControllerError("a standalone broker's controller takes no "
                                  "ControlledShutdown from other brokers")
 
-    async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
-        self.controller.register_broker(endpoint, channel)
+    async def join(self, endpoint: BrokerEndpoint, inbox: ControllerInbox) -> None:
+        self.controller.register_broker(endpoint, LocalChannel(inbox))
 
     async def hand_over(self, node_id: int) -> None:
         """A standalone broker has no other broker to hand its leaderships to."""
@@ -78,9 +79,11 @@ async def launch_cluster_broker(config: BrokerConfig,
     try:
         for log_dir in config.log_dirs:
             ensure_meta_properties(Path(log_dir), config.broker_id, cluster_id)
-        admin = ZkAdmin(config, membership.require_store, lambda: membership.active_controller)
+        admin = ZkAdmin(config, membership.require_store, membership.worker,
+                        lambda: membership.active_controller)
         broker = Broker(config, admin, membership, cluster_id,
-                        state_store=ZkPartitionStateStore(membership.require_store))
+                        state_store=ZkPartitionStateStore(membership.require_store,
+                                                          membership.worker))
     except BaseException:
         assert membership.store is not None
         membership.store.close()

@@ -24,6 +24,7 @@ from kafkalite.protocol.errors import error_for_code
 from kafkalite.protocol.exchange import RequestExchange
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import ControllerMessage
+from kafkalite_server.cluster.queued_channel import QueuedChannel
 from kafkalite_server.cluster.wire import to_request
 from kafkalite_server.security.inter_broker import PeerSecurity, roundtrip
 
@@ -49,69 +50,45 @@ async def call(endpoint: BrokerEndpoint, api_key: int, version: int, body: dict[
         return await exchange_once()
 
 
-class NetworkChannel:
+class NetworkChannel(QueuedChannel):
     def __init__(self, endpoint: BrokerEndpoint, controller_id: int, security: PeerSecurity,
-                 *, timeout_s: float = 30.0) -> None:
+                 *, loop: asyncio.AbstractEventLoop, timeout_s: float = 30.0) -> None:
         self.endpoint = endpoint
         self._client_id = f"controller-{controller_id}"
         self._security = security
         self._timeout_s = timeout_s
-        self._queue: asyncio.Queue[ControllerMessage] = asyncio.Queue()
-        self.closed = False
-        self._task = asyncio.get_running_loop().create_task(
-            self._run(), name=f"controller-channel-{endpoint.node_id}")
-
-    def send(self, message: ControllerMessage) -> None:
-        if not self.closed:
-            self._queue.put_nowait(message)
-
-    def close(self) -> None:
-        """Stops at once; checked between every step too, so a cancellation lost in a
-        library cannot keep the channel going."""
-        self.closed = True
-        self._task.cancel()
-
-    async def drained(self) -> None:
-        """Waits until every queued message was answered, or the channel closed (tests,
-        controlled shutdown)."""
-        joined = asyncio.ensure_future(self._queue.join())
-        try:
-            await asyncio.wait([joined, self._task], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            joined.cancel()
+        self._connection: _Connection | None = None
+        super().__init__(loop, f"controller-channel-{endpoint.node_id}")
 
     async def _connect(self) -> _Connection:
         exchange = RequestExchange(self._client_id, MAX_RESPONSE_BYTES)
         reader, writer = await self._security.connect(self.endpoint, exchange)
         return reader, writer, exchange
 
-    async def _run(self) -> None:
-        connection: _Connection | None = None
-        try:
-            while not self.closed:
-                message = await self._queue.get()
-                api_key, version, body = to_request(message)
-                while not self.closed:
-                    try:
-                        async with asyncio.timeout(self._timeout_s):
-                            if connection is None or connection[1].is_closing():
-                                connection = await self._connect()
-                            response = await roundtrip(*connection, api_key, version, body)
-                        break
-                    except (TimeoutError, OSError, ConnectionError, ProtocolDecodeError) as exc:
-                        log.info("controller channel to broker %d: %s; retrying",
-                                 self.endpoint.node_id, exc or type(exc).__name__)
-                        if connection is not None:
-                            connection[1].close()
-                        connection = None
-                        await asyncio.sleep(RETRY_BACKOFF_S)
-                else:
-                    return
-                self._queue.task_done()
-                _log_errors(self.endpoint.node_id, type(message).__name__, response)
-        finally:
-            if connection is not None:
-                connection[1].close()
+    async def _deliver(self, message: ControllerMessage) -> bool:
+        api_key, version, body = to_request(message)
+        while not self.closed:
+            try:
+                async with asyncio.timeout(self._timeout_s):
+                    if self._connection is None or self._connection[1].is_closing():
+                        self._connection = await self._connect()
+                    if self.closed:  # closed while connecting: nothing more goes out
+                        return False
+                    response = await roundtrip(*self._connection, api_key, version, body)
+            except (TimeoutError, OSError, ConnectionError, ProtocolDecodeError) as exc:
+                log.info("controller channel to broker %d: %s; retrying",
+                         self.endpoint.node_id, exc or type(exc).__name__)
+                self._release()
+                await asyncio.sleep(RETRY_BACKOFF_S)
+                continue
+            _log_errors(self.endpoint.node_id, type(message).__name__, response)
+            return True
+        return False
+
+    def _release(self) -> None:
+        if self._connection is not None:
+            self._connection[1].close()
+            self._connection = None
 
 
 def _log_errors(broker_id: int, name: str, response: dict[str, Any]) -> None:

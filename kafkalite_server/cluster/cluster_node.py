@@ -7,6 +7,11 @@ fails to start with :class:`BrokerIdInUseError`. Election creates the ephemeral
 ``/controller`` and run again when it goes. The role changes follow the table in
 :mod:`controller_state`; this module only carries out its actions. A clean stop first asks
 the controller (ControlledShutdown) to move this broker's leaderships away.
+
+Every step that touches the store (the role machine's actions, the controller's work,
+watch events) runs on the broker's coordination worker
+(:class:`~kafkalite_server.cluster.store_worker.StoreWorker`), never on the event loop:
+the loop awaits a step's result or hands it over and goes on serving.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from kafkalite_server.cluster.coordination import (
     SetData,
 )
 from kafkalite_server.cluster.image import BrokerEndpoint, new_cluster_id
-from kafkalite_server.cluster.messages import NO_BROKER_EPOCH, BrokerChannel
+from kafkalite_server.cluster.inbox import ControllerInbox, InboxChannel
+from kafkalite_server.cluster.messages import NO_BROKER_EPOCH, BrokerChannel, all_delivered
 from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 from kafkalite_server.config import BrokerConfig
@@ -72,7 +78,7 @@ class ClusterMembership:
         """The highest ``/controller_epoch`` read from the store."""
         self.worker = StoreWorker(f"coordination-{self.broker_id}")
         self._endpoint: BrokerEndpoint | None = None
-        self._local: BrokerChannel | None = None
+        self._inbox: ControllerInbox | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._rebalance: asyncio.Task[None] | None = None
 
@@ -98,18 +104,27 @@ class ClusterMembership:
         self.store = store
         return store
 
-    async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
-        self._loop = asyncio.get_running_loop()
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Where store calls go from now on: off ``loop`` (its own thread) unless the store
+        never blocks."""
+        assert self.store is not None
+        self._loop = loop
+        self.worker.bind(loop, threaded=self.store.calls_block)
+
+    async def join(self, endpoint: BrokerEndpoint, inbox: ControllerInbox) -> None:
         self._endpoint = endpoint
-        self._local = channel
+        self._inbox = inbox
         if self.store is None:
             self.open()
-        assert self.store is not None
-        self.worker.bind(self._loop, threaded=self.store.calls_block)
-        self._register()
-        self._on(Event.REGISTERED)
+        self.bind(asyncio.get_running_loop())
+        await self.worker.call(self._join)
+        assert self._loop is not None
         if self.config.auto_leader_rebalance_enable:
             self._rebalance = self._loop.create_task(self._rebalance_periodically())
+
+    def _join(self) -> None:
+        self._register()
+        self._on(Event.REGISTERED)
 
     def _register(self) -> None:
         assert self.store is not None and self._endpoint is not None
@@ -166,7 +181,7 @@ class ClusterMembership:
         controller = self.active_controller
         if controller is None:
             raise NotControllerError(f"broker {self.broker_id} is not the controller")
-        return controller.controlled_shutdown(broker_id, broker_epoch)
+        return await self.worker.call(controller.controlled_shutdown, broker_id, broker_epoch)
 
     async def hand_over(self, node_id: int) -> None:
         """A clean stop's first step: leadership moves away (controlled.shutdown.enable)."""
@@ -178,25 +193,35 @@ class ClusterMembership:
     async def leave(self, node_id: int) -> None:
         """The registration (and a controller's role) ends, once the broker has stopped
         serving and fetching."""
+        if self._rebalance is not None:
+            self._rebalance.cancel()
         if self.role.role is not Role.STOPPED:
-            self.abandon()
+            with contextlib.suppress(RuntimeError):  # the worker is gone already
+                await self.worker.call(self._shut_down)
+        self.worker.close()
 
     def abandon(self) -> None:
         """Leaves at once, as a crash would: the session ends, nothing is handed over."""
         if self._rebalance is not None:
             self._rebalance.cancel()
+        if self.worker.threaded:
+            self.worker.submit(self._shut_down)
+        else:
+            self._shut_down()
+        self.worker.close(drop_queued=False)
+
+    def _shut_down(self) -> None:
         self._on(Event.SHUTDOWN)
-        self.worker.close()
         if self.store is not None:
             self.store.close()
 
     # ------------------------------------------------------------------ role machine
 
-    def _later(self, action: Callable[[], None]) -> None:
-        """Runs ``action`` on the broker's loop (watch callbacks come from other threads)."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._guarded, action)
+    def _later(self, action: Callable[[], object]) -> None:
+        """Runs ``action`` as a step of its own on the coordination worker, after the
+        steps before it (watch callbacks come from the store's thread; an action never
+        runs inside the step that asked for it)."""
+        self.worker.submit(lambda: self._guarded(action))
 
     def _guarded(self, action: Callable[[], object]) -> None:
         try:
@@ -273,23 +298,21 @@ class ClusterMembership:
             self._on(Event.CONTROLLER_GONE)
 
     def _start_controlling(self) -> None:
-        assert self._loop is not None
         store = self.require_store()
-        loop = self._loop
         controller = ZkController(
             store, self.broker_id, self.controller_epoch, self._epoch_version,
             unclean_election=self.config.unclean_leader_election_enable,
             imbalance_percentage=self.config.leader_imbalance_per_broker_percentage,
-            open_channel=self._channel_to,
-            on_change=lambda action: loop.call_soon_threadsafe(self._guarded, action))
+            open_channel=self._channel_to, on_change=self._later)
         self.active_controller = controller
         store.exists(zk.CONTROLLER, watch=self._controller_watch)
         self._guarded(controller.start)
 
     def _channel_to(self, endpoint: BrokerEndpoint) -> BrokerChannel:
-        if endpoint.node_id == self.broker_id and self._local is not None:
-            return _Deferred(self._local, self._later)
-        return NetworkChannel(endpoint, self.broker_id, self._peer_security,
+        assert self._loop is not None
+        if endpoint.node_id == self.broker_id and self._inbox is not None:
+            return InboxChannel(self._inbox, self._loop)
+        return NetworkChannel(endpoint, self.broker_id, self._peer_security, loop=self._loop,
                               timeout_s=self.config.controller_socket_timeout_ms / 1000)
 
     def _resign(self) -> None:
@@ -342,17 +365,16 @@ class ClusterMembership:
         if controller is not None:
             # The controller stopping itself: its elections must reach the brokers
             # before its session ends, or the leaderships wait for the next controller.
-            remaining = controller.controlled_shutdown(self.broker_id, self.broker_epoch)
-            if not await controller.delivered(self.config.controller_socket_timeout_ms / 1000):
+            remaining = await self.worker.call(controller.controlled_shutdown, self.broker_id,
+                                               self.broker_epoch)
+            channels = await self.worker.call(lambda: list(controller.channels.values()))
+            if not await all_delivered(channels,
+                                       self.config.controller_socket_timeout_ms / 1000):
                 log.info("broker %d: a broker did not answer the controller's last "
                          "requests before it stopped", self.broker_id)
             return remaining
-        store = self.require_store()
-        try:
-            controller_id = zk.decode_controller(store.get(zk.CONTROLLER)[0])
-            endpoint = zk.decode_broker(controller_id,
-                                        store.get(zk.broker_path(controller_id))[0])
-        except NoNodeError:
+        endpoint = await self.worker.call(self._controller_endpoint)
+        if endpoint is None:
             return None
         response = await call(endpoint, ApiKey.CONTROLLED_SHUTDOWN, CONTROLLED_SHUTDOWN_VERSION,
                               {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch},
@@ -363,6 +385,14 @@ class ClusterMembership:
             return None
         return [(p["topic_name"], p["partition_index"]) for p in response["remaining_partitions"]]
 
+    def _controller_endpoint(self) -> BrokerEndpoint | None:
+        store = self.require_store()
+        try:
+            controller_id = zk.decode_controller(store.get(zk.CONTROLLER)[0])
+            return zk.decode_broker(controller_id, store.get(zk.broker_path(controller_id))[0])
+        except NoNodeError:
+            return None
+
     # ------------------------------------------------------------------ leader balance
 
     async def _rebalance_periodically(self) -> None:
@@ -371,24 +401,4 @@ class ClusterMembership:
             await asyncio.sleep(interval)
             controller = self.active_controller
             if controller is not None:
-                self._guarded(controller.rebalance_leaders)
-
-
-class _Deferred:
-    """The controller's channel to its own broker: delivered on the next loop turn, so the
-    controller never re-enters broker code from inside its own step."""
-
-    def __init__(self, channel: BrokerChannel, later: Callable[[Callable[[], None]], None]
-                 ) -> None:
-        self._channel = channel
-        self._later = later
-
-    def send(self, message: object) -> None:
-        self._later(lambda: self._channel.send(message))  # type: ignore[arg-type]
-
-    async def drained(self) -> None:
-        await asyncio.sleep(0)  # the deliveries scheduled so far run before this resumes
-        await self._channel.drained()
-
-    def close(self) -> None:
-        """The broker's own inbox needs no closing."""
+                self._later(controller.rebalance_leaders)

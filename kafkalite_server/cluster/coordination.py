@@ -9,9 +9,10 @@ tests), so the controller and brokers run the same code over both.
 Calls are synchronous and may wait for as long as the session lives while the server is
 unreachable (brokers make them off their event loop). Watch callbacks run on the backend's
 thread, after the change that fired them; drivers hop to their own thread or loop before
-acting. A watch fires once: on its node's change, or (:attr:`EventType.RECONNECTED`) when
-the connection comes back after it was lost while the watch was armed. Every owner of a
-watch treats any event as "read again and re-arm", so a blip loses no change.
+acting. A watch fires once: on its node's change, or (:attr:`EventType.WATCH_LOST`) when
+the connection comes back after it was lost while the watch was armed, or when the session
+ends. Every owner of a watch treats any event as "read again and re-arm", so neither a
+blip nor a new session loses a change.
 """
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ class EventType(enum.Enum):
     DELETED = "deleted"
     CHANGED = "changed"
     CHILD = "child"
-    RECONNECTED = "reconnected"
-    """The connection was lost while the watch was armed (or while it was being armed):
-    anything may have changed meanwhile. Read again, and arm the watch again."""
+    WATCH_LOST = "watch lost"
+    """The watch lost track of its node: the connection dropped while it was armed (or
+    being armed), and is back now; or the session ended. Anything may have changed
+    meanwhile: read again (through the current session) and arm the watch again."""
 
 
 @dataclass(frozen=True, slots=True)

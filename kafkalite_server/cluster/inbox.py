@@ -1,8 +1,12 @@
 """Where a broker takes the controller's messages, whichever way they arrived.
 
-The in-process :class:`LocalChannel` and the network handlers of LeaderAndIsr, StopReplica
-and UpdateMetadata both end in :meth:`ControllerInbox.handle`, so one broker code path
-serves every deployment. Every message is fenced first:
+The in-process channels (:class:`LocalChannel` of a standalone broker's controller,
+:class:`InboxChannel` of an elected controller to its own broker) and the network handlers
+of LeaderAndIsr, StopReplica and UpdateMetadata all end in :meth:`ControllerInbox.handle`,
+so one broker code path serves every deployment. Before a LeaderAndIsr is applied, the
+configs of its topics are loaded (:data:`PrepareTopics`, off the event loop in a
+cluster), so a new partition's log starts with its topic's config without the loop
+waiting for the coordination store. Every message is fenced first:
 
 - by broker epoch (KIP-380): a message stamped for an earlier incarnation of this broker
   (an older registration) is refused with STALE_BROKER_EPOCH, so a request the controller
@@ -16,7 +20,9 @@ serves every deployment. Every message is fenced first:
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol
 
 from kafkalite.protocol.errors import (
@@ -32,6 +38,7 @@ from kafkalite_server.cluster.messages import (
     UpdateMetadata,
 )
 from kafkalite_server.cluster.metadata_cache import MetadataCache
+from kafkalite_server.cluster.queued_channel import QueuedChannel
 from kafkalite_server.replication.replica_manager import ReplicaManager, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -50,6 +57,14 @@ class Epochs(Protocol):
         ``/controller_epoch``); reads the store off the event loop when it must."""
 
 
+PrepareTopics = Callable[[Iterable[str]], Awaitable[None]]
+"""Loads the configs of the named topics, so that creating their logs needs no wait."""
+
+
+async def _nothing_to_prepare(topics: Iterable[str]) -> None:
+    """A standalone broker's topic configs are local: nothing to load."""
+
+
 class _Unfenced:
     broker_epoch = NO_BROKER_EPOCH
 
@@ -59,18 +74,26 @@ class _Unfenced:
 
 class ControllerInbox:
     def __init__(self, replica_manager: ReplicaManager, metadata: MetadataCache,
-                 epochs: Epochs | None = None) -> None:
+                 epochs: Epochs | None = None,
+                 prepare_topics: PrepareTopics = _nothing_to_prepare) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
         self.epochs: Epochs = epochs or _Unfenced()
+        self.prepare_topics = prepare_topics
 
     async def receive(self, message: ControllerMessage) -> dict[TopicPartition, int]:
-        """A message from the network: :meth:`handle`, once its controller epoch is known
+        """A message from the network: :meth:`deliver`, once its controller epoch is known
         to be one the coordination store has had."""
         if not await self.epochs.controller_epoch_exists(message.controller_epoch):
             raise StaleControllerEpochError(
                 f"controller epoch {message.controller_epoch} from controller "
                 f"{message.controller_id} was never elected")
+        return await self.deliver(message)
+
+    async def deliver(self, message: ControllerMessage) -> dict[TopicPartition, int]:
+        """:meth:`handle`, once the topics a LeaderAndIsr names have their configs."""
+        if isinstance(message, LeaderAndIsr):
+            await self.prepare_topics({state.topic for state in message.partitions})
         return self.handle(message)
 
     def handle(self, message: ControllerMessage) -> dict[TopicPartition, int]:
@@ -114,3 +137,25 @@ class LocalChannel:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class InboxChannel(QueuedChannel):
+    """An elected controller's channel to its own broker: each message delivered through
+    :meth:`ControllerInbox.deliver` (prepared, then handled) on the broker's loop."""
+
+    def __init__(self, inbox: ControllerInbox, loop: asyncio.AbstractEventLoop) -> None:
+        self.inbox = inbox
+        super().__init__(loop, "controller-inbox")
+
+    async def _deliver(self, message: ControllerMessage) -> bool:
+        broker_id = self.inbox.replica_manager.broker_id
+        try:
+            await self.inbox.deliver(message)
+        except BrokerResponseError as exc:
+            log.warning("broker %d refused %s: %s", broker_id, type(message).__name__, exc)
+        except Exception:
+            log.exception("broker %d: %s failed", broker_id, type(message).__name__)
+        return True
+
+    def _release(self) -> None:
+        """The broker's own inbox holds nothing to free."""

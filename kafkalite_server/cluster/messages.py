@@ -9,6 +9,8 @@ back into the same objects, so every deployment runs the same broker code.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -92,3 +94,14 @@ class BrokerChannel(Protocol):
         last decisions reach the brokers before it goes."""
 
     def close(self) -> None: ...
+
+
+async def all_delivered(channels: Iterable[BrokerChannel], timeout_s: float) -> bool:
+    """Waits (at most ``timeout_s``) until every channel delivered what was sent on it;
+    False if one has not. A controller handing its duties over awaits this first."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await asyncio.gather(*(channel.drained() for channel in channels))
+    except TimeoutError:
+        return False
+    return True

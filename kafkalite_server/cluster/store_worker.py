@@ -22,6 +22,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
+from kafkalite_server.cluster.coordination import CoordinationError
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -50,7 +52,11 @@ class StoreWorker:
         before it."""
         if self._executor is None:
             return function(*args, **kwargs)
-        return await asyncio.wrap_future(self._executor.submit(function, *args, **kwargs))
+        try:
+            future = self._executor.submit(function, *args, **kwargs)
+        except RuntimeError:
+            raise CoordinationError(f"{self.name}: the broker is leaving the cluster") from None
+        return await asyncio.wrap_future(future)
 
     def submit(self, function: Callable[[], object]) -> None:
         """Runs ``function`` after every call submitted before it; safe from any thread.
@@ -65,11 +71,12 @@ class StoreWorker:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(_logged, self.name, function)
 
-    def close(self) -> None:
-        """Drops calls not started yet; one in progress finishes on its own."""
+    def close(self, *, drop_queued: bool = True) -> None:
+        """No more calls; those queued are dropped (or, ``drop_queued=False``, still run).
+        One in progress finishes on its own."""
         self._closed = True
         if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor.shutdown(wait=False, cancel_futures=drop_queued)
 
 
 def _logged(name: str, function: Callable[[], Any]) -> None:

@@ -1,6 +1,11 @@
 """The elected controller's work over the coordination store (Kafka's ZooKeeper-mode
 KafkaController, reduced to the control plane).
 
+It runs on one thread, its broker's coordination worker (Kafka's controller event thread):
+every step (a watch's event, a request from a handler) is a synchronous function run
+there in order, so its store calls never hold up the broker's event loop, and its
+channels take its messages from that thread.
+
 It owns no broker objects: it reads and writes Kafka's ZooKeeper layout and talks to
 brokers only through their channels (LeaderAndIsr, StopReplica, UpdateMetadata). Every
 write carries a check on the ``/controller_epoch`` version it was elected with, so a
@@ -11,7 +16,6 @@ written only conditionally on their version, after a fresh read.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
@@ -105,16 +109,6 @@ class ZkController:
         self._announce(keys, to=list(self.live), changed=changed)
         self._deletions_requested()
         self._isr_changed()
-
-    async def delivered(self, timeout_s: float) -> bool:
-        """Waits (at most ``timeout_s``) until every broker has answered what this
-        controller sent it; False if one has not."""
-        try:
-            await asyncio.wait_for(asyncio.gather(
-                *(channel.drained() for channel in list(self.channels.values()))), timeout_s)
-        except TimeoutError:
-            return False
-        return True
 
     def stop(self) -> None:
         self.active = False

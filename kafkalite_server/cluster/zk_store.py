@@ -15,8 +15,10 @@ are ours to do meanwhile, as Kafka's ZooKeeperClient does:
 - **Watches survive the blip.** kazoo drops every armed watch when the connection drops
   (it does not re-register them, as the Java client does), so a broker would hear of no
   change again. Each dropped watch, and each watch whose registering call failed on the
-  connection, fires once with :attr:`EventType.RECONNECTED` when the connection is back:
-  its owner reads again (seeing whatever changed meanwhile) and re-arms it.
+  connection, fires once with :attr:`EventType.WATCH_LOST` when the connection is back:
+  its owner reads again (seeing whatever changed meanwhile) and re-arms it. When the
+  session ends instead, every watch fires that way at once: its owner reads again through
+  the broker's next session.
 
 kazoo's reconnect backoff is capped (:data:`RECONNECT_MAX_DELAY_S`), so a broker is
 connected again within about that long of ZooKeeper coming back, not after a backoff that
@@ -118,6 +120,7 @@ class ZooKeeperCoordination(Coordination):
         self._lock = threading.Lock()
         self._connected = threading.Event()
         self._closed = False
+        self._session_over = False
         self._dropped: list[tuple[Watcher, str]] = []
         self._client.add_listener(self._on_state)
         with _translated():
@@ -144,7 +147,7 @@ class ZooKeeperCoordination(Coordination):
                 log.info("ZooKeeper at %s: connected again within the session; %d watched "
                          "node(s) to read again", self._hosts, len(dropped))
             for watch, path in dropped:
-                self._client.handler.spawn(watch, WatchEvent(EventType.RECONNECTED, path))
+                self._client.handler.spawn(watch, WatchEvent(EventType.WATCH_LOST, path))
         elif state == KazooState.SUSPENDED:
             self._connected.clear()
             log.warning("ZooKeeper at %s: connection lost; the session lives on for up to "
@@ -152,7 +155,10 @@ class ZooKeeperCoordination(Coordination):
         elif state == KazooState.LOST:
             with self._lock:
                 self._connected.clear()
-                self._dropped = []
+                self._session_over = True
+                dropped, self._dropped = self._dropped, []
+            for watch, path in dropped:
+                self._client.handler.spawn(watch, WatchEvent(EventType.WATCH_LOST, path))
             callbacks, self._lost = self._lost, []
             for callback in callbacks:
                 self._client.handler.spawn(callback)
@@ -171,14 +177,13 @@ class ZooKeeperCoordination(Coordination):
         return on_event
 
     def _dropped_watch(self, watch: Watcher, path: str) -> None:
-        """Fires ``watch`` once the connection is back (at once if it already is)."""
-        if self._closed:
-            return
+        """Fires ``watch`` once the connection is back (at once if it already is, or if
+        the session is over)."""
         with self._lock:
-            if not self._connected.is_set():
+            if not self._connected.is_set() and not self._session_over:
                 self._dropped.append((watch, path))
                 return
-        self._client.handler.spawn(watch, WatchEvent(EventType.RECONNECTED, path))
+        self._client.handler.spawn(watch, WatchEvent(EventType.WATCH_LOST, path))
 
     def _call(self, start: Callable[[], IAsyncResult], watch: Watcher | None = None,
               path: str = "") -> Any:

@@ -113,14 +113,14 @@ class GroupCoordinatorService:
 
     # -- the offsets topic and coordinator lookup -----------------------------------------
 
-    def ensure_offsets_topic(self) -> None:
+    async def ensure_offsets_topic(self) -> None:
         """Asks the controller for ``__consumer_offsets`` (Kafka's internal-topic settings)
         unless this broker's metadata already has it; the topic shows up in the metadata
         cache once the controller has placed it."""
         if self._broker.metadata_cache.partitions_of(OFFSETS_TOPIC) is not None:
             return
         with contextlib.suppress(TopicAlreadyExistsError):
-            self._broker.controller.create_topic(
+            await self._broker.controller.create_topic(
                 OFFSETS_TOPIC,
                 self.config.offsets_topic_num_partitions,
                 self._offsets_replication_factor(),
@@ -155,9 +155,9 @@ class GroupCoordinatorService:
             self._broker.config.offsets_topic_replication_factor,
             len(self._broker.metadata_cache.brokers))
 
-    def coordinator_for(self, group_id: str) -> BrokerEndpoint | None:
+    async def coordinator_for(self, group_id: str) -> BrokerEndpoint | None:
         """The broker leading the group's offsets partition, if it is up."""
-        self.ensure_offsets_topic()
+        await self.ensure_offsets_topic()
         known = self._broker.metadata_cache.partitions_of(OFFSETS_TOPIC)
         if not known:
             return None

@@ -74,7 +74,7 @@ async def handle_add_partitions_to_txn(ctx: RequestContext, body: Body) -> Body:
 @requires(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "transactional_id")
 async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
     groups = ctx.broker.group_coordinator
-    groups.ensure_offsets_topic()
+    await groups.ensure_offsets_topic()
     known = ctx.broker.metadata_cache.partitions_of("__consumer_offsets")
     count = len(known) if known else groups.config.offsets_topic_num_partitions
     decided = _coordinator(ctx).add_offsets(

@@ -171,7 +171,7 @@ class TransactionCoordinatorService:
             return NotCoordinatorError.errno
         return CoordinatorNotAvailableError.errno if error else 0
 
-    def ensure_topic(self) -> None:
+    async def ensure_topic(self) -> None:
         """Ask the controller for ``__transaction_state`` unless it exists already: Kafka's
         settings, its replication factor capped at the live brokers (as the offsets
         topic's) and ``min.insync.replicas`` at most that."""
@@ -179,7 +179,7 @@ class TransactionCoordinatorService:
             return
         replicas = self._replication_factor()
         with contextlib.suppress(TopicAlreadyExistsError):
-            self._broker.controller.create_topic(
+            await self._broker.controller.create_topic(
                 TRANSACTION_STATE_TOPIC, self.config.num_partitions, replicas,
                 configs={"cleanup.policy": "compact",
                          "segment.bytes": str(self.config.segment_bytes),
@@ -194,8 +194,8 @@ class TransactionCoordinatorService:
             TRANSACTION_STATE_TOPIC, "transaction.state.log.replication.factor",
             self.config.replication_factor, len(self._broker.metadata_cache.brokers))
 
-    def coordinator_for(self, transactional_id: str) -> BrokerEndpoint | None:
-        self.ensure_topic()
+    async def coordinator_for(self, transactional_id: str) -> BrokerEndpoint | None:
+        await self.ensure_topic()
         partition = self.coordinator.partition_for(transactional_id)
         return self._broker.metadata_cache.leader_endpoint(TRANSACTION_STATE_TOPIC, partition)
 

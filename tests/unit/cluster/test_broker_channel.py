@@ -32,7 +32,7 @@ def test_a_channel_closed_as_its_connection_opens_sends_nothing(monkeypatch):
     async def scenario() -> bool:
         opened: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         channel = NetworkChannel(BrokerEndpoint(2, "127.0.0.1", 1), 1, security=None,  # type: ignore[arg-type]
-                                 timeout_s=30)
+                                 loop=asyncio.get_running_loop(), timeout_s=30)
 
         async def connect() -> Any:
             return await opened
@@ -42,6 +42,7 @@ def test_a_channel_closed_as_its_connection_opens_sends_nothing(monkeypatch):
             await asyncio.sleep(0)
         opened.set_result((None, _Writer(), None))
         channel.close()  # in the same loop turn as the connection completing
+        assert channel._task is not None
         done, _pending = await asyncio.wait([channel._task], timeout=2)
         return bool(done)
 
