@@ -1,8 +1,10 @@
 """The controller's connection to one broker: controller messages as Kafka requests.
 
 Messages queue and go out one at a time, in order, each awaiting its response (the
-broker's per-partition errors are logged). A lost connection is re-opened with a backoff
-and the unanswered message sent again, until the channel is closed: the controller closes
+broker's per-partition errors are logged). A lost connection is re-opened with an
+exponential backoff (:mod:`backoff`: 50 ms doubling to 1 s, as Kafka's clients reconnect)
+and the unanswered message sent again, until the channel is closed. The first failure of
+a message is logged, then one summary when it is delivered or the channel closes: the controller closes
 a broker's channel when the broker leaves the cluster, and a closed channel never sends
 again. Each message names the incarnation it is for (its broker epoch), so even one that
 was on the wire when the broker left is refused by the next incarnation. Connections use
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from kafkalite.errors import ProtocolDecodeError
 from kafkalite.protocol.errors import error_for_code
 from kafkalite.protocol.exchange import RequestExchange
+from kafkalite_server.cluster.backoff import ExponentialBackoff
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import ControllerMessage
 from kafkalite_server.cluster.queued_channel import QueuedChannel
@@ -30,7 +34,6 @@ from kafkalite_server.security.inter_broker import PeerSecurity, roundtrip
 
 log = logging.getLogger(__name__)
 
-RETRY_BACKOFF_S = 0.1
 MAX_RESPONSE_BYTES = 100 * 1024 * 1024
 _Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter, RequestExchange]
 
@@ -58,6 +61,9 @@ class NetworkChannel(QueuedChannel):
         self._security = security
         self._timeout_s = timeout_s
         self._connection: _Connection | None = None
+        self._backoff = ExponentialBackoff()
+        self._last_failure = ""
+        self._sleep = asyncio.sleep
         super().__init__(loop, f"controller-channel-{endpoint.node_id}")
 
     async def _connect(self) -> _Connection:
@@ -66,6 +72,26 @@ class NetworkChannel(QueuedChannel):
         return reader, writer, exchange
 
     async def _deliver(self, message: ControllerMessage) -> bool:
+        name, broker_id = type(message).__name__, self.endpoint.node_id
+        self._backoff.reset()
+        started = time.monotonic()
+        delivered = False
+        self._last_failure = ""
+        try:
+            delivered = await self._send_until_answered(message)
+        finally:
+            if self._backoff.failures and delivered:
+                log.info("controller channel to broker %d: %s delivered after %d failed "
+                         "attempts over %.1f s", broker_id, name, self._backoff.failures,
+                         time.monotonic() - started)
+            elif self._backoff.failures:
+                log.info("controller channel to broker %d: closed with %s undelivered "
+                         "after %d failed attempts over %.1f s (last: %s)", broker_id, name,
+                         self._backoff.failures, time.monotonic() - started,
+                         self._last_failure)
+        return delivered
+
+    async def _send_until_answered(self, message: ControllerMessage) -> bool:
         api_key, version, body = to_request(message)
         while not self.closed:
             try:
@@ -73,13 +99,16 @@ class NetworkChannel(QueuedChannel):
                     if self._connection is None or self._connection[1].is_closing():
                         self._connection = await self._connect()
                     if self.closed:  # closed while connecting: nothing more goes out
-                        return False
+                        break
                     response = await roundtrip(*self._connection, api_key, version, body)
             except (TimeoutError, OSError, ConnectionError, ProtocolDecodeError) as exc:
-                log.info("controller channel to broker %d: %s; retrying",
-                         self.endpoint.node_id, exc or type(exc).__name__)
+                self._last_failure = str(exc) or type(exc).__name__
+                if not self._backoff.failures:
+                    log.warning("controller channel to broker %d: %s not delivered: %s; "
+                                "retrying with backoff", self.endpoint.node_id,
+                                type(message).__name__, self._last_failure)
                 self._release()
-                await asyncio.sleep(RETRY_BACKOFF_S)
+                await self._sleep(self._backoff.next_s())
                 continue
             _log_errors(self.endpoint.node_id, type(message).__name__, response)
             return True

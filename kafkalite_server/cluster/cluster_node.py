@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import threading
+import time
 from collections.abc import Callable
 
 from kafkalite.errors import KafkaError
@@ -127,16 +130,33 @@ class ClusterMembership:
         self._on(Event.REGISTERED)
 
     def _register(self) -> None:
+        """Creates the registration. One still held by another session (this broker's
+        previous incarnation, restarted before ZooKeeper expired its session) is waited
+        for, up to ``zookeeper.session.timeout.ms``; only one that outlives that means
+        another live broker has this id."""
         assert self.store is not None and self._endpoint is not None
         path = zk.broker_path(self.broker_id)
-        try:
-            self.store.create(path, zk.encode_broker(self._endpoint, self._now_ms()),
-                              ephemeral=True)
-        except NodeExistsError:
-            stat = self.store.exists(path)
-            if stat is None or stat.ephemeral_owner != self.store.session_id:
-                raise self._id_in_use() from None
-            # Ours: the create applied, and was retried across a connection blip.
+        deadline = time.monotonic() + self.config.zookeeper_session_timeout_ms / 1000
+        while True:
+            try:
+                self.store.create(path, zk.encode_broker(self._endpoint, self._now_ms()),
+                                  ephemeral=True)
+                break
+            except NodeExistsError:
+                pass
+            gone = threading.Event()
+            stat = self.store.exists(path, watch=functools.partial(_set_on_event, gone))
+            if stat is not None and stat.ephemeral_owner == self.store.session_id:
+                break  # ours: the create applied, and was retried across a blip
+            if stat is None:
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._id_in_use()
+            log.warning("broker %d: %s is still held by session %#x (an earlier incarnation "
+                        "whose session has not expired yet?); waiting up to %.1f s for it "
+                        "to go", self.broker_id, path, stat.ephemeral_owner, remaining)
+            gone.wait(remaining)
         stat = self.store.exists(path)
         if stat is not None:
             self.broker_epoch = stat.creation_id
@@ -192,12 +212,20 @@ class ClusterMembership:
 
     async def leave(self, node_id: int) -> None:
         """The registration (and a controller's role) ends, once the broker has stopped
-        serving and fetching."""
+        serving and fetching. Bounded by the session timeout: if the worker is still
+        waiting on an unreachable ZooKeeper then, the session is closed from here, which
+        ends that wait (ZooKeeper drops the session's nodes on its own)."""
         if self._rebalance is not None:
             self._rebalance.cancel()
         if self.role.role is not Role.STOPPED:
-            with contextlib.suppress(RuntimeError):  # the worker is gone already
-                await self.worker.call(self._shut_down)
+            try:
+                async with asyncio.timeout(self.config.zookeeper_session_timeout_ms / 1000):
+                    await self.worker.call(self._shut_down)
+            except (TimeoutError, CoordinationError) as exc:
+                log.warning("broker %d: leaving without ZooKeeper (%s); closing the session",
+                            self.broker_id, exc or "no answer within the session timeout")
+                if self.store is not None:
+                    await asyncio.to_thread(self.store.close)
         self.worker.close()
 
     def abandon(self) -> None:
@@ -316,8 +344,10 @@ class ClusterMembership:
                               timeout_s=self.config.controller_socket_timeout_ms / 1000)
 
     def _resign(self) -> None:
+        """Deletes ``/controller`` if it is still ours; without a connection there is no
+        point waiting: the session's end deletes it all the same."""
         store = self.store
-        if store is None:
+        if store is None or not store.connected:
             return
         try:
             stat = store.exists(zk.CONTROLLER)
@@ -346,21 +376,31 @@ class ClusterMembership:
     # ------------------------------------------------------------------ controlled shutdown
 
     async def _controlled_shutdown(self) -> None:
-        """Asks the controller to move leadership away; retried per Kafka's settings."""
-        for attempt in range(self.config.controlled_shutdown_max_retries + 1):
+        """Asks the controller to move leadership away; retried per Kafka's settings.
+        Each attempt is bounded by ``controller.socket.timeout.ms`` and fails at once
+        while ZooKeeper is unreachable (no controller can act then), so the whole step
+        ends within (retries + 1) x (that timeout + ``controlled.shutdown.retry.
+        backoff.ms``), with or without ZooKeeper."""
+        attempts = self.config.controlled_shutdown_max_retries + 1
+        for attempt in range(attempts):
             try:
-                remaining = await self._ask_controller_to_release()
+                async with asyncio.timeout(self.config.controller_socket_timeout_ms / 1000):
+                    remaining = await self._ask_controller_to_release()
             except (OSError, TimeoutError, CoordinationError, KafkaError) as exc:
                 log.info("broker %d: controlled shutdown attempt %d failed: %s",
                          self.broker_id, attempt + 1, exc)
                 remaining = None
             if remaining == []:
                 return
-            await asyncio.sleep(self.config.controlled_shutdown_retry_backoff_ms / 1000)
+            if attempt + 1 < attempts:
+                await asyncio.sleep(self.config.controlled_shutdown_retry_backoff_ms / 1000)
         log.warning("broker %d: stopping without a complete controlled shutdown",
                     self.broker_id)
 
     async def _ask_controller_to_release(self) -> list[tuple[str, int]] | None:
+        if not self.require_store().connected:
+            raise ConnectionLossError("ZooKeeper cannot be reached: no controller can move "
+                                      "this broker's leaderships now")
         controller = self.active_controller
         if controller is not None:
             # The controller stopping itself: its elections must reach the brokers
@@ -402,3 +442,7 @@ class ClusterMembership:
             controller = self.active_controller
             if controller is not None:
                 self._later(controller.rebalance_leaders)
+
+
+def _set_on_event(flag: threading.Event, _event: object) -> None:
+    flag.set()

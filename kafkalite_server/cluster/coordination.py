@@ -127,6 +127,11 @@ class Coordination(ABC):
     @abstractmethod
     def session_id(self) -> int: ...
 
+    @property
+    @abstractmethod
+    def connected(self) -> bool:
+        """Whether the server can be reached now (a call made now is answered at once)."""
+
     @abstractmethod
     def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False,
                sequential: bool = False, makepath: bool = False) -> str:

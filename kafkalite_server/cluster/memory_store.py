@@ -249,6 +249,11 @@ class MemoryCoordination(Coordination):
     def session_id(self) -> int:
         return self._session_id
 
+    @property
+    def connected(self) -> bool:
+        session = self._ensemble._sessions[self._session_id]
+        return session.alive and not session.paused
+
     def _run(self, action: Callable[[], object]) -> object:
         ensemble = self._ensemble
         ensemble._live(self._session_id)

@@ -122,6 +122,8 @@ class ZooKeeperCoordination(Coordination):
         self._closed = False
         self._session_over = False
         self._dropped: list[tuple[Watcher, str]] = []
+        self._waiting: set[IAsyncResult] = set()
+        """Calls waiting for an answer: :meth:`close` ends their wait."""
         self._client.add_listener(self._on_state)
         with _translated():
             try:
@@ -192,7 +194,10 @@ class ZooKeeperCoordination(Coordination):
         deadline = time.monotonic() + self._session_s
         try:
             while True:
+                if self._closed:
+                    raise SessionExpiredError(f"the session with {self._hosts} is closed")
                 result = start()
+                self._waiting.add(result)
                 try:
                     with _translated():
                         return result.get(timeout=max(deadline - time.monotonic(), 0.001))
@@ -204,10 +209,16 @@ class ZooKeeperCoordination(Coordination):
                     raise ConnectionLossError(
                         f"no answer from ZooKeeper at {self._hosts} within "
                         f"{self._session_s:.1f} s") from None
+                finally:
+                    self._waiting.discard(result)
         except ConnectionLossError:
             if watch is not None:
                 self._dropped_watch(watch, path)
             raise
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set() and not self._closed
 
     @property
     def session_id(self) -> int:
@@ -272,10 +283,20 @@ class ZooKeeperCoordination(Coordination):
         self._lost.append(callback)
 
     def close(self) -> None:
-        self._closed = True
+        """Ends the session; calls still waiting (for an unreachable server) fail at once.
+        Bounded even without a server: kazoo's reconnect loop stops within its capped
+        backoff (or a connection attempt's timeout)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
         self._lost = []
         self._connected.set()  # nobody waits for a connection any more
+        for result in list(self._waiting):
+            if not result.ready():
+                result.set_exception(kz.ConnectionClosedError("the session was closed"))
         try:
             self._client.stop()
-        finally:
             self._client.close()
+        except Exception as exc:  # kazoo gave up waiting for its connection thread
+            log.warning("ZooKeeper at %s: closing the session: %s", self._hosts, exc)

@@ -48,3 +48,37 @@ def test_a_channel_closed_as_its_connection_opens_sends_nothing(monkeypatch):
 
     assert asyncio.run(scenario()), "the closed channel's task is still running"
     assert sent == []
+
+
+def test_retries_back_off_and_log_the_first_failure_then_a_summary(monkeypatch, caplog):
+    async def roundtrip(*args: Any) -> dict[str, Any]:
+        return {"error_code": 0}
+    monkeypatch.setattr(broker_channel, "roundtrip", roundtrip)
+    waits: list[float] = []
+
+    async def scenario() -> None:
+        channel = NetworkChannel(BrokerEndpoint(2, "127.0.0.1", 1), 1, security=None,  # type: ignore[arg-type]
+                                 loop=asyncio.get_running_loop(), timeout_s=30)
+        failures = iter(range(12))
+
+        async def connect() -> Any:
+            if next(failures, None) is not None:
+                raise ConnectionRefusedError("refused")
+            return (None, _Writer(), None)
+
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+        channel._connect = connect  # type: ignore[method-assign]
+        channel._sleep = sleep  # type: ignore[method-assign]
+        channel.send(UpdateMetadata(1, 1, (), ()))
+        await asyncio.wait_for(channel.drained(), 5)
+        channel.close()
+
+    with caplog.at_level("INFO", logger="kafkalite_server.cluster.broker_channel"):
+        asyncio.run(scenario())
+    assert len(waits) == 12
+    assert waits[0] < 0.1 and max(waits) <= 1.2 and waits == sorted(waits[:5]) + waits[5:]
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert "not delivered: refused" in messages[0]
+    assert "delivered after 12 failed attempts" in messages[1]
