@@ -20,7 +20,10 @@ from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
 from kafkalite_server.cluster.messages import NO_BROKER_EPOCH
 from kafkalite_server.cluster.meta_properties import ensure_meta_properties, read_meta_properties
-from kafkalite_server.cluster.partition_states import ZkPartitionStateStore
+from kafkalite_server.cluster.partition_states import (
+    ZkLogDirFailureReporter,
+    ZkPartitionStateStore,
+)
 from kafkalite_server.cluster.zk_admin import ZkAdmin
 from kafkalite_server.config import BrokerConfig
 
@@ -83,7 +86,9 @@ async def launch_cluster_broker(config: BrokerConfig,
                         lambda: membership.active_controller)
         broker = Broker(config, admin, membership, cluster_id,
                         state_store=ZkPartitionStateStore(membership.require_store,
-                                                          membership.worker))
+                                                          membership.worker),
+                        log_dir_failures=ZkLogDirFailureReporter(
+                            config.broker_id, membership.require_store, membership.worker))
     except BaseException:
         assert membership.store is not None
         membership.store.close()

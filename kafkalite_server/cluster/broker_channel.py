@@ -27,9 +27,9 @@ from kafkalite.protocol.errors import error_for_code
 from kafkalite.protocol.exchange import RequestExchange
 from kafkalite_server.cluster.backoff import ExponentialBackoff
 from kafkalite_server.cluster.image import BrokerEndpoint
-from kafkalite_server.cluster.messages import ControllerMessage
+from kafkalite_server.cluster.messages import ControllerMessage, PartitionErrors
 from kafkalite_server.cluster.queued_channel import QueuedChannel
-from kafkalite_server.cluster.wire import to_request
+from kafkalite_server.cluster.wire import partition_errors_from, to_request
 from kafkalite_server.security.inter_broker import PeerSecurity, roundtrip
 
 log = logging.getLogger(__name__)
@@ -71,16 +71,16 @@ class NetworkChannel(QueuedChannel):
         reader, writer = await self._security.connect(self.endpoint, exchange)
         return reader, writer, exchange
 
-    async def _deliver(self, message: ControllerMessage) -> bool:
+    async def _deliver(self, message: ControllerMessage) -> PartitionErrors | None:
         name, broker_id = type(message).__name__, self.endpoint.node_id
         self._backoff.reset()
         started = time.monotonic()
-        delivered = False
+        answer = None
         self._last_failure = ""
         try:
-            delivered = await self._send_until_answered(message)
+            answer = await self._send_until_answered(message)
         finally:
-            if self._backoff.failures and delivered:
+            if self._backoff.failures and answer is not None:
                 log.info("controller channel to broker %d: %s delivered after %d failed "
                          "attempts over %.1f s", broker_id, name, self._backoff.failures,
                          time.monotonic() - started)
@@ -89,9 +89,10 @@ class NetworkChannel(QueuedChannel):
                          "after %d failed attempts over %.1f s (last: %s)", broker_id, name,
                          self._backoff.failures, time.monotonic() - started,
                          self._last_failure)
-        return delivered
+        return answer
 
-    async def _send_until_answered(self, message: ControllerMessage) -> bool:
+    async def _send_until_answered(self, message: ControllerMessage
+                                   ) -> PartitionErrors | None:
         api_key, version, body = to_request(message)
         while not self.closed:
             try:
@@ -111,8 +112,8 @@ class NetworkChannel(QueuedChannel):
                 await self._sleep(self._backoff.next_s())
                 continue
             _log_errors(self.endpoint.node_id, type(message).__name__, response)
-            return True
-        return False
+            return partition_errors_from(response)
+        return None
 
     def _release(self) -> None:
         if self._connection is not None:

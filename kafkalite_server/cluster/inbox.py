@@ -34,6 +34,8 @@ from kafkalite_server.cluster.messages import (
     NO_BROKER_EPOCH,
     ControllerMessage,
     LeaderAndIsr,
+    OnAnswer,
+    PartitionErrors,
     StopReplica,
     UpdateMetadata,
 )
@@ -125,9 +127,11 @@ class LocalChannel:
     def __init__(self, inbox: ControllerInbox) -> None:
         self.inbox = inbox
 
-    def send(self, message: ControllerMessage) -> None:
+    def send(self, message: ControllerMessage, on_answer: OnAnswer | None = None) -> None:
         try:
-            self.inbox.handle(message)
+            errors = self.inbox.handle(message)
+            if on_answer is not None:
+                on_answer(errors)
         except BrokerResponseError as exc:
             log.warning("broker %d refused %s: %s", self.inbox.replica_manager.broker_id,
                         type(message).__name__, exc)
@@ -147,15 +151,15 @@ class InboxChannel(QueuedChannel):
         self.inbox = inbox
         super().__init__(loop, "controller-inbox")
 
-    async def _deliver(self, message: ControllerMessage) -> bool:
+    async def _deliver(self, message: ControllerMessage) -> PartitionErrors | None:
         broker_id = self.inbox.replica_manager.broker_id
         try:
-            await self.inbox.deliver(message)
+            return await self.inbox.deliver(message)
         except BrokerResponseError as exc:
             log.warning("broker %d refused %s: %s", broker_id, type(message).__name__, exc)
         except Exception:
             log.exception("broker %d: %s failed", broker_id, type(message).__name__)
-        return True
+        return {}
 
     def _release(self) -> None:
         """The broker's own inbox holds nothing to free."""

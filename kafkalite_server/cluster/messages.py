@@ -10,7 +10,7 @@ back into the same objects, so every deployment runs the same broker code.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -81,12 +81,18 @@ class UpdateMetadata:
 ControllerMessage = LeaderAndIsr | StopReplica | UpdateMetadata
 
 
+PartitionErrors = dict[tuple[str, int], int]
+"""A broker's answer to a controller message: an error code per partition."""
+OnAnswer = Callable[[PartitionErrors], None]
+
+
 class BrokerChannel(Protocol):
     """The controller's one way to reach a broker. ``send`` never blocks the controller;
     a channel that cannot deliver logs and retries or drops (a dead broker's channel is
-    closed when the broker leaves)."""
+    closed when the broker leaves). ``on_answer`` gets the broker's per-partition errors
+    once it answered (on the broker's event loop)."""
 
-    def send(self, message: ControllerMessage) -> None: ...
+    def send(self, message: ControllerMessage, on_answer: OnAnswer | None = None) -> None: ...
 
     async def drained(self) -> None:
         """Returns once every message sent so far was delivered (for a network channel:

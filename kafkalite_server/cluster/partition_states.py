@@ -1,4 +1,5 @@
-"""A leader's ISR writes to the partition state node, as Kafka 2.x leaders make them.
+"""A leader's ISR writes to the partition state node, as Kafka 2.x leaders make them, and
+a broker's log directory failures, as its notification node.
 
 Kafka leaders before AlterPartition (inter.broker.protocol.version < 2.7) write
 ``/brokers/topics/<t>/partitions/<p>/state`` themselves, conditionally on the zkVersion
@@ -12,12 +13,15 @@ isr_store`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.coordination import BadVersionError, Coordination
 from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.replication.isr_store import IsrState, StaleIsrVersionError
+
+log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
 
@@ -52,3 +56,23 @@ class ZkPartitionStateStore:
         store.create(zk.ISR_CHANGE_PREFIX, zk.encode_isr_change([key]), sequential=True,
                      makepath=True)
         return stat.version
+
+
+class ZkLogDirFailureReporter:
+    """A failed log directory, announced as Kafka's brokers do: a sequential
+    ``/log_dir_event_notification/log_dir_event_<seq>`` naming this broker, which the
+    controller watches."""
+
+    def __init__(self, broker_id: int, store: Callable[[], Coordination],
+                 worker: StoreWorker) -> None:
+        self._broker_id = broker_id
+        self._store = store
+        self._worker = worker
+
+    async def log_dir_failed(self) -> None:
+        await self._worker.call(self._announce)
+
+    def _announce(self) -> None:
+        self._store().create(zk.LOG_DIR_EVENT_PREFIX, zk.encode_log_dir_event(self._broker_id),
+                             sequential=True, makepath=True)
+        log.info("broker %d: told the controller that a log directory failed", self._broker_id)

@@ -12,14 +12,15 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 
-from kafkalite_server.cluster.messages import ControllerMessage
+from kafkalite_server.cluster.messages import ControllerMessage, OnAnswer, PartitionErrors
 
 
 class QueuedChannel(ABC):
     def __init__(self, loop: asyncio.AbstractEventLoop, name: str) -> None:
         self._loop = loop
         self._name = name
-        self._queue: asyncio.Queue[ControllerMessage] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[ControllerMessage, OnAnswer | None]] = \
+            asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.closed = False
         loop.call_soon_threadsafe(self._start)
@@ -28,9 +29,9 @@ class QueuedChannel(ABC):
         if not self.closed:
             self._task = self._loop.create_task(self._run(), name=self._name)
 
-    def send(self, message: ControllerMessage) -> None:
+    def send(self, message: ControllerMessage, on_answer: OnAnswer | None = None) -> None:
         if not self.closed and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, message)
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, (message, on_answer))
 
     def close(self) -> None:
         """Stops at once: nothing queued or in flight is delivered any more."""
@@ -57,18 +58,20 @@ class QueuedChannel(ABC):
     async def _run(self) -> None:
         try:
             while not self.closed:
-                message = await self._queue.get()
-                delivered = await self._deliver(message)
-                if not delivered:
+                message, on_answer = await self._queue.get()
+                answer = await self._deliver(message)
+                if answer is None:
                     return
+                if on_answer is not None:
+                    on_answer(answer)
                 self._queue.task_done()
         finally:
             self._release()
 
     @abstractmethod
-    async def _deliver(self, message: ControllerMessage) -> bool:
-        """Delivers one message (retrying as the channel sees fit); False if the channel
-        closed first."""
+    async def _deliver(self, message: ControllerMessage) -> PartitionErrors | None:
+        """Delivers one message (retrying as the channel sees fit): the broker's answer,
+        or None if the channel closed first."""
 
     @abstractmethod
     def _release(self) -> None:

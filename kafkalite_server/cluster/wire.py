@@ -92,6 +92,13 @@ def to_request(message: ControllerMessage) -> tuple[ApiKey, int, dict[str, Any]]
     return ApiKey.UPDATE_METADATA, VERSIONS[ApiKey.UPDATE_METADATA], body
 
 
+def partition_errors_from(response: dict[str, Any]) -> dict[tuple[str, int], int]:
+    """The per-partition error codes of a LeaderAndIsr or StopReplica response (none for
+    UpdateMetadata)."""
+    return {(entry["topic_name"], entry["partition_index"]): entry["error_code"]
+            for entry in response.get("partition_errors", [])}
+
+
 def _listeners_of(endpoint: BrokerEndpoint) -> tuple[tuple[str, str, int, str], ...]:
     return endpoint.listeners or ((LISTENER, endpoint.host, endpoint.port, "PLAINTEXT"),)
 

@@ -62,6 +62,10 @@ from kafkalite_server.replication.isr_store import (
     PartitionStateStore,
     StaleIsrVersionError,
 )
+from kafkalite_server.replication.log_dir_failure import (
+    LogDirFailureReporter,
+    NoLogDirFailureReporter,
+)
 from kafkalite_server.replication.partition import (
     IsrCommitted,
     IsrConflict,
@@ -146,8 +150,10 @@ class ReplicaManager:
                  topic_config: Callable[[str], LogConfig],
                  state_store: PartitionStateStore | None = None,
                  settings: ReplicationSettings | None = None, *,
+                 log_dir_failures: LogDirFailureReporter | None = None,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
-        """Without a ``state_store`` (a standalone broker) ISRs never change."""
+        """Without a ``state_store`` (a standalone broker) ISRs never change; a failed log
+        dir is reported through ``log_dir_failures``."""
         self.broker_id = broker_id
         self.log_manager = log_manager
         self.metadata = metadata
@@ -161,7 +167,8 @@ class ReplicaManager:
         self.produce_purgatory = Purgatory("produce")
         self._listeners: list[LeadershipListener] = []
         self._fetchers: ReplicaFetcherManager | None = None
-        self._isr_writes: set[asyncio.Task[None]] = set()
+        self._store_tasks: set[asyncio.Task[None]] = set()
+        self.log_dir_failures = log_dir_failures or NoLogDirFailureReporter()
         self._checkpointed = self._read_high_watermarks()
 
     def add_leadership_listener(self, listener: LeadershipListener) -> None:
@@ -188,13 +195,21 @@ class ReplicaManager:
                 errors[state.key] = UnknownTopicOrPartitionError.errno
                 continue
             partition = self.partitions.get(state.key)
+            if partition is not None and partition.log.offline:
+                errors[state.key] = KafkaStorageError.errno  # its log dir failed
+                continue
             if partition is not None and state.leader_epoch < partition.leader_epoch:
                 errors[state.key] = StaleControllerEpochError.errno
                 continue
             was_leader = partition is not None and partition.is_leader
             new_epoch = partition is None or state.leader_epoch > partition.leader_epoch
             if partition is None:
-                partition = self.partitions[state.key] = self._create_partition(state)
+                try:
+                    partition = self.partitions[state.key] = self._create_partition(state)
+                except KafkaStorageError as exc:
+                    log.warning("%s-%d not created: %s", *state.key, exc)
+                    errors[state.key] = KafkaStorageError.errno
+                    continue
             partition.apply(state, request.controller_epoch)
             errors[state.key] = 0
             if partition.is_leader:
@@ -253,8 +268,8 @@ class ReplicaManager:
         """:class:`IsrWriter`: writes the proposal in a task of its own."""
         task = asyncio.get_running_loop().create_task(
             self._write_isr(partition, pending), name=f"isr-{partition.topic}-{partition.index}")
-        self._isr_writes.add(task)
-        task.add_done_callback(self._isr_writes.discard)
+        self._store_tasks.add(task)
+        task.add_done_callback(self._store_tasks.discard)
 
     async def _write_isr(self, partition: Partition, pending: PendingIsr) -> None:
         outcome: IsrOutcome
@@ -301,7 +316,7 @@ class ReplicaManager:
         """Stops the fetchers and ISR writes, and writes the last high watermarks."""
         if self._fetchers is not None:
             await self._fetchers.shutdown()
-        await cancel_and_wait(list(self._isr_writes))
+        await cancel_and_wait(list(self._store_tasks))
         self.checkpoint_high_watermarks()
 
     def stop_replicas(self, request: StopReplica) -> dict[TopicPartition, int]:
@@ -345,9 +360,46 @@ class ReplicaManager:
         raise NotLeaderOrFollowerError(f"{topic}-{index} is not led by broker {self.broker_id}")
 
     def is_offline(self, topic: str, index: int) -> bool:
-        """Led here, but its log directory failed (Kafka's offline replica)."""
+        """Led here as the metadata says, but its log directory failed (Kafka's offline
+        replica): until the controller moves the leadership away. A replica merely
+        followed here says nothing about the partition's leader elsewhere."""
         partition = self.partitions.get((topic, index))
-        return partition is not None and partition.log.offline
+        state = self.metadata.partition(topic, index)
+        return (partition is not None and partition.log.offline and state is not None
+                and state.leader == self.broker_id)
+
+    # ------------------------------------------------------------------ log dir failure
+
+    def watch_log_dirs(self, loop: asyncio.AbstractEventLoop) -> None:
+        """From now on a failed log dir (found on any thread) is handled on ``loop``."""
+        self.log_manager.add_offline_listener(
+            lambda log_dir: loop.call_soon_threadsafe(self._log_dir_failed, log_dir))
+
+    def _log_dir_failed(self, log_dir: Path) -> None:
+        """Kafka's handleLogDirFailure: the dir's replicas stop fetching and leading
+        (requests waiting on them answer), and the controller hears of it, so that it
+        moves their leadership away and takes them out of the ISRs. Other replicas on
+        this broker carry on."""
+        lost = [key for key, p in self.partitions.items() if p.log.directory.parent == log_dir]
+        for key in lost:
+            partition = self.partitions[key]
+            self._unfollow(key)
+            if partition.is_leader:
+                self._resigned(*key)
+            self._wake(key)
+        log.warning("broker %d: %d replicas in %s are offline; telling the controller",
+                    self.broker_id, len(lost), log_dir)
+        task = asyncio.get_running_loop().create_task(self._report_log_dir_failure(),
+                                                      name="log-dir-failure")
+        self._store_tasks.add(task)
+        task.add_done_callback(self._store_tasks.discard)
+
+    async def _report_log_dir_failure(self) -> None:
+        try:
+            await self.log_dir_failures.log_dir_failed()
+        except Exception as exc:
+            log.error("broker %d: could not tell the controller about the failed log "
+                      "dir: %s", self.broker_id, exc)
 
     def _leader_or_none(self, key: TopicPartition) -> Partition | None:
         partition = self.partitions.get(key)

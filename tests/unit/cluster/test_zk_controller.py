@@ -18,11 +18,13 @@ from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 class Recording:
     def __init__(self) -> None:
         self.sent: list[object] = []
+        self.answers: list[object] = []
         self.closed = False
 
-    def send(self, message: object) -> None:
+    def send(self, message: object, on_answer: object = None) -> None:
         assert not self.closed, f"{message} sent on a closed channel"
         self.sent.append(message)
+        self.answers.append(on_answer)
 
     async def drained(self) -> None:
         pass
@@ -210,3 +212,32 @@ def test_messages_name_the_incarnation_they_are_for():
     assert 2 not in controller.shutting_down
     assert controller.controlled_shutdown(2, second_epoch) == []
     assert 2 in controller.shutting_down
+
+
+def test_a_failed_log_dir_moves_leadership_and_lists_the_replicas_offline():
+    """Kafka's LogDirEventNotification: the controller asks the broker (a LeaderAndIsr of
+    every replica it holds) and takes the replicas it answers KAFKA_STORAGE_ERROR for
+    offline: another ISR member leads, the broker leaves the ISRs, and UpdateMetadata
+    lists it in offline_replicas. Its other replicas are untouched."""
+    cluster = Cluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1], 1: [3, 2, 1],
+                                                                   2: [1, 3]}))
+    cluster.settle()
+    cluster.admin.create(zk.LOG_DIR_EVENT_PREFIX, zk.encode_log_dir_event(2), sequential=True,
+                         makepath=True)
+    cluster.settle()
+    assert cluster.admin.children(zk.LOG_DIR_EVENT_NOTIFICATION) == []
+    channel = cluster.channels[2]
+    asked, on_answer = channel.sent[-1], channel.answers[-1]
+    assert isinstance(asked, LeaderAndIsr) and callable(on_answer)
+    assert {s.key for s in asked.partitions} == {("t", 0), ("t", 1)}
+    on_answer({("t", 0): 56, ("t", 1): 56})
+    cluster.settle()
+    assert (cluster.state("t", 0).leader, cluster.state("t", 0).isr) == (3, (3, 1))
+    assert cluster.state("t", 0).leader_epoch == 1
+    assert cluster.state("t", 1).isr == (3, 1) and cluster.state("t", 1).leader == 3
+    assert cluster.state("t", 2).isr == (1, 3)
+    told = [m for m in cluster.channels[3].sent if isinstance(m, UpdateMetadata)][-1]
+    assert {s.key: s.offline_replicas for s in told.partitions} == {("t", 0): (2,),
+                                                                    ("t", 1): (2,)}
