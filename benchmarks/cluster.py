@@ -20,7 +20,14 @@ broker takes no writes.
 The stopped broker is restarted and the ISR of every partition is full again before the
 next round. Automatic leader rebalance is off so that no leader moves mid-round.
 
-    python -m benchmarks.cluster [--rounds 5]
+The last line is the latency of Metadata requests that an idle client sends to broker 1,
+one at a time, while leaders change ISRs: on a second cluster whose brokers reach
+ZooKeeper through a proxy adding ``ZK_DELAY_S`` to each hop (ZooKeeper on another
+machine), broker 3 is paused (SIGSTOP) past ``replica.lag.time.max.ms`` and resumed, so
+the leaders of ``ISR_PARTITIONS`` partitions shrink their ISRs and expand them again. A
+broker whose event loop waited on ZooKeeper held every answer for those writes.
+
+    python -m benchmarks.cluster [--rounds 5] [--only-metadata]
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import signal
+import socket
 import statistics
 import sys
 import tempfile
@@ -43,9 +52,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tests" / "cluster"))
+sys.path.insert(0, str(REPO_ROOT / "tests" / "faults"))
 from zookeeper_server import ZooKeeperServer  # noqa: E402
 
 from benchmarks.report import add_write_docs, documented  # noqa: E402
+from kafkalite.protocol import ApiKey, decode_response, encode_request  # noqa: E402
 
 BROKERS = (1, 2, 3)
 TOPIC = "failover"
@@ -53,6 +64,12 @@ PARTITIONS = 3
 SESSION_MS = 6000
 WAIT_S = 60.0
 SEND_INTERVAL_S = 0.01
+ISR_TOPIC = "isr-churn"
+ISR_PARTITIONS = 24
+ISR_LAG_MS = 1000
+ISR_CYCLES = 3
+ZK_DELAY_S = 0.01
+METADATA_INTERVAL_S = 0.005
 
 
 def _suite_helpers() -> ModuleType:
@@ -77,14 +94,23 @@ def _until(condition: Any, what: str) -> Any:
 
 
 @contextlib.contextmanager
-def cluster(root: Path) -> Iterator[dict[int, Any]]:
+def cluster(root: Path, *extra: str, zk_delay_s: float = 0.0) -> Iterator[dict[int, Any]]:
+    """Three brokers over a fresh ZooKeeper; with ``zk_delay_s``, each broker reaches it
+    through a proxy that holds every chunk that long in each direction."""
     broker_process = _suite_helpers().BrokerProcess
     zookeeper = ZooKeeperServer(root / "zookeeper").start()
+    proxy = None
+    ports = {b: zookeeper.port for b in BROKERS}
+    if zk_delay_s:
+        from proxy import LinkProxy
+        proxy = LinkProxy().start()
+        ports = {b: proxy.listen(zookeeper.port, "zk", f"b{b}") for b in BROKERS}
+        proxy.delay([(f"b{b}", "zk") for b in BROKERS], zk_delay_s)
     brokers = {b: broker_process(root / f"broker-{b}", [
-        "--set", f"broker.id={b}", "--set", f"zookeeper.connect={zookeeper.connect}/bench",
+        "--set", f"broker.id={b}", "--set", f"zookeeper.connect=127.0.0.1:{ports[b]}/bench",
         "--set", f"zookeeper.session.timeout.ms={SESSION_MS}",
         "--set", "auto.leader.rebalance.enable=false",
-        "--set", "replica.fetch.backoff.ms=200"]) for b in BROKERS}
+        "--set", "replica.fetch.backoff.ms=200", *extra]) for b in BROKERS}
     try:
         for broker in brokers.values():
             broker.start()
@@ -92,6 +118,8 @@ def cluster(root: Path) -> Iterator[dict[int, Any]]:
     finally:
         for broker in brokers.values():
             broker.kill()
+        if proxy is not None:
+            proxy.stop()
         zookeeper.stop()
 
 
@@ -178,45 +206,151 @@ def failover_round(brokers: dict[int, Any], admin: AdminClient, producer: Produc
     return first_ack, stall
 
 
+class MetadataProbe:
+    """An idle client: one connection, one Metadata request at a time, each timed."""
+
+    def __init__(self, address: str) -> None:
+        host, port = address.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=WAIT_S)
+        self.samples: list[tuple[float, float]] = []
+        """(when the request went out, on the monotonic clock; how long its answer took)"""
+        self._correlation = 0
+
+    def ask(self) -> float:
+        self._correlation += 1
+        body = {"topics": [{"name": ISR_TOPIC}], "allow_auto_topic_creation": False}
+        started = time.perf_counter()
+        self.sock.sendall(encode_request(ApiKey.METADATA, 8, self._correlation, "probe", body))
+        size = int.from_bytes(self._read(4), "big")
+        correlation, _answer = decode_response(ApiKey.METADATA, 8, self._read(size))
+        assert correlation == self._correlation
+        return time.perf_counter() - started
+
+    def _read(self, size: int) -> bytes:
+        data = bytearray()
+        while len(data) < size:
+            chunk = self.sock.recv(size - len(data))
+            if not chunk:
+                raise ConnectionError("the broker closed the probe's connection")
+            data += chunk
+        return bytes(data)
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            sent = time.monotonic()
+            self.samples.append((sent, self.ask()))
+            time.sleep(METADATA_INTERVAL_S)
+
+
+def isr_states(admin: AdminClient) -> dict[int, list[int]]:
+    topic = admin.list_topics(ISR_TOPIC, timeout=10).topics[ISR_TOPIC]
+    return {p.id: sorted(p.isrs) for p in topic.partitions.values()}
+
+
+def metadata_during_isr_changes(root: Path) -> list[float]:
+    """Metadata latencies on broker 1 while broker 3 leaves and rejoins the ISRs of the
+    partitions brokers 1 and 2 lead (ZooKeeper ``ZK_DELAY_S`` away): the requests sent
+    between the first ISR shrink and the last (the shrinks in flight), and between the
+    resume and the full ISR (the expansions)."""
+    with cluster(root, "--set", f"replica.lag.time.max.ms={ISR_LAG_MS}",
+                 zk_delay_s=ZK_DELAY_S) as brokers:
+        bootstrap = ",".join(b.bootstrap_servers for b in brokers.values())
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+        admin.create_topics([NewTopic(ISR_TOPIC, ISR_PARTITIONS, 3)])[ISR_TOPIC].result(60)
+        _until(lambda: (s := isr_states(admin)) and len(s) == ISR_PARTITIONS
+               and all(isr == list(BROKERS) for isr in s.values()), "a full ISR")
+        probe = MetadataProbe(brokers[1].bootstrap_servers)
+        for _ in range(20):  # warm
+            probe.ask()
+        stop = threading.Event()
+        thread = threading.Thread(target=probe.run, args=(stop,), daemon=True)
+        thread.start()
+        paused = brokers[3].process
+        windows: list[tuple[float, float]] = []
+        try:
+            for cycle in range(ISR_CYCLES):
+                paused.send_signal(signal.SIGSTOP)
+                _until(lambda: any(3 not in isr for isr in isr_states(admin).values()),
+                       "a first ISR shrink")
+                shrinking = time.monotonic()
+                _until(lambda: sum(3 not in isr for isr in isr_states(admin).values())
+                       >= ISR_PARTITIONS * 2 // 3 - 1, "broker 3 out of the ISRs it follows")
+                windows.append((shrinking, time.monotonic()))
+                resumed = time.monotonic()
+                paused.send_signal(signal.SIGCONT)
+                _until(lambda: all(isr == list(BROKERS) for isr in isr_states(admin).values()),
+                       "broker 3 back in every ISR")
+                windows.append((resumed, time.monotonic()))
+                print(f"ISR cycle {cycle + 1}: {len(probe.samples)} Metadata answers so far",
+                      file=sys.stderr, flush=True)
+        finally:
+            paused.send_signal(signal.SIGCONT)
+            stop.set()
+            thread.join(WAIT_S)
+        return [latency for sent, latency in probe.samples
+                if any(start <= sent <= end for start, end in windows)]
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only-metadata", action="store_true",
+                        help="only the Metadata latency under ISR changes")
     parser.add_argument("--data-dir", type=Path,
                         help="keep the brokers' logs and data here (default: a temporary dir)")
     add_write_docs(parser)
     args = parser.parse_args(argv)
     with documented("benchmarks.cluster", args.write_docs):
-        with contextlib.ExitStack() as stack:
-            root = args.data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
-            brokers = stack.enter_context(cluster(root))
-            # The stopped broker keeps its port across restarts: one bootstrap list serves all.
-            bootstrap = ",".join(b.bootstrap_servers for b in brokers.values())
-            admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
-            admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3,
-                                          config={"min.insync.replicas": "2"})])[TOPIC].result(30)
-            producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "log_level": 0,
-                                 "linger.ms": 0, "message.timeout.ms": int(WAIT_S * 1000),
-                                 "retry.backoff.ms": 20, "retry.backoff.max.ms": 100,
-                                 "topic.metadata.refresh.fast.interval.ms": 20})
-            _until(lambda: fully_replicated(admin), "a full ISR on every partition")
-            for partition in range(PARTITIONS):  # connections and metadata warm
-                producer.produce(TOPIC, b"warm", partition=partition)
-            if producer.flush(30):
-                raise RuntimeError("warm-up records not acknowledged")
-            results: dict[str, list[tuple[float, float]]] = {
-                "kill": [], "stop": [], "stop-controller": []}
-            for _ in range(args.rounds):
-                for how in results:
-                    results[how].append(failover_round(brokers, admin, producer, how))
-            producer.flush(10)
-        labels = {"kill": "SIGKILL of the leader (session 6 s)",
-                  "stop": "SIGTERM, controlled shutdown      ",
-                  "stop-controller": "SIGTERM of the controller itself  "}
-        for how, rounds in results.items():
-            for index, figure in enumerate(("first ack", "longest  ")):
-                seconds = [r[index] for r in rounds]
-                print(f"{labels[how]}  {figure}  median {statistics.median(seconds):6.3f} s  "
-                      f"max {max(seconds):6.3f} s  ({len(seconds)} rounds)")
+        if not args.only_metadata:
+            failovers(args)
+        with tempfile.TemporaryDirectory() as scratch:
+            samples = metadata_during_isr_changes(
+                (args.data_dir / "isr") if args.data_dir else Path(scratch))
+        print(f"Metadata from an idle client while ISRs change ({ISR_PARTITIONS} partitions, "
+              f"ZooKeeper {ZK_DELAY_S * 1000:.0f} ms away)  "
+              f"p50 {_percentile(samples, 0.5) * 1000:6.1f} ms  "
+              f"p99 {_percentile(samples, 0.99) * 1000:6.1f} ms  "
+              f"max {max(samples) * 1000:6.1f} ms  ({len(samples)} requests)")
+
+
+def failovers(args: argparse.Namespace) -> None:
+    """The three failover figures (SIGKILL, SIGTERM, SIGTERM of the controller)."""
+    with contextlib.ExitStack() as stack:
+        root = args.data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        brokers = stack.enter_context(cluster(root))
+        # The stopped broker keeps its port across restarts: one bootstrap list serves all.
+        bootstrap = ",".join(b.bootstrap_servers for b in brokers.values())
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3,
+                                      config={"min.insync.replicas": "2"})])[TOPIC].result(30)
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "log_level": 0,
+                             "linger.ms": 0, "message.timeout.ms": int(WAIT_S * 1000),
+                             "retry.backoff.ms": 20, "retry.backoff.max.ms": 100,
+                             "topic.metadata.refresh.fast.interval.ms": 20})
+        _until(lambda: fully_replicated(admin), "a full ISR on every partition")
+        for partition in range(PARTITIONS):  # connections and metadata warm
+            producer.produce(TOPIC, b"warm", partition=partition)
+        if producer.flush(30):
+            raise RuntimeError("warm-up records not acknowledged")
+        results: dict[str, list[tuple[float, float]]] = {
+            "kill": [], "stop": [], "stop-controller": []}
+        for _ in range(args.rounds):
+            for how in results:
+                results[how].append(failover_round(brokers, admin, producer, how))
+        producer.flush(10)
+    labels = {"kill": "SIGKILL of the leader (session 6 s)",
+              "stop": "SIGTERM, controlled shutdown      ",
+              "stop-controller": "SIGTERM of the controller itself  "}
+    for how, rounds in results.items():
+        for index, figure in enumerate(("first ack", "longest  ")):
+            seconds = [r[index] for r in rounds]
+            print(f"{labels[how]}  {figure}  median {statistics.median(seconds):6.3f} s  "
+                  f"max {max(seconds):6.3f} s  ({len(seconds)} rounds)")
 
 
 if __name__ == "__main__":

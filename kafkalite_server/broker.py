@@ -21,7 +21,7 @@ from kafkalite.protocol import ApiKey
 from kafkalite_server.cancellation import cancel_and_wait
 from kafkalite_server.cluster.controller_client import ControllerClient, Membership
 from kafkalite_server.cluster.image import BrokerEndpoint
-from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
+from kafkalite_server.cluster.inbox import ControllerInbox
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.group.broker_handlers import install as install_group_coordinator
@@ -53,6 +53,7 @@ from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.server import ListenerSet
 from kafkalite_server.replication.fetcher import FetcherSettings
 from kafkalite_server.replication.isr_store import PartitionStateStore
+from kafkalite_server.replication.log_dir_failure import LogDirFailureReporter
 from kafkalite_server.replication.replica_manager import ReplicaManager, ReplicationSettings
 from kafkalite_server.security.broker_security import BrokerSecurity, security_store
 from kafkalite_server.security.inter_broker import PeerSecurity, peer_security
@@ -108,9 +109,11 @@ class Broker:
     def __init__(self, config: BrokerConfig, controller: ControllerClient,
                  membership: Membership, cluster_id: str, *,
                  state_store: PartitionStateStore | None = None,
+                 log_dir_failures: LogDirFailureReporter | None = None,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
         """``state_store`` is where leaders write ISR changes (a cluster's partition state
-        nodes); a standalone broker has none, its ISRs are their leaders alone."""
+        nodes); a standalone broker has none, its ISRs are their leaders alone.
+        ``log_dir_failures`` tells the controller of a failed log directory."""
         self.config = config
         self.controller = controller
         self.membership = membership
@@ -137,8 +140,10 @@ class Broker:
         self.metadata_cache = MetadataCache(config.broker_id, cluster_id)
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
-            state_store, replication_settings(config, self.peer_security), now_ms=now_ms)
-        self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache)
+            state_store, replication_settings(config, self.peer_security),
+            log_dir_failures=log_dir_failures, now_ms=now_ms)
+        self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache, membership,
+                                     controller.load_topic_configs)
         self.down_conversion = DownConversionBudget(config.fetch_max_bytes)
         """Down-converted records (Fetch v0-3) held by responses, in all."""
         self.tasks = BackgroundTasks()
@@ -176,9 +181,10 @@ class Broker:
         await self.listeners.start(self._on_connection)
         self.port = self.listeners.ports[self.listeners.inter_broker.name]
         self._start_maintenance()
+        self.replica_manager.watch_log_dirs(asyncio.get_running_loop())
         self.txn_coordinator.start()
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
-        await self.membership.join(self.endpoint, LocalChannel(self.inbox))
+        await self.membership.join(self.endpoint, self.inbox)
 
     def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:

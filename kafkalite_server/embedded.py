@@ -227,8 +227,8 @@ class EmbeddedCluster:
         """Creates a topic as CreateTopics does (-1: the broker defaults) and returns once
         every partition's leader leads it and every broker knows it."""
         async def create() -> None:
-            self.brokers[0].controller.create_topic(name, num_partitions, replication_factor,
-                                                    configs)
+            await self.brokers[0].controller.create_topic(name, num_partitions,
+                                                          replication_factor, configs)
             await _until(lambda: (controller := self._active_controller()) is not None
                          and name in controller.assignments and self._settled())
         self._run(create())

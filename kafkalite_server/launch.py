@@ -11,16 +11,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.protocol.errors import NotControllerError
 from kafkalite_server.broker import Broker
 from kafkalite_server.cluster.cluster_node import ClusterMembership
-from kafkalite_server.cluster.controller import Controller
+from kafkalite_server.cluster.controller import CONTROLLER_EPOCH, Controller
 from kafkalite_server.cluster.coordination import Coordination
 from kafkalite_server.cluster.image import BrokerEndpoint
-from kafkalite_server.cluster.messages import BrokerChannel
+from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
+from kafkalite_server.cluster.messages import NO_BROKER_EPOCH
 from kafkalite_server.cluster.meta_properties import ensure_meta_properties, read_meta_properties
+from kafkalite_server.cluster.partition_states import (
+    ZkLogDirFailureReporter,
+    ZkPartitionStateStore,
+)
 from kafkalite_server.cluster.zk_admin import ZkAdmin
 from kafkalite_server.config import BrokerConfig
-from kafkalite_server.replication.isr_store import ZkPartitionStateStore
 
 
 @dataclass
@@ -28,9 +33,20 @@ class LocalMembership:
     """Joining and leaving the in-process controller of a standalone broker."""
 
     controller: Controller
+    broker_epoch = NO_BROKER_EPOCH
+    """The standalone controller reaches its broker in process, never as another
+    incarnation."""
 
-    async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
-        self.controller.register_broker(endpoint, channel)
+    async def controller_epoch_exists(self, epoch: int) -> bool:
+        return epoch <= CONTROLLER_EPOCH
+
+    async def controlled_shutdown(self, broker_id: int,
+                                  broker_epoch: int) -> list[tuple[str, int]]:
+        raise NotControllerError("a standalone broker's controller takes no "
+                                 "ControlledShutdown from other brokers")
+
+    async def join(self, endpoint: BrokerEndpoint, inbox: ControllerInbox) -> None:
+        self.controller.register_broker(endpoint, LocalChannel(inbox))
 
     async def hand_over(self, node_id: int) -> None:
         """A standalone broker has no other broker to hand its leaderships to."""
@@ -66,9 +82,13 @@ async def launch_cluster_broker(config: BrokerConfig,
     try:
         for log_dir in config.log_dirs:
             ensure_meta_properties(Path(log_dir), config.broker_id, cluster_id)
-        admin = ZkAdmin(config, membership.require_store, lambda: membership.active_controller)
+        admin = ZkAdmin(config, membership.require_store, membership.worker,
+                        lambda: membership.active_controller)
         broker = Broker(config, admin, membership, cluster_id,
-                        state_store=ZkPartitionStateStore(membership.require_store))
+                        state_store=ZkPartitionStateStore(membership.require_store,
+                                                          membership.worker),
+                        log_dir_failures=ZkLogDirFailureReporter(
+                            config.broker_id, membership.require_store, membership.worker))
     except BaseException:
         assert membership.store is not None
         membership.store.close()

@@ -7,22 +7,32 @@ fails to start with :class:`BrokerIdInUseError`. Election creates the ephemeral
 ``/controller`` and run again when it goes. The role changes follow the table in
 :mod:`controller_state`; this module only carries out its actions. A clean stop first asks
 the controller (ControlledShutdown) to move this broker's leaderships away.
+
+Every step that touches the store (the role machine's actions, the controller's work,
+watch events) runs on the broker's coordination worker
+(:class:`~kafkalite_server.cluster.store_worker.StoreWorker`), never on the event loop:
+the loop awaits a step's result or hands it over and goes on serving.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import threading
+import time
 from collections.abc import Callable
 
 from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import NotControllerError
 from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.broker_channel import NetworkChannel, call
 from kafkalite_server.cluster.controller_state import Action, ControllerRole, Event, Role
 from kafkalite_server.cluster.coordination import (
     BadVersionError,
+    ConnectionLossError,
     Coordination,
     CoordinationError,
     Create,
@@ -32,7 +42,9 @@ from kafkalite_server.cluster.coordination import (
     SetData,
 )
 from kafkalite_server.cluster.image import BrokerEndpoint, new_cluster_id
-from kafkalite_server.cluster.messages import BrokerChannel
+from kafkalite_server.cluster.inbox import ControllerInbox, InboxChannel
+from kafkalite_server.cluster.messages import NO_BROKER_EPOCH, BrokerChannel, all_delivered
+from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.log import wall_clock_ms
@@ -40,7 +52,9 @@ from kafkalite_server.security.inter_broker import peer_security
 
 log = logging.getLogger(__name__)
 
-CONTROLLED_SHUTDOWN_VERSION = 1
+CONTROLLED_SHUTDOWN_VERSION = 2
+"""The version that carries the stopping broker's epoch (KIP-380)."""
+EPOCH_READ_RETRY_S = 0.2
 
 
 class BrokerIdInUseError(KafkaError):
@@ -60,8 +74,14 @@ class ClusterMembership:
         self.active_controller: ZkController | None = None
         self.controller_epoch = -1
         self._epoch_version = -1
+        self.broker_epoch = NO_BROKER_EPOCH
+        """The czxid of this broker's registration: controller messages stamped with an
+        older one were meant for an earlier incarnation (KIP-380)."""
+        self._newest_controller_epoch = 0
+        """The highest ``/controller_epoch`` read from the store."""
+        self.worker = StoreWorker(f"coordination-{self.broker_id}")
         self._endpoint: BrokerEndpoint | None = None
-        self._local: BrokerChannel | None = None
+        self._inbox: ControllerInbox | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._rebalance: asyncio.Task[None] | None = None
 
@@ -87,27 +107,101 @@ class ClusterMembership:
         self.store = store
         return store
 
-    async def join(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
-        self._loop = asyncio.get_running_loop()
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Where store calls go from now on: off ``loop`` (its own thread) unless the store
+        never blocks."""
+        assert self.store is not None
+        self._loop = loop
+        self.worker.bind(loop, threaded=self.store.calls_block)
+
+    async def join(self, endpoint: BrokerEndpoint, inbox: ControllerInbox) -> None:
         self._endpoint = endpoint
-        self._local = channel
+        self._inbox = inbox
         if self.store is None:
             self.open()
-        self._register()
-        self._on(Event.REGISTERED)
+        self.bind(asyncio.get_running_loop())
+        await self.worker.call(self._join)
+        assert self._loop is not None
         if self.config.auto_leader_rebalance_enable:
             self._rebalance = self._loop.create_task(self._rebalance_periodically())
 
+    def _join(self) -> None:
+        self._register()
+        self._on(Event.REGISTERED)
+
     def _register(self) -> None:
+        """Creates the registration. One still held by another session (this broker's
+        previous incarnation, restarted before ZooKeeper expired its session) is waited
+        for, up to ``zookeeper.session.timeout.ms``; only one that outlives that means
+        another live broker has this id."""
         assert self.store is not None and self._endpoint is not None
+        path = zk.broker_path(self.broker_id)
+        deadline = time.monotonic() + self.config.zookeeper_session_timeout_ms / 1000
+        while True:
+            try:
+                self.store.create(path, zk.encode_broker(self._endpoint, self._now_ms()),
+                                  ephemeral=True)
+                break
+            except NodeExistsError:
+                pass
+            gone = threading.Event()
+            stat = self.store.exists(path, watch=functools.partial(_set_on_event, gone))
+            if stat is not None and stat.ephemeral_owner == self.store.session_id:
+                break  # ours: the create applied, and was retried across a blip
+            if stat is None:
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._id_in_use()
+            log.warning("broker %d: %s is still held by session %#x (an earlier incarnation "
+                        "whose session has not expired yet?); waiting up to %.1f s for it "
+                        "to go", self.broker_id, path, stat.ephemeral_owner, remaining)
+            gone.wait(remaining)
+        stat = self.store.exists(path)
+        if stat is not None:
+            self.broker_epoch = stat.creation_id
+            log.info("broker %d registered with broker epoch %d", self.broker_id,
+                     self.broker_epoch)
+
+    def _id_in_use(self) -> BrokerIdInUseError:
+        return BrokerIdInUseError(
+            f"broker.id {self.broker_id} is already registered at "
+            f"{zk.broker_path(self.broker_id)} by another live broker; give each broker "
+            "its own broker.id")
+
+    # ------------------------------------------------------------------ epochs
+
+    async def controller_epoch_exists(self, epoch: int) -> bool:
+        """Whether ``epoch`` is at most the store's ``/controller_epoch``: re-read (off
+        the loop) only for an epoch above the newest read so far, which a new controller
+        sends once and anyone sending an absurd epoch every time."""
+        if epoch <= max(self._newest_controller_epoch, self.controller_epoch):
+            return True
+        while True:
+            try:
+                current = await self.worker.call(self._read_controller_epoch)
+                break
+            except ConnectionLossError:  # the request waits until it can be checked
+                await asyncio.sleep(EPOCH_READ_RETRY_S)
+            except CoordinationError as exc:
+                log.warning("broker %d: cannot check controller epoch %d: %s",
+                            self.broker_id, epoch, exc)
+                return False
+        self._newest_controller_epoch = max(self._newest_controller_epoch, current)
+        return epoch <= current
+
+    def _read_controller_epoch(self) -> int:
         try:
-            self.store.create(zk.broker_path(self.broker_id),
-                              zk.encode_broker(self._endpoint, self._now_ms()), ephemeral=True)
-        except NodeExistsError:
-            raise BrokerIdInUseError(
-                f"broker.id {self.broker_id} is already registered at "
-                f"{zk.broker_path(self.broker_id)} by another live broker; give each broker "
-                "its own broker.id") from None
+            return zk.decode_epoch(self.require_store().get(zk.CONTROLLER_EPOCH)[0])
+        except NoNodeError:
+            return 0
+
+    async def controlled_shutdown(self, broker_id: int,
+                                  broker_epoch: int) -> list[tuple[str, int]]:
+        controller = self.active_controller
+        if controller is None:
+            raise NotControllerError(f"broker {self.broker_id} is not the controller")
+        return await self.worker.call(controller.controlled_shutdown, broker_id, broker_epoch)
 
     async def hand_over(self, node_id: int) -> None:
         """A clean stop's first step: leadership moves away (controlled.shutdown.enable)."""
@@ -118,25 +212,44 @@ class ClusterMembership:
 
     async def leave(self, node_id: int) -> None:
         """The registration (and a controller's role) ends, once the broker has stopped
-        serving and fetching."""
+        serving and fetching. Bounded by the session timeout: if the worker is still
+        waiting on an unreachable ZooKeeper then, the session is closed from here, which
+        ends that wait (ZooKeeper drops the session's nodes on its own)."""
+        if self._rebalance is not None:
+            self._rebalance.cancel()
         if self.role.role is not Role.STOPPED:
-            self.abandon()
+            try:
+                async with asyncio.timeout(self.config.zookeeper_session_timeout_ms / 1000):
+                    await self.worker.call(self._shut_down)
+            except (TimeoutError, CoordinationError) as exc:
+                log.warning("broker %d: leaving without ZooKeeper (%s); closing the session",
+                            self.broker_id, exc or "no answer within the session timeout")
+                if self.store is not None:
+                    await asyncio.to_thread(self.store.close)
+        self.worker.close()
 
     def abandon(self) -> None:
         """Leaves at once, as a crash would: the session ends, nothing is handed over."""
         if self._rebalance is not None:
             self._rebalance.cancel()
+        if self.worker.threaded:
+            self.worker.submit(self._shut_down)
+        else:
+            self._shut_down()
+        self.worker.close(drop_queued=False)
+
+    def _shut_down(self) -> None:
         self._on(Event.SHUTDOWN)
         if self.store is not None:
             self.store.close()
 
     # ------------------------------------------------------------------ role machine
 
-    def _later(self, action: Callable[[], None]) -> None:
-        """Runs ``action`` on the broker's loop (watch callbacks come from other threads)."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._guarded, action)
+    def _later(self, action: Callable[[], object]) -> None:
+        """Runs ``action`` as a step of its own on the coordination worker, after the
+        steps before it (watch callbacks come from the store's thread; an action never
+        runs inside the step that asked for it)."""
+        self.worker.submit(lambda: self._guarded(action))
 
     def _guarded(self, action: Callable[[], object]) -> None:
         try:
@@ -213,28 +326,28 @@ class ClusterMembership:
             self._on(Event.CONTROLLER_GONE)
 
     def _start_controlling(self) -> None:
-        assert self._loop is not None
         store = self.require_store()
-        loop = self._loop
         controller = ZkController(
             store, self.broker_id, self.controller_epoch, self._epoch_version,
             unclean_election=self.config.unclean_leader_election_enable,
             imbalance_percentage=self.config.leader_imbalance_per_broker_percentage,
-            open_channel=self._channel_to,
-            on_change=lambda action: loop.call_soon_threadsafe(self._guarded, action))
+            open_channel=self._channel_to, on_change=self._later)
         self.active_controller = controller
         store.exists(zk.CONTROLLER, watch=self._controller_watch)
         self._guarded(controller.start)
 
     def _channel_to(self, endpoint: BrokerEndpoint) -> BrokerChannel:
-        if endpoint.node_id == self.broker_id and self._local is not None:
-            return _Deferred(self._local, self._later)
-        return NetworkChannel(endpoint, self.broker_id, self._peer_security,
+        assert self._loop is not None
+        if endpoint.node_id == self.broker_id and self._inbox is not None:
+            return InboxChannel(self._inbox, self._loop)
+        return NetworkChannel(endpoint, self.broker_id, self._peer_security, loop=self._loop,
                               timeout_s=self.config.controller_socket_timeout_ms / 1000)
 
     def _resign(self) -> None:
+        """Deletes ``/controller`` if it is still ours; without a connection there is no
+        point waiting: the session's end deletes it all the same."""
         store = self.store
-        if store is None:
+        if store is None or not store.connected:
             return
         try:
             stat = store.exists(zk.CONTROLLER)
@@ -263,44 +376,62 @@ class ClusterMembership:
     # ------------------------------------------------------------------ controlled shutdown
 
     async def _controlled_shutdown(self) -> None:
-        """Asks the controller to move leadership away; retried per Kafka's settings."""
-        for attempt in range(self.config.controlled_shutdown_max_retries + 1):
+        """Asks the controller to move leadership away; retried per Kafka's settings.
+        Each attempt is bounded by ``controller.socket.timeout.ms`` and fails at once
+        while ZooKeeper is unreachable (no controller can act then), so the whole step
+        ends within (retries + 1) x (that timeout + ``controlled.shutdown.retry.
+        backoff.ms``), with or without ZooKeeper."""
+        attempts = self.config.controlled_shutdown_max_retries + 1
+        for attempt in range(attempts):
             try:
-                remaining = await self._ask_controller_to_release()
+                async with asyncio.timeout(self.config.controller_socket_timeout_ms / 1000):
+                    remaining = await self._ask_controller_to_release()
             except (OSError, TimeoutError, CoordinationError, KafkaError) as exc:
                 log.info("broker %d: controlled shutdown attempt %d failed: %s",
                          self.broker_id, attempt + 1, exc)
                 remaining = None
             if remaining == []:
                 return
-            await asyncio.sleep(self.config.controlled_shutdown_retry_backoff_ms / 1000)
+            if attempt + 1 < attempts:
+                await asyncio.sleep(self.config.controlled_shutdown_retry_backoff_ms / 1000)
         log.warning("broker %d: stopping without a complete controlled shutdown",
                     self.broker_id)
 
     async def _ask_controller_to_release(self) -> list[tuple[str, int]] | None:
+        if not self.require_store().connected:
+            raise ConnectionLossError("ZooKeeper cannot be reached: no controller can move "
+                                      "this broker's leaderships now")
         controller = self.active_controller
         if controller is not None:
             # The controller stopping itself: its elections must reach the brokers
             # before its session ends, or the leaderships wait for the next controller.
-            remaining = controller.controlled_shutdown(self.broker_id)
-            if not await controller.delivered(self.config.controller_socket_timeout_ms / 1000):
+            remaining = await self.worker.call(controller.controlled_shutdown, self.broker_id,
+                                               self.broker_epoch)
+            channels = await self.worker.call(lambda: list(controller.channels.values()))
+            if not await all_delivered(channels,
+                                       self.config.controller_socket_timeout_ms / 1000):
                 log.info("broker %d: a broker did not answer the controller's last "
                          "requests before it stopped", self.broker_id)
             return remaining
-        store = self.require_store()
-        try:
-            controller_id = zk.decode_controller(store.get(zk.CONTROLLER)[0])
-            endpoint = zk.decode_broker(controller_id,
-                                        store.get(zk.broker_path(controller_id))[0])
-        except NoNodeError:
+        endpoint = await self.worker.call(self._controller_endpoint)
+        if endpoint is None:
             return None
         response = await call(endpoint, ApiKey.CONTROLLED_SHUTDOWN, CONTROLLED_SHUTDOWN_VERSION,
-                              {"broker_id": self.broker_id}, client_id=f"broker-{self.broker_id}",
+                              {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch},
+                              client_id=f"broker-{self.broker_id}",
                               timeout_s=self.config.controller_socket_timeout_ms / 1000,
                               security=self._peer_security)
         if response["error_code"]:
             return None
         return [(p["topic_name"], p["partition_index"]) for p in response["remaining_partitions"]]
+
+    def _controller_endpoint(self) -> BrokerEndpoint | None:
+        store = self.require_store()
+        try:
+            controller_id = zk.decode_controller(store.get(zk.CONTROLLER)[0])
+            return zk.decode_broker(controller_id, store.get(zk.broker_path(controller_id))[0])
+        except NoNodeError:
+            return None
 
     # ------------------------------------------------------------------ leader balance
 
@@ -310,24 +441,8 @@ class ClusterMembership:
             await asyncio.sleep(interval)
             controller = self.active_controller
             if controller is not None:
-                self._guarded(controller.rebalance_leaders)
+                self._later(controller.rebalance_leaders)
 
 
-class _Deferred:
-    """The controller's channel to its own broker: delivered on the next loop turn, so the
-    controller never re-enters broker code from inside its own step."""
-
-    def __init__(self, channel: BrokerChannel, later: Callable[[Callable[[], None]], None]
-                 ) -> None:
-        self._channel = channel
-        self._later = later
-
-    def send(self, message: object) -> None:
-        self._later(lambda: self._channel.send(message))  # type: ignore[arg-type]
-
-    async def drained(self) -> None:
-        await asyncio.sleep(0)  # the deliveries scheduled so far run before this resumes
-        await self._channel.drained()
-
-    def close(self) -> None:
-        """The broker's own inbox needs no closing."""
+def _set_on_event(flag: threading.Event, _event: object) -> None:
+    flag.set()

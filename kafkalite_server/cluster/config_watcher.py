@@ -7,17 +7,19 @@ creates a sequential ``config_change_NNNNNNNNNN`` naming the entity (``topics/<t
 notification newer than the last it handled re-reads that entity and applies it to its
 logs. Re-reading is idempotent, so handling a notification twice is harmless; after a
 session expiry (watches are lost) the watcher arms again on the new session and asks for
-everything to be re-read, since notifications may have been missed meanwhile.
+everything to be re-read, since notifications may have been missed meanwhile. The store
+is read on the broker's coordination worker; the event loop only applies what was read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.coordination import Coordination, CoordinationError, NoNodeError
+from kafkalite_server.cluster.store_worker import StoreWorker
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +27,7 @@ RETRY_S = 0.2
 KEPT_NOTIFICATIONS = 100
 """Writers delete older notifications beyond this many (Kafka purges them by age)."""
 
-Apply = Callable[[str | None], None]
+Apply = Callable[[str | None], Awaitable[None]]
 """Called with an entity path (``topics/orders``), or None: re-read everything."""
 
 
@@ -47,10 +49,13 @@ def notify_config_change(store: Coordination, entity_path: str) -> None:
 
 
 class ConfigChangeWatcher:
-    def __init__(self, store: Callable[[], Coordination], apply: Apply) -> None:
-        """``store()`` is the broker's current session; ``apply`` runs on the loop of
+    def __init__(self, store: Callable[[], Coordination], worker: StoreWorker,
+                 apply: Apply) -> None:
+        """``store()`` is the broker's current session; its calls run on ``worker``, and
+        ``apply`` (which reads the entity off the loop itself) runs on the loop of
         :meth:`run`."""
         self._store = store
+        self._worker = worker
         self._apply = apply
         self._last = -1
         self._session: int | None = None
@@ -66,33 +71,34 @@ class ConfigChangeWatcher:
         while True:
             self._wake.clear()
             try:
-                self._process(wake)
+                entities = await self._worker.call(self._new_changes, wake)
+                for entity in entities:
+                    await self._apply(entity)
             except CoordinationError as exc:
                 log.info("config changes: %s; trying again", exc)
                 await asyncio.sleep(RETRY_S)
                 continue
             await self._wake.wait()
 
-    def _process(self, wake: Callable[..., None]) -> None:
+    def _new_changes(self, wake: Callable[..., None]) -> list[str | None]:
+        """The entities of the notifications not handled yet, in order (None first after a
+        new session: re-read everything); arms the watch again."""
         store = self._store()
+        entities: list[str | None] = []
         if store.session_id != self._session:
-            self._new_session(store, wake)
+            store.ensure_path(zk.CONFIG_CHANGES)
+            store.on_session_lost(wake)
+            if self._session is not None:  # watches went with the old session
+                entities.append(None)
+            self._session = store.session_id
         names = store.children(zk.CONFIG_CHANGES, watch=wake)
         for name in sorted(names, key=sequence_of):
             if sequence_of(name) <= self._last:
                 continue
             path = f"{zk.CONFIG_CHANGES}/{name}"
             try:
-                entity = zk.decode_config_change(path, store.get(path)[0])
+                entities.append(zk.decode_config_change(path, store.get(path)[0]))
             except NoNodeError:
                 continue
-            self._apply(entity)
             self._last = sequence_of(name)
-
-    def _new_session(self, store: Coordination, wake: Callable[..., None]) -> None:
-        """Watches went with the old session: arm on this one and re-read everything."""
-        store.ensure_path(zk.CONFIG_CHANGES)
-        store.on_session_lost(wake)
-        if self._session is not None:
-            self._apply(None)
-        self._session = store.session_id
+        return entities

@@ -159,7 +159,7 @@ class Controller:
         check_internal_topic(topic, config)
         return kept
 
-    def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
+    async def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
                             validate_only: bool = False) -> None:
         """``configs`` becomes the topic's complete set of overrides: saved, then sent to
         the brokers in an UpdateMetadata for the topic, whose logs pick the new config up."""
@@ -174,7 +174,7 @@ class Controller:
         self._commit({**self.image.topics, name: changed})
         self._publish([self._state(name, index, p) for index, p in enumerate(changed.partitions)])
 
-    def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
+    async def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
                              validate_only: bool = False) -> None:
         """``configs`` becomes the dynamic layer ``resource_name`` ("" or a broker id);
         dynamic log keys change the defaults of every topic at once."""
@@ -195,7 +195,7 @@ class Controller:
 
     # ------------------------------------------------------------------ topics
 
-    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+    async def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                      configs: Mapping[str, str | None] | None = None, *,
                      assignments: Mapping[int, list[int]] | None = None,
                      validate_only: bool = False) -> TopicInfo:
@@ -251,7 +251,7 @@ class Controller:
             leaders.append(replicas[0])
         return leaders
 
-    def delete_topic(self, name: str) -> None:
+    async def delete_topic(self, name: str) -> None:
         if not self.config.delete_topic_enable:
             raise TopicDeletionDisabledError("delete.topic.enable is false")
         topics = dict(self.image.topics)
@@ -264,7 +264,7 @@ class Controller:
         self._publish([PartitionState(name, index, LEADER_DURING_DELETE, p.leader_epoch, (), ())
                        for index, p in enumerate(info.partitions)])
 
-    def create_partitions(self, name: str, count: int,
+    async def create_partitions(self, name: str, count: int,
                           assignments: list[list[int]] | None = None, *,
                           validate_only: bool = False) -> None:
         info = self.image.topics.get(name)
@@ -292,7 +292,7 @@ class Controller:
 
     # ------------------------------------------------------------------ ElectLeaders
 
-    def elect_on_request(self, kind: ElectionType, keys: Iterable[tuple[str, int]] | None
+    async def elect_on_request(self, kind: ElectionType, keys: Iterable[tuple[str, int]] | None
                          ) -> dict[tuple[str, int], int | BrokerResponseError]:
         """ElectLeaders: a partition's one replica is its preferred leader, so a live leader
         needs no election and a stopped one has no other replica to take over."""
@@ -315,7 +315,10 @@ class Controller:
 
     # ------------------------------------------------------------------ broker-facing reads
 
-    def topic_overrides(self, topic: str) -> dict[str, str] | None:
+    async def load_topic_configs(self, topics: Iterable[str]) -> None:
+        """Topic configs live in this broker's own metadata: nothing to load."""
+
+    async def topic_overrides(self, topic: str) -> dict[str, str] | None:
         """The topic's explicit configs, or None for an unknown topic."""
         info = self.image.topics.get(topic)
         return None if info is None else dict(info.configs)

@@ -6,9 +6,13 @@ atomic batch. Two backends implement it: :mod:`zk_store` over a real ZooKeeper (
 and :mod:`memory_store` in memory with a controllable clock (EmbeddedCluster and unit
 tests), so the controller and brokers run the same code over both.
 
-Calls are synchronous (a local ZooKeeper answers in about a millisecond). Watch callbacks
-run on the backend's thread, after the change that fired them; drivers hop to their event
-loop before acting.
+Calls are synchronous and may wait for as long as the session lives while the server is
+unreachable (brokers make them off their event loop). Watch callbacks run on the backend's
+thread, after the change that fired them; drivers hop to their own thread or loop before
+acting. A watch fires once: on its node's change, or (:attr:`EventType.WATCH_LOST`) when
+the connection comes back after it was lost while the watch was armed, or when the session
+ends. Every owner of a watch treats any event as "read again and re-arm", so neither a
+blip nor a new session loses a change.
 """
 
 from __future__ import annotations
@@ -67,6 +71,10 @@ class EventType(enum.Enum):
     DELETED = "deleted"
     CHANGED = "changed"
     CHILD = "child"
+    WATCH_LOST = "watch lost"
+    """The watch lost track of its node: the connection dropped while it was armed (or
+    being armed), and is back now; or the session ended. Anything may have changed
+    meanwhile: read again (through the current session) and arm the watch again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +118,19 @@ Op = Create | SetData | Check | Delete
 class Coordination(ABC):
     """One client session."""
 
+    calls_block = True
+    """A call may wait on a server (for as long as the session lasts while it is
+    unreachable), so brokers make their calls off the event loop
+    (:mod:`~kafkalite_server.cluster.store_worker`)."""
+
     @property
     @abstractmethod
     def session_id(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def connected(self) -> bool:
+        """Whether the server can be reached now (a call made now is answered at once)."""
 
     @abstractmethod
     def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False,

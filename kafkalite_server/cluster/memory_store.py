@@ -237,6 +237,9 @@ class MemoryEnsemble:
 
 
 class MemoryCoordination(Coordination):
+    calls_block = False
+    """Every call is answered at once, in memory."""
+
     def __init__(self, ensemble: MemoryEnsemble, session_id: int) -> None:
         self._ensemble = ensemble
         self._session_id = session_id
@@ -245,6 +248,11 @@ class MemoryCoordination(Coordination):
     @property
     def session_id(self) -> int:
         return self._session_id
+
+    @property
+    def connected(self) -> bool:
+        session = self._ensemble._sessions[self._session_id]
+        return session.alive and not session.paused
 
     def _run(self, action: Callable[[], object]) -> object:
         ensemble = self._ensemble

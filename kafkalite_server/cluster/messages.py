@@ -9,12 +9,17 @@ back into the same objects, so every deployment runs the same broker code.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from kafkalite_server.cluster.image import BrokerEndpoint
 
 NO_LEADER = -1
+NO_BROKER_EPOCH = -1
+"""A message stamped with no broker epoch (from a controller of a version before KIP-380,
+or a standalone broker's own controller): no incarnation check applies."""
 LEADER_DURING_DELETE = -2
 """UpdateMetadata marks a deleted topic's partitions with this leader, as Kafka does."""
 
@@ -42,10 +47,14 @@ class PartitionState:
 
 @dataclass(frozen=True, slots=True)
 class LeaderAndIsr:
+    """``broker_epoch`` names the incarnation of the target broker the controller meant
+    (KIP-380): the czxid of its registration, so a later incarnation refuses it."""
+
     controller_id: int
     controller_epoch: int
     partitions: tuple[PartitionState, ...]
     live_leaders: tuple[BrokerEndpoint, ...] = ()
+    broker_epoch: int = NO_BROKER_EPOCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +63,7 @@ class StopReplica:
     controller_epoch: int
     partitions: tuple[tuple[str, int], ...]
     delete: bool
+    broker_epoch: int = NO_BROKER_EPOCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +75,24 @@ class UpdateMetadata:
     controller_epoch: int
     partitions: tuple[PartitionState, ...]
     live_brokers: tuple[BrokerEndpoint, ...]
+    broker_epoch: int = NO_BROKER_EPOCH
 
 
 ControllerMessage = LeaderAndIsr | StopReplica | UpdateMetadata
 
 
+PartitionErrors = dict[tuple[str, int], int]
+"""A broker's answer to a controller message: an error code per partition."""
+OnAnswer = Callable[[PartitionErrors], None]
+
+
 class BrokerChannel(Protocol):
     """The controller's one way to reach a broker. ``send`` never blocks the controller;
     a channel that cannot deliver logs and retries or drops (a dead broker's channel is
-    closed when the broker leaves)."""
+    closed when the broker leaves). ``on_answer`` gets the broker's per-partition errors
+    once it answered (on the broker's event loop)."""
 
-    def send(self, message: ControllerMessage) -> None: ...
+    def send(self, message: ControllerMessage, on_answer: OnAnswer | None = None) -> None: ...
 
     async def drained(self) -> None:
         """Returns once every message sent so far was delivered (for a network channel:
@@ -83,3 +100,14 @@ class BrokerChannel(Protocol):
         last decisions reach the brokers before it goes."""
 
     def close(self) -> None: ...
+
+
+async def all_delivered(channels: Iterable[BrokerChannel], timeout_s: float) -> bool:
+    """Waits (at most ``timeout_s``) until every channel delivered what was sent on it;
+    False if one has not. A controller handing its duties over awaits this first."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await asyncio.gather(*(channel.drained() for channel in channels))
+    except TimeoutError:
+        return False
+    return True

@@ -1,7 +1,9 @@
 """Controller messages to and from the bodies of Kafka's inter-broker requests (keys 4-6).
 
-The network channel encodes with :func:`to_request`; the receiving broker's handlers decode
-with :func:`from_request` and hand the same objects to its inbox.
+The network channel encodes with :func:`to_request`, in the versions that carry the target
+broker's epoch (KIP-380: LeaderAndIsr v2, StopReplica v1, UpdateMetadata v5); the receiving
+broker's handlers decode any version it serves with the ``*_from`` functions and hand the
+same objects to its inbox.
 """
 
 from __future__ import annotations
@@ -22,7 +24,23 @@ LISTENER = "PLAINTEXT"
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 """Kafka's security protocol ids (UpdateMetadata endpoints)."""
 _PROTOCOL_NAMES = {number: name for name, number in SECURITY_PROTOCOLS.items()}
-VERSIONS = {ApiKey.LEADER_AND_ISR: 1, ApiKey.STOP_REPLICA: 1, ApiKey.UPDATE_METADATA: 4}
+VERSIONS = {ApiKey.LEADER_AND_ISR: 2, ApiKey.STOP_REPLICA: 1, ApiKey.UPDATE_METADATA: 5}
+
+
+def _grouped(states: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Partition states grouped by topic (LeaderAndIsr v2+, UpdateMetadata v5+)."""
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for state in states:
+        topics.setdefault(state.pop("topic_name"), []).append(state)
+    return [{"topic_name": name, "partition_states": partitions}
+            for name, partitions in topics.items()]
+
+
+def _ungrouped(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every partition state with its topic name, whichever version ``body`` came in."""
+    return body["ungrouped_partition_states"] + [
+        {"topic_name": topic["topic_name"], **state}
+        for topic in body["topic_states"] for state in topic["partition_states"]]
 
 
 def to_request(message: ControllerMessage) -> tuple[ApiKey, int, dict[str, Any]]:
@@ -31,13 +49,14 @@ def to_request(message: ControllerMessage) -> tuple[ApiKey, int, dict[str, Any]]
         body: dict[str, Any] = {
             "controller_id": message.controller_id,
             "controller_epoch": message.controller_epoch,
-            "ungrouped_partition_states": [
+            "broker_epoch": message.broker_epoch,
+            "topic_states": _grouped([
                 {"topic_name": s.topic, "partition_index": s.partition,
                  "controller_epoch": message.controller_epoch, "leader": s.leader,
                  "leader_epoch": s.leader_epoch, "isr": list(s.isr),
                  "partition_epoch": s.zk_version, "replicas": list(s.replicas),
                  "is_new": s.is_new}
-                for s in message.partitions],
+                for s in message.partitions]),
             "live_leaders": [{"broker_id": b.node_id, "host_name": b.host, "port": b.port}
                              for b in message.live_leaders],
         }
@@ -47,7 +66,8 @@ def to_request(message: ControllerMessage) -> tuple[ApiKey, int, dict[str, Any]]
         for topic, index in message.partitions:
             topics.setdefault(topic, []).append(index)
         body = {"controller_id": message.controller_id,
-                "controller_epoch": message.controller_epoch, "broker_epoch": -1,
+                "controller_epoch": message.controller_epoch,
+                "broker_epoch": message.broker_epoch,
                 "delete_partitions": message.delete,
                 "topics": [{"name": name, "partition_indexes": indexes}
                            for name, indexes in topics.items()]}
@@ -55,12 +75,13 @@ def to_request(message: ControllerMessage) -> tuple[ApiKey, int, dict[str, Any]]
     body = {
         "controller_id": message.controller_id,
         "controller_epoch": message.controller_epoch,
-        "ungrouped_partition_states": [
+        "broker_epoch": message.broker_epoch,
+        "topic_states": _grouped([
             {"topic_name": s.topic, "partition_index": s.partition,
              "controller_epoch": message.controller_epoch, "leader": s.leader,
              "leader_epoch": s.leader_epoch, "isr": list(s.isr), "zk_version": s.zk_version,
              "replicas": list(s.replicas), "offline_replicas": list(s.offline_replicas)}
-            for s in message.partitions],
+            for s in message.partitions]),
         "live_brokers": [
             {"id": b.node_id, "rack": b.rack,
              "endpoints": [{"port": port, "host": host, "listener": name,
@@ -69,6 +90,13 @@ def to_request(message: ControllerMessage) -> tuple[ApiKey, int, dict[str, Any]]
             for b in message.live_brokers],
     }
     return ApiKey.UPDATE_METADATA, VERSIONS[ApiKey.UPDATE_METADATA], body
+
+
+def partition_errors_from(response: dict[str, Any]) -> dict[tuple[str, int], int]:
+    """The per-partition error codes of a LeaderAndIsr or StopReplica response (none for
+    UpdateMetadata)."""
+    return {(entry["topic_name"], entry["partition_index"]): entry["error_code"]
+            for entry in response.get("partition_errors", [])}
 
 
 def _listeners_of(endpoint: BrokerEndpoint) -> tuple[tuple[str, str, int, str], ...]:
@@ -81,16 +109,17 @@ def leader_and_isr_from(body: dict[str, Any]) -> LeaderAndIsr:
         tuple(PartitionState(s["topic_name"], s["partition_index"], s["leader"],
                              s["leader_epoch"], tuple(s["isr"]), tuple(s["replicas"]),
                              s["partition_epoch"], is_new=s["is_new"])
-              for s in body["ungrouped_partition_states"]),
+              for s in _ungrouped(body)),
         tuple(BrokerEndpoint(b["broker_id"], b["host_name"], b["port"])
-              for b in body["live_leaders"]))
+              for b in body["live_leaders"]),
+        body["broker_epoch"])
 
 
 def stop_replica_from(body: dict[str, Any]) -> StopReplica:
     return StopReplica(body["controller_id"], body["controller_epoch"],
                        tuple((t["name"], index) for t in body["topics"]
                              for index in t["partition_indexes"]),
-                       body["delete_partitions"])
+                       body["delete_partitions"], body["broker_epoch"])
 
 
 def update_metadata_from(body: dict[str, Any]) -> UpdateMetadata:
@@ -110,5 +139,5 @@ def update_metadata_from(body: dict[str, Any]) -> UpdateMetadata:
         tuple(PartitionState(s["topic_name"], s["partition_index"], s["leader"],
                              s["leader_epoch"], tuple(s["isr"]), tuple(s["replicas"]),
                              s["zk_version"], tuple(s["offline_replicas"]))
-              for s in body["ungrouped_partition_states"]),
-        tuple(brokers))
+              for s in _ungrouped(body)),
+        tuple(brokers), body["broker_epoch"])

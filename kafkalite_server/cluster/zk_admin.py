@@ -6,6 +6,14 @@ CreateTopics places replicas here (AdminUtils over the live registered brokers) 
 ``/admin/delete_topics/<t>``; CreatePartitions extends the assignment with a version check.
 Producer ids come in blocks claimed from ``/latest_producer_id_block`` by conditional write,
 so they are unique across the cluster.
+
+The event loop never waits on ZooKeeper here. The requests (``async`` methods) run their
+store calls on the broker's coordination worker; a store that cannot be reached within
+the session fails the request with REQUEST_TIMED_OUT, and nothing else waits. Topic
+configs are kept in memory (all of them read at start, a topic's again on its change
+notification and before its partitions are created here: :meth:`ZkAdmin.
+load_topic_configs`), so :meth:`ZkAdmin.topic_config` never reads the store. The next
+block of producer ids is claimed in the background before the current one runs out.
 """
 
 from __future__ import annotations
@@ -13,16 +21,18 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.errors import (
     BrokerResponseError,
+    CoordinatorLoadInProgressError,
     InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     NotControllerError,
+    RequestTimedOutError,
     TopicAlreadyExistsError,
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
@@ -33,6 +43,7 @@ from kafkalite_server.cluster.config_watcher import ConfigChangeWatcher, notify_
 from kafkalite_server.cluster.coordination import (
     BadVersionError,
     Coordination,
+    CoordinationError,
     Create,
     NodeExistsError,
     NoNodeError,
@@ -46,6 +57,7 @@ from kafkalite_server.cluster.election_requests import ElectionType
 from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.cluster.placement import assign_replicas
 from kafkalite_server.cluster.producer_ids import ProducerEpochs
+from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import LogConfig
@@ -58,34 +70,51 @@ log = logging.getLogger(__name__)
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 _CONFLICT_RETRIES = 10
+T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class ZkAdmin:
     def __init__(self, config: BrokerConfig, store: Callable[[], Coordination],
+                 worker: StoreWorker,
                  active_controller: Callable[[], ZkController | None] = lambda: None) -> None:
         """``store()`` is the broker's current session (it changes after an expiry);
-        ``active_controller()`` is this broker's controller while it is the elected one."""
+        ``active_controller()`` is this broker's controller while it is the elected one.
+        Reads the broker layers and every topic's configs now, at start."""
         self.config = config
         self.default_log_config = config.log_config()
         self._store = store
+        self._worker = worker
         self._active_controller = active_controller
-        self.producer_ids = ZkProducerIds(config.broker_id, store)
+        self.producer_ids = ZkProducerIds(config.broker_id, store, worker)
         self.dynamic_configs = DynamicLayers()
+        self._overrides: dict[str, dict[str, str]] = {}
+        """Every topic's overrides, as last read."""
         self._topic_configs: dict[str, LogConfig] = {}
         self._update_topic: Callable[[str], None] = lambda _topic: None
         self._hosted_topics: Callable[[], Iterable[str]] = tuple
-        self._load_broker_layers()
+        self._set_broker_layers(self._read_broker_layers())
+        self._overrides = self._read_all_overrides()
+
+    async def _off_loop(self, function: Callable[P, T], *args: P.args,
+                        **kwargs: P.kwargs) -> T:
+        """``function(*args)`` on the coordination worker; an unreachable store fails the
+        request (REQUEST_TIMED_OUT) and nothing else."""
+        try:
+            return await self._worker.call(function, *args, **kwargs)
+        except CoordinationError as exc:
+            raise RequestTimedOutError(f"the coordination store did not answer: {exc}") from None
 
     # ------------------------------------------------------------------ elections
 
-    def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
-                         ) -> dict[TopicPartition, int | BrokerResponseError]:
+    async def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
+                               ) -> dict[TopicPartition, int | BrokerResponseError]:
         """ElectLeaders goes straight to the elected controller, as in Kafka 2.4+: another
         broker answers NOT_CONTROLLER and the client follows the metadata's controller id."""
         controller = self._active_controller()
         if controller is None:
             raise NotControllerError(f"broker {self.config.broker_id} is not the controller")
-        return controller.elect_on_request(kind, keys)
+        return await self._off_loop(controller.elect_on_request, kind, keys)
 
     # ------------------------------------------------------------------ dynamic configs
 
@@ -96,20 +125,29 @@ class ZkAdmin:
         topic's (the defaults under them moved)."""
         self._update_topic = update_topic
         self._hosted_topics = hosted_topics
-        await ConfigChangeWatcher(self._store, self._config_changed).run()
+        await ConfigChangeWatcher(self._store, self._worker, self._config_changed).run()
 
-    def _config_changed(self, entity: str | None) -> None:
+    async def _config_changed(self, entity: str | None) -> None:
+        """Re-reads the entity (None: everything) off the loop, then applies it."""
         kind, _, name = (entity or "").partition("/")
         if kind == "topics":
-            self._topic_configs.pop(name, None)
+            overrides = await self._worker.call(self._read_overrides, name)
+            self._set_overrides(name, overrides)
             self._update_topic(name)
             return
-        self._topic_configs.clear()
-        self._load_broker_layers()
+        self._set_broker_layers(await self._worker.call(self._read_broker_layers))
+        if entity is None:
+            self._overrides = await self._worker.call(self._read_all_overrides)
+            self._topic_configs.clear()
         for topic in set(self._hosted_topics()):
             self._update_topic(topic)
 
-    def _load_broker_layers(self) -> None:
+    def _set_broker_layers(self, layers: DynamicLayers) -> None:
+        self.dynamic_configs = layers
+        self.default_log_config = layers.log_defaults(self.config.log_config())
+        self._topic_configs.clear()
+
+    def _read_broker_layers(self) -> DynamicLayers:
         """The cluster-wide and this broker's own dynamic layers, from ZooKeeper. A layer
         that fails validation (written by hand) is logged and left out."""
         layers = DynamicLayers()
@@ -124,8 +162,7 @@ class ZkAdmin:
                 layers.cluster_default = values
             elif values:
                 layers.per_broker[self.config.broker_id] = values
-        self.dynamic_configs = layers
-        self.default_log_config = layers.log_defaults(self.config.log_config())
+        return layers
 
     def _read_config(self, path: str) -> dict[str, str]:
         try:
@@ -142,19 +179,20 @@ class ZkAdmin:
             store.create(path, data, makepath=True)
         notify_config_change(store, entity)
 
-    def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
-                            validate_only: bool = False) -> None:
+    async def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
+                                  validate_only: bool = False) -> None:
         """``configs`` becomes the topic's complete set of overrides in
         ``/config/topics/<name>``; every broker hears of it through ``/config/changes``."""
-        if self._store().exists(zk.topic_path(name)) is None:
+        if await self._off_loop(self._read_overrides, name) is None:
             raise UnknownTopicOrPartitionError(f"topic {name!r}")
         kept = validated_topic_configs(self.default_log_config, configs)
         check_internal_topic(name, LogConfig.from_topic_configs(self.default_log_config, kept))
         if not validate_only:
-            self._write_config(zk.topic_config_path(name), zk.topic_config_entity(name), kept)
+            await self._off_loop(self._write_config, zk.topic_config_path(name),
+                                 zk.topic_config_entity(name), kept)
 
-    def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
-                             validate_only: bool = False) -> None:
+    async def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
+                                   validate_only: bool = False) -> None:
         """``configs`` becomes the dynamic layer ``resource_name`` (``""``: every broker's,
         in ``/config/brokers/<default>``; a broker id: that broker's own)."""
         try:
@@ -164,18 +202,60 @@ class ZkAdmin:
         except ConfigError as exc:
             raise InvalidConfigError(str(exc)) from None
         for topic in INTERNAL_TOPICS:
-            overrides = self.topic_overrides(topic)
+            overrides = self._overrides.get(topic)
             if overrides is not None:
                 check_internal_topic(topic, LogConfig.from_topic_configs(defaults, overrides))
         if validate_only:
             return
-        self._write_config(zk.broker_config_path(resource_name),
-                           zk.broker_config_entity(resource_name), configs)
-        self._config_changed(zk.broker_config_entity(resource_name))
+        entity = zk.broker_config_entity(resource_name)
+        await self._off_loop(self._write_config, zk.broker_config_path(resource_name), entity,
+                             configs)
+        await self._config_changed(entity)
 
     # ------------------------------------------------------------------ configs
 
-    def topic_overrides(self, topic: str) -> dict[str, str] | None:
+    async def topic_overrides(self, topic: str) -> dict[str, str] | None:
+        """The topic's overrides as the store has them now (None: no such topic)."""
+        overrides = await self._off_loop(self._read_overrides, topic)
+        self._set_overrides(topic, overrides)
+        return overrides
+
+    async def load_topic_configs(self, topics: Iterable[str]) -> None:
+        """Reads the configs of the topics not known here yet (before their logs are
+        created); a store that cannot be reached leaves them at the defaults for now."""
+        missing = [topic for topic in topics if topic not in self._overrides]
+        if not missing:
+            return
+        try:
+            found = await self._worker.call(lambda: {t: self._read_overrides(t)
+                                                     for t in missing})
+        except CoordinationError as exc:
+            log.warning("configs of %s not read (%s); their logs start with the defaults "
+                        "and take the topic's configs at its next change", missing, exc)
+            return
+        for topic, overrides in found.items():
+            self._set_overrides(topic, overrides)
+
+    def topic_config(self, topic: str) -> LogConfig:
+        """From memory, never from the store: what was last read of the topic (the
+        defaults for a topic not read yet)."""
+        config = self._topic_configs.get(topic)
+        if config is None:
+            overrides = self._overrides.get(topic)
+            config = (LogConfig.from_topic_configs(self.default_log_config, overrides)
+                      if overrides else self.default_log_config)
+            if overrides is not None:
+                self._topic_configs[topic] = config
+        return config
+
+    def _set_overrides(self, topic: str, overrides: dict[str, str] | None) -> None:
+        self._topic_configs.pop(topic, None)
+        if overrides is None:
+            self._overrides.pop(topic, None)
+        else:
+            self._overrides[topic] = overrides
+
+    def _read_overrides(self, topic: str) -> dict[str, str] | None:
         store = self._store()
         if store.exists(zk.topic_path(topic)) is None:
             return None
@@ -184,17 +264,13 @@ class ZkAdmin:
         except NoNodeError:
             return {}
 
-    def topic_config(self, topic: str) -> LogConfig:
-        """Cached (logs ask on every UpdateMetadata); a change notification for the topic,
-        or for a broker layer, drops the cached value."""
-        config = self._topic_configs.get(topic)
-        if config is None:
-            overrides = self.topic_overrides(topic)
-            config = (LogConfig.from_topic_configs(self.default_log_config, overrides)
-                      if overrides else self.default_log_config)
+    def _read_all_overrides(self) -> dict[str, dict[str, str]]:
+        found = {}
+        for topic in self._store().children(zk.TOPICS):
+            overrides = self._read_overrides(topic)
             if overrides is not None:
-                self._topic_configs[topic] = config
-        return config
+                found[topic] = overrides
+        return found
 
     # ------------------------------------------------------------------ topics
 
@@ -209,11 +285,21 @@ class ZkAdmin:
             brokers[endpoint.node_id] = endpoint.rack
         return brokers
 
-    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
-                     configs: Mapping[str, str | None] | None = None, *,
-                     assignments: Mapping[int, list[int]] | None = None,
-                     validate_only: bool = False) -> None:
+    async def create_topic(self, name: str, num_partitions: int = -1,
+                           replication_factor: int = -1,
+                           configs: Mapping[str, str | None] | None = None, *,
+                           assignments: Mapping[int, list[int]] | None = None,
+                           validate_only: bool = False) -> None:
         validate_topic_name(name)
+        kept = validated_topic_configs(self.default_log_config, configs or {})
+        await self._off_loop(self._create_topic, name, num_partitions, replication_factor,
+                             kept, assignments, validate_only)
+        if not validate_only:
+            self._set_overrides(name, kept)
+
+    def _create_topic(self, name: str, num_partitions: int, replication_factor: int,
+                      kept: dict[str, str], assignments: Mapping[int, list[int]] | None,
+                      validate_only: bool) -> None:
         store = self._store()
         if store.exists(zk.topic_path(name)) is not None:
             raise TopicAlreadyExistsError(f"topic {name!r} already exists")
@@ -231,7 +317,6 @@ class ZkAdmin:
                 raise InvalidPartitionsError(
                     f"number of partitions must be positive, got {count}")
             assignment = assign_replicas(live, count, factor)
-        kept = validated_topic_configs(self.default_log_config, configs or {})
         if validate_only:
             return
         try:
@@ -242,18 +327,25 @@ class ZkAdmin:
         # Brokers may cache the configs of an earlier topic of this name.
         notify_config_change(store, zk.topic_config_entity(name))
 
-    def delete_topic(self, name: str) -> None:
+    async def delete_topic(self, name: str) -> None:
         if not self.config.delete_topic_enable:
             raise TopicDeletionDisabledError("delete.topic.enable is false")
+        await self._off_loop(self._delete_topic, name)
+
+    def _delete_topic(self, name: str) -> None:
         store = self._store()
         if store.exists(zk.topic_path(name)) is None:
             raise UnknownTopicOrPartitionError(f"topic {name!r}")
         with contextlib.suppress(NodeExistsError):
             store.create(zk.delete_topic_path(name))
 
-    def create_partitions(self, name: str, count: int,
-                          assignments: list[list[int]] | None = None, *,
-                          validate_only: bool = False) -> None:
+    async def create_partitions(self, name: str, count: int,
+                                assignments: list[list[int]] | None = None, *,
+                                validate_only: bool = False) -> None:
+        await self._off_loop(self._create_partitions, name, count, assignments, validate_only)
+
+    def _create_partitions(self, name: str, count: int, assignments: list[list[int]] | None,
+                           validate_only: bool) -> None:
         store = self._store()
         for _attempt in range(_CONFLICT_RETRIES):
             try:
@@ -304,21 +396,48 @@ def _checked_assignment(assignment: dict[int, list[int]], first: int,
 
 
 class ZkProducerIds:
-    """Blocks of producer ids claimed cluster-wide; a claimed block is never reissued."""
+    """Blocks of producer ids claimed cluster-wide; a claimed block is never reissued.
 
-    def __init__(self, broker_id: int, store: Callable[[], Coordination]) -> None:
+    The first block is claimed at start; the next one in the background once half of the
+    current one is handed out, so :meth:`allocate` never waits for the store. If the
+    next block is not there yet when the current one runs out, InitProducerId answers
+    COORDINATOR_LOAD_IN_PROGRESS, which producers retry (Kafka's controller-side id
+    manager does the same)."""
+
+    def __init__(self, broker_id: int, store: Callable[[], Coordination],
+                 worker: StoreWorker) -> None:
         self.broker_id = broker_id
         self._store = store
-        self._next = 0
-        self._end = 0
+        self._worker = worker
+        self._next, self._end = self._claim_block()
+        self._spare: tuple[int, int] | None = None
+        self._claiming = False
         self.epochs = ProducerEpochs(self)  # type: ignore[arg-type]
 
     def allocate(self) -> int:
         if self._next >= self._end:
-            self._next, self._end = self._claim_block()
+            if self._spare is None:
+                self._claim_spare()
+                raise CoordinatorLoadInProgressError(
+                    "the next block of producer ids is being claimed; retry")
+            (self._next, self._end), self._spare = self._spare, None
         producer_id = self._next
         self._next += 1
+        if self._end - self._next < PRODUCER_ID_BLOCK_SIZE // 2:
+            self._claim_spare()
         return producer_id
+
+    def _claim_spare(self) -> None:
+        if self._spare is not None or self._claiming:
+            return
+        self._claiming = True
+
+        def claim() -> None:
+            try:
+                self._spare = self._claim_block()
+            finally:
+                self._claiming = False
+        self._worker.submit(claim)
 
     def _claim_block(self) -> tuple[int, int]:
         store = self._store()

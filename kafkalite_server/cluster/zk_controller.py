@@ -1,6 +1,11 @@
 """The elected controller's work over the coordination store (Kafka's ZooKeeper-mode
 KafkaController, reduced to the control plane).
 
+It runs on one thread, its broker's coordination worker (Kafka's controller event thread):
+every step (a watch's event, a request from a handler) is a synchronous function run
+there in order, so its store calls never hold up the broker's event loop, and its
+channels take its messages from that thread.
+
 It owns no broker objects: it reads and writes Kafka's ZooKeeper layout and talks to
 brokers only through their channels (LeaderAndIsr, StopReplica, UpdateMetadata). Every
 write carries a check on the ``/controller_epoch`` version it was elected with, so a
@@ -11,14 +16,16 @@ written only conditionally on their version, after a fresh read.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from kafkalite.protocol.errors import (
     BrokerIdNotRegisteredError,
     BrokerResponseError,
+    KafkaStorageError,
+    StaleBrokerEpochError,
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.cluster import zk_layout as zk
@@ -44,8 +51,12 @@ from kafkalite_server.cluster.election_requests import ElectionType, requested_e
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import (
     LEADER_DURING_DELETE,
+    NO_BROKER_EPOCH,
     BrokerChannel,
+    ControllerMessage,
     LeaderAndIsr,
+    OnAnswer,
+    PartitionErrors,
     PartitionState,
     StopReplica,
     UpdateMetadata,
@@ -80,6 +91,8 @@ class ZkController:
         self.broker_epochs: dict[int, int] = {}
         """Each live broker's registration (czxid): a new one means the broker restarted."""
         self.shutting_down: set[int] = set()
+        self.offline_replicas: dict[int, set[TopicPartition]] = {}
+        """Each live broker's replicas in a failed log directory (until it restarts)."""
         self.channels: dict[int, BrokerChannel] = {}
         self.assignments: dict[str, dict[int, list[int]]] = {}
         self.states: dict[TopicPartition, tuple[zk.LeaderIsr, int]] = {}
@@ -101,16 +114,7 @@ class ZkController:
         self._announce(keys, to=list(self.live), changed=changed)
         self._deletions_requested()
         self._isr_changed()
-
-    async def delivered(self, timeout_s: float) -> bool:
-        """Waits (at most ``timeout_s``) until every broker has answered what this
-        controller sent it; False if one has not."""
-        try:
-            await asyncio.wait_for(asyncio.gather(
-                *(channel.drained() for channel in list(self.channels.values()))), timeout_s)
-        except TimeoutError:
-            return False
-        return True
+        self._log_dir_events()
 
     def stop(self) -> None:
         self.active = False
@@ -158,6 +162,7 @@ class ZkController:
             del self.live[broker_id]
             del self.broker_epochs[broker_id]
             self.shutting_down.discard(broker_id)
+            self.offline_replicas.pop(broker_id, None)
             channel = self.channels.pop(broker_id, None)
             if channel is not None:
                 channel.close()
@@ -233,6 +238,8 @@ class ZkController:
                 self._check_epoch()
                 data, stat = self.store.get(path)
                 self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+                if self.states[key][0] == new:  # it did apply: retried across a blip
+                    return True
                 continue
             self.states[key] = (new, version + 1)
             return True
@@ -264,26 +271,35 @@ class ZkController:
         return self._write_state(key, decide)
 
     def _elect_offline(self, keys: Iterable[TopicPartition]) -> list[TopicPartition]:
-        live = {b for b in self.live if self._eligible(b)}
-
-        def elect(replicas: list[int], current: zk.LeaderIsr) -> Election | None:
-            return offline_partition_leader(replicas, current.isr, live,
-                                            unclean=self.unclean_election)
+        """Elects a leader for each partition whose leader is gone or offline."""
         changed = []
         for key in keys:
+            live = self._live_for(key)
+
+            def elect(replicas: list[int], current: zk.LeaderIsr,
+                      live: set[int] = live) -> Election | None:
+                return offline_partition_leader(replicas, current.isr, live,
+                                                unclean=self.unclean_election)
             state, _version = self.states[key]
-            if not self._eligible(state.leader) and self._apply_election(key, elect):
+            if state.leader not in live and self._apply_election(key, elect):
                 changed.append(key)
         return changed
+
+    def _live_for(self, key: TopicPartition) -> set[int]:
+        """The brokers that may hold ``key`` now: registered, not stopping, and with its
+        replica online (not in a failed log directory)."""
+        return {b for b in self.live if self._eligible(b)
+                and key not in self.offline_replicas.get(b, ())}
 
     # ------------------------------------------------------------------ telling brokers
 
     def partition_state(self, key: TopicPartition) -> PartitionState:
         state, version = self.states[key]
         replicas = tuple(self.assignments[key[0]][key[1]])
+        offline = tuple(b for b in replicas if b not in self.live
+                        or key in self.offline_replicas.get(b, ()))
         return PartitionState(key[0], key[1], state.leader, state.leader_epoch, state.isr,
-                              replicas, version,
-                              tuple(b for b in replicas if b not in self.live))
+                              replicas, version, offline)
 
     def _announce(self, keys: list[TopicPartition], *, to: Iterable[int],
                   changed: Iterable[TopicPartition] = ()) -> None:
@@ -299,15 +315,24 @@ class ZkController:
                     per_broker.setdefault(replica, []).append(state)
         leaders = tuple(self.live[s.leader] for s in states.values() if s.leader in self.live)
         for broker_id, broker_states in per_broker.items():
-            self.channels[broker_id].send(LeaderAndIsr(self.broker_id, self.epoch,
-                                                       tuple(broker_states), leaders))
+            self._send(broker_id, LeaderAndIsr(self.broker_id, self.epoch,
+                                               tuple(broker_states), leaders))
         self._update_metadata(list(states.values()))
 
     def _update_metadata(self, states: list[PartitionState]) -> None:
         message = UpdateMetadata(self.broker_id, self.epoch, tuple(states),
                                  tuple(self.live[b] for b in sorted(self.live)))
-        for channel in self.channels.values():
-            channel.send(message)
+        for broker_id in list(self.channels):
+            self._send(broker_id, message)
+
+    def _send(self, broker_id: int, message: ControllerMessage,
+              on_answer: OnAnswer | None = None) -> None:
+        """To the incarnation of ``broker_id`` this controller knows, stamped with its
+        broker epoch: a later incarnation refuses it (STALE_BROKER_EPOCH)."""
+        channel = self.channels.get(broker_id)
+        if channel is not None:
+            channel.send(replace(message, broker_epoch=self.broker_epochs[broker_id]),
+                         on_answer)
 
     # ------------------------------------------------------------------ events
 
@@ -383,6 +408,67 @@ class ZkController:
         if known:
             self._update_metadata([self.partition_state(key) for key in known])
 
+    def _log_dir_events(self) -> None:
+        """Brokers whose log directory failed (``/log_dir_event_notification``, Kafka's
+        LogDirEventNotification): each is sent a LeaderAndIsr of every replica it holds,
+        and answers KAFKA_STORAGE_ERROR for those it lost (:meth:`_replicas_answered`)."""
+        failed: set[int] = set()
+        for name in self.store.children(zk.LOG_DIR_EVENT_NOTIFICATION,
+                                        watch=self._watch(self._log_dir_events)):
+            path = f"{zk.LOG_DIR_EVENT_NOTIFICATION}/{name}"
+            try:
+                failed.add(zk.decode_log_dir_event(path, self.store.get(path)[0]))
+            except NoNodeError:
+                continue
+            except zk.LayoutError as exc:
+                log.warning("controller %d: ignoring %s", self.broker_id, exc)
+            with contextlib.suppress(NoNodeError):
+                self.store.delete(path)
+        for broker_id in sorted(failed & set(self.live)):
+            self._ask_for_offline_replicas(broker_id)
+
+    def _ask_for_offline_replicas(self, broker_id: int) -> None:
+        keys = [key for key in self.assignments_keys()
+                if broker_id in self.assignments[key[0]][key[1]]]
+        if not keys:
+            return
+        states = tuple(self.partition_state(key) for key in keys)
+        leaders = tuple(self.live[s.leader] for s in states if s.leader in self.live)
+        epoch = self.broker_epochs[broker_id]
+
+        def answered(errors: PartitionErrors) -> None:  # on the broker's event loop
+            self._schedule(lambda: self._if_active(
+                lambda: self._replicas_answered(broker_id, epoch, errors)))
+        self._send(broker_id, LeaderAndIsr(self.broker_id, self.epoch, states, leaders),
+                   answered)
+
+    def _replicas_answered(self, broker_id: int, epoch: int, errors: PartitionErrors) -> None:
+        """Replicas a broker answered KAFKA_STORAGE_ERROR for are offline (Kafka's
+        OfflineReplica): the partitions it led elect another leader (if another replica
+        may lead), the others drop it from their ISR, and every broker hears of it with
+        the replica listed offline."""
+        if self.broker_epochs.get(broker_id) != epoch:
+            return  # another incarnation by now
+        lost = {key for key, code in errors.items()
+                if code == KafkaStorageError.errno and key in self.states}
+        new = sorted(lost - self.offline_replicas.get(broker_id, set()))
+        if not new:
+            return
+        self.offline_replicas.setdefault(broker_id, set()).update(new)
+        log.warning("controller %d: broker %d lost %d replicas with a log directory; moving "
+                    "their leadership away", self.broker_id, broker_id, len(new))
+        # A partition with no other replica to lead keeps its leader, which answers
+        # KAFKA_STORAGE_ERROR: truer to clients than no leader at all.
+        movable = [key for key in new if self.states[key][0].leader != broker_id
+                   or offline_partition_leader(
+                       self.assignments[key[0]][key[1]], self.states[key][0].isr,
+                       self._live_for(key), unclean=self.unclean_election) is not None]
+        changed = self._elect_offline(movable)
+        for key in new:
+            if self._remove_from_isr(key, broker_id):
+                changed.append(key)
+        self._announce(new, to=(), changed=changed)
+
     def _deletions_requested(self) -> None:
         for topic in self.store.children(zk.DELETE_TOPICS,
                                          watch=self._watch(self._deletions_requested)):
@@ -395,9 +481,7 @@ class ZkController:
             for broker_id in replicas:
                 by_broker.setdefault(broker_id, []).append((topic, index))
         for broker_id, keys in by_broker.items():
-            channel = self.channels.get(broker_id)
-            if channel is not None:
-                channel.send(StopReplica(self.broker_id, self.epoch, tuple(keys), True))
+            self._send(broker_id, StopReplica(self.broker_id, self.epoch, tuple(keys), True))
         self._update_metadata([PartitionState(topic, index, LEADER_DURING_DELETE, 0, (), ())
                                for index in assignment])
         self._forget(topic)
@@ -413,19 +497,28 @@ class ZkController:
 
     # ------------------------------------------------------------------ requests
 
-    def controlled_shutdown(self, broker_id: int) -> list[TopicPartition]:
+    def controlled_shutdown(self, broker_id: int,
+                            broker_epoch: int = NO_BROKER_EPOCH) -> list[TopicPartition]:
         """Moves leadership off a stopping broker and takes it out of the ISRs; returns
-        the partitions it still leads (no other live ISR member to take over)."""
+        the partitions it still leads (no other live ISR member to take over). A request
+        from an earlier incarnation of the broker (an older ``broker_epoch``) is refused
+        with STALE_BROKER_EPOCH, as Kafka does since KIP-380."""
         if broker_id not in self.live:
             raise BrokerIdNotRegisteredError(f"broker {broker_id} is not registered")
+        current = self.broker_epochs[broker_id]
+        if broker_epoch != NO_BROKER_EPOCH and broker_epoch < current:
+            raise StaleBrokerEpochError(f"broker {broker_id}'s epoch is {current}; the "
+                                        f"request was for epoch {broker_epoch}")
         self.shutting_down.add(broker_id)
-        live = {b for b in self.live if self._eligible(b)}
         keys = self.assignments_keys()
         changed = []
-        def elect(replicas: list[int], current: zk.LeaderIsr) -> Election:
-            return (controlled_shutdown_leader(replicas, current.isr, live, broker_id)
-                    or Election(current.leader, current.isr))
         for key in keys:
+            live = self._live_for(key)
+
+            def elect(replicas: list[int], current: zk.LeaderIsr,
+                      live: set[int] = live) -> Election:
+                return (controlled_shutdown_leader(replicas, current.isr, live, broker_id)
+                        or Election(current.leader, current.isr))
             state, _version = self.states[key]
             if state.leader == broker_id:
                 if self._apply_election(key, elect):
@@ -440,15 +533,13 @@ class ZkController:
         followed = tuple(key for key in keys if self.states[key][0].leader != broker_id
                          and broker_id in self.assignments[key[0]][key[1]])
         if followed:
-            self.channels[broker_id].send(StopReplica(self.broker_id, self.epoch, followed,
-                                                      False))
+            self._send(broker_id, StopReplica(self.broker_id, self.epoch, followed, False))
         return still_led
 
     def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
                          ) -> dict[TopicPartition, int | BrokerResponseError]:
         """ElectLeaders: for each partition (every one for None), the leader it has after
         the election, or the error Kafka answers (see :mod:`election_requests`)."""
-        live = {b for b in self.live if self._eligible(b)}
         wanted = list(keys) if keys is not None else self.assignments_keys()
         results: dict[TopicPartition, int | BrokerResponseError] = {}
         changed = []
@@ -461,13 +552,14 @@ class ZkController:
                 results[key] = UnknownTopicOrPartitionError(f"{key[0]}-{key[1]}")
                 continue
             replicas = self.assignments[key[0]][key[1]]
+            live = self._live_for(key)
             outcome = requested_election(kind, f"{key[0]}-{key[1]}", replicas, state.leader,
                                          state.isr, live)
             if isinstance(outcome, BrokerResponseError):
                 results[key] = outcome
                 continue
             def elect(replicas: list[int], current: zk.LeaderIsr,
-                      key: TopicPartition = key) -> Election:
+                      key: TopicPartition = key, live: set[int] = live) -> Election:
                 again = requested_election(kind, f"{key[0]}-{key[1]}", replicas,
                                            current.leader, current.isr, live)
                 return (Election(current.leader, current.isr)

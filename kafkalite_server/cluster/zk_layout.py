@@ -36,9 +36,13 @@ PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 CLUSTER_ID = "/cluster/id"
 ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
 ISR_CHANGE_PREFIX = f"{ISR_CHANGE_NOTIFICATION}/isr_change_"
+LOG_DIR_EVENT_NOTIFICATION = "/log_dir_event_notification"
+LOG_DIR_EVENT_PREFIX = f"{LOG_DIR_EVENT_NOTIFICATION}/log_dir_event_"
+LOG_DIR_FAILURE_EVENT = 1
+"""Kafka's LogDirEventNotification event code for a log directory that failed."""
 
 PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/cluster",
-                    ISR_CHANGE_NOTIFICATION)
+                    ISR_CHANGE_NOTIFICATION, LOG_DIR_EVENT_NOTIFICATION)
 """Created by every broker at start (Kafka's ``createTopLevelPaths``)."""
 
 
@@ -179,6 +183,22 @@ def decode_isr_change(path: str, data: bytes) -> list[tuple[str, int]]:
     try:
         return [(str(entry["topic"]), int(entry["partition"]))
                 for entry in _load(data, path)["partitions"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LayoutError(f"{path}: {exc!r}") from None
+
+
+def encode_log_dir_event(broker_id: int) -> bytes:
+    """A broker's log directory failed (the controller asks it which replicas it lost)."""
+    return _dump({"version": 1, "broker": broker_id, "event": LOG_DIR_FAILURE_EVENT})
+
+
+def decode_log_dir_event(path: str, data: bytes) -> int:
+    """The broker whose log directory failed."""
+    try:
+        document = _load(data, path)
+        if int(document["event"]) != LOG_DIR_FAILURE_EVENT:
+            raise ValueError(f"unknown event {document['event']!r}")
+        return int(document["broker"])
     except (KeyError, TypeError, ValueError) as exc:
         raise LayoutError(f"{path}: {exc!r}") from None
 

@@ -67,7 +67,7 @@ class InternalTopic:
 
 
 class TopicCreator(Protocol):
-    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+    async def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                      configs: Mapping[str, str | None] | None = None) -> Any: ...
 
 
@@ -105,20 +105,21 @@ class CoordinatorRuntime:
 
     # ------------------------------------------------------------------ the topic and lookup
 
-    def ensure_topic(self) -> None:
+    async def ensure_topic(self) -> None:
         """Asks the controller for the topic unless this broker's metadata has it; it shows
-        up in the metadata cache once the controller has placed it."""
+        up in the metadata cache once the controller has placed it. The controller's store
+        is written off the event loop, so this is awaited."""
         if self._metadata.partitions_of(self.topic.name) is not None:
             return
         replication_factor = self.topic.replication_factor()
         with contextlib.suppress(TopicAlreadyExistsError):
-            self._controller.create_topic(self.topic.name, self.topic.partitions,
+            await self._controller.create_topic(self.topic.name, self.topic.partitions,
                                           replication_factor,
                                           configs=dict(self.topic.configs(replication_factor)))
 
-    def coordinator_for(self, key: str) -> BrokerEndpoint | None:
+    async def coordinator_for(self, key: str) -> BrokerEndpoint | None:
         """The broker leading ``key``'s partition, if it is up (FindCoordinator)."""
-        self.ensure_topic()
+        await self.ensure_topic()
         known = self._metadata.partitions_of(self.topic.name)
         if not known:
             return None

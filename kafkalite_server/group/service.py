@@ -53,9 +53,9 @@ class GroupCoordinatorService:
         self.txn_offsets = TransactionalOffsets(self.coordinator, self.store, broker.now_ms)
         self.runtime.serve(OffsetsStateMachine(self.coordinator, self.txn_offsets))
 
-    def ensure_offsets_topic(self) -> None:
+    async def ensure_offsets_topic(self) -> None:
         """Asks the controller for ``__consumer_offsets`` unless the metadata has it."""
-        self.runtime.ensure_topic()
+        await self.runtime.ensure_topic()
 
     # -- parked requests as awaitables --------------------------------------------------------
 

@@ -48,9 +48,9 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
                 raise InvalidRequestError(f"topic {name!r} appears more than once")
             if not ctx.may_create_topic(name):
                 raise TopicAuthorizationFailedError(f"no Create permission for {name!r}")
-            if controller.topic_overrides(name) is None:  # the broker creates its own, its way
+            if await controller.topic_overrides(name) is None:  # the broker creates its own
                 refuse_if_internal(name, "create")
-            controller.create_topic(
+            await controller.create_topic(
                 name, topic["num_partitions"], topic["replication_factor"],
                 {entry["name"]: entry["value"] for entry in topic["configs"]},
                 assignments={a["partition_index"]: a["broker_ids"]
@@ -101,7 +101,7 @@ async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
             if not DELETE_TOPICS.allows(ctx, name):
                 raise TopicAuthorizationFailedError(f"no Delete permission for {name!r}")
             refuse_if_internal(name, "delete")
-            ctx.broker.controller.delete_topic(name)
+            await ctx.broker.controller.delete_topic(name)
         except BrokerResponseError as exc:
             results.append({"name": name, "error_code": exc.errno})
             continue
@@ -118,7 +118,7 @@ async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) ->
             if not ALTER_TOPICS.allows(ctx, topic["name"]):
                 raise TopicAuthorizationFailedError(f"no Alter permission for {topic['name']!r}")
             refuse_if_internal(topic["name"], "add partitions to")
-            ctx.broker.controller.create_partitions(
+            await ctx.broker.controller.create_partitions(
                 topic["name"], topic["count"],
                 None if assignments is None else [a["broker_ids"] for a in assignments],
                 validate_only=body["validate_only"])

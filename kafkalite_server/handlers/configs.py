@@ -10,7 +10,7 @@ loggers) answer INVALID_REQUEST, as Kafka 3.x does for groups.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kafkalite.protocol.config_codes import ConfigType
@@ -64,7 +64,7 @@ async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> 
     for resource in body["resources"]:
         kind, name = resource["resource_type"], resource["resource_name"]
         try:
-            entries = _describe(ctx, kind, name)
+            entries = await _describe(ctx, kind, name)
         except BrokerResponseError as exc:
             results.append({"error_code": exc.errno, "error_message": _message(exc),
                             "resource_type": kind, "resource_name": name, "configs": []})
@@ -81,36 +81,37 @@ async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> 
     return {"throttle_time_ms": 0, "results": results}
 
 
-def _describe(ctx: RequestContext, kind: int, name: str) -> list[dict[str, Any]]:
+async def _describe(ctx: RequestContext, kind: int, name: str) -> list[dict[str, Any]]:
     _check_type(kind)
     check_config_access(ctx, AclOperation.DESCRIBE_CONFIGS, kind, name)
     controller = ctx.broker.controller
     layers = BrokerLayers.of(ctx.broker.config, controller.dynamic_configs)
     if kind == RESOURCE_TOPIC:
-        overrides = _topic_overrides(ctx, name)
+        overrides = await _topic_overrides(ctx, name)
         return describe_topic(controller.topic_config(name), overrides, layers)
     _check_broker_name(ctx, name)
     return describe_broker(name, ctx.broker.config, layers)
 
 
-def _current(ctx: RequestContext, kind: int, name: str) -> dict[str, str]:
+async def _current(ctx: RequestContext, kind: int, name: str) -> dict[str, str]:
     """The resource's overrides now: a topic's own configs, or a dynamic broker layer."""
     _check_type(kind)
     if kind == RESOURCE_TOPIC:
-        return _topic_overrides(ctx, name)
+        return await _topic_overrides(ctx, name)
     _check_broker_name(ctx, name)
     return ctx.broker.controller.dynamic_configs.layer(name)
 
 
-def _topic_overrides(ctx: RequestContext, name: str) -> dict[str, str]:
-    overrides = ctx.broker.controller.topic_overrides(name)
+async def _topic_overrides(ctx: RequestContext, name: str) -> dict[str, str]:
+    overrides = await ctx.broker.controller.topic_overrides(name)
     if overrides is None:
         raise UnknownTopicOrPartitionError(f"topic {name!r}")
     return overrides
 
 
-def _alter(ctx: RequestContext, body: dict[str, Any],
-           new_overrides: Callable[[dict[str, Any]], dict[str, str]]) -> dict[str, Any]:
+async def _alter(ctx: RequestContext, body: dict[str, Any],
+                 new_overrides: Callable[[dict[str, Any]], Awaitable[dict[str, str]]]
+                 ) -> dict[str, Any]:
     controller = ctx.broker.controller
     seen = Counter((r["resource_type"], r["resource_name"]) for r in body["resources"])
     responses = []
@@ -121,13 +122,13 @@ def _alter(ctx: RequestContext, body: dict[str, Any],
                 raise InvalidRequestError(f"resource {name!r} of type {kind} appears more "
                                           "than once")
             check_config_access(ctx, AclOperation.ALTER_CONFIGS, kind, name)
-            configs = new_overrides(resource)
+            configs = await new_overrides(resource)
             if kind == RESOURCE_TOPIC:
-                controller.alter_topic_configs(name, configs,
-                                               validate_only=body["validate_only"])
+                await controller.alter_topic_configs(name, configs,
+                                                     validate_only=body["validate_only"])
             else:
-                controller.alter_broker_configs(name, configs,
-                                                validate_only=body["validate_only"])
+                await controller.alter_broker_configs(name, configs,
+                                                      validate_only=body["validate_only"])
         except BrokerResponseError as exc:
             responses.append({"error_code": exc.errno, "error_message": _message(exc),
                               "resource_type": kind, "resource_name": name})
@@ -139,20 +140,20 @@ def _alter(ctx: RequestContext, body: dict[str, Any],
 
 @declares(*CONFIG_CHECKS[AclOperation.ALTER_CONFIGS])
 async def handle_alter_configs(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    def new_overrides(resource: dict[str, Any]) -> dict[str, str]:
-        _current(ctx, resource["resource_type"], resource["resource_name"])  # it exists
+    async def new_overrides(resource: dict[str, Any]) -> dict[str, str]:
+        await _current(ctx, resource["resource_type"], resource["resource_name"])  # exists
         return replaced([(entry["name"], entry["value"]) for entry in resource["configs"]])
 
-    return _alter(ctx, body, new_overrides)
+    return await _alter(ctx, body, new_overrides)
 
 
 @declares(*CONFIG_CHECKS[AclOperation.ALTER_CONFIGS])
 async def handle_incremental_alter_configs(ctx: RequestContext,
                                            body: dict[str, Any]) -> dict[str, Any]:
-    def new_overrides(resource: dict[str, Any]) -> dict[str, str]:
-        current = _current(ctx, resource["resource_type"], resource["resource_name"])
+    async def new_overrides(resource: dict[str, Any]) -> dict[str, str]:
+        current = await _current(ctx, resource["resource_type"], resource["resource_name"])
         edits = [edit_from_wire(entry["name"], entry["config_operation"], entry["value"])
                  for entry in resource["configs"]]
         return edited(current, edits, _LIST_DEFAULTS)
 
-    return _alter(ctx, body, new_overrides)
+    return await _alter(ctx, body, new_overrides)

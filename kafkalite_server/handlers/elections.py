@@ -55,7 +55,7 @@ async def handle_elect_leaders(ctx: RequestContext, body: dict[str, Any]) -> dic
     try:
         kind = (ElectionType.PREFERRED if ctx.api_version == 0
                 else election_type(body["election_type"]))
-        outcomes: dict[tuple[str, int], Outcome] = ctx.broker.controller.elect_on_request(
+        outcomes: dict[tuple[str, int], Outcome] = await ctx.broker.controller.elect_on_request(
             kind, wanted)
     except BrokerResponseError as exc:
         return _response(exc.errno, {key: exc for key in wanted or ()})

@@ -80,18 +80,19 @@ async def handle_find_coordinator(
 ) -> Body:
     key_type = body.get("key_type", GROUP_KEY_TYPE)
     if ctx.api_version < BATCHED_FIND_COORDINATOR_VERSION:
-        return {"throttle_time_ms": 0, **_find_coordinator(service, ctx, key_type, body["key"])}
+        return {"throttle_time_ms": 0,
+                **await _find_coordinator(service, ctx, key_type, body["key"])}
     return {
         "throttle_time_ms": 0,
         "coordinators": [
-            {"key": key, **_find_coordinator(service, ctx, key_type, key)}
+            {"key": key, **await _find_coordinator(service, ctx, key_type, key)}
             for key in body["coordinator_keys"]
         ],
     }
 
 
-def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext, key_type: int,
-                      key: str) -> Body:
+async def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext,
+                            key_type: int, key: str) -> Body:
     """The coordinator of one key, as the fields v0-3 responses and v4 entries share."""
     no_node: Body = {"node_id": -1, "host": "", "port": -1}
     if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
@@ -102,9 +103,9 @@ def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContext, key
         return {**no_node, "error_code": check.error.errno, "error_message": None}
     try:
         if key_type == TRANSACTION_KEY_TYPE:
-            endpoint = ctx.broker.txn_coordinator.runtime.coordinator_for(key)
+            endpoint = await ctx.broker.txn_coordinator.runtime.coordinator_for(key)
         else:
-            endpoint = service.runtime.coordinator_for(key)
+            endpoint = await service.runtime.coordinator_for(key)
     except KafkaStorageError as exc:  # the offsets topic could not be saved: retry later
         return {**no_node, "error_code": CoordinatorNotAvailableError.errno,
                 "error_message": exc.context}

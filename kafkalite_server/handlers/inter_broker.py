@@ -2,15 +2,17 @@
 brokers' ControlledShutdown (7).
 
 The first three decode into controller messages for the broker's inbox (which fences an
-older controller epoch with STALE_CONTROLLER_EPOCH). ControlledShutdown is answered by the
-controller only; another broker says NOT_CONTROLLER.
+older controller epoch with STALE_CONTROLLER_EPOCH, an epoch never elected likewise, and a
+message for an earlier incarnation of the broker with STALE_BROKER_EPOCH).
+ControlledShutdown is answered by the controller only (another broker says
+NOT_CONTROLLER), and refused for an earlier incarnation of the stopping broker.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkalite.protocol.errors import BrokerResponseError, NotControllerError
+from kafkalite.protocol.errors import BrokerResponseError
 from kafkalite_server.cluster import wire
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.api_checks import CLUSTER_ACTION, requires
@@ -24,7 +26,7 @@ def _partition_errors(errors: dict[tuple[str, int], int]) -> list[dict[str, Any]
 @requires(CLUSTER_ACTION)
 async def handle_leader_and_isr(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     try:
-        errors = ctx.broker.inbox.handle(wire.leader_and_isr_from(body))
+        errors = await ctx.broker.inbox.receive(wire.leader_and_isr_from(body))
     except BrokerResponseError as exc:
         return {"error_code": exc.errno, "partition_errors": []}
     return {"error_code": 0, "partition_errors": _partition_errors(errors)}
@@ -33,7 +35,7 @@ async def handle_leader_and_isr(ctx: RequestContext, body: dict[str, Any]) -> di
 @requires(CLUSTER_ACTION)
 async def handle_stop_replica(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     try:
-        errors = ctx.broker.inbox.handle(wire.stop_replica_from(body))
+        errors = await ctx.broker.inbox.receive(wire.stop_replica_from(body))
     except BrokerResponseError as exc:
         return {"error_code": exc.errno, "partition_errors": []}
     return {"error_code": 0, "partition_errors": _partition_errors(errors)}
@@ -42,7 +44,7 @@ async def handle_stop_replica(ctx: RequestContext, body: dict[str, Any]) -> dict
 @requires(CLUSTER_ACTION)
 async def handle_update_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     try:
-        ctx.broker.inbox.handle(wire.update_metadata_from(body))
+        await ctx.broker.inbox.receive(wire.update_metadata_from(body))
     except BrokerResponseError as exc:
         return {"error_code": exc.errno}
     return {"error_code": 0}
@@ -51,11 +53,9 @@ async def handle_update_metadata(ctx: RequestContext, body: dict[str, Any]) -> d
 @requires(CLUSTER_ACTION)
 async def handle_controlled_shutdown(ctx: RequestContext,
                                      body: dict[str, Any]) -> dict[str, Any]:
-    controller = getattr(ctx.broker.membership, "active_controller", None)
-    if controller is None:
-        return {"error_code": NotControllerError.errno, "remaining_partitions": []}
     try:
-        remaining = controller.controlled_shutdown(body["broker_id"])
+        remaining = await ctx.broker.membership.controlled_shutdown(body["broker_id"],
+                                                                    body["broker_epoch"])
     except BrokerResponseError as exc:
         return {"error_code": exc.errno, "remaining_partitions": []}
     return {"error_code": 0, "remaining_partitions": [

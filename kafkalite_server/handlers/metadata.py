@@ -65,7 +65,7 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
                 continue
             if cache.partitions_of(name) is None and auto_create:
                 try:
-                    _create(ctx, name)
+                    await _create(ctx, name)
                 except TopicAlreadyExistsError:
                     pass  # created elsewhere moments ago: LEADER_NOT_AVAILABLE below
                 except BrokerResponseError as exc:
@@ -97,13 +97,13 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
     }
 
 
-def _create(ctx: RequestContext, name: str) -> None:
+async def _create(ctx: RequestContext, name: str) -> None:
     if not ctx.may_create_topic(name):
         raise TopicAuthorizationFailedError(f"no Create permission for {name!r}")
     if name == OFFSETS_TOPIC:
-        ctx.broker.group_coordinator.ensure_offsets_topic()
+        await ctx.broker.group_coordinator.ensure_offsets_topic()
     else:
-        ctx.broker.controller.create_topic(name)
+        await ctx.broker.controller.create_topic(name)
 
 
 def _topic_error(name: str, errno: int) -> dict[str, Any]:

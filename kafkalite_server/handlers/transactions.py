@@ -134,7 +134,7 @@ def _by_topic(errors: dict[TopicPartition, int]) -> list[Body]:
 @requires(READ_GROUP, "group_id")
 async def handle_add_offsets_to_txn(ctx: RequestContext, body: Body) -> Body:
     groups = ctx.broker.group_coordinator.runtime
-    groups.ensure_topic()
+    await groups.ensure_topic()
     decided = _coordinator(ctx).add_offsets(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
         groups.placed(body["group_id"]),

@@ -91,6 +91,7 @@ class LogManager:
         self._topic_config = topic_config or (lambda _topic: default_config)
         self.pwrite = pwrite
         self.offline_dirs: set[Path] = set()
+        self._offline_listeners: list[Callable[[Path], object]] = []
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._pending_dir_deletes: list[tuple[int, Log]] = []
@@ -143,6 +144,11 @@ class LogManager:
 
     # ------------------------------------------------------------------- offline dirs
 
+    def add_offline_listener(self, listener: Callable[[Path], object]) -> None:
+        """``listener(log_dir)`` runs when a dir goes offline, on the thread that found
+        the failure (the replica manager tells the controller)."""
+        self._offline_listeners.append(listener)
+
     def mark_dir_offline(self, log_dir: Path, exc: BaseException) -> None:
         """Take ``log_dir`` offline after a disk error: every log in it stops serving.
 
@@ -156,6 +162,8 @@ class LogManager:
         logger.error("log directory %s is offline after a disk error (%s); its %d partitions "
                      "answer KAFKA_STORAGE_ERROR until the broker restarts", log_dir, exc,
                      len(logs))
+        for listener in self._offline_listeners:
+            listener(log_dir)
 
     def _online_logs(self) -> list[Log]:
         """A snapshot (``list()`` of a dict is atomic: the flush thread calls this while

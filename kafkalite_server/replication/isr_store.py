@@ -1,59 +1,56 @@
-"""Where a leader writes its ISR changes: the partition state node, as 2.x brokers do.
+"""Where a leader writes its ISR changes, in replication's own terms.
 
-Kafka 2.x leaders (inter.broker.protocol.version < 2.7) write
-``/brokers/topics/<t>/partitions/<p>/state`` themselves, conditionally on the zkVersion
-they last saw, then leave an ``/isr_change_notification/isr_change_<seq>`` node so the
-controller re-reads the state and sends UpdateMetadata. kafkalite does the same rather
-than AlterPartition (56): the state node already carries the version check the controller
-uses, and brokers already hold a coordination session. A write that loses the version
-check raises :class:`BadVersionError`; the leader re-reads and decides again
-(:meth:`Partition.alter_isr`), it never forces a write.
+A leader proposes an ISR (:class:`IsrState`) conditionally on the version of the partition
+state it last saw; the store answers later (the write is a network round trip, made off
+the event loop), and meanwhile the change is *pending* (:mod:`partition`, as Kafka's
+AlterPartition design, KIP-497). A write that loses the version check raises
+:class:`StaleIsrVersionError`: the leader re-reads and decides again, it never forces a
+write.
+
+In a cluster the store is the partition state node (``cluster/partition_states.py``
+translates to Kafka's ZooKeeper layout, as 2.x brokers write it themselves and leave an
+ISR change notification for the controller). A standalone broker's partitions have one
+replica: their ISR never changes (:class:`NoPartitionStateStore`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
-from kafkalite_server.cluster import zk_layout as zk
-from kafkalite_server.cluster.coordination import Coordination, CoordinationError
+from kafkalite.errors import KafkaError
 
 TopicPartition = tuple[str, int]
 
 
+@dataclass(frozen=True, slots=True)
+class IsrState:
+    """A partition's leadership and ISR as written by its leader or the controller."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+
+
+class StaleIsrVersionError(KafkaError):
+    """The partition state changed since the version the write was conditional on."""
+
+
 class PartitionStateStore(Protocol):
-    def read(self, key: TopicPartition) -> tuple[zk.LeaderIsr, int]:
-        """The state node's document and version."""
+    async def read(self, key: TopicPartition) -> tuple[IsrState, int]:
+        """The partition's state and its version."""
 
-    def write(self, key: TopicPartition, state: zk.LeaderIsr, version: int) -> int:
-        """Writes if the node is still at ``version``; returns the new version."""
-
-
-class ZkPartitionStateStore:
-    def __init__(self, store: Callable[[], Coordination]) -> None:
-        """``store()`` is the broker's current session (it changes after an expiry)."""
-        self._store = store
-
-    def read(self, key: TopicPartition) -> tuple[zk.LeaderIsr, int]:
-        path = zk.partition_state_path(*key)
-        data, stat = self._store().get(path)
-        return zk.LeaderIsr.decode(path, data), stat.version
-
-    def write(self, key: TopicPartition, state: zk.LeaderIsr, version: int) -> int:
-        store = self._store()
-        stat = store.set(zk.partition_state_path(*key), state.encode(), version)
-        store.create(zk.ISR_CHANGE_PREFIX, zk.encode_isr_change([key]), sequential=True,
-                     makepath=True)
-        return stat.version
+    async def write(self, key: TopicPartition, state: IsrState, version: int) -> int:
+        """Writes if the state is still at ``version`` (StaleIsrVersionError otherwise);
+        returns the new version."""
 
 
 class NoPartitionStateStore:
     """A standalone broker's partitions have one replica: their ISR never changes."""
 
-    def read(self, key: TopicPartition) -> tuple[zk.LeaderIsr, int]:
-        raise CoordinationError(f"{key[0]}-{key[1]}: a standalone broker keeps no "
-                                "partition state node")
+    async def read(self, key: TopicPartition) -> tuple[IsrState, int]:
+        raise KafkaError(f"{key[0]}-{key[1]}: a standalone broker keeps no partition state")
 
-    def write(self, key: TopicPartition, state: zk.LeaderIsr, version: int) -> int:
-        raise CoordinationError(f"{key[0]}-{key[1]}: a standalone broker's ISR is its "
-                                "leader alone")
+    async def write(self, key: TopicPartition, state: IsrState, version: int) -> int:
+        raise KafkaError(f"{key[0]}-{key[1]}: a standalone broker's ISR is its leader alone")

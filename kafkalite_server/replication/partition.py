@@ -3,16 +3,37 @@ leader epoch, replicas, ISR), its high watermark, and as leader its followers' p
 
 As leader it learns each follower's LEO from its fetches (:meth:`update_follower_fetch`),
 moves the high watermark to the smallest LEO of the ISR (the rules live in
-:mod:`replica_state`), and changes the ISR through the partition state node with a version
-check (:meth:`alter_isr`). As follower it appends the leader's batches unchanged and sets
-its high watermark to min(leader's HW, own LEO). The high watermark is held as
+:mod:`replica_state`), and changes the ISR through the partition state store with a
+version check. As follower it appends the leader's batches unchanged and sets its high
+watermark to min(leader's HW, own LEO). The high watermark is held as
 :class:`LogOffsetMetadata` so delayed fetches measure bytes below it without reading.
+
+ISR changes follow Kafka's AlterPartition design (KIP-497). A change is *proposed*
+(:class:`PendingIsr`) and handed to an :class:`IsrWriter`, which writes it off the event
+loop and reports the :data:`IsrOutcome` to :meth:`Partition.complete_isr_change`. While one
+is pending no other starts, ``isr`` stays the committed ISR (min.insync.replicas counts
+it), and the high watermark counts the *maximal* ISR (committed and proposed together): a
+follower being added counts at once, one being removed counts until the removal is
+committed, so the high watermark never passes what the ISR on record holds. The
+transitions are the table below; the partition never waits for the store.
+
+=================  ===================================================================
+outcome            what the partition does
+=================  ===================================================================
+IsrCommitted       the proposed ISR is the ISR, at the store's new version
+IsrConflict        the state moved on: take its ISR if this broker still leads in the
+                   same epoch (the next check decides again), else wait for LeaderAndIsr
+IsrFailed          drop the proposal; the next fetch or check proposes again
+LeaderAndIsr       the controller's state replaces the ISR; a late outcome is ignored
+=================  ===================================================================
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 from kafkalite.protocol.errors import (
     FencedLeaderEpochError,
@@ -20,22 +41,65 @@ from kafkalite.protocol.errors import (
     NotLeaderOrFollowerError,
     UnknownLeaderEpochError,
 )
-from kafkalite_server.cluster import zk_layout as zk
-from kafkalite_server.cluster.coordination import BadVersionError, CoordinationError
 from kafkalite_server.cluster.messages import PartitionState
 from kafkalite_server.log.log import AppendInfo, Log
-from kafkalite_server.replication.isr_store import PartitionStateStore
+from kafkalite_server.replication.isr_store import IsrState
 from kafkalite_server.replication.replica_state import ReplicaSet, follower_high_watermark
 
 log = logging.getLogger(__name__)
 
 NO_EPOCH = -1
-MAX_ISR_WRITE_ATTEMPTS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class PendingIsr:
+    """An ISR change on its way to the store (Kafka's PendingExpandIsr/PendingShrinkIsr)."""
+
+    state: IsrState
+    """What is written: this leader, its epoch, the proposed ISR."""
+    version: int
+    """The store version the write is conditional on."""
+    maximal: tuple[int, ...]
+    """Committed and proposed ISR together: what the high watermark counts meanwhile."""
+
+
+@dataclass(frozen=True, slots=True)
+class IsrCommitted:
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class IsrConflict:
+    """The version check failed; the state as it is now."""
+
+    state: IsrState
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class IsrFailed:
+    reason: str
+
+
+IsrOutcome = IsrCommitted | IsrConflict | IsrFailed
+
+
+class IsrWriter(Protocol):
+    def submit(self, partition: Partition, pending: PendingIsr) -> None:
+        """Writes ``pending`` off the event loop, then calls
+        ``partition.complete_isr_change(pending, outcome)`` on it."""
+
+
+class NoIsrWriter:
+    """For partitions whose ISR never changes (one replica)."""
+
+    def submit(self, partition: Partition, pending: PendingIsr) -> None:
+        partition.complete_isr_change(pending, IsrFailed("this broker writes no ISR changes"))
 
 
 class Partition:
     def __init__(self, local_id: int, state: PartitionState, log_: Log, *,
-                 state_store: PartitionStateStore, lag_time_max_ms: int,
+                 isr_writer: IsrWriter, lag_time_max_ms: int,
                  now_ms: Callable[[], int], broker_alive: Callable[[int], bool],
                  high_watermark: int = 0) -> None:
         """``high_watermark`` is the checkpointed one (capped at the log end).
@@ -45,7 +109,7 @@ class Partition:
         self.topic = state.topic
         self.index = state.partition
         self.log = log_
-        self.state_store = state_store
+        self.isr_writer = isr_writer
         self.now_ms = now_ms
         self.broker_alive = broker_alive
         self.leader_id = -1
@@ -53,6 +117,8 @@ class Partition:
         self.leader_epoch_start_offset = 0
         self.controller_epoch = -1
         self.isr: tuple[int, ...] = ()
+        """The committed ISR (as the store has it)."""
+        self.pending_isr: PendingIsr | None = None
         self.replicas: tuple[int, ...] = ()
         self.zk_version = 0
         start = max(min(high_watermark, log_.log_end_offset), log_.log_start_offset)
@@ -99,6 +165,7 @@ class Partition:
         self.leader_epoch = max(self.leader_epoch, state.leader_epoch)
         self.controller_epoch = controller_epoch
         self.isr = state.isr
+        self.pending_isr = None  # the controller's word supersedes a proposal in flight
         self.replicas = state.replicas
         self.zk_version = state.zk_version
         if not self.is_leader:
@@ -143,75 +210,74 @@ class Partition:
         self.high_watermark_metadata = self.log.offset_metadata(self.followers.high_watermark)
         return True
 
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The ISR the high watermark counts: with a change pending, committed and
+        proposed members together."""
+        return self.pending_isr.maximal if self.pending_isr is not None else self.isr
+
     def update_follower_fetch(self, follower_id: int, fetch_offset: int) -> bool:
-        """A follower fetched from ``fetch_offset`` (its LEO): track it, let it rejoin the
-        ISR once it reached the HW, and move the HW. True if the HW or the ISR changed."""
+        """A follower fetched from ``fetch_offset`` (its LEO): track it, propose it back
+        into the ISR once it reached the HW, and move the HW. True if the HW moved."""
         now = self.now_ms()
         if not self.followers.update_follower(follower_id, fetch_offset,
                                               self.log.log_end_offset, now):
             return False
-        changed = False
         # A broker that left (or is leaving: its fetchers outlive its registration for
         # a moment) must not rejoin, or acks=all waits for it until the ISR shrinks again.
-        if (self.followers.ready_to_join(follower_id, self.leader_epoch_start_offset)
+        if (follower_id not in self.maximal_isr
+                and self.followers.ready_to_join(follower_id, self.leader_epoch_start_offset)
                 and self.broker_alive(follower_id)):
-            changed = self.alter_isr(
-                lambda isr: None if follower_id in isr else (*isr, follower_id))
-        return self.maybe_increment_high_watermark() or changed
+            self._propose((*self.isr, follower_id))
+        return self.maybe_increment_high_watermark()
 
     def maybe_shrink_isr(self) -> bool:
-        """Drops followers out of sync for ``replica.lag.time.max.ms``; True if it did."""
+        """Proposes dropping followers out of sync for ``replica.lag.time.max.ms``; True if
+        it did (the ISR changes once the store has it)."""
+        if self.pending_isr is not None:
+            return False
         lagging = self.followers.out_of_sync(self.log.log_end_offset, self.now_ms())
         if not lagging:
             return False
         log.info("%s-%d: shrinking ISR %s, %s fell behind", self.topic, self.index, self.isr,
                  lagging)
-        if not self.alter_isr(lambda isr: tuple(b for b in isr if b not in lagging)):
+        return self._propose(tuple(b for b in self.isr if b not in lagging))
+
+    def _propose(self, new_isr: tuple[int, ...]) -> bool:
+        """Starts an ISR change unless one is pending (or it changes nothing)."""
+        if self.pending_isr is not None or not new_isr or new_isr == self.isr:
             return False
-        self.maybe_increment_high_watermark()
+        maximal = (*self.isr, *(b for b in new_isr if b not in self.isr))
+        self.pending_isr = PendingIsr(
+            IsrState(self.local_id, self.leader_epoch, new_isr, self.controller_epoch),
+            self.zk_version, maximal)
+        self.followers.update_assignment(self.replicas, maximal)
+        self.isr_writer.submit(self, self.pending_isr)
         return True
 
-    def alter_isr(self, decide: Callable[[tuple[int, ...]], tuple[int, ...] | None]) -> bool:
-        """Writes ``decide(current ISR)`` to the partition state node, conditionally on its
-        version. A lost check re-reads the node and decides again from the fresh ISR, as
-        long as this broker still leads in the same epoch; otherwise the controller's next
-        LeaderAndIsr tells what happened."""
-        for _attempt in range(MAX_ISR_WRITE_ATTEMPTS):
-            new_isr = decide(self.isr)
-            if new_isr is None or new_isr == self.isr or not new_isr:
-                return False
-            state = zk.LeaderIsr(self.local_id, self.leader_epoch, new_isr,
-                                 self.controller_epoch)
-            try:
-                self.zk_version = self.state_store.write(self.key, state, self.zk_version)
-            except BadVersionError:
-                if not self._reload_state():
-                    return False
-                continue
-            except CoordinationError as exc:
-                log.warning("%s-%d: ISR change to %s not written: %s", self.topic, self.index,
-                            new_isr, exc)
-                return False
-            log.info("%s-%d: ISR %s -> %s", self.topic, self.index, self.isr, new_isr)
-            self.isr = new_isr
-            self.followers.update_assignment(self.replicas, new_isr)
-            return True
-        return False
-
-    def _reload_state(self) -> bool:
-        try:
-            fresh, version = self.state_store.read(self.key)
-        except CoordinationError as exc:
-            log.warning("%s-%d: cannot re-read the partition state: %s", self.topic,
-                        self.index, exc)
+    def complete_isr_change(self, pending: PendingIsr, outcome: IsrOutcome) -> bool:
+        """The store's answer to ``pending`` (ignored if a LeaderAndIsr came meanwhile);
+        True if the ISR or the high watermark changed."""
+        if pending is not self.pending_isr:
             return False
-        if fresh.leader != self.local_id or fresh.leader_epoch != self.leader_epoch:
-            log.info("%s-%d: the partition state moved on (leader %d, epoch %d)", self.topic,
-                     self.index, fresh.leader, fresh.leader_epoch)
-            return False
-        self.isr, self.zk_version = fresh.isr, version
-        self.followers.update_assignment(self.replicas, fresh.isr)
-        return True
+        self.pending_isr = None
+        before = self.isr
+        if isinstance(outcome, IsrCommitted):
+            log.info("%s-%d: ISR %s -> %s", self.topic, self.index, self.isr,
+                     pending.state.isr)
+            self.isr, self.zk_version = pending.state.isr, outcome.version
+        elif isinstance(outcome, IsrConflict):
+            fresh = outcome.state
+            if fresh.leader == self.local_id and fresh.leader_epoch == self.leader_epoch:
+                self.isr, self.zk_version = fresh.isr, outcome.version
+            else:
+                log.info("%s-%d: the partition state moved on (leader %d, epoch %d)",
+                         self.topic, self.index, fresh.leader, fresh.leader_epoch)
+        else:
+            log.warning("%s-%d: ISR change to %s not written: %s", self.topic, self.index,
+                        pending.state.isr, outcome.reason)
+        self.followers.update_assignment(self.replicas, self.isr)
+        return self.maybe_increment_high_watermark() or self.isr != before
 
     def enough_replicas_after_append(self) -> bool:
         """False when the ISR shrank below min.insync.replicas while a produce waited."""

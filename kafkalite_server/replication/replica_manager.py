@@ -11,12 +11,16 @@ own metadata cache.
 Replication: partitions it follows go to the replica fetchers (:mod:`fetcher`); a Fetch
 from a follower (``replica_id`` >= 0) reads up to the log end and tells the partition the
 follower's LEO, which may move the high watermark (waking acks=all produces) or let the
-follower rejoin the ISR. :meth:`maybe_shrink_isr` runs periodically. High watermarks are
-checkpointed in each log dir's ``replication-offset-checkpoint``.
+follower rejoin the ISR. :meth:`maybe_shrink_isr` runs periodically. ISR changes are
+written to the partition state store by tasks of this manager (its :class:`IsrWriter`
+side), never on the request path: the partition keeps the change pending until the store
+answers. High watermarks are checkpointed in each log dir's
+``replication-offset-checkpoint``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +43,7 @@ from kafkalite.protocol.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite_server.cancellation import cancel_and_wait
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.cluster.messages import NO_LEADER, LeaderAndIsr, PartitionState, StopReplica
@@ -52,8 +57,23 @@ from kafkalite_server.log.transaction_index import AbortedTxn
 from kafkalite_server.log.validator import RecordValidationError
 from kafkalite_server.replication.delayed import DelayedFetch, DelayedProduce, FetchPosition
 from kafkalite_server.replication.fetcher import FetcherSettings, ReplicaFetcherManager
-from kafkalite_server.replication.isr_store import NoPartitionStateStore, PartitionStateStore
-from kafkalite_server.replication.partition import Partition
+from kafkalite_server.replication.isr_store import (
+    NoPartitionStateStore,
+    PartitionStateStore,
+    StaleIsrVersionError,
+)
+from kafkalite_server.replication.log_dir_failure import (
+    LogDirFailureReporter,
+    NoLogDirFailureReporter,
+)
+from kafkalite_server.replication.partition import (
+    IsrCommitted,
+    IsrConflict,
+    IsrFailed,
+    IsrOutcome,
+    Partition,
+    PendingIsr,
+)
 from kafkalite_server.replication.purgatory import Purgatory
 
 log = logging.getLogger(__name__)
@@ -130,8 +150,10 @@ class ReplicaManager:
                  topic_config: Callable[[str], LogConfig],
                  state_store: PartitionStateStore | None = None,
                  settings: ReplicationSettings | None = None, *,
+                 log_dir_failures: LogDirFailureReporter | None = None,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
-        """Without a ``state_store`` (a standalone broker) ISRs never change."""
+        """Without a ``state_store`` (a standalone broker) ISRs never change; a failed log
+        dir is reported through ``log_dir_failures``."""
         self.broker_id = broker_id
         self.log_manager = log_manager
         self.metadata = metadata
@@ -145,6 +167,8 @@ class ReplicaManager:
         self.produce_purgatory = Purgatory("produce")
         self._listeners: list[LeadershipListener] = []
         self._fetchers: ReplicaFetcherManager | None = None
+        self._store_tasks: set[asyncio.Task[None]] = set()
+        self.log_dir_failures = log_dir_failures or NoLogDirFailureReporter()
         self._checkpointed = self._read_high_watermarks()
 
     def add_leadership_listener(self, listener: LeadershipListener) -> None:
@@ -171,6 +195,9 @@ class ReplicaManager:
                 errors[state.key] = UnknownTopicOrPartitionError.errno
                 continue
             partition = self.partitions.get(state.key)
+            if partition is not None and partition.log.offline:
+                errors[state.key] = KafkaStorageError.errno  # its log dir failed
+                continue
             if partition is not None and state.leader_epoch < partition.leader_epoch:
                 errors[state.key] = StaleControllerEpochError.errno
                 continue
@@ -202,7 +229,7 @@ class ReplicaManager:
     def _create_partition(self, state: PartitionState) -> Partition:
         log_ = self.log_manager.create_log(state.topic, state.partition,
                                            self.topic_config(state.topic))
-        return Partition(self.broker_id, state, log_, state_store=self.state_store,
+        return Partition(self.broker_id, state, log_, isr_writer=self,
                          lag_time_max_ms=self.settings.lag_time_max_ms, now_ms=self.now_ms,
                          broker_alive=self.metadata.broker_alive,
                          high_watermark=self._checkpointed.pop(state.key, 0))
@@ -230,10 +257,35 @@ class ReplicaManager:
         return self._fetchers is not None and self._fetchers.is_following(key)
 
     def maybe_shrink_isr(self) -> None:
-        """The periodic ISR check of every partition led here."""
-        for key, partition in list(self.partitions.items()):
-            if partition.is_leader and not partition.log.offline and partition.maybe_shrink_isr():
-                self._wake(key)
+        """The periodic ISR check of every partition led here (a shrink is proposed here
+        and written by :meth:`submit`)."""
+        for partition in list(self.partitions.values()):
+            if partition.is_leader and not partition.log.offline:
+                partition.maybe_shrink_isr()
+
+    # ------------------------------------------------------------------ ISR writes
+
+    def submit(self, partition: Partition, pending: PendingIsr) -> None:
+        """:class:`IsrWriter`: writes the proposal in a task of its own."""
+        task = asyncio.get_running_loop().create_task(
+            self._write_isr(partition, pending), name=f"isr-{partition.topic}-{partition.index}")
+        self._store_tasks.add(task)
+        task.add_done_callback(self._store_tasks.discard)
+
+    async def _write_isr(self, partition: Partition, pending: PendingIsr) -> None:
+        outcome: IsrOutcome
+        try:
+            outcome = IsrCommitted(await self.state_store.write(partition.key, pending.state,
+                                                                pending.version))
+        except StaleIsrVersionError:
+            try:
+                outcome = IsrConflict(*await self.state_store.read(partition.key))
+            except Exception as exc:
+                outcome = IsrFailed(f"cannot re-read the partition state: {exc}")
+        except Exception as exc:
+            outcome = IsrFailed(str(exc) or type(exc).__name__)
+        if partition.complete_isr_change(pending, outcome):
+            self._wake(partition.key)
 
     # ------------------------------------------------------------------ HW checkpoint
 
@@ -262,9 +314,10 @@ class ReplicaManager:
                 self.log_manager.mark_dir_offline(log_dir, exc)
 
     async def shutdown(self) -> None:
-        """Stops the fetchers and writes the last high watermarks."""
+        """Stops the fetchers and ISR writes, and writes the last high watermarks."""
         if self._fetchers is not None:
             await self._fetchers.shutdown()
+        await cancel_and_wait(list(self._store_tasks))
         self.checkpoint_high_watermarks()
 
     def stop_replicas(self, request: StopReplica) -> dict[TopicPartition, int]:
@@ -287,9 +340,11 @@ class ReplicaManager:
             listener.on_resign(topic, index)
 
     def update_config(self, topic: str) -> None:
-        config = self.topic_config(topic)
-        for (name, _index), partition in self.partitions.items():
-            if name == topic:
+        """The topic's logs take its config as it is now (only if hosted here)."""
+        hosted = [p for (name, _index), p in self.partitions.items() if name == topic]
+        if hosted:
+            config = self.topic_config(topic)
+            for partition in hosted:
                 partition.log.update_config(config)
 
     # ------------------------------------------------------------------ lookups
@@ -306,9 +361,46 @@ class ReplicaManager:
         raise NotLeaderOrFollowerError(f"{topic}-{index} is not led by broker {self.broker_id}")
 
     def is_offline(self, topic: str, index: int) -> bool:
-        """Led here, but its log directory failed (Kafka's offline replica)."""
+        """Led here as the metadata says, but its log directory failed (Kafka's offline
+        replica): until the controller moves the leadership away. A replica merely
+        followed here says nothing about the partition's leader elsewhere."""
         partition = self.partitions.get((topic, index))
-        return partition is not None and partition.log.offline
+        state = self.metadata.partition(topic, index)
+        return (partition is not None and partition.log.offline and state is not None
+                and state.leader == self.broker_id)
+
+    # ------------------------------------------------------------------ log dir failure
+
+    def watch_log_dirs(self, loop: asyncio.AbstractEventLoop) -> None:
+        """From now on a failed log dir (found on any thread) is handled on ``loop``."""
+        self.log_manager.add_offline_listener(
+            lambda log_dir: loop.call_soon_threadsafe(self._log_dir_failed, log_dir))
+
+    def _log_dir_failed(self, log_dir: Path) -> None:
+        """Kafka's handleLogDirFailure: the dir's replicas stop fetching and leading
+        (requests waiting on them answer), and the controller hears of it, so that it
+        moves their leadership away and takes them out of the ISRs. Other replicas on
+        this broker carry on."""
+        lost = [key for key, p in self.partitions.items() if p.log.directory.parent == log_dir]
+        for key in lost:
+            partition = self.partitions[key]
+            self._unfollow(key)
+            if partition.is_leader:
+                self._resigned(*key)
+            self._wake(key)
+        log.warning("broker %d: %d replicas in %s are offline; telling the controller",
+                    self.broker_id, len(lost), log_dir)
+        task = asyncio.get_running_loop().create_task(self._report_log_dir_failure(),
+                                                      name="log-dir-failure")
+        self._store_tasks.add(task)
+        task.add_done_callback(self._store_tasks.discard)
+
+    async def _report_log_dir_failure(self) -> None:
+        try:
+            await self.log_dir_failures.log_dir_failed()
+        except Exception as exc:
+            log.error("broker %d: could not tell the controller about the failed log "
+                      "dir: %s", self.broker_id, exc)
 
     def _leader_or_none(self, key: TopicPartition) -> Partition | None:
         partition = self.partitions.get(key)

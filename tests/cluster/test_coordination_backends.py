@@ -93,3 +93,28 @@ def test_a_change_fires_a_data_watch_once(connect):
     zk.set("/state", b"2")
     zk.set("/state", b"3")
     assert changed.wait() == [WatchEvent(EventType.CHANGED, "/state")]
+
+
+def test_watches_armed_across_a_server_restart_fire_when_the_connection_is_back(
+        zookeeper, chroot):
+    """kazoo drops armed watches with the connection; the store fires each once the
+    connection is back (the session survived), so its owner reads again and re-arms."""
+    from kafkalite_server.cluster.zk_store import ZooKeeperCoordination
+
+    zk = ZooKeeperCoordination(zookeeper.connect + chroot, session_timeout_ms=10_000,
+                               connection_timeout_ms=10_000)
+    try:
+        zk.create("/config/changes", makepath=True)
+        zk.create("/brokers/ids/1", b"{}", ephemeral=True, makepath=True)
+        session = zk.session_id
+        child_watch, data_watch = Events(), Events()
+        zk.children("/config/changes", watch=child_watch)
+        zk.exists("/controller", watch=data_watch)
+        zookeeper.stop()
+        zookeeper.start()
+        assert child_watch.wait() == [WatchEvent(EventType.WATCH_LOST, "/config/changes")]
+        assert data_watch.wait() == [WatchEvent(EventType.WATCH_LOST, "/controller")]
+        assert zk.session_id == session
+        assert zk.exists("/brokers/ids/1").ephemeral_owner == session
+    finally:
+        zk.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from groups import coordinator_failover, group_churn
 from scenarios import (
     Scenario,
+    clean_stop_during_announcement,
     controller_kill,
     follower_partition,
     jepsen_2013,
@@ -16,6 +17,7 @@ from scenarios import (
     torn_tail,
     unclean_control,
     whole_cluster_crash,
+    zookeeper_blip,
 )
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
@@ -42,4 +44,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("F14", "retention under load never deletes above the high watermark",
              retention_under_load, {"log.retention.check.interval.ms": "300"},
              {"segment.bytes": "10000", "retention.bytes": "10000"}),
+    Scenario("F15", "clean stop and quick restart during the controller's announcement",
+             clean_stop_during_announcement),
+    Scenario("F16", "ZooKeeper restarted for 3 s, then a new topic, leader and controller "
+             "SIGKILL", zookeeper_blip, {"zookeeper.session.timeout.ms": "10000"}),
 ]}

@@ -80,6 +80,16 @@ def _separate_listeners() -> bool:
     return "inter.broker.listener.name" in BROKER_CONFIG_KEYS
 
 
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("the broker closed the connection")
+        data += chunk
+    return bytes(data)
+
+
 def _held_port(held: list[socket.socket]) -> int:
     """A free loopback port, kept bound (in ``held``) until the caller releases it."""
     sock = socket.socket()
@@ -156,6 +166,7 @@ class FaultCluster:
                  chroot: str = "/kafkalite", config: Mapping[str, str] | None = None) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
+        self.zookeeper = zookeeper
         self.chroot = chroot
         self.ids = list(range(1, brokers + 1))
         self.config = {**BASE_CONFIG, **(config or {})}
@@ -270,6 +281,13 @@ class FaultCluster:
     def heal(self) -> None:
         self.proxy.heal()
 
+    def restart_zookeeper(self, down_s: float) -> None:
+        """Stops the ZooKeeper server, waits ``down_s``, starts it again on the same port
+        and data: sessions whose clients reconnect within their timeout survive."""
+        self.zookeeper.stop()
+        time.sleep(down_s)
+        self.zookeeper.start()
+
     # ------------------------------------------------------------------ disk faults
 
     def segments(self, broker_id: int, topic: str, partition: int) -> list[Path]:
@@ -333,6 +351,31 @@ class FaultCluster:
         futures[topic].result(30)
         until(lambda: all(len(self.state(topic, p)["isr"]) == replication
                           for p in range(partitions)), f"{topic} created", 30)
+
+    def request(self, broker_id: int, api_key: int, version: int, body: dict[str, Any],
+                timeout: float = 5.0) -> dict[str, Any]:
+        """One request on a fresh connection to the broker's client listener; its answer
+        (an OSError, ``TimeoutError`` included, if none comes within ``timeout``)."""
+        from kafkalite.protocol import decode_response, encode_request
+
+        with socket.create_connection(("127.0.0.1", self.client_ports[broker_id]),
+                                      timeout) as sock:
+            sock.sendall(encode_request(api_key, version, 1, "fault-observer", body))
+            size = int.from_bytes(_read_exactly(sock, 4), "big")
+            _correlation, answer = decode_response(api_key, version, _read_exactly(sock, size))
+        return answer
+
+    def metadata_leaders(self, broker_id: int, topic: str) -> dict[int, int]:
+        """Each partition's leader as broker ``broker_id`` answers Metadata (its own view,
+        fed by the controller's UpdateMetadata)."""
+        from kafkalite.protocol import ApiKey
+
+        answer = self.request(broker_id, ApiKey.METADATA, 8, {
+            "topics": [{"name": topic}], "allow_auto_topic_creation": False})
+        found = answer["topics"][0]
+        if found["error_code"]:
+            return {}
+        return {p["partition_index"]: p["leader_id"] for p in found["partitions"]}
 
     def log_tail(self, broker_id: int, lines: int = 30) -> str:
         text = self.nodes[broker_id].log_path.read_text(errors="replace")

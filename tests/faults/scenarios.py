@@ -355,6 +355,72 @@ def retention_under_load(run: Run) -> None:
     run.note(f"{len(samples)} samples, log start reached {max(s[2] for s in samples)}")
 
 
+def clean_stop_during_announcement(run: Run) -> None:
+    """F15: SIGKILL the controller, and while the new one announces the cluster (its
+    LeaderAndIsr and UpdateMetadata to every broker, slowed on the way to the victim), stop
+    another broker cleanly and restart it at once; then restart the old controller. The
+    restarted broker must be back in every ISR within a bound: a request meant for its
+    previous incarnation (KIP-380's broker epoch) must not reach the new one, and the
+    channel to the previous one must be gone."""
+    cluster = run.cluster
+    for _ in range(run.rounds):
+        old_controller = cluster.controller()
+        victim = run.rng.choice(_others(cluster, old_controller))
+        into_victim = [(f"b{b}", f"b{victim}") for b in _others(cluster, victim)]
+        cluster.proxy.delay(into_victim, run.rng.uniform(0.5, 1.5))
+        cluster.kill(old_controller)
+        until(lambda o=old_controller: cluster.controller() not in (o, -1), "a new controller")
+        cluster.stop(victim)
+        cluster.start(victim)
+        cluster.proxy.heal(into_victim)
+        cluster.start(old_controller)
+        cluster.wait_full_isr(TOPIC, PARTITIONS, timeout=60)
+        run.note(f"killed controller {old_controller}, stopped and restarted {victim} "
+                 "during the announcement")
+
+
+def zookeeper_blip(run: Run) -> None:
+    """F16: restart ZooKeeper for about 3 s; sessions survive (a session timeout of 10 s;
+    the note says which did). Afterwards every broker must still hear of every change: a new topic gets
+    leaders on every broker, a killed leader is replaced, a killed controller is replaced.
+    (Watches are lost with the connection; they must be re-armed on reconnect, not only
+    after a session expiry.)"""
+    cluster = run.cluster
+    for round_ in range(run.rounds):
+        sessions = {b: cluster.zk.exists(f"/brokers/ids/{b}").ephemeralOwner
+                    for b in cluster.ids}
+        cluster.restart_zookeeper(run.rng.uniform(2.5, 3.5))
+        # A broker whose reconnection hits the server's start-up can lose its session
+        # (kazoo waits a session timeout for that handshake); it registers again.
+        after = until(lambda: (owners := {
+            b: (s := cluster.zk.exists(f"/brokers/ids/{b}")) and s.ephemeralOwner
+            for b in cluster.ids}) and all(owners.values()) and owners,
+            "every broker registered", 30)
+        kept = sorted(b for b in cluster.ids if after[b] == sessions[b])
+        topic = f"after-blip-{round_}"
+        cluster.create_topic(topic, PARTITIONS)
+        for broker_id in cluster.ids:
+            until(lambda b=broker_id, t=topic: (leaders := cluster.metadata_leaders(b, t))
+                  and len(leaders) == PARTITIONS and -1 not in leaders.values(),
+                  f"broker {broker_id} to see leaders of {topic}", 30)
+        controller = cluster.controller()
+        victim = next((cluster.leader(TOPIC, p) for p in range(PARTITIONS)
+                       if cluster.leader(TOPIC, p) != controller), None)
+        if victim is not None:
+            led = [p for p in range(PARTITIONS) if cluster.leader(TOPIC, p) == victim]
+            cluster.kill(victim)
+            for p in led:
+                cluster.wait_leader(TOPIC, p, not_in=[victim])
+            cluster.start(victim)
+        cluster.kill(controller)
+        until(lambda c=controller: cluster.controller() not in (c, -1), "a new controller",
+              40)
+        cluster.start(controller)
+        cluster.wait_full_isr(TOPIC, PARTITIONS)
+        run.note(f"ZooKeeper restarted (sessions of {kept} survived); then leader {victim} "
+                 f"and controller {controller} killed and replaced")
+
+
 def java_hash(text: str) -> int:
     """Java's String.hashCode (the group coordinator's partition choice)."""
     value = 0

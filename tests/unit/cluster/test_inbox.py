@@ -3,11 +3,16 @@ leadership listeners, and the metadata cache fed only by UpdateMetadata."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from kafkalite.protocol.errors import NotLeaderOrFollowerError, StaleControllerEpochError
+from kafkalite.protocol.errors import (
+    NotLeaderOrFollowerError,
+    StaleBrokerEpochError,
+    StaleControllerEpochError,
+)
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.inbox import ControllerInbox
 from kafkalite_server.cluster.messages import (
@@ -86,3 +91,44 @@ def test_metadata_cache_takes_update_metadata_and_deletions(inbox):
     inbox.handle(UpdateMetadata(2, 1, (PartitionState("t", 0, LEADER_DURING_DELETE, 0, (), ()),),
                                 live[:1]))
     assert cache.partitions_of("t") is None and list(cache.brokers) == [1]
+
+
+class Epochs:
+    """A broker's registration epoch and the coordination store's /controller_epoch."""
+
+    def __init__(self, broker_epoch: int, stored_controller_epoch: int) -> None:
+        self.broker_epoch = broker_epoch
+        self.stored = stored_controller_epoch
+
+    async def controller_epoch_exists(self, epoch: int) -> bool:
+        return epoch <= self.stored
+
+
+def test_a_message_for_an_earlier_incarnation_is_refused(inbox):
+    """KIP-380: the controller stamps each message with the epoch (registration czxid) of
+    the incarnation it meant; the broker restarted since refuses it."""
+    inbox.epochs = Epochs(broker_epoch=500, stored_controller_epoch=5)
+    inbox.handle(LeaderAndIsr(2, 5, (_state(2, 3),), broker_epoch=500))
+    assert ("t", 0) in inbox.replica_manager.partitions
+    with pytest.raises(StaleBrokerEpochError):
+        inbox.handle(StopReplica(2, 5, (("t", 0),), delete=True, broker_epoch=499))
+    with pytest.raises(StaleBrokerEpochError):
+        inbox.handle(LeaderAndIsr(2, 5, (_state(1, 4),), broker_epoch=499))
+    with pytest.raises(StaleBrokerEpochError):
+        inbox.handle(UpdateMetadata(2, 5, (_state(1, 4),), (), broker_epoch=499))
+    partition = inbox.replica_manager.partitions[("t", 0)]
+    assert (partition.leader_id, partition.leader_epoch) == (2, 3)
+    assert inbox.metadata.partition("t", 0) is None
+    # A newer epoch (registered again, not heard yet) and none at all are taken.
+    inbox.handle(LeaderAndIsr(2, 5, (_state(1, 4),), broker_epoch=501))
+    assert inbox.replica_manager.leader_partition("t", 0).leader_epoch == 4
+
+
+def test_a_controller_epoch_never_elected_cannot_fence_the_real_controller(inbox):
+    inbox.epochs = Epochs(broker_epoch=500, stored_controller_epoch=5)
+    absurd = UpdateMetadata(3, 2**31 - 1, (), (), broker_epoch=500)
+    with pytest.raises(StaleControllerEpochError):
+        asyncio.run(inbox.receive(absurd))
+    # The real controller's next message is still taken.
+    asyncio.run(inbox.receive(LeaderAndIsr(2, 5, (_state(1, 3),), broker_epoch=500)))
+    assert inbox.replica_manager.leader_partition("t", 0).leader_epoch == 3

@@ -38,3 +38,33 @@ def test_update_metadata_round_trips_with_racks_and_offline_replicas():
 def test_stop_replica_round_trips_grouped_by_topic():
     message = StopReplica(1, 4, (("a", 0), ("a", 2), ("b", 1)), delete=True)
     assert wire.stop_replica_from(_round_trip(message)) == message
+
+
+def test_every_controller_message_carries_the_target_brokers_epoch():
+    state = PartitionState("orders", 3, 2, 7, (2, 1), (1, 2, 3), 5)
+    for message in (LeaderAndIsr(1, 4, (state,), (), broker_epoch=4242),
+                    UpdateMetadata(1, 4, (state,), (), broker_epoch=4242),
+                    StopReplica(1, 4, (("orders", 3),), False, broker_epoch=4242)):
+        _api_key, _version, body = wire.to_request(message)
+        assert body["broker_epoch"] == 4242
+        decoded = _round_trip(message)
+        parse = {LeaderAndIsr: wire.leader_and_isr_from,
+                 UpdateMetadata: wire.update_metadata_from,
+                 StopReplica: wire.stop_replica_from}[type(message)]
+        assert parse(decoded).broker_epoch == 4242
+
+
+def test_versions_before_broker_epochs_still_decode():
+    """A controller of an earlier release sends LeaderAndIsr v1 and UpdateMetadata v4
+    (topic names per partition, no broker epoch)."""
+    old_leader_and_isr = {
+        "controller_id": 1, "controller_epoch": 4, "ungrouped_partition_states": [
+            {"topic_name": "orders", "partition_index": 3, "controller_epoch": 4, "leader": 2,
+             "leader_epoch": 7, "isr": [2, 1], "partition_epoch": 5, "replicas": [1, 2, 3],
+             "is_new": False}],
+        "live_leaders": []}
+    frame = encode_request(4, 1, 9, "controller-1", old_leader_and_isr)[4:]
+    header, offset = decode_request_header(frame)
+    message = wire.leader_and_isr_from(decode_request_body(header, frame, offset))
+    assert message.broker_epoch == -1
+    assert message.partitions == (PartitionState("orders", 3, 2, 7, (2, 1), (1, 2, 3), 5),)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from kafkalite.protocol.errors import StaleBrokerEpochError
 from kafkalite_server.cluster import zk_layout as zk
 from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
@@ -17,15 +18,19 @@ from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 class Recording:
     def __init__(self) -> None:
         self.sent: list[object] = []
+        self.answers: list[object] = []
+        self.closed = False
 
-    def send(self, message: object) -> None:
+    def send(self, message: object, on_answer: object = None) -> None:
+        assert not self.closed, f"{message} sent on a closed channel"
         self.sent.append(message)
+        self.answers.append(on_answer)
 
     async def drained(self) -> None:
         pass
 
     def close(self) -> None:
-        pass
+        self.closed = True
 
 
 class Cluster:
@@ -176,3 +181,63 @@ def test_a_bounced_broker_that_was_the_only_replica_leads_again():
     told = [m for m in cluster.channels[2].sent if isinstance(m, LeaderAndIsr)]
     assert told[-1].partitions[0].leader == 2
     assert told[-1].partitions[0].leader_epoch == state.leader_epoch
+
+
+def test_messages_name_the_incarnation_they_are_for():
+    """KIP-380: each message carries its target's broker epoch (the czxid of its
+    registration); when the broker restarts, the channel to the old incarnation is closed
+    and the new one's messages carry the new epoch. A ControlledShutdown from the old
+    incarnation is refused."""
+    cluster = Cluster([1, 2, 3])
+    controller = cluster.elect(1)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.settle()
+    first_epoch = cluster.sessions[2].exists(zk.broker_path(2)).creation_id
+    old_channel = cluster.channels[2]
+    assert old_channel.sent
+    assert {m.broker_epoch for m in old_channel.sent} == {first_epoch}
+    cluster.sessions[2].close()
+    restarted = cluster.ensemble.connect(6000)
+    restarted.create(zk.broker_path(2), zk.encode_broker(
+        BrokerEndpoint(2, "127.0.0.1", 9002), 0), ephemeral=True)
+    cluster.settle()
+    second_epoch = restarted.exists(zk.broker_path(2)).creation_id
+    assert second_epoch > first_epoch
+    assert old_channel.closed
+    new_channel = cluster.channels[2]
+    assert new_channel.sent
+    assert {m.broker_epoch for m in new_channel.sent} == {second_epoch}
+    with pytest.raises(StaleBrokerEpochError):
+        controller.controlled_shutdown(2, first_epoch)
+    assert 2 not in controller.shutting_down
+    assert controller.controlled_shutdown(2, second_epoch) == []
+    assert 2 in controller.shutting_down
+
+
+def test_a_failed_log_dir_moves_leadership_and_lists_the_replicas_offline():
+    """Kafka's LogDirEventNotification: the controller asks the broker (a LeaderAndIsr of
+    every replica it holds) and takes the replicas it answers KAFKA_STORAGE_ERROR for
+    offline: another ISR member leads, the broker leaves the ISRs, and UpdateMetadata
+    lists it in offline_replicas. Its other replicas are untouched."""
+    cluster = Cluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1], 1: [3, 2, 1],
+                                                                   2: [1, 3]}))
+    cluster.settle()
+    cluster.admin.create(zk.LOG_DIR_EVENT_PREFIX, zk.encode_log_dir_event(2), sequential=True,
+                         makepath=True)
+    cluster.settle()
+    assert cluster.admin.children(zk.LOG_DIR_EVENT_NOTIFICATION) == []
+    channel = cluster.channels[2]
+    asked, on_answer = channel.sent[-1], channel.answers[-1]
+    assert isinstance(asked, LeaderAndIsr) and callable(on_answer)
+    assert {s.key for s in asked.partitions} == {("t", 0), ("t", 1)}
+    on_answer({("t", 0): 56, ("t", 1): 56})
+    cluster.settle()
+    assert (cluster.state("t", 0).leader, cluster.state("t", 0).isr) == (3, (3, 1))
+    assert cluster.state("t", 0).leader_epoch == 1
+    assert cluster.state("t", 1).isr == (3, 1) and cluster.state("t", 1).leader == 3
+    assert cluster.state("t", 2).isr == (1, 3)
+    told = [m for m in cluster.channels[3].sent if isinstance(m, UpdateMetadata)][-1]
+    assert {s.key: s.offline_replicas for s in told.partitions} == {("t", 0): (2,),
+                                                                    ("t", 1): (2,)}

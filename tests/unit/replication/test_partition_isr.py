@@ -1,6 +1,7 @@
-"""A leader's ISR changes over the partition state node (in-memory backend, fake clock):
-shrink after replica.lag.time.max.ms, expand at the HW, a lost version check re-read and
-decided again, a moved-on state never overwritten, and the controller notified."""
+"""A leader's ISR changes as Kafka's AlterPartition design (KIP-497), without I/O: a change
+is proposed and stays pending until the store's outcome comes back; meanwhile the
+committed ISR is unchanged, no second change starts, and the high watermark counts the
+maximal ISR. Fake clock, and a writer that only records what it is asked to write."""
 
 from __future__ import annotations
 
@@ -8,18 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from kafkalite_server.cluster import zk_layout as zk
-from kafkalite_server.cluster.memory_store import MemoryEnsemble
 from kafkalite_server.cluster.messages import PartitionState
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.log import Log
-from kafkalite_server.replication.isr_store import ZkPartitionStateStore
-from kafkalite_server.replication.partition import Partition
+from kafkalite_server.replication.isr_store import IsrState
+from kafkalite_server.replication.partition import (
+    IsrCommitted,
+    IsrConflict,
+    IsrFailed,
+    Partition,
+    PendingIsr,
+)
 
 LAG_MS = 10_000
-PATH = zk.partition_state_path("t", 0)
-
-
 LIVE_BROKERS = {1, 2, 3}
 
 
@@ -30,84 +32,127 @@ class Clock:
         return self.now
 
 
+class Recorded:
+    """The partition's writer: keeps what it was asked to write."""
+
+    def __init__(self) -> None:
+        self.submitted: list[PendingIsr] = []
+
+    def submit(self, partition: Partition, pending: PendingIsr) -> None:
+        self.submitted.append(pending)
+
+
 @pytest.fixture
 def setup(tmp_path: Path):
-    clock = Clock()
-    session = MemoryEnsemble(clock).connect()
-    session.create(PATH, zk.LeaderIsr(1, 5, (1, 2, 3), 1).encode(), makepath=True)
+    clock, writer = Clock(), Recorded()
     log = Log.open(tmp_path / "t-0", LogConfig(), now_ms=clock)
-    partition = Partition(1, PartitionState("t", 0, 1, 5, (1, 2, 3), (1, 2, 3), 0), log,
-                          state_store=ZkPartitionStateStore(lambda: session),
-                          lag_time_max_ms=LAG_MS, now_ms=clock,
-                          broker_alive=LIVE_BROKERS.__contains__)
-    partition.apply(PartitionState("t", 0, 1, 5, (1, 2, 3), (1, 2, 3), 0), 1)
-    yield clock, session, partition
+    state = PartitionState("t", 0, 1, 5, (1, 2, 3), (1, 2, 3), 7)
+    partition = Partition(1, state, log, isr_writer=writer, lag_time_max_ms=LAG_MS,
+                          now_ms=clock, broker_alive=LIVE_BROKERS.__contains__)
+    partition.apply(state, 1)
+    yield clock, writer, partition
     log.close()
 
 
-def _stored(session) -> zk.LeaderIsr:
-    return zk.LeaderIsr.decode(PATH, session.get(PATH)[0])
+def _append(partition: Partition, make_batch, values: list[bytes]) -> None:
+    partition.append_records_to_leader(memoryview(bytearray(make_batch(values))), acks=1,
+                                       api_version=8)
 
 
-def test_shrink_after_lag_time_writes_the_state_node_and_notifies(setup):
-    clock, session, partition = setup
-    partition.update_follower_fetch(2, 0)
-    clock.now += LAG_MS
-    assert not partition.maybe_shrink_isr()
-    clock.now += 1
-    partition.update_follower_fetch(2, 0)  # caught up (LEO 0): stays
-    assert partition.maybe_shrink_isr()
-    assert partition.isr == (1, 2) and _stored(session).isr == (1, 2)
-    assert _stored(session).leader_epoch == 5  # an ISR change keeps the leader epoch
-    assert session.children(zk.ISR_CHANGE_NOTIFICATION)
-
-
-def test_a_lost_version_check_is_decided_again_from_fresh_state(setup):
-    clock, session, partition = setup
-    # Someone else (the controller) removed 2 meanwhile: version 1, ISR (1, 3).
-    session.set(PATH, zk.LeaderIsr(1, 5, (1, 3), 1).encode(), 0)
+def test_a_shrink_is_pending_until_the_store_has_it(setup, make_batch):
+    clock, writer, partition = setup
+    _append(partition, make_batch, [b"a", b"b"])
+    partition.update_follower_fetch(2, 2)
     clock.now += LAG_MS + 1
+    partition.update_follower_fetch(2, 2)  # caught up: stays; 3 never fetched
     assert partition.maybe_shrink_isr()
-    assert _stored(session).isr == (1,)
+    (pending,) = writer.submitted
+    assert pending.state == IsrState(1, 5, (1, 2), 1) and pending.version == 7
+    # Pending: the ISR on record still holds 3, and so does the high watermark.
+    assert partition.isr == (1, 2, 3) and partition.pending_isr is pending
+    assert partition.high_watermark == 0
+    assert not partition.maybe_shrink_isr()  # one change at a time
+    assert partition.complete_isr_change(pending, IsrCommitted(8))
+    assert (partition.isr, partition.zk_version, partition.pending_isr) == ((1, 2), 8, None)
+    assert partition.high_watermark == 2  # 3 no longer counts
+
+
+def test_an_expansion_counts_the_follower_at_once(setup, make_batch):
+    clock, writer, partition = setup
+    clock.now += LAG_MS + 1
+    partition.maybe_shrink_isr()
+    partition.complete_isr_change(writer.submitted[-1], IsrCommitted(8))
     assert partition.isr == (1,)
-    assert session.get(PATH)[1].version == 2
+    _append(partition, make_batch, [b"a", b"b"])
+    assert partition.high_watermark == 2  # the ISR is the leader alone
+    partition.update_follower_fetch(3, 2)  # reached the HW (2): proposed
+    pending = writer.submitted[-1]
+    assert pending.state.isr == (1, 3) and pending.maximal == (1, 3)
+    assert partition.isr == (1,)
+    _append(partition, make_batch, [b"c"])
+    assert partition.high_watermark == 2  # 3 counts already: its LEO 2 holds the HW
+    partition.update_follower_fetch(2, 3)  # not proposed while 3's change is pending
+    assert writer.submitted[-1] is pending
+    partition.complete_isr_change(pending, IsrCommitted(9))
+    assert partition.isr == (1, 3)
+
+
+def test_a_lost_version_check_takes_the_state_as_it_is_now(setup):
+    clock, writer, partition = setup
+    clock.now += LAG_MS + 1
+    partition.maybe_shrink_isr()
+    # The controller removed 2 meanwhile (version 8, ISR (1, 3)) in this leader's epoch.
+    partition.complete_isr_change(writer.submitted[-1],
+                                  IsrConflict(IsrState(1, 5, (1, 3), 1), 8))
+    assert (partition.isr, partition.zk_version, partition.pending_isr) == ((1, 3), 8, None)
+    assert partition.maybe_shrink_isr()  # decided again from the fresh state
+    assert writer.submitted[-1].state.isr == (1,) and writer.submitted[-1].version == 8
 
 
 def test_a_state_moved_to_another_leader_is_never_overwritten(setup):
-    clock, session, partition = setup
-    session.set(PATH, zk.LeaderIsr(2, 6, (2, 3), 2).encode(), 0)
-    clock.now += LAG_MS + 1
-    assert not partition.maybe_shrink_isr()
-    assert _stored(session) == zk.LeaderIsr(2, 6, (2, 3), 2)
-
-
-def test_expand_when_the_follower_reaches_the_high_watermark(setup, make_batch):
-    clock, session, partition = setup
+    clock, writer, partition = setup
     clock.now += LAG_MS + 1
     partition.maybe_shrink_isr()
-    assert partition.isr == (1,)
-    partition.append_records_to_leader(memoryview(bytearray(make_batch([b"a", b"b"]))),
-                                       acks=1, api_version=8)
-    assert partition.high_watermark == 2  # the ISR is the leader alone
-    assert not partition.update_follower_fetch(3, 1)
-    assert partition.isr == (1,)
-    assert partition.update_follower_fetch(3, 2)
-    assert partition.isr == (1, 3) and _stored(session).isr == (1, 3)
+    partition.complete_isr_change(writer.submitted[-1],
+                                  IsrConflict(IsrState(2, 6, (2, 3), 2), 8))
+    assert partition.isr == (1, 2, 3) and partition.pending_isr is None
+    assert partition.zk_version == 7  # the controller's LeaderAndIsr will tell
+
+
+def test_a_failed_write_is_proposed_again_at_the_next_check(setup):
+    clock, writer, partition = setup
+    clock.now += LAG_MS + 1
+    partition.maybe_shrink_isr()
+    partition.complete_isr_change(writer.submitted[-1], IsrFailed("no ZooKeeper"))
+    assert partition.isr == (1, 2, 3) and partition.pending_isr is None
+    assert partition.maybe_shrink_isr()
+    assert len(writer.submitted) == 2
+
+
+def test_leader_and_isr_supersedes_a_pending_change(setup):
+    clock, writer, partition = setup
+    clock.now += LAG_MS + 1
+    partition.maybe_shrink_isr()
+    late = writer.submitted[-1]
+    partition.apply(PartitionState("t", 0, 1, 6, (1, 2), (1, 2, 3), 9), 2)
+    assert partition.pending_isr is None
+    assert not partition.complete_isr_change(late, IsrCommitted(10))
+    assert (partition.isr, partition.zk_version) == ((1, 2), 9)
 
 
 def test_a_broker_no_longer_registered_does_not_rejoin(setup, make_batch):
     """A stopping broker's fetcher can outlive its registration by a moment; taking it
     back into the ISR would hold every acks=all produce until the ISR shrank again."""
-    clock, session, partition = setup
+    clock, writer, partition = setup
     clock.now += LAG_MS + 1
     partition.maybe_shrink_isr()
-    partition.append_records_to_leader(memoryview(bytearray(make_batch([b"a"]))),
-                                       acks=1, api_version=8)
+    partition.complete_isr_change(writer.submitted[-1], IsrCommitted(8))
+    _append(partition, make_batch, [b"a"])
     LIVE_BROKERS.discard(3)
     try:
-        assert not partition.update_follower_fetch(3, 1)
-        assert partition.isr == (1,) and _stored(session).isr == (1,)
+        partition.update_follower_fetch(3, 1)
+        assert partition.pending_isr is None
     finally:
         LIVE_BROKERS.add(3)
-    assert partition.update_follower_fetch(3, 1)
-    assert partition.isr == (1, 3)
+    partition.update_follower_fetch(3, 1)
+    assert writer.submitted[-1].state.isr == (1, 3)
