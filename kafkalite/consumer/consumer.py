@@ -494,10 +494,12 @@ class Consumer:
                             timeout=self._timeout_of(timeout_ms))
 
     def partitions_for_topic(self, topic: str, timeout_ms: int | None = None) -> set[int] | None:
-        """The topic's partition ids, None if the topic does not exist."""
+        """The topic's partition ids, None if the topic does not exist; waits at most
+        ``timeout_ms`` (default ``default_api_timeout_ms``, as the Java client's
+        ``partitionsFor``) for the metadata."""
         self._check_open()
         cluster = self._client.cluster
-        timeout = self._request_timeout if timeout_ms is None else self._timeout_of(timeout_ms)
+        timeout = self._timeout_of(timeout_ms)
         try:
             await_leaders(self._client, {TopicPartition(topic, 0)},
                           time.monotonic() + timeout)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
+from zookeeper_server import chrooted_client
 
 from tests.conftest import BrokerProcess
 
@@ -35,9 +36,7 @@ def _broker(tmp_path: Path, connect: str, broker_id: int) -> BrokerProcess:
 
 @pytest.fixture
 def zk_client(zookeeper, chroot) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=zookeeper.connect + chroot)
-    client.start(timeout=10)
-    client.ensure_path("/")
+    client = chrooted_client(zookeeper.connect + chroot, 10)
     yield client
     client.stop()
     client.close()
