@@ -1,324 +1,629 @@
-"""The standalone broker's controller: the only writer of its metadata image.
+"""The elected controller's work over the coordination store (Kafka's ZooKeeper-mode
+KafkaController, reduced to the control plane).
 
-It creates, deletes and grows topics, places partition leaders and persists every change.
-It reaches the broker only through its channel, with the controller messages
-(LeaderAndIsr, StopReplica, UpdateMetadata): it never touches the broker's objects. A
-broker with ``zookeeper.connect`` (and every broker of an EmbeddedCluster) runs the elected
-:class:`~kafkalite_server.cluster.zk_controller.ZkController` instead.
+It runs on one thread, its broker's coordination worker (Kafka's controller event thread):
+every step (a watch's event, a request from a handler) is a synchronous function run
+there in order, so its store calls never hold up the broker's event loop, and its
+channels take its messages from that thread.
 
-Every change goes through :meth:`Controller._commit`: the new topics are built as a copy,
-saved, and only then swapped into the image. A save that fails (a full disk) raises
-KafkaStorageError naming the file and leaves the image and the brokers untouched.
+It owns no broker objects: it reads and writes Kafka's ZooKeeper layout and talks to
+brokers only through their channels (LeaderAndIsr, StopReplica, UpdateMetadata). Every
+write carries a check on the ``/controller_epoch`` version it was elected with, so a
+controller that lost its place (a newer one was elected while it was paused) cannot write
+anything; :class:`FencedError` then tells the driver to stop. Partition state nodes are
+written only conditionally on their version, after a fresh read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
-from kafkalite.errors import ConfigError
 from kafkalite.protocol.errors import (
+    BrokerIdNotRegisteredError,
     BrokerResponseError,
-    InvalidConfigError,
-    InvalidPartitionsError,
-    InvalidReplicaAssignmentError,
-    InvalidReplicationFactorError,
-    TopicAlreadyExistsError,
-    TopicDeletionDisabledError,
+    KafkaStorageError,
+    StaleBrokerEpochError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite_server.cluster.config_changes import check_internal_topic
-from kafkalite_server.cluster.dynamic_config import DynamicBrokerConfigs, validate_dynamic
-from kafkalite_server.cluster.election_requests import ElectionType, requested_election
-from kafkalite_server.cluster.image import (
-    BrokerEndpoint,
-    MetadataImage,
-    MetadataStore,
-    PartitionInfo,
-    TopicInfo,
+from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
+from kafkalite_server.cluster.coordination import (
+    BadVersionError,
+    Check,
+    Coordination,
+    CoordinationError,
+    Create,
+    NodeExistsError,
+    NoNodeError,
+    Op,
+    SetData,
 )
+from kafkalite_server.cluster.election import (
+    NO_LEADER,
+    Election,
+    controlled_shutdown_leader,
+    imbalanced,
+    offline_partition_leader,
+    without_replica,
+)
+from kafkalite_server.cluster.election_requests import ElectionType, requested_election
 from kafkalite_server.cluster.messages import (
     LEADER_DURING_DELETE,
-    NO_LEADER,
+    NO_BROKER_EPOCH,
     BrokerChannel,
+    ControllerMessage,
     LeaderAndIsr,
+    OnAnswer,
+    PartitionErrors,
     PartitionState,
     StopReplica,
     UpdateMetadata,
 )
-from kafkalite_server.cluster.producer_ids import ProducerIdAllocator
-from kafkalite_server.cluster.topics import validate_topic_name
-from kafkalite_server.config import BrokerConfig
-from kafkalite_server.log.config import LogConfig
 
-CONTROLLER_EPOCH = 1
-"""This controller is never re-elected: its epoch is constant."""
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+MAX_STATE_WRITE_ATTEMPTS = 5
+MAX_STATES_PER_COMMIT = 500
+"""Partition states created in one batch (ZooKeeper caps a request at 1 MB)."""
+
+
+class FencedError(CoordinationError):
+    """A newer controller exists: this one must stop acting."""
 
 
 class Controller:
-    def __init__(self, config: BrokerConfig, metadata_dir: Path,
-                 cluster_id: str | None = None) -> None:
-        """``config`` supplies cluster-wide defaults (partitions, topic configs)."""
-        metadata_dir.mkdir(parents=True, exist_ok=True)
-        self.config = config
-        self.dynamic_configs = DynamicBrokerConfigs(metadata_dir)
-        self.default_log_config = self.dynamic_configs.log_defaults(config.log_config())
-        self.store = MetadataStore(metadata_dir)
-        self.image: MetadataImage = self.store.load(cluster_id)
-        self.producer_ids = ProducerIdAllocator(metadata_dir)
+    def __init__(self, store: Coordination, broker_id: int, epoch: int, epoch_version: int,
+                 *, unclean_election: bool, imbalance_percentage: int,
+                 open_channel: Callable[[BrokerEndpoint], BrokerChannel],
+                 on_change: Callable[[Callable[[], None]], object]) -> None:
+        """``on_change(action)`` schedules ``action`` on the controller's event loop; watch
+        callbacks arrive on the store's thread and go through it."""
+        self.store = store
+        self.broker_id = broker_id
+        self.epoch = epoch
+        self.epoch_version = epoch_version
+        self.unclean_election = unclean_election
+        self.imbalance_percentage = imbalance_percentage
+        self._open_channel = open_channel
+        self._schedule = on_change
+        self.live: dict[int, BrokerEndpoint] = {}
+        self.broker_epochs: dict[int, int] = {}
+        """Each live broker's registration (czxid): a new one means the broker restarted."""
+        self.shutting_down: set[int] = set()
+        self.offline_replicas: dict[int, set[TopicPartition]] = {}
+        """Each live broker's replicas in a failed log directory (until it restarts)."""
         self.channels: dict[int, BrokerChannel] = {}
+        self.assignments: dict[str, dict[int, list[int]]] = {}
+        self.states: dict[TopicPartition, tuple[layout.LeaderIsr, int]] = {}
+        self.active = True
 
-    # ------------------------------------------------------------------ brokers
+    # ------------------------------------------------------------------ lifecycle
 
-    def register_broker(self, endpoint: BrokerEndpoint, channel: BrokerChannel) -> None:
-        self.image.brokers[endpoint.node_id] = endpoint
-        self.channels[endpoint.node_id] = channel
-        self._publish(self._all_partitions())
+    def start(self) -> None:
+        """Failover: load the cluster, elect what has no live leader, tell every broker."""
+        self._refresh_brokers()
+        for topic in self.store.children(layout.TOPICS, watch=self._watch(self._topics_changed)):
+            self._load_topic(topic)
+        keys = self.assignments_keys()
+        changed = self._elect_offline(keys)
+        for key in keys:
+            for broker_id in self.states[key][0].isr:
+                if broker_id not in self.live and self._remove_from_isr(key, broker_id):
+                    changed.append(key)
+        self._announce(keys, to=list(self.live), changed=changed)
+        self._deletions_requested()
+        self._isr_changed()
+        self._log_dir_events()
 
-    def unregister_broker(self, node_id: int) -> None:
-        self.image.brokers.pop(node_id, None)
-        channel = self.channels.pop(node_id, None)
-        if channel is not None:
+    def stop(self) -> None:
+        self.active = False
+        for channel in self.channels.values():
             channel.close()
-        self._publish(self._all_partitions())
+        self.channels.clear()
 
-    def elect_leaders(self) -> None:
-        """After brokers register: partitions whose leader is not a known broker get one
-        (with a bumped epoch), and each broker starts leading its partitions."""
-        topics = {name: info.copy() for name, info in self.image.topics.items()}
-        changed = False
-        for info in topics.values():
-            for index, partition in enumerate(info.partitions):
-                if partition.leader not in self.image.brokers:
-                    partition.leader = self.image.leader_for_new_partition(index)
-                    partition.leader_epoch += 1
-                    changed = True
-        if changed:
-            self._commit(topics)
-        self._lead(self._all_partitions())
+    def assignments_keys(self) -> list[TopicPartition]:
+        return [(t, p) for t, parts in self.assignments.items() for p in sorted(parts)]
 
-    def _commit(self, topics: dict[str, TopicInfo]) -> None:
-        """Save ``topics`` (a new dict, never the image's), then make it the image's."""
-        self.store.save(self.image.cluster_id, topics)
-        self.image.topics = topics
+    def _watch(self, action: Callable[[], None]) -> Callable[[object], None]:
+        def fire(_event: object) -> None:
+            self._schedule(lambda: self._if_active(action))
+        return fire
 
-    # ------------------------------------------------------------------ messages to brokers
+    def _if_active(self, action: Callable[[], None]) -> None:
+        if self.active:
+            action()
 
-    def _state(self, topic: str, index: int, partition: PartitionInfo) -> PartitionState:
-        """Replication factor one: the leader is the only replica and the whole ISR."""
-        alive = partition.leader in self.image.brokers
-        return PartitionState(topic, index, partition.leader if alive else NO_LEADER,
-                              partition.leader_epoch, (partition.leader,) if alive else (),
-                              (partition.leader,),
-                              offline_replicas=() if alive else (partition.leader,))
+    # ------------------------------------------------------------------ reads
 
-    def _all_partitions(self) -> list[PartitionState]:
-        return [self._state(info.name, index, partition)
-                for info in self.image.topics.values()
-                for index, partition in enumerate(info.partitions)]
+    def _refresh_brokers(self) -> tuple[set[int], set[int], dict[int, tuple[bytes, int]]]:
+        """Re-reads the registrations: (brokers that joined, brokers that left, bounced
+        brokers' new registrations). Joined brokers are live on return, gone ones not.
 
-    def _publish(self, states: list[PartitionState]) -> None:
-        message = UpdateMetadata(self.image.controller_id, CONTROLLER_EPOCH, tuple(states),
-                                 tuple(sorted(self.image.brokers.values(),
-                                              key=lambda b: b.node_id)))
-        for channel in list(self.channels.values()):
-            channel.send(message)
-
-    def _lead(self, states: list[PartitionState]) -> None:
-        """Metadata first (so a new leader's listeners see the topic), then each leader."""
-        self._publish(states)
-        for state in states:
-            channel = self.channels.get(state.leader)
+        A broker whose registration was re-created since the last read (a restart quick
+        enough that one read saw neither the old node's deletion nor the new one's
+        creation) has bounced: as Kafka's controller does, its old incarnation is treated
+        as gone now, and the caller re-adds the new one (:meth:`_add_broker`) once the
+        old one's partitions are handled."""
+        ids = self.store.children(layout.BROKER_IDS, watch=self._watch(self._brokers_changed))
+        registrations: dict[int, tuple[bytes, int]] = {}
+        for name in ids:
+            broker_id = int(name)
+            try:
+                data, stat = self.store.get(layout.broker_path(broker_id))
+            except NoNodeError:
+                continue
+            registrations[broker_id] = (data, stat.creation_id)
+        bounced = {b: registration for b, registration in registrations.items()
+                   if b in self.live and self.broker_epochs[b] != registration[1]}
+        gone = (set(self.live) - set(registrations)) | set(bounced)
+        joined = set(registrations) - set(self.live)
+        for broker_id in gone:
+            del self.live[broker_id]
+            del self.broker_epochs[broker_id]
+            self.shutting_down.discard(broker_id)
+            self.offline_replicas.pop(broker_id, None)
+            channel = self.channels.pop(broker_id, None)
             if channel is not None:
-                channel.send(LeaderAndIsr(self.image.controller_id, CONTROLLER_EPOCH,
-                                          (state,)))
+                channel.close()
+        for broker_id in joined:
+            self._add_broker(broker_id, *registrations[broker_id])
+        return joined, gone, bounced
 
-    def _stop(self, broker_id: int, partitions: list[tuple[str, int]], *, delete: bool) -> None:
+    def _add_broker(self, broker_id: int, data: bytes, epoch: int) -> None:
+        endpoint = layout.decode_broker(broker_id, data)
+        self.live[broker_id] = endpoint
+        self.broker_epochs[broker_id] = epoch
+        self.channels[broker_id] = self._open_channel(endpoint)
+
+    def _load_topic(self, topic: str) -> list[TopicPartition]:
+        """Reads the assignment (watching it for new partitions); new partitions get their
+        first state node. Returns the partitions not known before."""
+        try:
+            data, _stat = self.store.get(layout.topic_path(topic),
+                                         watch=self._watch(lambda: self._topic_changed(topic)))
+        except NoNodeError:
+            return []
+        assignment = layout.decode_assignment(topic, data)
+        known = self.assignments.get(topic, {})
+        self.assignments[topic] = assignment
+        added = [(topic, p) for p in sorted(assignment) if p not in known]
+        self._load_or_create_states(topic, added)
+        return added
+
+    def _load_or_create_states(self, topic: str, keys: list[TopicPartition],
+                               attempts: int = MAX_STATE_WRITE_ATTEMPTS) -> None:
+        """Reads the state nodes that exist; the others (a new topic's, or new partitions')
+        are created together, :data:`MAX_STATES_PER_COMMIT` to a batch, each batch checked
+        against this controller's epoch: one write per topic, not three per partition."""
+        missing = []
+        for key in keys:
+            path = layout.partition_state_path(*key)
+            try:
+                data, stat = self.store.get(path)
+            except NoNodeError:
+                missing.append(key)
+                continue
+            self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
+        if not missing:
+            return
+        partitions = layout.partitions_path(topic)
+        existing = (set(self.store.children(partitions))
+                    if self.store.exists(partitions) is not None else None)
+        for start in range(0, len(missing), MAX_STATES_PER_COMMIT):
+            batch = {key: self._first_state(key)
+                     for key in missing[start:start + MAX_STATES_PER_COMMIT]}
+            ops: list[Op] = [Check(layout.CONTROLLER_EPOCH, self.epoch_version)]
+            if existing is None:
+                ops.append(Create(partitions))
+                existing = set()
+            ops += [Create(layout.partition_path(*key)) for key in batch
+                    if str(key[1]) not in existing]
+            ops += [Create(layout.partition_state_path(*key), state.encode())
+                    for key, state in batch.items()]
+            try:
+                self.store.commit(ops)
+            except BadVersionError:
+                raise FencedError(f"controller epoch {self.epoch} is no longer "
+                                  "current") from None
+            except NodeExistsError:  # created meanwhile: read again what is there
+                if attempts <= 1:
+                    raise CoordinationError(f"{partitions}: gave up after "
+                                            f"{MAX_STATE_WRITE_ATTEMPTS} conflicts") from None
+                self._load_or_create_states(topic, list(batch), attempts - 1)
+                existing = set(self.store.children(partitions))
+                continue
+            self.states.update({key: (state, 0) for key, state in batch.items()})
+
+    def _first_state(self, key: TopicPartition) -> layout.LeaderIsr:
+        """A new partition's state: its first live replica leads, the live ones are the
+        ISR (all of them if none is live)."""
+        replicas = self.assignments[key[0]][key[1]]
+        live_replicas = tuple(b for b in replicas if self._eligible(b))
+        leader = live_replicas[0] if live_replicas else NO_LEADER
+        return layout.LeaderIsr(leader, 0, live_replicas or tuple(replicas), self.epoch)
+
+    def _eligible(self, broker_id: int) -> bool:
+        return broker_id in self.live and broker_id not in self.shutting_down
+
+    # ------------------------------------------------------------------ writes
+
+    def _write_state(self, key: TopicPartition,
+                     decide: Callable[[layout.LeaderIsr], layout.LeaderIsr | None]) -> bool:
+        """Read-decide-write with a version check, retried from fresh state; False when
+        ``decide`` says no change."""
+        path = layout.partition_state_path(*key)
+        for _attempt in range(MAX_STATE_WRITE_ATTEMPTS):
+            current, version = self.states[key]
+            new = decide(current)
+            if new is None:
+                return False
+            try:
+                self.store.commit([Check(layout.CONTROLLER_EPOCH, self.epoch_version),
+                                   SetData(path, new.encode(), version)])
+            except BadVersionError:
+                self._check_epoch()
+                data, stat = self.store.get(path)
+                self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
+                if self.states[key][0] == new:  # it did apply: retried across a blip
+                    return True
+                continue
+            self.states[key] = (new, version + 1)
+            return True
+        raise CoordinationError(f"{path}: gave up after {MAX_STATE_WRITE_ATTEMPTS} conflicts")
+
+    def _check_epoch(self) -> None:
+        _data, stat = self.store.get(layout.CONTROLLER_EPOCH)
+        if stat.version != self.epoch_version:
+            raise FencedError(f"controller epoch {self.epoch} is no longer current")
+
+    def _apply_election(self, key: TopicPartition,
+                        elect: Callable[[list[int], layout.LeaderIsr], Election | None]) -> bool:
+        replicas = self.assignments[key[0]][key[1]]
+
+        def decide(current: layout.LeaderIsr) -> layout.LeaderIsr | None:
+            election = elect(replicas, current)
+            if election is None:
+                if current.leader == NO_LEADER:
+                    return None
+                return layout.LeaderIsr(NO_LEADER, current.leader_epoch + 1, current.isr,
+                                    self.epoch)
+            if (election.leader, election.isr) == (current.leader, current.isr):
+                return None
+            if election.unclean:
+                log.warning("unclean leader election for %s-%d: broker %d was not in the "
+                            "ISR %s, data may be lost", *key, election.leader, current.isr)
+            return layout.LeaderIsr(election.leader, current.leader_epoch + 1, election.isr,
+                                self.epoch)
+        return self._write_state(key, decide)
+
+    def _elect_offline(self, keys: Iterable[TopicPartition]) -> list[TopicPartition]:
+        """Elects a leader for each partition whose leader is gone or offline."""
+        changed = []
+        for key in keys:
+            live = self._live_for(key)
+
+            def elect(replicas: list[int], current: layout.LeaderIsr,
+                      live: set[int] = live) -> Election | None:
+                return offline_partition_leader(replicas, current.isr, live,
+                                                unclean=self.unclean_election)
+            state, _version = self.states[key]
+            if state.leader not in live and self._apply_election(key, elect):
+                changed.append(key)
+        return changed
+
+    def _live_for(self, key: TopicPartition) -> set[int]:
+        """The brokers that may hold ``key`` now: registered, not stopping, and with its
+        replica online (not in a failed log directory)."""
+        return {b for b in self.live if self._eligible(b)
+                and key not in self.offline_replicas.get(b, ())}
+
+    # ------------------------------------------------------------------ telling brokers
+
+    def partition_state(self, key: TopicPartition) -> PartitionState:
+        state, version = self.states[key]
+        replicas = tuple(self.assignments[key[0]][key[1]])
+        offline = tuple(b for b in replicas if b not in self.live
+                        or key in self.offline_replicas.get(b, ()))
+        return PartitionState(key[0], key[1], state.leader, state.leader_epoch, state.isr,
+                              replicas, version, offline)
+
+    def _announce(self, keys: list[TopicPartition], *, to: Iterable[int],
+                  changed: Iterable[TopicPartition] = ()) -> None:
+        """LeaderAndIsr to the replicas of ``changed`` (and of every key for brokers in
+        ``to``), then UpdateMetadata of ``keys`` to every live broker."""
+        states = {key: self.partition_state(key) for key in keys}
+        targets = set(to)
+        per_broker: dict[int, list[PartitionState]] = {}
+        changed_set = set(changed)
+        for key, state in states.items():
+            for replica in state.replicas:
+                if replica in self.live and (replica in targets or key in changed_set):
+                    per_broker.setdefault(replica, []).append(state)
+        leaders = tuple(self.live[s.leader] for s in states.values() if s.leader in self.live)
+        for broker_id, broker_states in per_broker.items():
+            self._send(broker_id, LeaderAndIsr(self.broker_id, self.epoch,
+                                               tuple(broker_states), leaders))
+        self._update_metadata(list(states.values()))
+
+    def _update_metadata(self, states: list[PartitionState]) -> None:
+        message = UpdateMetadata(self.broker_id, self.epoch, tuple(states),
+                                 tuple(self.live[b] for b in sorted(self.live)))
+        for broker_id in list(self.channels):
+            self._send(broker_id, message)
+
+    def _send(self, broker_id: int, message: ControllerMessage,
+              on_answer: OnAnswer | None = None) -> None:
+        """To the incarnation of ``broker_id`` this controller knows, stamped with its
+        broker epoch: a later incarnation refuses it (STALE_BROKER_EPOCH)."""
         channel = self.channels.get(broker_id)
         if channel is not None:
-            channel.send(StopReplica(self.image.controller_id, CONTROLLER_EPOCH,
-                                     tuple(partitions), delete))
+            channel.send(replace(message, broker_epoch=self.broker_epochs[broker_id]),
+                         on_answer)
 
-    # ------------------------------------------------------------------ topic configs
+    # ------------------------------------------------------------------ events
 
-    def topic_config(self, topic: str) -> LogConfig:
-        info = self.image.topics.get(topic)
-        if info is None or not info.configs:
-            return self.default_log_config
-        return LogConfig.from_topic_configs(self.default_log_config, info.configs)
+    def _brokers_changed(self) -> None:
+        joined, gone, bounced = self._refresh_brokers()
+        if gone:
+            log.info("controller %d: brokers %s left", self.broker_id, sorted(gone))
+        if bounced:
+            log.info("controller %d: brokers %s restarted between two reads", self.broker_id,
+                     sorted(bounced))
+        if joined:
+            log.info("controller %d: brokers %s joined", self.broker_id, sorted(joined))
+        keys = self.assignments_keys()
+        changed = self._elect_offline(keys)
+        for key in keys:
+            for broker_id in gone:
+                if self._remove_from_isr(key, broker_id):
+                    changed.append(key)
+        if bounced:  # the new incarnations are live again, and may lead what went offline
+            for broker_id, registration in bounced.items():
+                self._add_broker(broker_id, *registration)
+            changed += self._elect_offline(keys)
+        self._announce(keys, to=joined | set(bounced), changed=changed)
 
-    def validated_configs(self, configs: Mapping[str, str | None],
-                          topic: str = "") -> dict[str, str]:
-        """Non-null entries, checked by LogConfig (and, for an internal ``topic``, against
-        what its records need); INVALID_CONFIG names the bad key."""
-        kept = {key: value for key, value in configs.items() if value is not None}
-        try:
-            config = LogConfig.from_topic_configs(self.default_log_config, kept)
-        except ConfigError as exc:
-            raise InvalidConfigError(str(exc)) from None
-        check_internal_topic(topic, config)
-        return kept
+    def _remove_from_isr(self, key: TopicPartition, broker_id: int) -> bool:
+        def decide(current: layout.LeaderIsr) -> layout.LeaderIsr | None:
+            if broker_id not in current.isr or current.leader == broker_id:
+                return None
+            isr = without_replica(current.isr, broker_id)
+            if isr == current.isr:
+                return None
+            return layout.LeaderIsr(current.leader, current.leader_epoch + 1, isr, self.epoch)
+        return self._write_state(key, decide)
 
-    async def alter_topic_configs(self, name: str, configs: Mapping[str, str], *,
-                            validate_only: bool = False) -> None:
-        """``configs`` becomes the topic's complete set of overrides: saved, then sent to
-        the brokers in an UpdateMetadata for the topic, whose logs pick the new config up."""
-        info = self.image.topics.get(name)
-        if info is None:
-            raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        kept = self.validated_configs(configs, name)
-        if validate_only:
-            return
-        changed = info.copy()
-        changed.configs = kept
-        self._commit({**self.image.topics, name: changed})
-        self._publish([self._state(name, index, p) for index, p in enumerate(changed.partitions)])
+    def _topics_changed(self) -> None:
+        names = set(self.store.children(layout.TOPICS, watch=self._watch(self._topics_changed)))
+        added: list[TopicPartition] = []
+        for topic in sorted(names - set(self.assignments)):
+            added.extend(self._load_topic(topic))
+        for topic in set(self.assignments) - names:
+            self._forget(topic)
+        if added:
+            self._announce(added, to=(), changed=added)
 
-    async def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
-                             validate_only: bool = False) -> None:
-        """``configs`` becomes the dynamic layer ``resource_name`` ("" or a broker id);
-        dynamic log keys change the defaults of every topic at once."""
-        try:
-            validate_dynamic(configs)
-            defaults = self.dynamic_configs.log_defaults(self.config.log_config(),
-                                                         (resource_name, configs))
-            for topic, info in self.image.topics.items():
-                check_internal_topic(topic, LogConfig.from_topic_configs(defaults,
-                                                                         info.configs))
-            if validate_only:
-                return
-            self.dynamic_configs.replace(resource_name, configs)
-        except ConfigError as exc:
-            raise InvalidConfigError(str(exc)) from None
-        self.default_log_config = defaults
-        self._publish(self._all_partitions())
+    def _topic_changed(self, topic: str) -> None:
+        if topic in self.assignments:
+            added = self._load_topic(topic)
+            if added:
+                self._announce(added, to=(), changed=added)
 
-    # ------------------------------------------------------------------ topics
-
-    async def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
-                     configs: Mapping[str, str | None] | None = None, *,
-                     assignments: Mapping[int, list[int]] | None = None,
-                     validate_only: bool = False) -> TopicInfo:
-        """Raises the Kafka error for the first problem found; otherwise the new topic."""
-        validate_topic_name(name)
-        if name in self.image.topics:
-            raise TopicAlreadyExistsError(f"topic {name!r} already exists")
-        leaders = self._placement(num_partitions, replication_factor, assignments or {})
-        info = TopicInfo(name, [PartitionInfo(leader) for leader in leaders],
-                         self.validated_configs(configs or {}, name))
-        if validate_only:
-            return info
-        self._commit({**self.image.topics, name: info})
-        self._lead([self._state(name, index, p) for index, p in enumerate(info.partitions)])
-        return info
-
-    def _placement(self, num_partitions: int, replication_factor: int,
-                   assignments: Mapping[int, list[int]]) -> list[int]:
-        brokers = len(self.image.brokers)
-        if assignments:
-            if num_partitions != -1 or replication_factor != -1:
-                raise InvalidReplicaAssignmentError(
-                    "give either assignments or num_partitions/replication_factor")
-            return self._assigned_leaders(assignments, 0)
-        count = self.config.num_partitions if num_partitions == -1 else num_partitions
-        factor = (self.config.default_replication_factor if replication_factor == -1
-                  else replication_factor)
-        if count <= 0:
-            raise InvalidPartitionsError(f"number of partitions must be positive, got {count}")
-        if factor <= 0:
-            raise InvalidReplicationFactorError(
-                f"replication factor must be positive, got {factor}")
-        if factor > brokers:
-            raise InvalidReplicationFactorError(
-                f"replication factor {factor} is larger than the {brokers} available brokers")
-        if factor > 1:
-            raise InvalidReplicationFactorError(
-                f"replication factor {factor}: kafkalite keeps one replica per partition")
-        return [self.image.leader_for_new_partition(i) for i in range(count)]
-
-    def _assigned_leaders(self, assignments: Mapping[int, list[int]], first: int) -> list[int]:
-        if sorted(assignments) != list(range(first, first + len(assignments))):
-            raise InvalidReplicaAssignmentError(
-                f"partition indexes must be consecutive from {first}")
-        leaders = []
-        for index in sorted(assignments):
-            replicas = assignments[index]
-            if len(replicas) != 1:
-                raise InvalidReplicationFactorError(
-                    f"partition {index} lists {len(replicas)} replicas; kafkalite keeps one")
-            if replicas[0] not in self.image.brokers:
-                raise InvalidReplicaAssignmentError(f"unknown broker {replicas[0]}")
-            leaders.append(replicas[0])
-        return leaders
-
-    async def delete_topic(self, name: str) -> None:
-        if not self.config.delete_topic_enable:
-            raise TopicDeletionDisabledError("delete.topic.enable is false")
-        topics = dict(self.image.topics)
-        info = topics.pop(name, None)
-        if info is None:
-            raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        self._commit(topics)
-        for index, partition in enumerate(info.partitions):
-            self._stop(partition.leader, [(name, index)], delete=True)
-        self._publish([PartitionState(name, index, LEADER_DURING_DELETE, p.leader_epoch, (), ())
-                       for index, p in enumerate(info.partitions)])
-
-    async def create_partitions(self, name: str, count: int,
-                          assignments: list[list[int]] | None = None, *,
-                          validate_only: bool = False) -> None:
-        info = self.image.topics.get(name)
-        if info is None:
-            raise UnknownTopicOrPartitionError(f"topic {name!r}")
-        current = len(info.partitions)
-        if count <= current:
-            raise InvalidPartitionsError(
-                f"topic {name!r} has {current} partitions; the new count {count} must be more")
-        if assignments is not None:
-            if len(assignments) != count - current:
-                raise InvalidReplicaAssignmentError(
-                    f"{len(assignments)} assignments for {count - current} new partitions")
-            leaders = self._assigned_leaders(
-                {current + i: replicas for i, replicas in enumerate(assignments)}, current)
-        else:
-            leaders = [self.image.leader_for_new_partition(i) for i in range(current, count)]
-        if validate_only:
-            return
-        grown = info.copy()
-        grown.partitions.extend(PartitionInfo(leader) for leader in leaders)
-        self._commit({**self.image.topics, name: grown})
-        self._lead([self._state(name, index, grown.partitions[index])
-                    for index in range(current, count)])
-
-    # ------------------------------------------------------------------ ElectLeaders
-
-    async def elect_on_request(self, kind: ElectionType, keys: Iterable[tuple[str, int]] | None
-                         ) -> dict[tuple[str, int], int | BrokerResponseError]:
-        """ElectLeaders: a partition's one replica is its preferred leader, so a live leader
-        needs no election and a stopped one has no other replica to take over."""
-        wanted = list(keys) if keys is not None else [
-            (name, index) for name, info in self.image.topics.items()
-            for index in range(len(info.partitions))]
-        results: dict[tuple[str, int], int | BrokerResponseError] = {}
-        for topic, index in wanted:
-            partition = self.image.partition(topic, index)
-            if partition is None:
-                results[topic, index] = UnknownTopicOrPartitionError(f"{topic}-{index}")
+    def _isr_changed(self) -> None:
+        """Leaders changed ISRs in the state nodes (Kafka 2.x's isr_change_notification):
+        re-read those states and tell every broker with UpdateMetadata."""
+        keys: set[TopicPartition] = set()
+        for name in self.store.children(layout.ISR_CHANGE_NOTIFICATION,
+                                        watch=self._watch(self._isr_changed)):
+            path = f"{layout.ISR_CHANGE_NOTIFICATION}/{name}"
+            try:
+                keys.update(layout.decode_isr_change(path, self.store.get(path)[0]))
+                self.store.delete(path)
+            except NoNodeError:
                 continue
-            outcome = requested_election(kind, f"{topic}-{index}", [partition.leader],
-                                         partition.leader, [partition.leader],
-                                         self.image.brokers)
-            # With one replica an election can only name the leader it already has.
-            results[topic, index] = (outcome if isinstance(outcome, BrokerResponseError)
-                                     else outcome.leader)
+            except layout.LayoutError as exc:
+                log.warning("controller %d: ignoring %s", self.broker_id, exc)
+                with contextlib.suppress(NoNodeError):
+                    self.store.delete(path)
+        known = sorted(key for key in keys if key in self.states)
+        for key in known:
+            path = layout.partition_state_path(*key)
+            with contextlib.suppress(NoNodeError):
+                data, stat = self.store.get(path)
+                self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
+        if known:
+            self._update_metadata([self.partition_state(key) for key in known])
+
+    def _log_dir_events(self) -> None:
+        """Brokers whose log directory failed (``/log_dir_event_notification``, Kafka's
+        LogDirEventNotification): each is sent a LeaderAndIsr of every replica it holds,
+        and answers KAFKA_STORAGE_ERROR for those it lost (:meth:`_replicas_answered`)."""
+        failed: set[int] = set()
+        for name in self.store.children(layout.LOG_DIR_EVENT_NOTIFICATION,
+                                        watch=self._watch(self._log_dir_events)):
+            path = f"{layout.LOG_DIR_EVENT_NOTIFICATION}/{name}"
+            try:
+                failed.add(layout.decode_log_dir_event(path, self.store.get(path)[0]))
+            except NoNodeError:
+                continue
+            except layout.LayoutError as exc:
+                log.warning("controller %d: ignoring %s", self.broker_id, exc)
+            with contextlib.suppress(NoNodeError):
+                self.store.delete(path)
+        for broker_id in sorted(failed & set(self.live)):
+            self._ask_for_offline_replicas(broker_id)
+
+    def _ask_for_offline_replicas(self, broker_id: int) -> None:
+        keys = [key for key in self.assignments_keys()
+                if broker_id in self.assignments[key[0]][key[1]]]
+        if not keys:
+            return
+        states = tuple(self.partition_state(key) for key in keys)
+        leaders = tuple(self.live[s.leader] for s in states if s.leader in self.live)
+        epoch = self.broker_epochs[broker_id]
+
+        def answered(errors: PartitionErrors) -> None:  # on the broker's event loop
+            self._schedule(lambda: self._if_active(
+                lambda: self._replicas_answered(broker_id, epoch, errors)))
+        self._send(broker_id, LeaderAndIsr(self.broker_id, self.epoch, states, leaders),
+                   answered)
+
+    def _replicas_answered(self, broker_id: int, epoch: int, errors: PartitionErrors) -> None:
+        """Replicas a broker answered KAFKA_STORAGE_ERROR for are offline (Kafka's
+        OfflineReplica): the partitions it led elect another leader (if another replica
+        may lead), the others drop it from their ISR, and every broker hears of it with
+        the replica listed offline."""
+        if self.broker_epochs.get(broker_id) != epoch:
+            return  # another incarnation by now
+        lost = {key for key, code in errors.items()
+                if code == KafkaStorageError.errno and key in self.states}
+        new = sorted(lost - self.offline_replicas.get(broker_id, set()))
+        if not new:
+            return
+        self.offline_replicas.setdefault(broker_id, set()).update(new)
+        log.warning("controller %d: broker %d lost %d replicas with a log directory; moving "
+                    "their leadership away", self.broker_id, broker_id, len(new))
+        # A partition with no other replica to lead keeps its leader, which answers
+        # KAFKA_STORAGE_ERROR: truer to clients than no leader at all.
+        movable = [key for key in new if self.states[key][0].leader != broker_id
+                   or offline_partition_leader(
+                       self.assignments[key[0]][key[1]], self.states[key][0].isr,
+                       self._live_for(key), unclean=self.unclean_election) is not None]
+        changed = self._elect_offline(movable)
+        for key in new:
+            if self._remove_from_isr(key, broker_id):
+                changed.append(key)
+        self._announce(new, to=(), changed=changed)
+
+    def _deletions_requested(self) -> None:
+        for topic in self.store.children(layout.DELETE_TOPICS,
+                                         watch=self._watch(self._deletions_requested)):
+            self._delete_topic(topic)
+
+    def _delete_topic(self, topic: str) -> None:
+        assignment = self.assignments.get(topic, {})
+        by_broker: dict[int, list[TopicPartition]] = {}
+        for index, replicas in assignment.items():
+            for broker_id in replicas:
+                by_broker.setdefault(broker_id, []).append((topic, index))
+        for broker_id, keys in by_broker.items():
+            self._send(broker_id, StopReplica(self.broker_id, self.epoch, tuple(keys), True))
+        self._update_metadata([PartitionState(topic, index, LEADER_DURING_DELETE, 0, (), ())
+                               for index in assignment])
+        self._forget(topic)
+        for path in (layout.topic_path(topic), layout.topic_config_path(topic),
+                     layout.delete_topic_path(topic)):
+            with contextlib.suppress(NoNodeError):
+                self.store.delete(path, recursive=True)
+        log.info("controller %d: deleted topic %s", self.broker_id, topic)
+
+    def _forget(self, topic: str) -> None:
+        for index in self.assignments.pop(topic, {}):
+            self.states.pop((topic, index), None)
+
+    # ------------------------------------------------------------------ requests
+
+    def controlled_shutdown(self, broker_id: int,
+                            broker_epoch: int = NO_BROKER_EPOCH) -> list[TopicPartition]:
+        """Moves leadership off a stopping broker and takes it out of the ISRs; returns
+        the partitions with other replicas that it still leads (no other live ISR member
+        to take over). A request
+        from an earlier incarnation of the broker (an older ``broker_epoch``) is refused
+        with STALE_BROKER_EPOCH, as Kafka does since KIP-380."""
+        if broker_id not in self.live:
+            raise BrokerIdNotRegisteredError(f"broker {broker_id} is not registered")
+        current = self.broker_epochs[broker_id]
+        if broker_epoch != NO_BROKER_EPOCH and broker_epoch < current:
+            raise StaleBrokerEpochError(f"broker {broker_id}'s epoch is {current}; the "
+                                        f"request was for epoch {broker_epoch}")
+        self.shutting_down.add(broker_id)
+        keys = self.assignments_keys()
+        changed = []
+        for key in keys:
+            live = self._live_for(key)
+
+            def elect(replicas: list[int], current: layout.LeaderIsr,
+                      live: set[int] = live) -> Election:
+                return (controlled_shutdown_leader(replicas, current.isr, live, broker_id)
+                        or Election(current.leader, current.isr))
+            state, _version = self.states[key]
+            if state.leader == broker_id:
+                if self._apply_election(key, elect):
+                    changed.append(key)
+            elif self._remove_from_isr(key, broker_id):
+                changed.append(key)
+        self._announce(keys, to=(), changed=changed)
+        # Its replicas stop now, as Kafka's OfflineReplica step does: a follower fetching
+        # until the broker exits would be taken back into the ISRs it just left, and
+        # acks=all would wait for it after it is gone.
+        # As Kafka's controller, only a partition with another replica counts as still led:
+        # one whose only replica is the stopping broker has nowhere to go, and waiting for
+        # it would only delay the stop.
+        still_led = [key for key in keys if self.states[key][0].leader == broker_id
+                     and len(self.assignments[key[0]][key[1]]) > 1]
+        followed = tuple(key for key in keys if self.states[key][0].leader != broker_id
+                         and broker_id in self.assignments[key[0]][key[1]])
+        if followed:
+            self._send(broker_id, StopReplica(self.broker_id, self.epoch, followed, False))
+        return still_led
+
+    def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
+                         ) -> dict[TopicPartition, int | BrokerResponseError]:
+        """ElectLeaders: for each partition (every one for None), the leader it has after
+        the election, or the error Kafka answers (see :mod:`election_requests`)."""
+        wanted = list(keys) if keys is not None else self.assignments_keys()
+        results: dict[TopicPartition, int | BrokerResponseError] = {}
+        changed = []
+        for key in wanted:
+            try:
+                state = self._reload_state(key) if key in self.states else None
+            except NoNodeError:
+                state = None
+            if state is None:
+                results[key] = UnknownTopicOrPartitionError(f"{key[0]}-{key[1]}")
+                continue
+            replicas = self.assignments[key[0]][key[1]]
+            live = self._live_for(key)
+            outcome = requested_election(kind, f"{key[0]}-{key[1]}", replicas, state.leader,
+                                         state.isr, live)
+            if isinstance(outcome, BrokerResponseError):
+                results[key] = outcome
+                continue
+            def elect(replicas: list[int], current: layout.LeaderIsr,
+                      key: TopicPartition = key, live: set[int] = live) -> Election:
+                again = requested_election(kind, f"{key[0]}-{key[1]}", replicas,
+                                           current.leader, current.isr, live)
+                return (Election(current.leader, current.isr)
+                        if isinstance(again, BrokerResponseError) else again)
+            if self._apply_election(key, elect):
+                changed.append(key)
+            results[key] = self.states[key][0].leader
+        if changed:
+            self._announce(changed, to=(), changed=changed)
         return results
 
-    # ------------------------------------------------------------------ broker-facing reads
+    def _reload_state(self, key: TopicPartition) -> layout.LeaderIsr:
+        """The partition state node as it is now (a leader may have grown the ISR since),
+        read before an election as Kafka's partition state machine does."""
+        path = layout.partition_state_path(*key)
+        data, stat = self.store.get(path)
+        self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
+        return self.states[key][0]
 
-    async def load_topic_configs(self, topics: Iterable[str]) -> None:
-        """Topic configs live in this broker's own metadata: nothing to load."""
-
-    async def topic_overrides(self, topic: str) -> dict[str, str] | None:
-        """The topic's explicit configs, or None for an unknown topic."""
-        info = self.image.topics.get(topic)
-        return None if info is None else dict(info.configs)
+    def rebalance_leaders(self) -> list[TopicPartition]:
+        """The auto.leader.rebalance check: preferred elections for brokers over
+        ``leader.imbalance.per.broker.percentage``; returns the partitions moved."""
+        leaders = {key: state.leader for key, (state, _v) in self.states.items()}
+        preferred = {key: self.assignments[key[0]][key[1]][0] for key in self.states
+                     if self.assignments[key[0]][key[1]]}
+        chosen = imbalanced(leaders, preferred, self.imbalance_percentage)
+        if not chosen:
+            return []
+        log.info("controller %d: leaders of %s are not their preferred replicas; "
+                 "rebalancing", self.broker_id, chosen)
+        outcomes = self.elect_on_request(ElectionType.PREFERRED, chosen)
+        return [key for key, outcome in outcomes.items() if outcome == preferred[key]]

@@ -6,8 +6,8 @@ JAAS ``user_<name>="<password>"`` options from
 ``listener.name.<listener>.plain.sasl.jaas.config`` or ``sasl.jaas.config``), and the
 authorizer (on when ``authorizer.class.name`` is non-empty) with ``super.users`` and
 ``allow.everyone.if.no.acl.found``. ACLs and SCRAM credentials live in the cluster's
-metadata store: a file next to the metadata image for a standalone broker, Kafka's nodes in
-ZooKeeper for a cluster.
+coordination store, in Kafka's ZooKeeper layout (:mod:`.security_store`), whatever the
+deployment.
 
 An authorizer whose ``super.users`` names User:ANONYMOUS while a listener lets clients in
 without proving who they are (PLAINTEXT, or SSL without ``ssl.client.auth=required``) hands
@@ -18,9 +18,6 @@ to start, unless ``kafkalite.allow.anonymous.super.user=true`` says the operator
 from __future__ import annotations
 
 import logging
-import weakref
-from pathlib import Path
-from typing import Any, Protocol
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
@@ -28,7 +25,6 @@ from kafkalite.protocol.scram import ScramCredential, decoy_credential
 from kafkalite_server.config import BrokerConfig, listener_value
 from kafkalite_server.network.listeners import Listener, authenticates
 from kafkalite_server.security.acls import (
-    AclBinding,
     AclOperation,
     AuthorizerSettings,
     Resource,
@@ -37,49 +33,14 @@ from kafkalite_server.security.acls import (
     authorize_any,
 )
 from kafkalite_server.security.authenticator import SaslAuthenticator
-from kafkalite_server.security.file_store import Credentials, FileSecurityStore
 from kafkalite_server.security.jaas import parse_jaas
+from kafkalite_server.security.security_store import SecurityStore
 
 log = logging.getLogger(__name__)
 
 SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)
 ANONYMOUS = "User:ANONYMOUS"
 ALLOW_ANONYMOUS_SUPER_USER = "kafkalite.allow.anonymous.super.user"
-
-
-class SecurityStore(Protocol):
-    def acls(self) -> list[AclBinding]: ...
-
-    def add_acls(self, bindings: list[AclBinding]) -> None: ...
-
-    def remove_acls(self, bindings: list[AclBinding]) -> None: ...
-
-    def credentials(self) -> Credentials: ...
-
-    def scram_decoy_secret(self) -> bytes:
-        """The cluster's secret behind the SCRAM decoys (made and stored on first use)."""
-
-    def alter_credentials(self, upserts: list[tuple[str, str, ScramCredential]],
-                          deletions: list[tuple[str, str]]) -> None: ...
-
-
-_FILE_STORES: weakref.WeakKeyDictionary[Any, FileSecurityStore] = weakref.WeakKeyDictionary()
-
-
-def security_store(controller: Any, membership: Any) -> SecurityStore:
-    """The store of the broker's cluster: ZooKeeper (or the in-memory ensemble) when the
-    broker is a cluster member, else a file in its controller's metadata directory (one
-    store per controller, shared by the brokers of an EmbeddedCluster)."""
-    require_store = getattr(membership, "require_store", None)
-    if require_store is not None:
-        from kafkalite_server.security.zk_store import ZkSecurityStore
-
-        return ZkSecurityStore(require_store)
-    store = _FILE_STORES.get(controller)
-    if store is None:
-        store = FileSecurityStore(Path(controller.store.path).parent)
-        _FILE_STORES[controller] = store
-    return store
 
 
 def check_anonymous_super_user(config: BrokerConfig, listeners: list[Listener],

@@ -13,8 +13,9 @@ from kafkalite.protocol.errors import (
     StaleBrokerEpochError,
     StaleControllerEpochError,
 )
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.inbox import ControllerInbox
+from kafkalite_server.cluster.memory_store import MemoryEnsemble
 from kafkalite_server.cluster.messages import (
     LEADER_DURING_DELETE,
     LeaderAndIsr,
@@ -23,6 +24,8 @@ from kafkalite_server.cluster.messages import (
     UpdateMetadata,
 )
 from kafkalite_server.cluster.metadata_cache import MetadataCache
+from kafkalite_server.cluster.partition_states import PartitionStateStore
+from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.replication.replica_manager import ReplicaManager
@@ -43,7 +46,10 @@ class Recorder:
 def inbox(tmp_path: Path):
     manager = LogManager([tmp_path], LogConfig())
     cache = MetadataCache(1, "cid")
-    replicas = ReplicaManager(1, manager, cache, lambda _topic: LogConfig())
+    store = MemoryEnsemble().connect()
+    worker = StoreWorker("test")
+    replicas = ReplicaManager(1, manager, cache, lambda _topic: LogConfig(),
+                              PartitionStateStore(lambda: store, worker))
     yield ControllerInbox(replicas, cache)
     manager.shutdown()
 

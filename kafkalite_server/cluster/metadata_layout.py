@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.coordination import CoordinationError
-from kafkalite_server.cluster.image import BrokerEndpoint
 
 BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
@@ -58,8 +58,16 @@ def topic_path(topic: str) -> str:
     return f"{TOPICS}/{topic}"
 
 
+def partitions_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}/partitions"
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"{partitions_path(topic)}/{partition}"
+
+
 def partition_state_path(topic: str, partition: int) -> str:
-    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+    return f"{partition_path(topic, partition)}/state"
 
 
 def topic_config_path(topic: str) -> str:
