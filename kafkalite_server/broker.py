@@ -120,7 +120,8 @@ class Broker:
         self.membership = membership
         self.now_ms = now_ms
         self.listeners = ListenerSet(config)
-        self.security = BrokerSecurity(config, self.listeners.listeners, security_store)
+        self.security = BrokerSecurity(config, self.listeners.listeners, security_store,
+                                       membership.worker)
         self.peer_security = peer_security(config)
         """How this broker connects to the others (fetchers, WriteTxnMarkers)."""
         self.handlers = HandlerRegistry()

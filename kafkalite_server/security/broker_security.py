@@ -22,9 +22,11 @@ import logging
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
 from kafkalite.protocol.scram import ScramCredential, decoy_credential
+from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.config import BrokerConfig, listener_value
 from kafkalite_server.network.listeners import Listener, authenticates
 from kafkalite_server.security.acls import (
+    AclBinding,
     AclOperation,
     AuthorizerSettings,
     Resource,
@@ -67,8 +69,12 @@ def check_anonymous_super_user(config: BrokerConfig, listeners: list[Listener],
 
 class BrokerSecurity:
     def __init__(self, config: BrokerConfig, listeners: list[Listener],
-                 store: SecurityStore) -> None:
+                 store: SecurityStore, worker: StoreWorker) -> None:
+        """Changes to ``store`` run on ``worker`` (the broker's coordination worker): a
+        write waits for the coordination store (a ZooKeeper round trip, an fsync of the
+        local store), which the event loop must not."""
         self.store = store
+        self._worker = worker
         self.authorizer_enabled = bool(config.authorizer_class_name.strip())
         self.settings = AuthorizerSettings(
             frozenset(user.strip() for user in config.super_users.split(";") if user.strip()),
@@ -103,6 +109,16 @@ class BrokerSecurity:
                 raise ConfigError(key, f"PLAIN on listener {name} needs a PlainLoginModule "
                                        'entry with user_<name>="<password>" options')
             self._plain_users[name] = users
+
+    async def add_acls(self, bindings: list[AclBinding]) -> None:
+        await self._worker.call(self.store.add_acls, bindings)
+
+    async def remove_acls(self, bindings: list[AclBinding]) -> None:
+        await self._worker.call(self.store.remove_acls, bindings)
+
+    async def alter_credentials(self, upserts: list[tuple[str, str, ScramCredential]],
+                                deletions: list[tuple[str, str]]) -> None:
+        await self._worker.call(self.store.alter_credentials, upserts, deletions)
 
     def authenticator(self, listener: str) -> SaslAuthenticator:
         users = self._plain_users.get(listener, {})
