@@ -284,7 +284,7 @@ class LocalEnsemble(MemoryEnsemble):
 
     def _replay(self, entry: dict[str, Any]) -> None:
         for path in entry["del"]:
-            self._nodes.pop(path, None)
+            self._drop_node(path)
         self._load_nodes(entry["put"])
         self._last_zxid = max(self._last_zxid, int(entry["z"]))
 

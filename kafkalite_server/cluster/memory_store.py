@@ -102,6 +102,8 @@ class MemoryEnsemble:
     def __init__(self, clock: Callable[[], int] = wall_clock_ms) -> None:
         self.clock = clock
         self._nodes: dict[str, Node] = {"/": Node(b"", 0)}
+        self._kids: dict[str, set[str]] = {}
+        """Each node's children by name: listing them never scans the whole tree."""
         self._sessions: dict[int, _Session] = {}
         self._last_session_id = 0
         self._last_zxid = 0
@@ -136,7 +138,7 @@ class MemoryEnsemble:
             if not node.creation_id:  # an old snapshot: creation order is all there is
                 node.creation_id = self._last_zxid + 1
             self._last_zxid = max(self._last_zxid, node.creation_id)
-            self._nodes[path] = node
+            self._put_node(path, node)
 
     def snapshot(self) -> bytes:
         """The persistent nodes as JSON: ``{path: Node.encode()}``."""
@@ -217,9 +219,9 @@ class MemoryEnsemble:
         except BaseException:
             for path, original in self._originals.items():
                 if original is None:
-                    self._nodes.pop(path, None)
+                    self._drop_node(path)
                 else:
-                    self._nodes[path] = original
+                    self._put_node(path, original)
             self._last_zxid = last_zxid
             raise
         finally:
@@ -262,9 +264,22 @@ class MemoryEnsemble:
         return node
 
     def _children(self, path: str) -> list[str]:
-        prefix = path.rstrip("/") + "/"
-        return sorted(p[len(prefix):] for p in self._nodes
-                      if p.startswith(prefix) and "/" not in p[len(prefix):] and p != "/")
+        return sorted(self._kids.get(path, ()))
+
+    def _put_node(self, path: str, node: Node) -> None:
+        if path not in self._nodes and path != "/":
+            parent, _, name = path.rpartition("/")
+            self._kids.setdefault(parent or "/", set()).add(name)
+        self._nodes[path] = node
+
+    def _drop_node(self, path: str) -> None:
+        if self._nodes.pop(path, None) is not None:
+            parent, _, name = path.rpartition("/")
+            siblings = self._kids.get(parent or "/")
+            if siblings is not None:
+                siblings.discard(name)
+                if not siblings:
+                    del self._kids[parent or "/"]
 
     def _fire(self, watches: dict[str, list[Watcher]], path: str, kind: EventType,
               event_path: str | None = None) -> None:
@@ -288,7 +303,7 @@ class MemoryEnsemble:
             raise NodeExistsError(path)
         self._touch(path)
         self._last_zxid += 1
-        self._nodes[path] = Node(op.data, self._last_zxid, session_id if op.ephemeral else 0)
+        self._put_node(path, Node(op.data, self._last_zxid, session_id if op.ephemeral else 0))
         self._fire(self._data_watches, path, EventType.CREATED)
         self._fire(self._child_watches, parent, EventType.CHILD)
         return path
@@ -318,7 +333,7 @@ class MemoryEnsemble:
 
     def _remove(self, path: str) -> None:
         self._touch(path)
-        del self._nodes[path]
+        self._drop_node(path)
         self._fire(self._data_watches, path, EventType.DELETED)
         self._fire(self._child_watches, path, EventType.DELETED)
         self._fire(self._child_watches, parent_of(path), EventType.CHILD)
