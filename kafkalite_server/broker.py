@@ -110,7 +110,7 @@ SASL_HANDLERS = {
 class Broker:
     def __init__(self, config: BrokerConfig, controller: ControllerClient,
                  membership: ClusterMembership, cluster_id: str, *, security_store: SecurityStore,
-                 state_store: IsrStore, log_dir_failures: LogDirFailureReporter | None = None,
+                 state_store: IsrStore, log_dir_failures: LogDirFailureReporter,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
         """``security_store`` keeps ACLs and SCRAM credentials, ``state_store`` takes the
         ISR changes of partitions this broker leads (both in the coordination store);

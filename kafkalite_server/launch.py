@@ -73,7 +73,7 @@ async def launch_cluster_broker(config: BrokerConfig, connect: Callable[[], Coor
 
 def open_local_store(config: BrokerConfig, data_dir: Path) -> LocalEnsemble:
     """The local store in ``<data_dir>/cluster-metadata/``; on its first open, the metadata
-    files of a standalone broker of kafkalite 0.1 in ``data_dir`` are imported into it."""
+    files a standalone broker of an earlier version left in ``data_dir`` are imported."""
     store = LocalEnsemble.open(data_dir / METADATA_DIR)
     try:
         if store.empty:

@@ -1,5 +1,6 @@
-"""A broker's membership of a ZooKeeper-mode cluster: registration, controller election,
-and (while elected) running the controller.
+"""A broker's membership of its cluster: registration, controller election, and (while
+elected) running the controller, over whichever coordination store the cluster runs on
+(ZooKeeper, the local store of a standalone broker, EmbeddedCluster's in-memory one).
 
 Registration is the ephemeral ``/brokers/ids/<id>``: a second broker with the same id
 fails to start with :class:`BrokerIdInUseError`. Election creates the ephemeral

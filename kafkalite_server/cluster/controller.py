@@ -1,5 +1,7 @@
-"""The elected controller's work over the coordination store (Kafka's ZooKeeper-mode
-KafkaController, reduced to the control plane).
+"""The controller: the elected broker's work over the coordination store (Kafka's
+ZooKeeper-mode KafkaController, reduced to the control plane). It is the only one: brokers
+over ZooKeeper, the brokers of an EmbeddedCluster and a standalone broker (a one-broker
+cluster over its local store) all run it.
 
 It runs on one thread, its broker's coordination worker (Kafka's controller event thread):
 every step (a watch's event, a request from a handler) is a synchronous function run

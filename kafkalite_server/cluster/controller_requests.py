@@ -1,5 +1,7 @@
-"""A cluster broker's requests to the controller, written into ZooKeeper as Kafka's
-ZooKeeper-mode brokers do (AdminZkClient): the elected controller watches these nodes.
+"""A broker's requests to the controller, written into the coordination store as Kafka's
+ZooKeeper-mode brokers write them into ZooKeeper (AdminZkClient): the elected controller
+watches these nodes. Every broker makes its requests this way, a standalone one too (it is
+the elected controller of its one-broker cluster).
 
 CreateTopics places replicas here (AdminUtils over the live registered brokers) and writes
 ``/config/topics/<t>`` and ``/brokers/topics/<t>`` in one batch; DeleteTopics writes
@@ -7,7 +9,7 @@ CreateTopics places replicas here (AdminUtils over the live registered brokers) 
 Producer ids come in blocks claimed from ``/latest_producer_id_block`` by conditional write,
 so they are unique across the cluster.
 
-The event loop never waits on ZooKeeper here. The requests (``async`` methods) run their
+The event loop never waits on the store here. The requests (``async`` methods) run their
 store calls on the broker's coordination worker; a store that cannot be reached within
 the session fails the request with REQUEST_TIMED_OUT, and nothing else waits. Topic
 configs are kept in memory (all of them read at start, a topic's again on its change

@@ -1,6 +1,8 @@
-"""Kafka's ZooKeeper-mode layout: node paths and their JSON documents.
+"""Kafka's ZooKeeper layout: node paths and their JSON documents.
 
-Anyone who knows Kafka can inspect a kafkalite cluster with ``zkCli.sh``:
+Every coordination store holds the cluster's metadata this way (ZooKeeper, a standalone
+broker's local store, an EmbeddedCluster's in-memory store), so anyone who knows Kafka can
+inspect a kafkalite cluster over ZooKeeper with ``zkCli.sh``:
 
 - ``/brokers/ids/<id>`` (ephemeral): host, port, endpoints, rack, timestamp.
 - ``/controller`` (ephemeral): ``{"version":1,"brokerid":N,"timestamp":"<ms>"}``.

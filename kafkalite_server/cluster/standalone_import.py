@@ -1,5 +1,5 @@
-"""Upgrading a standalone broker's data dir from kafkalite 0.1: its metadata files, once,
-into the local coordination store, in Kafka's ZooKeeper layout.
+"""Upgrading a standalone broker's data dir from an earlier version: its metadata files,
+once, into the local coordination store, in Kafka's ZooKeeper layout.
 
 Before a standalone broker became a one-broker cluster, it kept its metadata in files of
 its data dir. The first start of a store that was never written (:attr:`LocalEnsemble.

@@ -60,7 +60,6 @@ from kafkalite_server.replication.fetcher import FetcherSettings, ReplicaFetcher
 from kafkalite_server.replication.isr_store import IsrStore, StaleIsrVersionError
 from kafkalite_server.replication.log_dir_failure import (
     LogDirFailureReporter,
-    NoLogDirFailureReporter,
 )
 from kafkalite_server.replication.partition import (
     IsrCommitted,
@@ -145,7 +144,7 @@ class ReplicaManager:
     def __init__(self, broker_id: int, log_manager: LogManager, metadata: MetadataCache,
                  topic_config: Callable[[str], LogConfig],
                  state_store: IsrStore, settings: ReplicationSettings | None = None, *,
-                 log_dir_failures: LogDirFailureReporter | None = None,
+                 log_dir_failures: LogDirFailureReporter,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
         """Leaders write ISR changes to ``state_store``; a failed log dir is reported
         through ``log_dir_failures``."""
@@ -163,7 +162,7 @@ class ReplicaManager:
         self._listeners: list[LeadershipListener] = []
         self._fetchers: ReplicaFetcherManager | None = None
         self._store_tasks: set[asyncio.Task[None]] = set()
-        self.log_dir_failures = log_dir_failures or NoLogDirFailureReporter()
+        self.log_dir_failures = log_dir_failures
         self._checkpointed = self._read_high_watermarks()
 
     def add_leadership_listener(self, listener: LeadershipListener) -> None:

@@ -25,7 +25,7 @@ from kafkalite_server.cluster.messages import (
     UpdateMetadata,
 )
 from kafkalite_server.cluster.metadata_cache import MetadataCache
-from kafkalite_server.cluster.partition_states import PartitionStateStore
+from kafkalite_server.cluster.partition_states import LogDirEventNotifier, PartitionStateStore
 from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.manager import LogManager
@@ -65,7 +65,8 @@ def inbox(tmp_path: Path):
     store = MemoryEnsemble().connect()
     worker = StoreWorker("test")
     replicas = ReplicaManager(1, manager, cache, lambda _topic: LogConfig(),
-                              PartitionStateStore(lambda: store, worker))
+                              PartitionStateStore(lambda: store, worker),
+                              log_dir_failures=LogDirEventNotifier(1, lambda: store, worker))
     yield ControllerInbox(replicas, cache, Epochs(broker_epoch=NO_BROKER_EPOCH,
                                                   stored_controller_epoch=2**31 - 1),
                           _no_configs_to_load)
