@@ -33,8 +33,8 @@ from kafkalite.protocol.errors import (
 from kafkalite.protocol.schemas.elections import ElectionType
 from kafkalite_server.broker import Broker
 from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.active_controller import Controller
 from kafkalite_server.cluster.atomic_file import write_atomically
-from kafkalite_server.cluster.controller import Controller
 from kafkalite_server.cluster.coordination import SetData
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
 from kafkalite_server.cluster.messages import PartitionState

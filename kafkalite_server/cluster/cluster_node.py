@@ -29,9 +29,9 @@ from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import NotControllerError
 from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.active_controller import Controller, FencedError
 from kafkalite_server.cluster.broker_channel import NetworkChannel, call
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
-from kafkalite_server.cluster.controller import Controller, FencedError
 from kafkalite_server.cluster.controller_state import Action, ControllerRole, Event, Role
 from kafkalite_server.cluster.coordination import (
     BadVersionError,

@@ -64,7 +64,7 @@ from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import LogConfig
 
 if TYPE_CHECKING:
-    from kafkalite_server.cluster.controller import Controller
+    from kafkalite_server.cluster.active_controller import Controller
 
 TopicPartition = tuple[str, int]
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ once its share of misplaced leaders passes leader.imbalance.per.broker.percentag
 
 from __future__ import annotations
 
-from test_controller import Cluster
+from test_active_controller import Cluster
 
 from kafkalite.protocol.errors import ElectionNotNeededError, PreferredLeaderNotAvailableError
 from kafkalite_server.cluster import metadata_layout as layout

@@ -9,8 +9,8 @@ import pytest
 
 from kafkalite.protocol.errors import StaleBrokerEpochError
 from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.active_controller import Controller, FencedError
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
-from kafkalite_server.cluster.controller import Controller, FencedError
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
 from kafkalite_server.cluster.messages import LeaderAndIsr, StopReplica, UpdateMetadata
 
