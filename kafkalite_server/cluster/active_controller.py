@@ -22,6 +22,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import TypeVar
 
 from kafkalite.protocol.errors import (
     BrokerIdNotRegisteredError,
@@ -67,6 +68,7 @@ from kafkalite_server.cluster.messages import (
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 TopicPartition = tuple[str, int]
 MAX_STATE_WRITE_ATTEMPTS = 5
 MAX_STATES_PER_COMMIT = 500
@@ -415,22 +417,29 @@ class Controller:
             if added:
                 self._announce(added, to=(), changed=added)
 
-    def _isr_changed(self) -> None:
-        """Leaders changed ISRs in the state nodes (Kafka 2.x's isr_change_notification):
-        re-read those states and tell every broker with UpdateMetadata."""
-        keys: set[TopicPartition] = set()
-        for name in self.store.children(layout.ISR_CHANGE_NOTIFICATION,
-                                        watch=self._watch(self._isr_changed)):
-            path = f"{layout.ISR_CHANGE_NOTIFICATION}/{name}"
+    def _notifications(self, parent: str, decode: Callable[[str, bytes], T],
+                       on_change: Callable[[], None]) -> list[T]:
+        """Takes the notifications under ``parent`` (each read, decoded and deleted; one
+        that does not decode is logged and deleted too) and watches for the next ones."""
+        found = []
+        for name in self.store.children(parent, watch=self._watch(on_change)):
+            path = f"{parent}/{name}"
             try:
-                keys.update(layout.decode_isr_change(path, self.store.get(path)[0]))
-                self.store.delete(path)
+                found.append(decode(path, self.store.get(path)[0]))
             except NoNodeError:
                 continue
             except layout.LayoutError as exc:
                 log.warning("controller %d: ignoring %s", self.broker_id, exc)
-                with contextlib.suppress(NoNodeError):
-                    self.store.delete(path)
+            with contextlib.suppress(NoNodeError):
+                self.store.delete(path)
+        return found
+
+    def _isr_changed(self) -> None:
+        """Leaders changed ISRs in the state nodes (Kafka 2.x's isr_change_notification):
+        re-read those states and tell every broker with UpdateMetadata."""
+        keys = {key for changed in self._notifications(
+                    layout.ISR_CHANGE_NOTIFICATION, layout.decode_isr_change, self._isr_changed)
+                for key in changed}
         known = sorted(key for key in keys if key in self.states)
         for key in known:
             path = layout.partition_state_path(*key)
@@ -444,18 +453,8 @@ class Controller:
         """Brokers whose log directory failed (``/log_dir_event_notification``, Kafka's
         LogDirEventNotification): each is sent a LeaderAndIsr of every replica it holds,
         and answers KAFKA_STORAGE_ERROR for those it lost (:meth:`_replicas_answered`)."""
-        failed: set[int] = set()
-        for name in self.store.children(layout.LOG_DIR_EVENT_NOTIFICATION,
-                                        watch=self._watch(self._log_dir_events)):
-            path = f"{layout.LOG_DIR_EVENT_NOTIFICATION}/{name}"
-            try:
-                failed.add(layout.decode_log_dir_event(path, self.store.get(path)[0]))
-            except NoNodeError:
-                continue
-            except layout.LayoutError as exc:
-                log.warning("controller %d: ignoring %s", self.broker_id, exc)
-            with contextlib.suppress(NoNodeError):
-                self.store.delete(path)
+        failed = set(self._notifications(layout.LOG_DIR_EVENT_NOTIFICATION,
+                                         layout.decode_log_dir_event, self._log_dir_events))
         for broker_id in sorted(failed & set(self.live)):
             self._ask_for_offline_replicas(broker_id)
 

@@ -39,7 +39,6 @@ the call undone in memory.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -59,6 +58,7 @@ from kafkalite_server.cluster.memory_store import (
     MemoryEnsemble,
     Node,
 )
+from kafkalite_server.directory_lock import try_lock_directory
 from kafkalite_server.log.log import wall_clock_ms
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 SNAPSHOT_FILE = "snapshot"
 JOURNAL_PREFIX = "journal-"
-LOCK_FILE = ".lock"
 COMPACT_BYTES = 8 * 1024 * 1024
 """A journal this long is folded into a new snapshot."""
 _FRAME = struct.Struct(">II")
@@ -320,14 +319,11 @@ class LocalEnsemble(MemoryEnsemble):
 
 
 def _lock(directory: Path) -> int:
-    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+    fd = try_lock_directory(directory)
+    if fd is None:
         raise LocalStoreInUseError(
             f"the coordination store in {directory} is open in another process (a broker "
-            "running on this data dir?)") from None
+            "running on this data dir?)")
     return fd
 
 
