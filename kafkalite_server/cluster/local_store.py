@@ -88,15 +88,23 @@ class Journal:
     """An append-only file of framed entries (length + CRC-32 + payload)."""
 
     def __init__(self, path: Path, fsync: Callable[[int], None]) -> None:
-        """Opens ``path`` for appending (created, and made durable, if missing)."""
+        """Opens ``path`` for appending (created, and made durable, if missing);
+        KafkaStorageError naming it if that fails."""
         self.path = path
         self._fsync = fsync
         created = not path.exists()
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self.size = os.fstat(self._fd).st_size
-        if created:
-            fsync(self._fd)
-            fsync_directory(path.parent, fsync)
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            raise KafkaStorageError(f"cannot open {path}: {exc.strerror or exc}") from exc
+        try:
+            self.size = os.fstat(self._fd).st_size
+            if created:
+                fsync(self._fd)
+                fsync_directory(path.parent, fsync)
+        except OSError as exc:
+            os.close(self._fd)
+            raise KafkaStorageError(f"cannot create {path}: {exc.strerror or exc}") from exc
 
     @staticmethod
     def read(path: Path) -> tuple[list[bytes], int]:
@@ -159,6 +167,8 @@ class LocalEnsemble(MemoryEnsemble):
         """How the store's files are synced (tests swap in one that fails as a full disk
         does)."""
         self._compact_bytes = compact_bytes
+        self._compact_at = compact_bytes
+        """The journal size that starts the next compaction (later after a failed one)."""
         self._lock = threading.RLock()
         self._durable_zxid = 0
         self._journal_number = 0
@@ -239,8 +249,8 @@ class LocalEnsemble(MemoryEnsemble):
         entry = {"z": self._last_zxid, "put": put, "del": deleted}
         self._journal.append(json.dumps(entry, separators=(",", ":")).encode())
         self._durable_zxid = self._last_zxid
-        if self._journal.size >= self._compact_bytes:
-            self._compact()
+        if self._journal.size >= self._compact_at:
+            self._compact()  # never raises: the call's change is durable already
 
     # ------------------------------------------------------------------ files
 
@@ -260,7 +270,20 @@ class LocalEnsemble(MemoryEnsemble):
             except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
                 raise LocalStoreError(f"{snapshot}: not a coordination store snapshot "
                                       f"({exc!r})") from None
-        path = self.directory / journal_name(self._journal_number)
+        # A compaction that failed after its snapshot's rename left the changes since in
+        # the journal before the one the snapshot names: replay both, in order.
+        replayed = [number for number in (self._journal_number - 1, self._journal_number)
+                    if number >= 0 and (self.directory / journal_name(number)).exists()]
+        for number in replayed:
+            self._replay_journal(self.directory / journal_name(number))
+        self._remove_journals(keep=set(replayed) | {self._journal_number})
+        self._durable_zxid = self._last_zxid
+        self._journal = Journal(self.directory / journal_name(self._journal_number),
+                                self._sync)
+        if self._journal_number - 1 in replayed or self._journal.size >= self._compact_at:
+            self._compact()
+
+    def _replay_journal(self, path: Path) -> None:
         payloads, valid = Journal.read(path)
         for index, payload in enumerate(payloads):
             try:
@@ -268,18 +291,13 @@ class LocalEnsemble(MemoryEnsemble):
             except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
                 raise LocalStoreError(f"{path}: entry {index} is not a journal entry "
                                       f"({exc!r})") from None
-        if path.exists() and path.stat().st_size > valid:
+        if path.stat().st_size > valid:
             log.warning("%s: dropping %d bytes after the last whole entry (a write cut "
                         "short by a crash, never acknowledged)", path,
                         path.stat().st_size - valid)
             with open(path, "r+b") as torn:
                 torn.truncate(valid)
                 self._sync(torn.fileno())
-        self._remove_other_journals()
-        self._durable_zxid = self._last_zxid
-        self._journal = Journal(path, self._sync)
-        if self._journal.size >= self._compact_bytes:
-            self._compact()
 
     def _replay(self, entry: dict[str, Any]) -> None:
         for path in entry["del"]:
@@ -287,35 +305,45 @@ class LocalEnsemble(MemoryEnsemble):
         self._load_nodes(entry["put"])
         self._last_zxid = max(self._last_zxid, int(entry["z"]))
 
-    def _remove_other_journals(self) -> None:
-        """Journals a crash left behind during a compaction: folded into the snapshot
-        already, or never named by one."""
-        current = journal_name(self._journal_number)
+    def _remove_journals(self, keep: set[int]) -> None:
+        """Journals a crash or a compaction left behind, already in the snapshot."""
         for path in self.directory.glob(f"{JOURNAL_PREFIX}*"):
-            if path.name != current:
-                path.unlink()
+            number = path.name[len(JOURNAL_PREFIX):]
+            if not number.isdigit() or int(number) not in keep:
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
     def _compact(self) -> None:
-        """Folds the journal into a new snapshot; see the module docstring for the order."""
+        """Folds the journal into a new snapshot (see the module docstring for the order).
+        A compaction that fails (a full disk) changes nothing: the journal goes on, and the
+        next attempt waits until it has grown by another :data:`COMPACT_BYTES`."""
         assert self._journal is not None
         old = self._journal
         number = self._journal_number + 1
-        fresh = Journal(self.directory / journal_name(number), self._sync)
+        fresh_path = self.directory / journal_name(number)
         document = {"version": _FORMAT_VERSION, "zxid": self._last_zxid, "journal": number,
                     "nodes": {path: node.encode() for path, node in self.persistent_nodes()}}
         try:
-            write_atomically(self.directory / SNAPSHOT_FILE,
-                             json.dumps(document, separators=(",", ":")).encode(),
-                             fsync=self._sync)
+            fresh = Journal(fresh_path, self._sync)
+            try:
+                write_atomically(self.directory / SNAPSHOT_FILE,
+                                 json.dumps(document, separators=(",", ":")).encode(),
+                                 fsync=self._sync)
+            except KafkaStorageError:
+                fresh.close()
+                raise
         except KafkaStorageError as exc:
-            fresh.close()
-            (self.directory / journal_name(number)).unlink(missing_ok=True)
+            # The snapshot may have been renamed before the failure: the journal goes on
+            # where it was, and a restart replays it (see _recover).
+            with contextlib.suppress(OSError):
+                fresh_path.unlink(missing_ok=True)
+            self._compact_at = old.size + self._compact_bytes
             log.warning("%s: compaction postponed: %s", self.directory, exc)
             return
         self._journal, self._journal_number = fresh, number
+        self._compact_at = self._compact_bytes
         old.close()
-        with contextlib.suppress(OSError):
-            old.path.unlink()
+        self._remove_journals(keep={number})
 
 
 def _lock(directory: Path) -> int:

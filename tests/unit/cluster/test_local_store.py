@@ -4,6 +4,7 @@ every fsync of a write (a subprocess killed there), and what never survives a re
 from __future__ import annotations
 
 import errno
+import json
 import os
 import random
 import subprocess
@@ -135,6 +136,34 @@ def test_compaction_folds_the_journal_into_a_snapshot(tmp_path):
 
     again = LocalEnsemble.open(tmp_path).connect()
     assert {name: again.get(f"/n/{name}") for name in again.children("/n")} == expected
+
+
+def test_a_compaction_that_fails_after_renaming_its_snapshot_loses_nothing(tmp_path):
+    """Its directory fsync fails: the new snapshot may or may not be on disk, and the store
+    goes on in the old journal. A reopen replays that journal after the snapshot."""
+    directory_syncs = 0
+
+    def fsync(fd: int) -> None:
+        nonlocal directory_syncs
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            directory_syncs += 1
+            if directory_syncs % 2 == 0:  # a compaction's second: after the rename
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+        os.fsync(fd)
+    store = LocalEnsemble.open(tmp_path, fsync=fsync, compact_bytes=1_000)
+    client = store.connect()
+    client.ensure_path("/n")
+    for i in range(60):
+        client.create(f"/n/{i:02d}", b"x" * 50)
+    assert (tmp_path / SNAPSHOT_FILE).exists() and directory_syncs > 2
+    client.create("/after-the-last-compaction", b"kept")  # only in the old journal
+    store.close()
+
+    again = LocalEnsemble.open(tmp_path).connect()
+    assert again.children("/n") == [f"{i:02d}" for i in range(60)]
+    assert again.get("/after-the-last-compaction")[0] == b"kept"
+    assert _journals(tmp_path) == [journal_name(int(json.loads(
+        (tmp_path / SNAPSHOT_FILE).read_bytes())["journal"]))]
 
 
 def test_a_failed_append_changes_nothing_and_names_the_journal(tmp_path):
