@@ -110,6 +110,19 @@ class BrokerSecurity:
                                        'entry with user_<name>="<password>" options')
             self._plain_users[name] = users
 
+    async def load(self) -> None:
+        """Reads what requests will ask (the ACLs, the SCRAM credentials and the decoy
+        secret, made here if missing) on the coordination worker, before they ask: a store
+        read, or the decoy secret's first write, then never waits on the event loop."""
+        await self._worker.call(self._load)
+
+    def _load(self) -> None:
+        if self.authorizer_enabled:
+            self.store.acls()
+        if any(m in SCRAM_MECHANISMS for ms in self._mechanisms.values() for m in ms):
+            self.store.credentials()
+            self.store.scram_decoy_secret()
+
     async def add_acls(self, bindings: list[AclBinding]) -> None:
         await self._worker.call(self.store.add_acls, bindings)
 

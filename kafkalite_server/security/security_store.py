@@ -15,10 +15,12 @@ EmbeddedCluster in its in-memory store, a standalone broker in its local store.
   ``/kafkalite/scram_decoy_secret``, made by the first broker that needs it, so every
   broker offers an unknown user the same salt.
 
-Every broker caches what it read; a write bumps ``/kafka-acl-changes`` (ACLs) or
-``/config/changes`` (users), whose watches tell every broker to read again. Watches fire
-on the coordination thread and only mark the cache stale; it is re-read on the event loop
-at the next use. Writes are conditional on the node's version and retried on a conflict.
+Every broker caches what it read, first at start (:meth:`BrokerSecurity.load`, on the
+coordination worker); a write bumps ``/kafka-acl-changes`` (ACLs) or ``/config/changes``
+(users), whose watches tell every broker to read again. The writing broker reads again
+right after its write, on the worker; a watch fires on the coordination thread and only
+marks the cache stale, which is then read again at the next use. Writes are conditional on
+the node's version and retried on a conflict.
 """
 
 from __future__ import annotations
@@ -172,6 +174,7 @@ class SecurityStore:
                 _with_entries if add else _without_entries, [_entry(b) for b in group]))
         self._notify(store, ACL_CHANGES)
         self._acls = None
+        self.acls()  # read again here (off the event loop), not at the next request
 
     # ------------------------------------------------------------------ SCRAM
 
@@ -208,6 +211,7 @@ class SecurityStore:
             self._update_user(store, user_path(user), removed, added)
         self._notify(store, CONFIG_CHANGES)
         self._scram = None
+        self.credentials()  # read again here (off the event loop), not at the next login
 
     def scram_decoy_secret(self) -> bytes:
         """Read once (it never changes); the first broker to need it creates it."""

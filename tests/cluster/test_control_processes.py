@@ -66,7 +66,7 @@ def _controller(cluster: Cluster) -> tuple[int, int] | None:
 
 def _seed(cluster: Cluster, topic: str, partitions: dict[int, tuple[list[int], int]]) -> None:
     """A topic whose ISR is full but whose leader is not the preferred replica."""
-    transaction = cluster.layout.transaction()
+    transaction = cluster.zk.transaction()
     transaction.create(layout.topic_path(topic), layout.encode_assignment(
         {index: replicas for index, (replicas, _leader) in partitions.items()}))
     transaction.create(f"{layout.topic_path(topic)}/partitions")
@@ -89,7 +89,7 @@ def test_a_stale_controller_is_fenced_and_stops_acting(cluster, wire):
     assert new_epoch > epoch
     # It noticed, stepped down and registered again as an ordinary broker.
     _until(lambda: "registering again" in stale.log_text(), "the old controller to re-register")
-    _until(lambda: sorted(cluster.layout.get_children("/brokers/ids")) == ["1", "2", "3"],
+    _until(lambda: sorted(cluster.zk.get_children("/brokers/ids")) == ["1", "2", "3"],
            "three registered brokers")
     # What the old controller would still send is refused by every broker (the old one
     # too, once the new controller has told it the new epoch).
@@ -121,7 +121,7 @@ def test_preferred_leader_election_from_the_cli(cluster, wire):
     after = cluster.partitions(wire, 3, "pref")
     assert after[0]["leader_id"] == 1
     assert after[0]["leader_epoch"] == before[0]["leader_epoch"] + 1
-    state = json.loads(cluster.layout.get(layout.partition_state_path("pref", 0))[0])
+    state = json.loads(cluster.zk.get(layout.partition_state_path("pref", 0))[0])
     assert (state["leader"], state["leader_epoch"]) == (1, 1)
 
 
@@ -152,12 +152,12 @@ def test_configs_over_zookeeper(cluster, wire):
         "validate_only": False}
     answer = client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, change)
     assert [r["error_code"] for r in answer["responses"]] == [0, 0], answer
-    assert json.loads(cluster.layout.get("/config/topics/conf")[0])["config"] == {
+    assert json.loads(cluster.zk.get("/config/topics/conf")[0])["config"] == {
         "max.message.bytes": "3000"}
-    assert json.loads(cluster.layout.get("/config/brokers/<default>")[0])["config"] == {
+    assert json.loads(cluster.zk.get("/config/brokers/<default>")[0])["config"] == {
         "log.retention.ms": "99999"}
-    entities = {json.loads(cluster.layout.get(f"/config/changes/{n}")[0])["entity_path"]
-                for n in cluster.layout.get_children("/config/changes")}
+    entities = {json.loads(cluster.zk.get(f"/config/changes/{n}")[0])["entity_path"]
+                for n in cluster.zk.get_children("/config/changes")}
     assert {"topics/conf", "brokers/<default>"} <= entities
     describe = {"resources": [{"resource_type": 2, "resource_name": "conf",
                                "configuration_keys": ["max.message.bytes", "retention.ms"]}],
