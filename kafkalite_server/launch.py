@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 METADATA_DIR = "cluster-metadata"
 """The local store's directory in a standalone broker's data dir."""
-FIRST_VIEW_WAIT_S = 300.0
+STANDALONE_START_WAIT_S = 300.0
 """How long a standalone start waits for its controller's first UpdateMetadata (which
 follows the LeaderAndIsr of every partition): the broker leads what it holds by then."""
 
@@ -104,9 +104,9 @@ async def launch_broker(config: BrokerConfig, data_dir: Path) -> Broker:
         release()
         raise
     if not config.zookeeper_connect and not await broker.metadata_cache.wait_first_update(
-            FIRST_VIEW_WAIT_S):
+            STANDALONE_START_WAIT_S):
         log.warning("broker %d: no word from its controller within %.0f s of starting",
-                    config.broker_id, FIRST_VIEW_WAIT_S)
+                    config.broker_id, STANDALONE_START_WAIT_S)
     return broker
 
 
