@@ -20,7 +20,12 @@ Files, in the store's directory:
   that continues it, written atomically (temp file, fsync, rename, directory fsync). When
   a journal passes :data:`COMPACT_BYTES` the store starts ``journal-<n+1>`` (created and
   fsynced empty), writes a snapshot naming it, and only then deletes ``journal-<n>``: a
-  crash at any point leaves a snapshot and the one journal it names.
+  crash at any point leaves a snapshot and the journal it names. A compaction that fails
+  once its snapshot may be renamed (its directory fsync failed) leaves the changes since
+  in ``journal-<n>``, so the store opens by replaying the journal before the named one
+  too, when there is one, in order (entries hold whole nodes, so replaying ones the
+  snapshot already has changes nothing in the end: the last entry for a node wins, as
+  when it was written), and folds both into a new snapshot.
 - ``.lock``: held (``flock``) while a process has the store open; a second process (a
   second broker on this data dir, or ``kafkalite-server scram-user`` while the broker
   runs) is refused with :class:`LocalStoreInUseError`.
