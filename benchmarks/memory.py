@@ -82,7 +82,7 @@ print(json.dumps(steps))
 
 CANDIDATES = ("asyncio", "ssl", "json", "hashlib", "crc32c", "kafkalite.protocol",
               "kafkalite.records", "kafkalite_server.log.manager",
-              "kafkalite_server.cluster.controller", "kafkalite_server.group.coordinator",
+              "kafkalite_server.cluster.active_controller", "kafkalite_server.group.coordinator",
               "kafkalite_server.txn.service", "kafkalite_server.broker", "kafkalite_server")
 """Imported in this order: each step's RSS is what it adds over the ones before."""
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from kafkalite.protocol import ApiKey
 from kafkalite_server.cancellation import cancel_and_wait
-from kafkalite_server.cluster.controller_client import ControllerClient, Membership
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
+from kafkalite_server.cluster.cluster_node import ClusterMembership
+from kafkalite_server.cluster.controller_client import ControllerClient
 from kafkalite_server.cluster.inbox import ControllerInbox
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.config import BrokerConfig
@@ -52,11 +53,12 @@ from kafkalite_server.network.connection import ConnectionLimits, serve_connecti
 from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.server import ListenerSet
 from kafkalite_server.replication.fetcher import FetcherSettings
-from kafkalite_server.replication.isr_store import PartitionStateStore
+from kafkalite_server.replication.isr_store import IsrStore
 from kafkalite_server.replication.log_dir_failure import LogDirFailureReporter
 from kafkalite_server.replication.replica_manager import ReplicaManager, ReplicationSettings
-from kafkalite_server.security.broker_security import BrokerSecurity, security_store
+from kafkalite_server.security.broker_security import BrokerSecurity
 from kafkalite_server.security.inter_broker import PeerSecurity, peer_security
+from kafkalite_server.security.security_store import SecurityStore
 from kafkalite_server.txn.service import install as install_txn_coordinator
 
 log = logging.getLogger(__name__)
@@ -107,20 +109,19 @@ SASL_HANDLERS = {
 
 class Broker:
     def __init__(self, config: BrokerConfig, controller: ControllerClient,
-                 membership: Membership, cluster_id: str, *,
-                 state_store: PartitionStateStore | None = None,
-                 log_dir_failures: LogDirFailureReporter | None = None,
+                 membership: ClusterMembership, cluster_id: str, *, security_store: SecurityStore,
+                 state_store: IsrStore, log_dir_failures: LogDirFailureReporter,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
-        """``state_store`` is where leaders write ISR changes (a cluster's partition state
-        nodes); a standalone broker has none, its ISRs are their leaders alone.
+        """``security_store`` keeps ACLs and SCRAM credentials, ``state_store`` takes the
+        ISR changes of partitions this broker leads (both in the coordination store);
         ``log_dir_failures`` tells the controller of a failed log directory."""
         self.config = config
         self.controller = controller
         self.membership = membership
         self.now_ms = now_ms
         self.listeners = ListenerSet(config)
-        self.security = BrokerSecurity(config, self.listeners.listeners,
-                                       security_store(controller, membership))
+        self.security = BrokerSecurity(config, self.listeners.listeners, security_store,
+                                       membership.worker)
         self.peer_security = peer_security(config)
         """How this broker connects to the others (fetchers, WriteTxnMarkers)."""
         self.handlers = HandlerRegistry()
@@ -185,6 +186,7 @@ class Broker:
         self.txn_coordinator.start()
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, self.inbox)
+        await self.security.load()
 
     def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:

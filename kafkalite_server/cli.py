@@ -12,15 +12,17 @@
 ``--set`` overrides the file, and the flags override both. Unless ``log.dirs`` is set,
 the data dir is the log dir. Bad flags or config: one line naming the problem, exit 2.
 With ``zookeeper.connect`` set the broker joins that cluster (``broker.id`` must be unique
-in it); without, it runs standalone with its own controller.
+in it); without, it is a one-broker cluster over the coordination store it keeps in
+``<data dir>/cluster-metadata/``, and runs the controller itself.
 
 ``--host``/``--port`` are a shorthand for one PLAINTEXT listener; ``--listeners`` sets
 Kafka's ``listeners`` (``SASL_SSL://0.0.0.0:9094,PLAINTEXT://127.0.0.1:9092``). The start
 line ``listening on host:port`` names the inter-broker listener; one ``listener NAME
 (PROTOCOL) on host:port`` line follows per listener. ``scram-user`` stores a SCRAM
-credential (salted and iterated, never the password) where the broker of that data dir (or
-the ZooKeeper cluster of ``zookeeper.connect``) keeps them, to bootstrap the first user
-before the broker starts; a running broker takes users through AlterUserScramCredentials.
+credential (salted and iterated, never the password) in the coordination store of that
+data dir (or of the ZooKeeper cluster of ``zookeeper.connect``), to bootstrap the first
+user before the broker starts; a running broker takes users through
+AlterUserScramCredentials.
 """
 
 from __future__ import annotations
@@ -38,15 +40,10 @@ from kafkalite import __version__
 from kafkalite.errors import ConfigError, KafkaError
 from kafkalite.protocol.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential
 from kafkalite_server.config import BrokerConfig, read_properties
-from kafkalite_server.launch import (
-    launch_cluster_broker,
-    launch_standalone_broker,
-    zookeeper_connector,
-)
+from kafkalite_server.launch import coordination_session, launch_broker
 from kafkalite_server.log.dump import dump_index, dump_log
 from kafkalite_server.log.open_files import raise_open_files_limit
-from kafkalite_server.security.file_store import FileSecurityStore
-from kafkalite_server.security.zk_store import ZkSecurityStore
+from kafkalite_server.security.security_store import SecurityStore
 
 USAGE_ERROR = 2
 
@@ -112,10 +109,7 @@ async def serve(config: BrokerConfig, data_dir: Path) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    if config.zookeeper_connect:
-        broker = await launch_cluster_broker(config, zookeeper_connector(config))
-    else:
-        broker = await launch_standalone_broker(config, data_dir)
+    broker = await launch_broker(config, data_dir)
     endpoint = broker.endpoint
     inter = broker.listeners.inter_broker
     print(f"listening on {inter.host or '0.0.0.0'}:{broker.port} "
@@ -166,16 +160,8 @@ def _scram_user(args: argparse.Namespace) -> int:
         config = BrokerConfig.from_properties(broker_settings(args))
         credential = ScramCredential.from_password(args.mechanism, args.password,
                                                    args.iterations)
-        if config.zookeeper_connect:
-            store = zookeeper_connector(config)()
-            try:
-                ZkSecurityStore(lambda: store).alter_credentials(
-                    [(args.user, args.mechanism, credential)], [])
-            finally:
-                store.close()
-        else:
-            args.data_dir.mkdir(parents=True, exist_ok=True)
-            FileSecurityStore(args.data_dir).alter_credentials(
+        with coordination_session(config, args.data_dir) as session:
+            SecurityStore(lambda: session).alter_credentials(
                 [(args.user, args.mechanism, credential)], [])
     except ConfigError as exc:
         print(f"kafkalite-server: config error: {exc}", file=sys.stderr)

@@ -32,13 +32,12 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite.protocol.schemas.elections import ElectionType
 from kafkalite_server.broker import Broker
-from kafkalite_server.cluster import zk_layout as zk
-from kafkalite_server.cluster.cluster_node import ClusterMembership
+from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.active_controller import Controller
+from kafkalite_server.cluster.atomic_file import write_atomically
 from kafkalite_server.cluster.coordination import SetData
-from kafkalite_server.cluster.image import write_atomically
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
 from kafkalite_server.cluster.messages import PartitionState
-from kafkalite_server.cluster.zk_controller import ZkController
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.launch import launch_cluster_broker
 
@@ -168,7 +167,7 @@ class EmbeddedCluster:
         if self._ticker is not None:
             self._ticker.cancel()
         for broker in self.brokers:
-            _membership(broker).abandon()
+            broker.membership.abandon()
         for broker in self.brokers:
             await broker.stop()
         await _cancel_remaining_tasks()
@@ -213,9 +212,9 @@ class EmbeddedCluster:
         controller = self._active_controller()
         return -1 if controller is None else controller.broker_id
 
-    def _active_controller(self) -> ZkController | None:
+    def _active_controller(self) -> Controller | None:
         for broker in self.brokers:
-            controller = _membership(broker).active_controller
+            controller = broker.membership.active_controller
             if controller is not None:
                 return controller
         return None
@@ -272,21 +271,21 @@ class EmbeddedCluster:
         return self._run(elect())
 
     @staticmethod
-    async def _reorder(controller: ZkController, topic: str, partition: int,
+    async def _reorder(controller: Controller, topic: str, partition: int,
                        first: int) -> None:
         """Writes the topic's assignment with ``first`` leading the partition's replicas
         (a version-checked write of ``/brokers/topics/<topic>``) and waits until the
         controller has read it through its watch."""
-        path = zk.topic_path(topic)
+        path = layout.topic_path(topic)
         data, stat = controller.store.get(path)
-        assignment = zk.decode_assignment(topic, data)
+        assignment = layout.decode_assignment(topic, data)
         replicas = assignment[partition]
         assignment[partition] = [first, *(b for b in replicas if b != first)]
-        controller.store.commit([SetData(path, zk.encode_assignment(assignment),
+        controller.store.commit([SetData(path, layout.encode_assignment(assignment),
                                          stat.version)])
         await _until(lambda: controller.assignments[topic][partition][0] == first)
 
-    def _require_controller(self) -> ZkController:
+    def _require_controller(self) -> Controller:
         controller = self._active_controller()
         if controller is None:
             raise NotControllerError("the cluster has no active controller")
@@ -303,7 +302,7 @@ class EmbeddedCluster:
     def kill_broker(self, broker_id: int) -> None:
         """A crash: the session ends at once and nothing is handed over."""
         broker = self.broker(broker_id)
-        membership = _membership(broker)
+        membership = broker.membership
 
         async def kill() -> None:
             membership.abandon()
@@ -320,7 +319,7 @@ class EmbeddedCluster:
     def expire_session(self, broker_id: int) -> None:
         """Expires the broker's coordination session (as ZooKeeper does after a long
         pause); the broker notices, registers again, and runs for controller again."""
-        membership = _membership(self.broker(broker_id))
+        membership = self.broker(broker_id).membership
         assert self.ensemble is not None
         ensemble = self.ensemble
 
@@ -337,12 +336,6 @@ class EmbeddedCluster:
             coro.close()
             raise RuntimeError("the cluster is not running")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(_START_TIMEOUT_S)
-
-
-def _membership(broker: Broker) -> ClusterMembership:
-    membership = broker.membership
-    assert isinstance(membership, ClusterMembership), "every embedded broker is a cluster's"
-    return membership
 
 
 async def _cancel_remaining_tasks() -> None:

@@ -1,100 +1,66 @@
-"""Starting a broker: standalone (its own in-process controller) or as one broker of a
-cluster over a coordination store (ZooKeeper, or the in-memory store of EmbeddedCluster).
+"""Starting a broker. Every broker is a member of a cluster over a coordination store, and
+runs the same membership, controller, replica manager and fetchers whatever the store:
 
-``kafkalite-server start`` and :class:`~kafkalite_server.embedded.EmbeddedCluster` both
-start brokers through here, so every deployment runs the same broker code.
+- ZooKeeper, with ``zookeeper.connect`` (:func:`zookeeper_connector`);
+- without it, a one-broker cluster over the durable local store in the data dir
+  (:func:`launch_broker`): the broker registers, wins the election alone and
+  runs the controller, as Kafka's KRaft "combined" mode runs one controller code for one
+  node and for many;
+- the in-memory store of :class:`~kafkalite_server.embedded.EmbeddedCluster`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import asyncio
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from kafkalite.protocol.errors import NotControllerError
 from kafkalite_server.broker import Broker
 from kafkalite_server.cluster.cluster_node import ClusterMembership
-from kafkalite_server.cluster.controller import CONTROLLER_EPOCH, Controller
+from kafkalite_server.cluster.controller_requests import ControllerRequests
 from kafkalite_server.cluster.coordination import Coordination
-from kafkalite_server.cluster.image import BrokerEndpoint
-from kafkalite_server.cluster.inbox import ControllerInbox, LocalChannel
-from kafkalite_server.cluster.messages import NO_BROKER_EPOCH
-from kafkalite_server.cluster.meta_properties import ensure_meta_properties, read_meta_properties
-from kafkalite_server.cluster.partition_states import (
-    ZkLogDirFailureReporter,
-    ZkPartitionStateStore,
-)
-from kafkalite_server.cluster.zk_admin import ZkAdmin
+from kafkalite_server.cluster.local_store import LocalEnsemble
+from kafkalite_server.cluster.meta_properties import ensure_meta_properties
+from kafkalite_server.cluster.partition_states import LogDirEventNotifier, PartitionStateStore
+from kafkalite_server.cluster.standalone_import import import_standalone_metadata
 from kafkalite_server.config import BrokerConfig
+from kafkalite_server.security.security_store import SecurityStore
+
+log = logging.getLogger(__name__)
+
+METADATA_DIR = "cluster-metadata"
+"""The local store's directory in a standalone broker's data dir."""
+STANDALONE_START_WAIT_S = 300.0
+"""How long a standalone start waits for its controller's first UpdateMetadata (which
+follows the LeaderAndIsr of every partition): the broker leads what it holds by then."""
 
 
-@dataclass
-class LocalMembership:
-    """Joining and leaving the in-process controller of a standalone broker."""
-
-    controller: Controller
-    broker_epoch = NO_BROKER_EPOCH
-    """The standalone controller reaches its broker in process, never as another
-    incarnation."""
-
-    async def controller_epoch_exists(self, epoch: int) -> bool:
-        return epoch <= CONTROLLER_EPOCH
-
-    async def controlled_shutdown(self, broker_id: int,
-                                  broker_epoch: int) -> list[tuple[str, int]]:
-        raise NotControllerError("a standalone broker's controller takes no "
-                                 "ControlledShutdown from other brokers")
-
-    async def join(self, endpoint: BrokerEndpoint, inbox: ControllerInbox) -> None:
-        self.controller.register_broker(endpoint, LocalChannel(inbox))
-
-    async def hand_over(self, node_id: int) -> None:
-        """A standalone broker has no other broker to hand its leaderships to."""
-
-    async def leave(self, node_id: int) -> None:
-        self.controller.unregister_broker(node_id)
-
-
-async def launch_standalone_broker(config: BrokerConfig, metadata_dir: Path) -> Broker:
-    """Starts a broker with its own controller (no ``zookeeper.connect``); the topics live
-    in ``metadata_dir``."""
-    known = read_meta_properties(Path(config.log_dirs[0]))
-    controller = Controller(config, metadata_dir, known.get("cluster.id"))
-    for log_dir in config.log_dirs:
-        ensure_meta_properties(Path(log_dir), config.broker_id, controller.image.cluster_id)
-    broker = Broker(config, controller, LocalMembership(controller),
-                    controller.image.cluster_id)
-    try:
-        await broker.start()
-        controller.elect_leaders()
-    except BaseException:
-        await broker.stop()
-        raise
-    return broker
-
-
-async def launch_cluster_broker(config: BrokerConfig,
-                                connect: Callable[[], Coordination]) -> Broker:
-    """Starts one broker of a ZooKeeper-mode cluster (or of an in-memory one): it
-    registers, runs for controller, and learns what to lead from the elected controller."""
-    membership = ClusterMembership(config, connect)
+async def launch_cluster_broker(config: BrokerConfig, connect: Callable[[], Coordination], *,
+                                release: Callable[[], None] = lambda: None) -> Broker:
+    """Starts one broker of a cluster: it registers, runs for controller, and learns what to
+    lead from the elected controller. ``release()`` closes the store once it has left."""
+    membership = ClusterMembership(config, connect, release=release)
     cluster_id = membership.open()
     try:
         for log_dir in config.log_dirs:
             ensure_meta_properties(Path(log_dir), config.broker_id, cluster_id)
-        admin = ZkAdmin(config, membership.require_store, membership.worker,
-                        lambda: membership.active_controller)
-        broker = Broker(config, admin, membership, cluster_id,
-                        state_store=ZkPartitionStateStore(membership.require_store,
-                                                          membership.worker),
-                        log_dir_failures=ZkLogDirFailureReporter(
+        requests = ControllerRequests(config, membership.require_store, membership.worker,
+                                      lambda: membership.active_controller)
+        broker = Broker(config, requests, membership, cluster_id,
+                        security_store=SecurityStore(membership.require_store),
+                        state_store=PartitionStateStore(membership.require_store,
+                                                        membership.worker),
+                        log_dir_failures=LogDirEventNotifier(
                             config.broker_id, membership.require_store, membership.worker))
     except BaseException:
         assert membership.store is not None
         membership.store.close()
+        release()
         raise
     replicas = broker.replica_manager
-    broker.tasks.spawn(admin.follow_config_changes(
+    broker.tasks.spawn(requests.follow_config_changes(
         replicas.update_config, lambda: {topic for topic, _ in replicas.partitions}),
         "config-changes")
     try:
@@ -103,6 +69,60 @@ async def launch_cluster_broker(config: BrokerConfig,
         await broker.stop()
         raise
     return broker
+
+
+def open_local_store(config: BrokerConfig, data_dir: Path) -> LocalEnsemble:
+    """The local store in ``<data_dir>/cluster-metadata/``; on its first open, the metadata
+    files a standalone broker of an earlier version left in ``data_dir`` are imported."""
+    store = LocalEnsemble.open(data_dir / METADATA_DIR)
+    try:
+        if store.empty:
+            import_standalone_metadata(store, data_dir, config)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def coordination(config: BrokerConfig, data_dir: Path
+                 ) -> tuple[Callable[[], Coordination], Callable[[], None]]:
+    """How ``kafkalite-server`` opens sessions on its broker's store, and closes the store:
+    ZooKeeper with ``zookeeper.connect``, else the local store of ``data_dir``."""
+    if config.zookeeper_connect:
+        return zookeeper_connector(config), lambda: None
+    store = open_local_store(config, data_dir)
+    return lambda: store.connect(config.zookeeper_session_timeout_ms), store.close
+
+
+async def launch_broker(config: BrokerConfig, data_dir: Path) -> Broker:
+    """``kafkalite-server start``. A standalone broker (a one-broker cluster) returns once it
+    leads the partitions it holds: its controller's first UpdateMetadata has arrived."""
+    connect, release = await asyncio.to_thread(coordination, config, data_dir)
+    try:
+        broker = await launch_cluster_broker(config, connect, release=release)
+    except BaseException:
+        release()
+        raise
+    if not config.zookeeper_connect and not await broker.metadata_cache.wait_first_update(
+            STANDALONE_START_WAIT_S):
+        log.warning("broker %d: no word from its controller within %.0f s of starting",
+                    config.broker_id, STANDALONE_START_WAIT_S)
+    return broker
+
+
+@contextmanager
+def coordination_session(config: BrokerConfig, data_dir: Path) -> Iterator[Coordination]:
+    """One session on the broker's store, for a command run beside the broker (``scram-user``
+    bootstraps the first user into it before the broker starts)."""
+    connect, release = coordination(config, data_dir)
+    try:
+        session = connect()
+        try:
+            yield session
+        finally:
+            session.close()
+    finally:
+        release()
 
 
 def zookeeper_connector(config: BrokerConfig) -> Callable[[], Coordination]:

@@ -26,7 +26,7 @@ from kafkalite.errors import ProtocolDecodeError
 from kafkalite.protocol.errors import error_for_code
 from kafkalite.protocol.exchange import RequestExchange
 from kafkalite_server.cluster.backoff import ExponentialBackoff
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.messages import ControllerMessage, PartitionErrors
 from kafkalite_server.cluster.queued_channel import QueuedChannel
 from kafkalite_server.cluster.wire import partition_errors_from, to_request

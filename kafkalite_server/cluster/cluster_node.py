@@ -1,5 +1,6 @@
-"""A broker's membership of a ZooKeeper-mode cluster: registration, controller election,
-and (while elected) running the controller.
+"""A broker's membership of its cluster: registration, controller election, and (while
+elected) running the controller, over whichever coordination store the cluster runs on
+(ZooKeeper, the local store of a standalone broker, EmbeddedCluster's in-memory one).
 
 Registration is the ephemeral ``/brokers/ids/<id>``: a second broker with the same id
 fails to start with :class:`BrokerIdInUseError`. Election creates the ephemeral
@@ -27,8 +28,10 @@ from collections.abc import Callable
 from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import NotControllerError
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.active_controller import Controller, FencedError
 from kafkalite_server.cluster.broker_channel import NetworkChannel, call
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.controller_state import Action, ControllerRole, Event, Role
 from kafkalite_server.cluster.coordination import (
     BadVersionError,
@@ -41,11 +44,10 @@ from kafkalite_server.cluster.coordination import (
     SessionExpiredError,
     SetData,
 )
-from kafkalite_server.cluster.image import BrokerEndpoint, new_cluster_id
 from kafkalite_server.cluster.inbox import ControllerInbox, InboxChannel
 from kafkalite_server.cluster.messages import NO_BROKER_EPOCH, BrokerChannel, all_delivered
+from kafkalite_server.cluster.meta_properties import new_cluster_id
 from kafkalite_server.cluster.store_worker import StoreWorker
-from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.security.inter_broker import peer_security
@@ -63,15 +65,20 @@ class BrokerIdInUseError(KafkaError):
 
 class ClusterMembership:
     def __init__(self, config: BrokerConfig, connect: Callable[[], Coordination], *,
+                 release: Callable[[], None] = lambda: None,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
+        """``connect()`` opens a session; ``release()`` closes the store behind it once
+        the broker has left (the local store's files; nothing for ZooKeeper, whose
+        sessions are their own clients)."""
         self.config = config
         self.broker_id = config.broker_id
         self._connect = connect
+        self._release = release
         self._now_ms = now_ms
         self._peer_security = peer_security(config)
         self.store: Coordination | None = None
         self.role = ControllerRole()
-        self.active_controller: ZkController | None = None
+        self.active_controller: Controller | None = None
         self.controller_epoch = -1
         self._epoch_version = -1
         self.broker_epoch = NO_BROKER_EPOCH
@@ -92,16 +99,16 @@ class ClusterMembership:
         the first start of the cluster)."""
         store = self._open_session()
         try:
-            data, _stat = store.get(zk.CLUSTER_ID)
+            data, _stat = store.get(layout.CLUSTER_ID)
         except NoNodeError:
             with contextlib.suppress(NodeExistsError):
-                store.create(zk.CLUSTER_ID, zk.encode_cluster_id(new_cluster_id()))
-            data, _stat = store.get(zk.CLUSTER_ID)
-        return zk.decode_cluster_id(data)
+                store.create(layout.CLUSTER_ID, layout.encode_cluster_id(new_cluster_id()))
+            data, _stat = store.get(layout.CLUSTER_ID)
+        return layout.decode_cluster_id(data)
 
     def _open_session(self) -> Coordination:
         store = self._connect()
-        for path in zk.PERSISTENT_PATHS:
+        for path in layout.PERSISTENT_PATHS:
             store.ensure_path(path)
         store.on_session_lost(lambda: self._later(lambda: self._on(Event.SESSION_LOST)))
         self.store = store
@@ -135,11 +142,11 @@ class ClusterMembership:
         for, up to ``zookeeper.session.timeout.ms``; only one that outlives that means
         another live broker has this id."""
         assert self.store is not None and self._endpoint is not None
-        path = zk.broker_path(self.broker_id)
+        path = layout.broker_path(self.broker_id)
         deadline = time.monotonic() + self.config.zookeeper_session_timeout_ms / 1000
         while True:
             try:
-                self.store.create(path, zk.encode_broker(self._endpoint, self._now_ms()),
+                self.store.create(path, layout.encode_broker(self._endpoint, self._now_ms()),
                                   ephemeral=True)
                 break
             except NodeExistsError:
@@ -166,7 +173,7 @@ class ClusterMembership:
     def _id_in_use(self) -> BrokerIdInUseError:
         return BrokerIdInUseError(
             f"broker.id {self.broker_id} is already registered at "
-            f"{zk.broker_path(self.broker_id)} by another live broker; give each broker "
+            f"{layout.broker_path(self.broker_id)} by another live broker; give each broker "
             "its own broker.id")
 
     # ------------------------------------------------------------------ epochs
@@ -192,7 +199,7 @@ class ClusterMembership:
 
     def _read_controller_epoch(self) -> int:
         try:
-            return zk.decode_epoch(self.require_store().get(zk.CONTROLLER_EPOCH)[0])
+            return layout.decode_epoch(self.require_store().get(layout.CONTROLLER_EPOCH)[0])
         except NoNodeError:
             return 0
 
@@ -224,8 +231,7 @@ class ClusterMembership:
             except (TimeoutError, CoordinationError) as exc:
                 log.warning("broker %d: leaving without ZooKeeper (%s); closing the session",
                             self.broker_id, exc or "no answer within the session timeout")
-                if self.store is not None:
-                    await asyncio.to_thread(self.store.close)
+                await asyncio.to_thread(self._close_store)
         self.worker.close()
 
     def abandon(self) -> None:
@@ -240,8 +246,12 @@ class ClusterMembership:
 
     def _shut_down(self) -> None:
         self._on(Event.SHUTDOWN)
+        self._close_store()
+
+    def _close_store(self) -> None:
         if self.store is not None:
             self.store.close()
+        self._release()
 
     # ------------------------------------------------------------------ role machine
 
@@ -287,17 +297,17 @@ class ClusterMembership:
             return
         store = self.require_store()
         try:
-            data, stat = store.get(zk.CONTROLLER_EPOCH)
+            data, stat = store.get(layout.CONTROLLER_EPOCH)
         except NoNodeError:
             with contextlib.suppress(NodeExistsError):
-                store.create(zk.CONTROLLER_EPOCH, zk.encode_epoch(0))
-            data, stat = store.get(zk.CONTROLLER_EPOCH)
-        epoch = zk.decode_epoch(data) + 1
+                store.create(layout.CONTROLLER_EPOCH, layout.encode_epoch(0))
+            data, stat = store.get(layout.CONTROLLER_EPOCH)
+        epoch = layout.decode_epoch(data) + 1
         try:
-            store.commit([Create(zk.CONTROLLER, zk.encode_controller(self.broker_id,
+            store.commit([Create(layout.CONTROLLER, layout.encode_controller(self.broker_id,
                                                                      self._now_ms()),
                                  ephemeral=True),
-                          SetData(zk.CONTROLLER_EPOCH, zk.encode_epoch(epoch), stat.version)])
+                          SetData(layout.CONTROLLER_EPOCH, layout.encode_epoch(epoch), stat.version)])
         except (NodeExistsError, BadVersionError):
             self._on(Event.ELECTION_LOST)
             return
@@ -308,7 +318,7 @@ class ClusterMembership:
 
     def _watch_controller(self) -> None:
         store = self.require_store()
-        if store.exists(zk.CONTROLLER, watch=self._controller_watch) is None:
+        if store.exists(layout.CONTROLLER, watch=self._controller_watch) is None:
             self._later(lambda: self._on(Event.CONTROLLER_GONE))
 
     def _controller_watch(self, event: object) -> None:
@@ -319,7 +329,7 @@ class ClusterMembership:
         if store is None or self.role.role in (Role.STOPPED, Role.STARTING):
             return
         try:
-            stat = store.exists(zk.CONTROLLER, watch=self._controller_watch)
+            stat = store.exists(layout.CONTROLLER, watch=self._controller_watch)
         except CoordinationError:
             return
         if stat is None:
@@ -327,13 +337,13 @@ class ClusterMembership:
 
     def _start_controlling(self) -> None:
         store = self.require_store()
-        controller = ZkController(
+        controller = Controller(
             store, self.broker_id, self.controller_epoch, self._epoch_version,
             unclean_election=self.config.unclean_leader_election_enable,
             imbalance_percentage=self.config.leader_imbalance_per_broker_percentage,
             open_channel=self._channel_to, on_change=self._later)
         self.active_controller = controller
-        store.exists(zk.CONTROLLER, watch=self._controller_watch)
+        store.exists(layout.CONTROLLER, watch=self._controller_watch)
         self._guarded(controller.start)
 
     def _channel_to(self, endpoint: BrokerEndpoint) -> BrokerChannel:
@@ -350,9 +360,9 @@ class ClusterMembership:
         if store is None or not store.connected:
             return
         try:
-            stat = store.exists(zk.CONTROLLER)
+            stat = store.exists(layout.CONTROLLER)
             if stat is not None and stat.ephemeral_owner == store.session_id:
-                store.delete(zk.CONTROLLER, stat.version)
+                store.delete(layout.CONTROLLER, stat.version)
         except CoordinationError as exc:
             log.info("broker %d: could not resign as controller: %s", self.broker_id, exc)
 
@@ -428,8 +438,8 @@ class ClusterMembership:
     def _controller_endpoint(self) -> BrokerEndpoint | None:
         store = self.require_store()
         try:
-            controller_id = zk.decode_controller(store.get(zk.CONTROLLER)[0])
-            return zk.decode_broker(controller_id, store.get(zk.broker_path(controller_id))[0])
+            controller_id = layout.decode_controller(store.get(layout.CONTROLLER)[0])
+            return layout.decode_broker(controller_id, store.get(layout.broker_path(controller_id))[0])
         except NoNodeError:
             return None
 

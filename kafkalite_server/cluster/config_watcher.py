@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
 from kafkalite_server.cluster.coordination import Coordination, CoordinationError, NoNodeError
 from kafkalite_server.cluster.store_worker import StoreWorker
 
@@ -37,13 +37,13 @@ def sequence_of(name: str) -> int:
 
 def notify_config_change(store: Coordination, entity_path: str) -> None:
     """Announces a config node change to every broker, and trims old notifications."""
-    store.ensure_path(zk.CONFIG_CHANGES)
-    store.create(zk.CONFIG_CHANGE_PREFIX, zk.encode_config_change(entity_path),
+    store.ensure_path(layout.CONFIG_CHANGES)
+    store.create(layout.CONFIG_CHANGE_PREFIX, layout.encode_config_change(entity_path),
                  sequential=True)
-    names = sorted(store.children(zk.CONFIG_CHANGES), key=sequence_of)
+    names = sorted(store.children(layout.CONFIG_CHANGES), key=sequence_of)
     for name in names[:-KEPT_NOTIFICATIONS]:
         try:
-            store.delete(f"{zk.CONFIG_CHANGES}/{name}")
+            store.delete(f"{layout.CONFIG_CHANGES}/{name}")
         except NoNodeError:
             continue
 
@@ -86,18 +86,18 @@ class ConfigChangeWatcher:
         store = self._store()
         entities: list[str | None] = []
         if store.session_id != self._session:
-            store.ensure_path(zk.CONFIG_CHANGES)
+            store.ensure_path(layout.CONFIG_CHANGES)
             store.on_session_lost(wake)
             if self._session is not None:  # watches went with the old session
                 entities.append(None)
             self._session = store.session_id
-        names = store.children(zk.CONFIG_CHANGES, watch=wake)
+        names = store.children(layout.CONFIG_CHANGES, watch=wake)
         for name in sorted(names, key=sequence_of):
             if sequence_of(name) <= self._last:
                 continue
-            path = f"{zk.CONFIG_CHANGES}/{name}"
+            path = f"{layout.CONFIG_CHANGES}/{name}"
             try:
-                entities.append(zk.decode_config_change(path, store.get(path)[0]))
+                entities.append(layout.decode_config_change(path, store.get(path)[0]))
             except NoNodeError:
                 continue
             self._last = sequence_of(name)

@@ -1,42 +1,28 @@
-"""What a broker asks of the controller, whichever controller it is.
+"""What a broker asks of the controller: the handlers' view of
+:class:`~kafkalite_server.cluster.controller_requests.ControllerRequests`.
 
-Request handlers see only this: the in-process :class:`~kafkalite_server.cluster.controller.
-Controller` of a standalone broker answers it directly; in a ZooKeeper cluster a
-:class:`~kafkalite_server.cluster.zk_admin.ZkAdmin` writes the request into ZooKeeper for the
-elected controller to act on, as Kafka's ZooKeeper-mode brokers do. Changes reach the
-broker's own metadata cache later, through UpdateMetadata. Requests are coroutines: their
-store calls run off the event loop. ``topic_config`` answers from memory.
+The requests are written into the coordination store for the elected controller to act on,
+as Kafka's ZooKeeper-mode brokers do; changes reach the broker's own metadata cache later,
+through UpdateMetadata. Requests are coroutines: their store calls run off the event loop.
+``topic_config`` answers from memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from kafkalite.protocol.errors import BrokerResponseError
 from kafkalite_server.cluster.dynamic_config import DynamicLayers
 from kafkalite_server.cluster.election_requests import ElectionType
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.producer_ids import ProducerIdBlocks
 from kafkalite_server.log.config import LogConfig
-
-if TYPE_CHECKING:
-    from kafkalite_server.cluster.inbox import ControllerInbox
-
-
-class ProducerIds(Protocol):
-    epochs: Any  # ProducerEpochs: KIP-360 epoch bumps over this allocator
-
-    def allocate(self) -> int: ...
 
 
 class ControllerClient(Protocol):
     default_log_config: LogConfig
-
-    @property
-    def producer_ids(self) -> ProducerIds: ...  # read-only here: each client has its own kind
-
-    @property
-    def dynamic_configs(self) -> DynamicLayers: ...
+    producer_ids: ProducerIdBlocks
+    dynamic_configs: DynamicLayers
 
     def topic_config(self, topic: str) -> LogConfig: ...
 
@@ -68,30 +54,3 @@ class ControllerClient(Protocol):
         """Each partition's leader after the election, or its error; raises
         NotControllerError on a broker that cannot run elections."""
 
-
-class Membership(Protocol):
-    """How a broker joins and leaves its cluster (registration, and for a clean stop,
-    moving its leaderships away first), and the epochs that fence controller messages
-    (:class:`~kafkalite_server.cluster.inbox.Epochs`)."""
-
-    @property
-    def broker_epoch(self) -> int: ...
-
-    async def controller_epoch_exists(self, epoch: int) -> bool: ...
-
-    async def controlled_shutdown(self, broker_id: int,
-                                  broker_epoch: int) -> list[tuple[str, int]]:
-        """ControlledShutdown from a stopping broker: the partitions it still leads.
-        Raises NotControllerError unless this broker is the controller, and
-        StaleBrokerEpochError for an earlier incarnation of the stopping broker."""
-
-    async def join(self, endpoint: BrokerEndpoint, inbox: ControllerInbox) -> None:
-        """Registers; the controller then reaches the broker through ``inbox``."""
-
-    async def hand_over(self, node_id: int) -> None:
-        """A clean stop's first step: leaderships move away while this broker still serves
-        its replicas."""
-
-    async def leave(self, node_id: int) -> None:
-        """The last step: the registration ends. It comes after the broker has stopped
-        fetching, so no leader takes a broker that is gone back into its ISR."""

@@ -1,7 +1,7 @@
 """Which role a broker plays toward the controller, as a sans-IO state machine.
 
 Every broker runs one. All transitions are in :data:`TRANSITIONS`; the driver
-(:mod:`zk_controller`) feeds events and carries out the returned actions (ZooKeeper calls,
+(:mod:`controller`) feeds events and carries out the returned actions (ZooKeeper calls,
 starting or stopping the controller's work). Unknown (state, event) pairs raise, so a
 forgotten case fails loudly in tests instead of drifting.
 """

@@ -2,9 +2,10 @@
 
 Sessions with expiry, ephemeral nodes that vanish with their session, persistent nodes,
 one-shot watches, and writes conditional on a node's version (zkVersion), alone or in an
-atomic batch. Two backends implement it: :mod:`zk_store` over a real ZooKeeper (kazoo)
-and :mod:`memory_store` in memory with a controllable clock (EmbeddedCluster and unit
-tests), so the controller and brokers run the same code over both.
+atomic batch. Three backends implement it: :mod:`zk_store` over a real ZooKeeper (kazoo),
+:mod:`memory_store` in memory with a controllable clock (EmbeddedCluster and unit tests),
+and :mod:`local_store`, the in-memory one made durable (a standalone broker), so the
+controller and brokers run the same code over all of them.
 
 Calls are synchronous and may wait for as long as the session lives while the server is
 unreachable (brokers make them off their event loop). Watch callbacks run on the backend's

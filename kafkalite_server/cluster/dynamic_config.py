@@ -12,27 +12,22 @@ without its own override, so they take effect at once. The others (thread pools,
 connection quotas, SASL/SSL listener settings, cleaner tuning) are validated, stored and
 described, with no effect: kafkalite has no such machinery to tune.
 
-Persisted in ``dynamic-broker-configs.json`` in the metadata directory (atomic write), as
-Kafka persists them in ZooKeeper under ``/config/brokers``, so they survive a restart.
-A cluster-wide (``""``) value applies to every broker of the process. kafkalite keeps one
-set of topic defaults per process, so a per-broker value of a log key applies to the whole
-process too (the same thing in a standalone broker).
+Kept in the coordination store under ``/config/brokers/<id>`` and
+``/config/brokers/<default>``, as Kafka keeps them in ZooKeeper, so they survive a restart
+and every broker of the cluster reads the same; a standalone broker keeps them in its local
+store the same way.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.config_codes import ConfigType
-from kafkalite_server.cluster.image import MetadataFileError, write_atomically
 from kafkalite_server.config_values import Parser, boolean, integer
 from kafkalite_server.log.config import TOPIC_CONFIGS, LogConfig
 
-DYNAMIC_CONFIG_FILE = "dynamic-broker-configs.json"
 CLUSTER_DEFAULT = ""
 """The resource name of the cluster-wide default layer."""
 
@@ -164,8 +159,7 @@ def validate_dynamic(configs: Mapping[str, str]) -> None:
 
 
 class DynamicLayers:
-    """The two dynamic layers, wherever they are kept (a file for a standalone broker,
-    ``/config/brokers`` in a ZooKeeper cluster)."""
+    """The two dynamic layers, as read from ``/config/brokers``."""
 
     def __init__(self) -> None:
         self.cluster_default: dict[str, str] = {}
@@ -199,41 +193,3 @@ class DynamicLayers:
             return static
         return LogConfig.from_topic_configs(static, overrides)
 
-
-class DynamicBrokerConfigs(DynamicLayers):
-    """The two dynamic layers, persisted; read by the controller for topic defaults."""
-
-    def __init__(self, metadata_dir: Path) -> None:
-        super().__init__()
-        self.path = metadata_dir / DYNAMIC_CONFIG_FILE
-        if self.path.exists():
-            self._load()
-
-    def _load(self) -> None:
-        try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-            default = {str(k): str(v) for k, v in raw["default"].items()}
-            brokers = {int(b): {str(k): str(v) for k, v in entries.items()}
-                       for b, entries in raw["brokers"].items()}
-            validate_dynamic(default)
-            for entries in brokers.values():
-                validate_dynamic(entries)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise MetadataFileError(f"{self.path}: {exc!r}") from None
-        self.cluster_default, self.per_broker = default, brokers
-
-    def replace(self, resource_name: str, configs: Mapping[str, str]) -> None:
-        """Saves the resource's new complete set of dynamic values, then uses it."""
-        validate_dynamic(configs)
-        default = dict(self.cluster_default)
-        brokers = {broker: dict(entries) for broker, entries in self.per_broker.items()}
-        if resource_name == CLUSTER_DEFAULT:
-            default = dict(configs)
-        elif configs:
-            brokers[int(resource_name)] = dict(configs)
-        else:
-            brokers.pop(int(resource_name), None)
-        document = {"version": 1, "default": default,
-                    "brokers": {str(b): entries for b, entries in sorted(brokers.items())}}
-        write_atomically(self.path, json.dumps(document, indent=1, sort_keys=True).encode())
-        self.cluster_default, self.per_broker = default, brokers

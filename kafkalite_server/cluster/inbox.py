@@ -1,11 +1,10 @@
 """Where a broker takes the controller's messages, whichever way they arrived.
 
-The in-process channels (:class:`LocalChannel` of a standalone broker's controller,
-:class:`InboxChannel` of an elected controller to its own broker) and the network handlers
-of LeaderAndIsr, StopReplica and UpdateMetadata all end in :meth:`ControllerInbox.handle`,
-so one broker code path serves every deployment. Before a LeaderAndIsr is applied, the
-configs of its topics are loaded (:data:`PrepareTopics`, off the event loop in a
-cluster), so a new partition's log starts with its topic's config without the loop
+The elected controller's channel to its own broker (:class:`InboxChannel`) and the network
+handlers of LeaderAndIsr, StopReplica and UpdateMetadata all end in
+:meth:`ControllerInbox.handle`, so one broker code path serves every deployment. Before a
+LeaderAndIsr is applied, the configs of its topics are loaded (:data:`PrepareTopics`, off
+the event loop), so a new partition's log starts with its topic's config without the loop
 waiting for the coordination store. Every message is fenced first:
 
 - by broker epoch (KIP-380): a message stamped for an earlier incarnation of this broker
@@ -34,7 +33,6 @@ from kafkalite_server.cluster.messages import (
     NO_BROKER_EPOCH,
     ControllerMessage,
     LeaderAndIsr,
-    OnAnswer,
     PartitionErrors,
     StopReplica,
     UpdateMetadata,
@@ -63,24 +61,12 @@ PrepareTopics = Callable[[Iterable[str]], Awaitable[None]]
 """Loads the configs of the named topics, so that creating their logs needs no wait."""
 
 
-async def _nothing_to_prepare(topics: Iterable[str]) -> None:
-    """A standalone broker's topic configs are local: nothing to load."""
-
-
-class _Unfenced:
-    broker_epoch = NO_BROKER_EPOCH
-
-    async def controller_epoch_exists(self, epoch: int) -> bool:
-        return True
-
-
 class ControllerInbox:
     def __init__(self, replica_manager: ReplicaManager, metadata: MetadataCache,
-                 epochs: Epochs | None = None,
-                 prepare_topics: PrepareTopics = _nothing_to_prepare) -> None:
+                 epochs: Epochs, prepare_topics: PrepareTopics) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
-        self.epochs: Epochs = epochs or _Unfenced()
+        self.epochs = epochs
         self.prepare_topics = prepare_topics
 
     async def receive(self, message: ControllerMessage) -> dict[TopicPartition, int]:
@@ -118,29 +104,6 @@ class ControllerInbox:
         if isinstance(message, StopReplica):
             return self.replica_manager.stop_replicas(message)
         raise TypeError(f"not a controller message: {message!r}")
-
-
-class LocalChannel:
-    """A :class:`~kafkalite_server.cluster.messages.BrokerChannel` to a broker in this
-    process: delivery is a call, so the change is in place when ``send`` returns."""
-
-    def __init__(self, inbox: ControllerInbox) -> None:
-        self.inbox = inbox
-
-    def send(self, message: ControllerMessage, on_answer: OnAnswer | None = None) -> None:
-        try:
-            errors = self.inbox.handle(message)
-            if on_answer is not None:
-                on_answer(errors)
-        except BrokerResponseError as exc:
-            log.warning("broker %d refused %s: %s", self.inbox.replica_manager.broker_id,
-                        type(message).__name__, exc)
-
-    async def drained(self) -> None:
-        """Delivery is a call: nothing is ever in flight."""
-
-    def close(self) -> None:
-        """Nothing to release."""
 
 
 class InboxChannel(QueuedChannel):

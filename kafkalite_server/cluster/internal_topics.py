@@ -5,8 +5,9 @@ is reserved by name for the transaction coordinator. Deleting one, or adding par
 it (which moves every group to another partition, see ``coordinator.hashing``), silently loses
 that state; so does creating one with a client's settings before the broker creates it with
 its own. The admin handlers refuse all three with INVALID_REQUEST and a message naming the
-topic. Kafka answers some of these requests with TOPIC_AUTHORIZATION_FAILED; kafkalite has
-no ACLs, and the refusal is about what is asked, not who asks, hence INVALID_REQUEST.
+topic, whoever asks (a super user too): the refusal is about what is asked, not who asks,
+hence INVALID_REQUEST where Kafka answers some of these requests with
+TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations

@@ -8,18 +8,24 @@ without it, at the next :meth:`MemoryEnsemble.tick`, and :meth:`MemoryEnsemble.e
 expires one at once. Expiry deletes the session's ephemeral nodes, fires their watches and
 tells the client (``on_session_lost``); later calls through it raise SessionExpiredError.
 :meth:`MemoryEnsemble.snapshot` and :meth:`MemoryEnsemble.restored` carry the persistent
-nodes (data and version) over a restart, as ZooKeeper's own snapshot does; sessions and
-ephemeral nodes never survive one.
+nodes (data, version, creation id) over a restart, as ZooKeeper's own snapshot does;
+sessions and ephemeral nodes never survive one.
+
+Every call is a transaction: the first time it touches a node, the node as it was is put
+aside, so a call that fails (a lost version check in the middle of a batch) puts back only
+what it touched, and watches fire only once a call has succeeded. The durable store
+(:mod:`~kafkalite_server.cluster.local_store`) subclasses the ensemble and writes each
+call's changes (:meth:`MemoryEnsemble._persist`) to its journal before the call returns.
 
 Single-threaded: use one ensemble from one thread (EmbeddedCluster's loop).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from kafkalite_server.cluster.coordination import (
     ANY_VERSION,
@@ -43,14 +49,34 @@ from kafkalite_server.cluster.coordination import (
 )
 from kafkalite_server.log.log import wall_clock_ms
 
+T = TypeVar("T")
+Events = list[tuple[Watcher, WatchEvent]]
+"""Watch callbacks to run, with their events, once a call has succeeded."""
+
 
 @dataclass
-class _Node:
+class Node:
     data: bytes
     creation_id: int
     owner: int = 0
     version: int = 0
     sequence: int = 0
+    """The number of the next sequential child."""
+
+    def encode(self) -> list[Any]:
+        """A persistent node as JSON: ``[data as latin-1 text, version, next sequence
+        number, creation id]``."""
+        return [self.data.decode("latin-1"), self.version, self.sequence, self.creation_id]
+
+    @classmethod
+    def decode(cls, entry: Sequence[Any]) -> Node:
+        """Reads :meth:`encode`'s form (snapshots before creation ids had three items)."""
+        data, version, sequence, *creation = entry
+        return cls(str(data).encode("latin-1"), int(creation[0]) if creation else 0,
+                   version=int(version), sequence=int(sequence))
+
+    def stat(self) -> Stat:
+        return Stat(self.version, self.creation_id, self.owner)
 
 
 @dataclass
@@ -64,39 +90,67 @@ class _Session:
     lost_callbacks: list[Callable[[], None]] = field(default_factory=list)
 
 
+@dataclass
+class _Fired:
+    watches: dict[str, list[Watcher]]
+    path: str
+    kind: EventType
+    event_path: str
+
+
 class MemoryEnsemble:
     def __init__(self, clock: Callable[[], int] = wall_clock_ms) -> None:
         self.clock = clock
-        self._nodes: dict[str, _Node] = {"/": _Node(b"", 0)}
+        self._nodes: dict[str, Node] = {"/": Node(b"", 0)}
+        self._kids: dict[str, set[str]] = {}
+        """Each node's children by name: listing them never scans the whole tree."""
         self._sessions: dict[int, _Session] = {}
-        self._ids = itertools.count(1)
-        self._zxid = itertools.count(1)
+        self._last_session_id = 0
+        self._last_zxid = 0
+        """The id of the last transaction that created a node (the next czxid is above)."""
         self._data_watches: dict[str, list[Watcher]] = {}
         self._child_watches: dict[str, list[Watcher]] = {}
-        self._pending: list[tuple[Watcher, WatchEvent]] = []
+        self._originals: dict[str, Node | None] = {}
+        """The running call's touched nodes as they were before it (None: absent)."""
+        self._fired: list[_Fired] = []
 
     def connect(self, session_timeout_ms: int = 18_000) -> MemoryCoordination:
-        session_id = next(self._ids)
-        client = MemoryCoordination(self, session_id)
+        self._last_session_id += 1
+        session_id = self._last_session_id
+        client = self._new_client(session_id)
         self._sessions[session_id] = _Session(session_id, session_timeout_ms, self.clock(),
                                               client)
         return client
 
+    def _new_client(self, session_id: int) -> MemoryCoordination:
+        return MemoryCoordination(self, session_id)
+
+    # ------------------------------------------------------------------ persistent nodes
+
+    def persistent_nodes(self) -> Iterator[tuple[str, Node]]:
+        return ((path, node) for path, node in self._nodes.items()
+                if not node.owner and path != "/")
+
+    def _load_nodes(self, encoded: dict[str, Sequence[Any]]) -> None:
+        """Puts the encoded persistent nodes in the tree (parents sort before children)."""
+        for path, entry in sorted(encoded.items()):
+            node = Node.decode(entry)
+            if not node.creation_id:  # an old snapshot: creation order is all there is
+                node.creation_id = self._last_zxid + 1
+            self._last_zxid = max(self._last_zxid, node.creation_id)
+            self._put_node(path, node)
+
     def snapshot(self) -> bytes:
-        """The persistent nodes as JSON: ``{path: [data as latin-1 text, version, next
-        sequence number of its sequential children]}``."""
-        kept = {path: [node.data.decode("latin-1"), node.version, node.sequence]
-                for path, node in self._nodes.items() if not node.owner and path != "/"}
-        return json.dumps(kept, sort_keys=True).encode()
+        """The persistent nodes as JSON: ``{path: Node.encode()}``."""
+        return json.dumps({path: node.encode() for path, node in self.persistent_nodes()},
+                          sort_keys=True).encode()
 
     @classmethod
     def restored(cls, snapshot: bytes, clock: Callable[[], int] = wall_clock_ms
                  ) -> MemoryEnsemble:
-        """An ensemble holding the nodes of ``snapshot`` (parents sort before children)."""
+        """An ensemble holding the nodes of ``snapshot``."""
         ensemble = cls(clock)
-        for path, (data, version, sequence) in sorted(json.loads(snapshot).items()):
-            ensemble._nodes[path] = _Node(data.encode("latin-1"), next(ensemble._zxid),
-                                          version=version, sequence=sequence)
+        ensemble._load_nodes(json.loads(snapshot))
         return ensemble
 
     # ------------------------------------------------------------------ session control
@@ -126,13 +180,16 @@ class MemoryEnsemble:
         if session is None or not session.alive:
             return
         session.alive = False
-        for path in sorted((p for p, n in self._nodes.items() if n.owner == session_id),
-                           reverse=True):
-            self._remove(path)
+
+        def remove_ephemerals() -> None:
+            for path in sorted((p for p, n in self._nodes.items() if n.owner == session_id),
+                               reverse=True):
+                self._remove(path)
+        _result, events = self._transaction(remove_ephemerals)
         callbacks = session.lost_callbacks if not session.paused else []
         if session.paused:
             session.client.lost_while_paused = session.lost_callbacks
-        self._flush()
+        deliver(events)
         for callback in callbacks:
             callback()
 
@@ -143,6 +200,50 @@ class MemoryEnsemble:
     def session_alive(self, session_id: int) -> bool:
         session = self._sessions.get(session_id)
         return session is not None and session.alive
+
+    # ------------------------------------------------------------------ transactions
+
+    def _call(self, session_id: int, action: Callable[[], T]) -> tuple[T, Events]:
+        """``action()`` as one transaction of a live session; the watch events it fired,
+        to be delivered by the caller."""
+        self._live(session_id)
+        return self._transaction(action)
+
+    def _transaction(self, action: Callable[[], T]) -> tuple[T, Events]:
+        self._originals, self._fired = {}, []
+        last_zxid = self._last_zxid
+        try:
+            result = action()
+            if self._originals:
+                self._persist(self._originals)
+        except BaseException:
+            for path, original in self._originals.items():
+                if original is None:
+                    self._drop_node(path)
+                else:
+                    self._put_node(path, original)
+            self._last_zxid = last_zxid
+            raise
+        finally:
+            fired, self._originals, self._fired = self._fired, {}, []
+        return result, self._arm_events(fired)
+
+    def _persist(self, originals: dict[str, Node | None]) -> None:
+        """Makes the call's changes durable (the nodes at ``originals``' paths as they are
+        now); raising undoes the call. In memory, nothing to do."""
+
+    def _touch(self, path: str) -> None:
+        """Keeps ``path``'s node as it was before the running call first changed it."""
+        if path not in self._originals:
+            node = self._nodes.get(path)
+            self._originals[path] = None if node is None else replace(node)
+
+    def _arm_events(self, fired: list[_Fired]) -> Events:
+        events: Events = []
+        for entry in fired:
+            for watcher in entry.watches.pop(entry.path, []):
+                events.append((watcher, WatchEvent(entry.kind, entry.event_path)))
+        return events
 
     # ------------------------------------------------------------------ tree operations
 
@@ -155,7 +256,7 @@ class MemoryEnsemble:
         session.last_seen_ms = self.clock()
         return session
 
-    def _node(self, path: str) -> _Node:
+    def _node(self, path: str) -> Node:
         check_path(path)
         node = self._nodes.get(path)
         if node is None:
@@ -163,19 +264,26 @@ class MemoryEnsemble:
         return node
 
     def _children(self, path: str) -> list[str]:
-        prefix = path.rstrip("/") + "/"
-        return sorted(p[len(prefix):] for p in self._nodes
-                      if p.startswith(prefix) and "/" not in p[len(prefix):] and p != "/")
+        return sorted(self._kids.get(path, ()))
+
+    def _put_node(self, path: str, node: Node) -> None:
+        if path not in self._nodes and path != "/":
+            parent, _, name = path.rpartition("/")
+            self._kids.setdefault(parent or "/", set()).add(name)
+        self._nodes[path] = node
+
+    def _drop_node(self, path: str) -> None:
+        if self._nodes.pop(path, None) is not None:
+            parent, _, name = path.rpartition("/")
+            siblings = self._kids.get(parent or "/")
+            if siblings is not None:
+                siblings.discard(name)
+                if not siblings:
+                    del self._kids[parent or "/"]
 
     def _fire(self, watches: dict[str, list[Watcher]], path: str, kind: EventType,
               event_path: str | None = None) -> None:
-        for watcher in watches.pop(path, []):
-            self._pending.append((watcher, WatchEvent(kind, event_path or path)))
-
-    def _flush(self) -> None:
-        pending, self._pending = self._pending, []
-        for watcher, event in pending:
-            watcher(event)
+        self._fired.append(_Fired(watches, path, kind, event_path or path))
 
     def _do_create(self, session_id: int, op: Create, sequential: bool = False) -> str:
         check_path(op.path)
@@ -187,12 +295,15 @@ class MemoryEnsemble:
             raise NoNodeError(f"{parent} is ephemeral and cannot have children")
         path = op.path
         if sequential:
+            self._touch(parent)
+            parent_node = self._nodes[parent]
             path = f"{op.path}{parent_node.sequence:010d}"
             parent_node.sequence += 1
         if path in self._nodes:
             raise NodeExistsError(path)
-        self._nodes[path] = _Node(op.data, next(self._zxid),
-                                  session_id if op.ephemeral else 0)
+        self._touch(path)
+        self._last_zxid += 1
+        self._put_node(path, Node(op.data, self._last_zxid, session_id if op.ephemeral else 0))
         self._fire(self._data_watches, path, EventType.CREATED)
         self._fire(self._child_watches, parent, EventType.CHILD)
         return path
@@ -201,10 +312,11 @@ class MemoryEnsemble:
         node = self._node(op.path)
         if op.version != ANY_VERSION and op.version != node.version:
             raise BadVersionError(f"{op.path}: version {op.version}, node has {node.version}")
+        self._touch(op.path)
         node.data = op.data
         node.version += 1
         self._fire(self._data_watches, op.path, EventType.CHANGED)
-        return Stat(node.version, node.creation_id, node.owner)
+        return node.stat()
 
     def _do_check(self, op: Check) -> None:
         node = self._node(op.path)
@@ -220,7 +332,8 @@ class MemoryEnsemble:
         self._remove(op.path)
 
     def _remove(self, path: str) -> None:
-        del self._nodes[path]
+        self._touch(path)
+        self._drop_node(path)
         self._fire(self._data_watches, path, EventType.DELETED)
         self._fire(self._child_watches, path, EventType.DELETED)
         self._fire(self._child_watches, parent_of(path), EventType.CHILD)
@@ -234,6 +347,11 @@ class MemoryEnsemble:
             self._do_check(op)
         else:
             self._do_delete(op)
+
+
+def deliver(events: Events) -> None:
+    for watcher, event in events:
+        watcher(event)
 
 
 class MemoryCoordination(Coordination):
@@ -254,13 +372,11 @@ class MemoryCoordination(Coordination):
         session = self._ensemble._sessions[self._session_id]
         return session.alive and not session.paused
 
-    def _run(self, action: Callable[[], object]) -> object:
-        ensemble = self._ensemble
-        ensemble._live(self._session_id)
-        try:
-            return action()
-        finally:
-            ensemble._flush()
+    def _run(self, action: Callable[[], T]) -> T:
+        """``action`` as one transaction; its watches fire once it succeeded."""
+        result, events = self._ensemble._call(self._session_id, action)
+        deliver(events)
+        return result
 
     def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False,
                sequential: bool = False, makepath: bool = False) -> str:
@@ -275,7 +391,7 @@ class MemoryCoordination(Coordination):
                         ensemble._do_create(0, Create(ancestor))
             return ensemble._do_create(self._session_id, Create(path, data, ephemeral),
                                        sequential)
-        return str(self._run(action))
+        return self._run(action)
 
     def get(self, path: str, watch: Watcher | None = None) -> tuple[bytes, Stat]:
         ensemble = self._ensemble
@@ -284,8 +400,8 @@ class MemoryCoordination(Coordination):
             node = ensemble._node(path)
             if watch is not None:
                 ensemble._data_watches.setdefault(path, []).append(watch)
-            return node.data, Stat(node.version, node.creation_id, node.owner)
-        return self._run(action)  # type: ignore[return-value]
+            return node.data, node.stat()
+        return self._run(action)
 
     def exists(self, path: str, watch: Watcher | None = None) -> Stat | None:
         ensemble = self._ensemble
@@ -295,8 +411,8 @@ class MemoryCoordination(Coordination):
             if watch is not None:
                 ensemble._data_watches.setdefault(path, []).append(watch)
             node = ensemble._nodes.get(path)
-            return None if node is None else Stat(node.version, node.creation_id, node.owner)
-        return self._run(action)  # type: ignore[return-value]
+            return None if node is None else node.stat()
+        return self._run(action)
 
     def children(self, path: str, watch: Watcher | None = None) -> list[str]:
         ensemble = self._ensemble
@@ -306,10 +422,10 @@ class MemoryCoordination(Coordination):
             if watch is not None:
                 ensemble._child_watches.setdefault(path, []).append(watch)
             return ensemble._children(path)
-        return self._run(action)  # type: ignore[return-value]
+        return self._run(action)
 
     def set(self, path: str, data: bytes, version: int = ANY_VERSION) -> Stat:
-        return self._run(lambda: self._ensemble._do_set(SetData(path, data, version)))  # type: ignore[return-value]
+        return self._run(lambda: self._ensemble._do_set(SetData(path, data, version)))
 
     def delete(self, path: str, version: int = ANY_VERSION, *, recursive: bool = False) -> None:
         ensemble = self._ensemble
@@ -317,8 +433,7 @@ class MemoryCoordination(Coordination):
         def action() -> None:
             if recursive:
                 for child in ensemble._children(path):
-                    self_path = f"{path.rstrip('/')}/{child}"
-                    self._delete_tree(self_path)
+                    self._delete_tree(f"{path.rstrip('/')}/{child}")
             ensemble._do_delete(Delete(path, version))
         self._run(action)
 
@@ -328,23 +443,12 @@ class MemoryCoordination(Coordination):
         self._ensemble._do_delete(Delete(path))
 
     def commit(self, ops: Sequence[Op]) -> None:
-        """Validates against a copy of the tree first, so a failed batch changes nothing."""
+        """One transaction: a failed op puts back what the ops before it changed."""
         ensemble = self._ensemble
 
         def action() -> None:
-            saved_nodes = {path: _Node(n.data, n.creation_id, n.owner, n.version, n.sequence)
-                           for path, n in ensemble._nodes.items()}
-            saved_pending = list(ensemble._pending)
-            saved_watches = ({k: list(v) for k, v in ensemble._data_watches.items()},
-                             {k: list(v) for k, v in ensemble._child_watches.items()})
-            try:
-                for op in ops:
-                    ensemble._apply(self._session_id, op)
-            except Exception:
-                ensemble._nodes = saved_nodes
-                ensemble._pending = saved_pending
-                ensemble._data_watches, ensemble._child_watches = saved_watches
-                raise
+            for op in ops:
+                ensemble._apply(self._session_id, op)
         self._run(action)
 
     def on_session_lost(self, callback: Callable[[], None]) -> None:

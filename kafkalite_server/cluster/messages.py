@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 
 NO_LEADER = -1
 NO_BROKER_EPOCH = -1
-"""A message stamped with no broker epoch (from a controller of a version before KIP-380,
-or a standalone broker's own controller): no incarnation check applies."""
+"""A message stamped with no broker epoch (from a controller of a version before KIP-380):
+no incarnation check applies."""
 LEADER_DURING_DELETE = -2
 """UpdateMetadata marks a deleted topic's partitions with this leader, as Kafka does."""
 

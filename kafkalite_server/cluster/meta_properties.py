@@ -6,13 +6,20 @@ brokers never mix their partitions by accident.
 
 from __future__ import annotations
 
+import base64
+import uuid
 from pathlib import Path
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.java_properties import parse_properties
-from kafkalite_server.cluster.image import write_atomically
+from kafkalite_server.cluster.atomic_file import write_atomically
 
 META_PROPERTIES = "meta.properties"
+
+
+def new_cluster_id() -> str:
+    """A 22-character url-safe id, the shape of Kafka's cluster ids."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 def read_meta_properties(directory: Path) -> dict[str, str]:

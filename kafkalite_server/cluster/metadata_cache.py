@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Set
 
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.messages import LEADER_DURING_DELETE, PartitionState, UpdateMetadata
 
 

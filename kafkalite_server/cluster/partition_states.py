@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
 from kafkalite_server.cluster.coordination import BadVersionError, Coordination
 from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.replication.isr_store import IsrState, StaleIsrVersionError
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 TopicPartition = tuple[str, int]
 
 
-class ZkPartitionStateStore:
+class PartitionStateStore:
     def __init__(self, store: Callable[[], Coordination], worker: StoreWorker) -> None:
         """``store()`` is the broker's current session (it changes after an expiry)."""
         self._store = store
@@ -39,26 +39,26 @@ class ZkPartitionStateStore:
         return await self._worker.call(self._write, key, state, version)
 
     def _read(self, key: TopicPartition) -> tuple[IsrState, int]:
-        path = zk.partition_state_path(*key)
+        path = layout.partition_state_path(*key)
         data, stat = self._store().get(path)
-        stored = zk.LeaderIsr.decode(path, data)
+        stored = layout.LeaderIsr.decode(path, data)
         return (IsrState(stored.leader, stored.leader_epoch, stored.isr,
                          stored.controller_epoch), stat.version)
 
     def _write(self, key: TopicPartition, state: IsrState, version: int) -> int:
         store = self._store()
-        document = zk.LeaderIsr(state.leader, state.leader_epoch, state.isr,
+        document = layout.LeaderIsr(state.leader, state.leader_epoch, state.isr,
                                 state.controller_epoch)
         try:
-            stat = store.set(zk.partition_state_path(*key), document.encode(), version)
+            stat = store.set(layout.partition_state_path(*key), document.encode(), version)
         except BadVersionError as exc:
             raise StaleIsrVersionError(str(exc)) from None
-        store.create(zk.ISR_CHANGE_PREFIX, zk.encode_isr_change([key]), sequential=True,
+        store.create(layout.ISR_CHANGE_PREFIX, layout.encode_isr_change([key]), sequential=True,
                      makepath=True)
         return stat.version
 
 
-class ZkLogDirFailureReporter:
+class LogDirEventNotifier:
     """A failed log directory, announced as Kafka's brokers do: a sequential
     ``/log_dir_event_notification/log_dir_event_<seq>`` naming this broker, which the
     controller watches."""
@@ -73,6 +73,6 @@ class ZkLogDirFailureReporter:
         await self._worker.call(self._announce)
 
     def _announce(self) -> None:
-        self._store().create(zk.LOG_DIR_EVENT_PREFIX, zk.encode_log_dir_event(self._broker_id),
+        self._store().create(layout.LOG_DIR_EVENT_PREFIX, layout.encode_log_dir_event(self._broker_id),
                              sequential=True, makepath=True)
         log.info("broker %d: told the controller that a log directory failed", self._broker_id)

@@ -1,9 +1,10 @@
-"""Producer ids for idempotent producers: allocation persisted across restarts, and epoch bumps.
+"""Producer ids for idempotent producers: blocks claimed cluster-wide, and epoch bumps.
 
-Ids are reserved in blocks: the file ``producer-id-block`` holds the first id of the next
-block, written (atomically) before any id of the current block is handed out, so a crash
-never reissues an id; at most one block is skipped. A failed write (a full disk) raises
-KafkaStorageError naming the file and hands out nothing: the block is not reserved.
+Ids come in blocks of :data:`BLOCK_SIZE` claimed from ``/latest_producer_id_block`` by a
+conditional write (Kafka's ZooKeeper-mode ProducerIdManager), so they are unique across the
+cluster and across restarts: a block is durable in the coordination store before any of its
+ids is handed out, and a claimed block is never reissued (at most the rest of one is
+skipped by a restart).
 
 Epoch bumps (KIP-360, InitProducerId v3+ naming the producer's current id and epoch) are how
 an idempotent producer whose sequence state became unknown (a batch failed after it may or
@@ -20,41 +21,100 @@ producer names.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Protocol
 
-from kafkalite.protocol.errors import InvalidRequestError, ProducerFencedError
-from kafkalite_server.cluster.image import FileWriter, MetadataFileError, write_atomically
+from kafkalite.protocol.errors import (
+    CoordinatorLoadInProgressError,
+    InvalidRequestError,
+    ProducerFencedError,
+)
+from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.coordination import (
+    BadVersionError,
+    Coordination,
+    NodeExistsError,
+    NoNodeError,
+)
+from kafkalite_server.cluster.store_worker import StoreWorker
 
-PRODUCER_ID_FILE = "producer-id-block"
 BLOCK_SIZE = 1000
 EPOCHS_KEPT = 10_000
 LAST_EPOCH = 2**15 - 2
 """An epoch at or above this cannot be bumped (Kafka's ``isEpochExhausted``): new id."""
+_CLAIM_ATTEMPTS = 10
 
 
-class ProducerIdAllocator:
-    def __init__(self, directory: Path, block_size: int = BLOCK_SIZE) -> None:
-        self.path = directory / PRODUCER_ID_FILE
-        self.block_size = block_size
-        self.write: FileWriter = write_atomically
-        self._next = 0
-        self._block_end = 0
+class Allocator(Protocol):
+    def allocate(self) -> int: ...
+
+
+class ProducerIdBlocks:
+    """Blocks of producer ids claimed cluster-wide; a claimed block is never reissued.
+
+    The first block is claimed at start; the next one in the background once half of the
+    current one is handed out, so :meth:`allocate` never waits for the store. If the
+    next block is not there yet when the current one runs out, InitProducerId answers
+    COORDINATOR_LOAD_IN_PROGRESS, which producers retry (Kafka's controller-side id
+    manager does the same)."""
+
+    def __init__(self, broker_id: int, store: Callable[[], Coordination],
+                 worker: StoreWorker) -> None:
+        self.broker_id = broker_id
+        self._store = store
+        self._worker = worker
+        self._next, self._end = self._claim_block()
+        self._spare: tuple[int, int] | None = None
+        self._claiming = False
         self.epochs = ProducerEpochs(self)
-        if self.path.exists():
-            text = self.path.read_text(encoding="ascii").strip()
-            if not text.isdigit():
-                raise MetadataFileError(f"{self.path}: {text!r} is not a producer id")
-            self._next = self._block_end = int(text)
 
     def allocate(self) -> int:
-        if self._next >= self._block_end:
-            block_end = self._next + self.block_size
-            self.write(self.path, f"{block_end}\n".encode("ascii"))
-            self._block_end = block_end
+        if self._next >= self._end:
+            if self._spare is None:
+                self._claim_spare()
+                raise CoordinatorLoadInProgressError(
+                    "the next block of producer ids is being claimed; retry")
+            (self._next, self._end), self._spare = self._spare, None
         producer_id = self._next
         self._next += 1
+        if self._end - self._next < BLOCK_SIZE // 2:
+            self._claim_spare()
         return producer_id
+
+    def _claim_spare(self) -> None:
+        if self._spare is not None or self._claiming:
+            return
+        self._claiming = True
+
+        def claim() -> None:
+            try:
+                self._spare = self._claim_block()
+            finally:
+                self._claiming = False
+        self._worker.submit(claim)
+
+    def _claim_block(self) -> tuple[int, int]:
+        store = self._store()
+        for _attempt in range(_CLAIM_ATTEMPTS):
+            try:
+                data, stat = store.get(layout.PRODUCER_ID_BLOCK)
+            except NoNodeError:
+                start = 0
+                try:
+                    store.create(layout.PRODUCER_ID_BLOCK, layout.encode_producer_id_block(
+                        self.broker_id, start, start + BLOCK_SIZE - 1))
+                    return start, start + BLOCK_SIZE
+                except NodeExistsError:
+                    continue
+            start = layout.decode_producer_id_block(data) + 1
+            try:
+                store.set(layout.PRODUCER_ID_BLOCK, layout.encode_producer_id_block(
+                    self.broker_id, start, start + BLOCK_SIZE - 1), stat.version)
+                return start, start + BLOCK_SIZE
+            except BadVersionError:
+                continue
+        raise BadVersionError(f"{layout.PRODUCER_ID_BLOCK}: too many concurrent claims")
 
 
 @dataclass(slots=True)
@@ -68,7 +128,7 @@ class _Bumped:
 class ProducerEpochs:
     """Epoch bumps of idempotent producers; see the module docstring."""
 
-    def __init__(self, allocator: ProducerIdAllocator, capacity: int = EPOCHS_KEPT) -> None:
+    def __init__(self, allocator: Allocator, capacity: int = EPOCHS_KEPT) -> None:
         self._allocator = allocator
         self._capacity = capacity
         self._bumped: OrderedDict[int, _Bumped] = OrderedDict()

@@ -1,7 +1,7 @@
 """The part every controller channel shares: messages in a queue, delivered one at a time
 and in order by a task on the broker's event loop.
 
-The controller runs on its own thread (:mod:`zk_controller`), so ``send`` and ``close``
+The controller runs on its own thread (:mod:`active_controller`), so ``send`` and ``close``
 hop onto the loop; callbacks queued from one thread run in the order they were queued,
 so messages keep the controller's order. A closed channel never delivers again, even if
 its task's cancellation were lost in a library (the flag is checked between messages).

@@ -1,7 +1,8 @@
 """Where a broker's coordination calls run: off its event loop, one at a time, in order.
 
 A ZooKeeper call can wait for as long as the session lasts while the server is
-unreachable; on the event loop that wait would freeze every connection of the broker.
+unreachable, and a write to a standalone broker's local store waits for an fsync; on the
+event loop either wait would freeze every connection of the broker.
 Each broker therefore hands its calls to one worker thread (Kafka's controller has its
 event thread for the same reason). One thread keeps them in submission order, which the
 controller's read-decide-write steps and the role machine rely on. The loop awaits a

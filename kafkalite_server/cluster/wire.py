@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkalite.protocol import ApiKey
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.messages import (
     ControllerMessage,
     LeaderAndIsr,

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from kafkalite.errors import KafkaError
 from kafkalite.protocol.errors import TopicAlreadyExistsError
 from kafkalite.records import Record, iter_batches
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.coordinator.errors import coordinator_error
 from kafkalite_server.coordinator.ownership import Ownership

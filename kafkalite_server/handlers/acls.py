@@ -94,7 +94,7 @@ async def handle_create_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[
         results.append({"error_code": InvalidRequestError.errno if problem else 0,
                         "error_message": problem})
     try:
-        ctx.broker.security.store.add_acls(valid)
+        await ctx.broker.security.add_acls(valid)
     except BrokerResponseError as exc:
         results = [{"error_code": r["error_code"] or exc.errno,
                     "error_message": r["error_message"] or exc.context} for r in results]
@@ -128,7 +128,7 @@ async def handle_delete_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[
              "host": b.host, "operation": b.operation, "permission_type": b.permission}
             for b in matched]})
     try:
-        store.remove_acls(doomed)
+        await ctx.broker.security.remove_acls(doomed)
     except BrokerResponseError as exc:
         results = [{**r, "error_code": r["error_code"] or exc.errno,
                     "error_message": r["error_message"] or exc.context, "matching_acls": []}

@@ -3,8 +3,8 @@ all from this broker's own metadata cache.
 
 Topics that do not exist are requested from the controller on the spot when
 ``auto.create.topics.enable`` is on and the request allows it (v4+ flag; always for v0-3).
-A standalone broker's controller answers at once, so the reply is immediately usable; in a
-cluster the topic answers LEADER_NOT_AVAILABLE until the controller has placed it. A topic
+The topic answers LEADER_NOT_AVAILABLE until the controller has placed it (on a standalone
+broker too: it is a one-broker cluster, and its controller acts a moment later). A topic
 that another broker created a moment ago (this broker's cache does not have it yet, and the
 creation finds it exists) also answers LEADER_NOT_AVAILABLE, as Kafka does: clients retry
 that, while TOPIC_ALREADY_EXISTS would be fatal to them.

@@ -112,7 +112,7 @@ async def handle_alter_user_scram_credentials(ctx: RequestContext,
                 if d["name"] not in errors]
     try:
         if upserts or removals:
-            store.alter_credentials(upserts, removals)
+            await ctx.broker.security.alter_credentials(upserts, removals)
     except BrokerResponseError as exc:
         for user in users:
             errors.setdefault(user, (exc.errno, exc.context))

@@ -23,7 +23,6 @@ watermark the replica manager reports; :meth:`shutdown` stops them before closin
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import shutil
@@ -34,6 +33,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from kafkalite.protocol.errors import KafkaStorageError
+from kafkalite_server.directory_lock import try_lock_directory
 from kafkalite_server.log.checkpoint import OffsetCheckpointFile
 from kafkalite_server.log.cleaner_manager import (
     CLEANER_OFFSET_CHECKPOINT,
@@ -50,7 +50,6 @@ from kafkalite_server.log.open_files import (
     is_out_of_descriptors,
 )
 
-LOCK_FILE = ".lock"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
@@ -356,10 +355,7 @@ def write_clean_shutdown_marker(log_dir: Path) -> None:
 
 def _lock(log_dir: Path) -> int:
     """Hold ``.lock`` exclusively: two brokers must never share a log dir."""
-    fd = os.open(log_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise KafkaStorageError(f"{log_dir} is locked by another broker process") from None
+    fd = try_lock_directory(log_dir)
+    if fd is None:
+        raise KafkaStorageError(f"{log_dir} is locked by another broker process")
     return fd

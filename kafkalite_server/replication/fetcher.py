@@ -26,7 +26,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite_server.cancellation import cancel_and_wait
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.peer_connection import PeerConnection

@@ -7,10 +7,9 @@ AlterPartition design, KIP-497). A write that loses the version check raises
 :class:`StaleIsrVersionError`: the leader re-reads and decides again, it never forces a
 write.
 
-In a cluster the store is the partition state node (``cluster/partition_states.py``
-translates to Kafka's ZooKeeper layout, as 2.x brokers write it themselves and leave an
-ISR change notification for the controller). A standalone broker's partitions have one
-replica: their ISR never changes (:class:`NoPartitionStateStore`).
+The store is the partition state node (``cluster/partition_states.py`` translates to
+Kafka's ZooKeeper layout, as 2.x brokers write it themselves and leave an ISR change
+notification for the controller), over whichever coordination store the broker runs on.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ class StaleIsrVersionError(KafkaError):
     """The partition state changed since the version the write was conditional on."""
 
 
-class PartitionStateStore(Protocol):
+class IsrStore(Protocol):
     async def read(self, key: TopicPartition) -> tuple[IsrState, int]:
         """The partition's state and its version."""
 
@@ -45,12 +44,3 @@ class PartitionStateStore(Protocol):
         """Writes if the state is still at ``version`` (StaleIsrVersionError otherwise);
         returns the new version."""
 
-
-class NoPartitionStateStore:
-    """A standalone broker's partitions have one replica: their ISR never changes."""
-
-    async def read(self, key: TopicPartition) -> tuple[IsrState, int]:
-        raise KafkaError(f"{key[0]}-{key[1]}: a standalone broker keeps no partition state")
-
-    async def write(self, key: TopicPartition, state: IsrState, version: int) -> int:
-        raise KafkaError(f"{key[0]}-{key[1]}: a standalone broker's ISR is its leader alone")

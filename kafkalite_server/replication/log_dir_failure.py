@@ -1,9 +1,9 @@
 """How a broker tells the controller that one of its log directories failed.
 
-In a ZooKeeper cluster this is Kafka's ``/log_dir_event_notification`` node
+It is Kafka's ``/log_dir_event_notification`` node in the coordination store
 (``cluster/partition_states.py`` writes it off the event loop); the controller then asks
-the broker which replicas it lost and moves their leadership away. A standalone broker
-has no other broker to move anything to.
+the broker which replicas it lost and moves their leadership away where another replica
+may lead (a standalone broker's partitions have no other replica: they stay offline).
 """
 
 from __future__ import annotations
@@ -15,7 +15,3 @@ class LogDirFailureReporter(Protocol):
     async def log_dir_failed(self) -> None:
         """Tells the controller; returns once it is written (or raises)."""
 
-
-class NoLogDirFailureReporter:
-    async def log_dir_failed(self) -> None:
-        """A standalone broker's partitions have nowhere else to go."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from kafkalite.protocol.exchange import RequestExchange
 from kafkalite.protocol.framing import FrameTooLargeError
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.security.inter_broker import (
     PeerAuthenticationError,
     PeerSecurity,

@@ -44,7 +44,7 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.cancellation import cancel_and_wait
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.cluster.messages import NO_LEADER, LeaderAndIsr, PartitionState, StopReplica
 from kafkalite_server.cluster.metadata_cache import MetadataCache
@@ -57,14 +57,9 @@ from kafkalite_server.log.transaction_index import AbortedTxn
 from kafkalite_server.log.validator import RecordValidationError
 from kafkalite_server.replication.delayed import DelayedFetch, DelayedProduce, FetchPosition
 from kafkalite_server.replication.fetcher import FetcherSettings, ReplicaFetcherManager
-from kafkalite_server.replication.isr_store import (
-    NoPartitionStateStore,
-    PartitionStateStore,
-    StaleIsrVersionError,
-)
+from kafkalite_server.replication.isr_store import IsrStore, StaleIsrVersionError
 from kafkalite_server.replication.log_dir_failure import (
     LogDirFailureReporter,
-    NoLogDirFailureReporter,
 )
 from kafkalite_server.replication.partition import (
     IsrCommitted,
@@ -148,17 +143,16 @@ class ReplicationSettings:
 class ReplicaManager:
     def __init__(self, broker_id: int, log_manager: LogManager, metadata: MetadataCache,
                  topic_config: Callable[[str], LogConfig],
-                 state_store: PartitionStateStore | None = None,
-                 settings: ReplicationSettings | None = None, *,
-                 log_dir_failures: LogDirFailureReporter | None = None,
+                 state_store: IsrStore, settings: ReplicationSettings | None = None, *,
+                 log_dir_failures: LogDirFailureReporter,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
-        """Without a ``state_store`` (a standalone broker) ISRs never change; a failed log
-        dir is reported through ``log_dir_failures``."""
+        """Leaders write ISR changes to ``state_store``; a failed log dir is reported
+        through ``log_dir_failures``."""
         self.broker_id = broker_id
         self.log_manager = log_manager
         self.metadata = metadata
         self.topic_config = topic_config
-        self.state_store = state_store or NoPartitionStateStore()
+        self.state_store = state_store
         self.settings = settings or ReplicationSettings()
         self.now_ms = now_ms
         self.partitions: dict[TopicPartition, Partition] = {}
@@ -168,7 +162,7 @@ class ReplicaManager:
         self._listeners: list[LeadershipListener] = []
         self._fetchers: ReplicaFetcherManager | None = None
         self._store_tasks: set[asyncio.Task[None]] = set()
-        self.log_dir_failures = log_dir_failures or NoLogDirFailureReporter()
+        self.log_dir_failures = log_dir_failures
         self._checkpointed = self._read_high_watermarks()
 
     def add_leadership_listener(self, listener: LeadershipListener) -> None:

@@ -6,8 +6,8 @@ JAAS ``user_<name>="<password>"`` options from
 ``listener.name.<listener>.plain.sasl.jaas.config`` or ``sasl.jaas.config``), and the
 authorizer (on when ``authorizer.class.name`` is non-empty) with ``super.users`` and
 ``allow.everyone.if.no.acl.found``. ACLs and SCRAM credentials live in the cluster's
-metadata store: a file next to the metadata image for a standalone broker, Kafka's nodes in
-ZooKeeper for a cluster.
+coordination store, in Kafka's ZooKeeper layout (:mod:`.security_store`), whatever the
+deployment.
 
 An authorizer whose ``super.users`` names User:ANONYMOUS while a listener lets clients in
 without proving who they are (PLAINTEXT, or SSL without ``ssl.client.auth=required``) hands
@@ -18,13 +18,11 @@ to start, unless ``kafkalite.allow.anonymous.super.user=true`` says the operator
 from __future__ import annotations
 
 import logging
-import weakref
-from pathlib import Path
-from typing import Any, Protocol
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
 from kafkalite.protocol.scram import ScramCredential, decoy_credential
+from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.config import BrokerConfig, listener_value
 from kafkalite_server.network.listeners import Listener, authenticates
 from kafkalite_server.security.acls import (
@@ -37,49 +35,14 @@ from kafkalite_server.security.acls import (
     authorize_any,
 )
 from kafkalite_server.security.authenticator import SaslAuthenticator
-from kafkalite_server.security.file_store import Credentials, FileSecurityStore
 from kafkalite_server.security.jaas import parse_jaas
+from kafkalite_server.security.security_store import SecurityStore
 
 log = logging.getLogger(__name__)
 
 SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)
 ANONYMOUS = "User:ANONYMOUS"
 ALLOW_ANONYMOUS_SUPER_USER = "kafkalite.allow.anonymous.super.user"
-
-
-class SecurityStore(Protocol):
-    def acls(self) -> list[AclBinding]: ...
-
-    def add_acls(self, bindings: list[AclBinding]) -> None: ...
-
-    def remove_acls(self, bindings: list[AclBinding]) -> None: ...
-
-    def credentials(self) -> Credentials: ...
-
-    def scram_decoy_secret(self) -> bytes:
-        """The cluster's secret behind the SCRAM decoys (made and stored on first use)."""
-
-    def alter_credentials(self, upserts: list[tuple[str, str, ScramCredential]],
-                          deletions: list[tuple[str, str]]) -> None: ...
-
-
-_FILE_STORES: weakref.WeakKeyDictionary[Any, FileSecurityStore] = weakref.WeakKeyDictionary()
-
-
-def security_store(controller: Any, membership: Any) -> SecurityStore:
-    """The store of the broker's cluster: ZooKeeper (or the in-memory ensemble) when the
-    broker is a cluster member, else a file in its controller's metadata directory (one
-    store per controller, shared by the brokers of an EmbeddedCluster)."""
-    require_store = getattr(membership, "require_store", None)
-    if require_store is not None:
-        from kafkalite_server.security.zk_store import ZkSecurityStore
-
-        return ZkSecurityStore(require_store)
-    store = _FILE_STORES.get(controller)
-    if store is None:
-        store = FileSecurityStore(Path(controller.store.path).parent)
-        _FILE_STORES[controller] = store
-    return store
 
 
 def check_anonymous_super_user(config: BrokerConfig, listeners: list[Listener],
@@ -106,8 +69,12 @@ def check_anonymous_super_user(config: BrokerConfig, listeners: list[Listener],
 
 class BrokerSecurity:
     def __init__(self, config: BrokerConfig, listeners: list[Listener],
-                 store: SecurityStore) -> None:
+                 store: SecurityStore, worker: StoreWorker) -> None:
+        """Changes to ``store`` run on ``worker`` (the broker's coordination worker): a
+        write waits for the coordination store (a ZooKeeper round trip, an fsync of the
+        local store), which the event loop must not."""
         self.store = store
+        self._worker = worker
         self.authorizer_enabled = bool(config.authorizer_class_name.strip())
         self.settings = AuthorizerSettings(
             frozenset(user.strip() for user in config.super_users.split(";") if user.strip()),
@@ -142,6 +109,29 @@ class BrokerSecurity:
                 raise ConfigError(key, f"PLAIN on listener {name} needs a PlainLoginModule "
                                        'entry with user_<name>="<password>" options')
             self._plain_users[name] = users
+
+    async def load(self) -> None:
+        """Reads what requests will ask (the ACLs, the SCRAM credentials and the decoy
+        secret, made here if missing) on the coordination worker, before they ask: a store
+        read, or the decoy secret's first write, then never waits on the event loop."""
+        await self._worker.call(self._load)
+
+    def _load(self) -> None:
+        if self.authorizer_enabled:
+            self.store.acls()
+        if any(m in SCRAM_MECHANISMS for ms in self._mechanisms.values() for m in ms):
+            self.store.credentials()
+            self.store.scram_decoy_secret()
+
+    async def add_acls(self, bindings: list[AclBinding]) -> None:
+        await self._worker.call(self.store.add_acls, bindings)
+
+    async def remove_acls(self, bindings: list[AclBinding]) -> None:
+        await self._worker.call(self.store.remove_acls, bindings)
+
+    async def alter_credentials(self, upserts: list[tuple[str, str, ScramCredential]],
+                                deletions: list[tuple[str, str]]) -> None:
+        await self._worker.call(self.store.alter_credentials, upserts, deletions)
 
     def authenticator(self, listener: str) -> SaslAuthenticator:
         users = self._plain_users.get(listener, {})

@@ -32,7 +32,7 @@ from kafkalite.protocol.errors import error_for_code
 from kafkalite.protocol.exchange import RequestExchange
 from kafkalite.protocol.sasl_client import SaslCredentials
 from kafkalite.protocol.scram import ScramError
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.config import BrokerConfig, listener_value
 from kafkalite_server.network.listeners import resolve_listeners
 from kafkalite_server.network.tls import client_context

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
 from kafkalite_server.cluster.broker_channel import call
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker

@@ -1,5 +1,6 @@
 """Cluster fixtures: a real ZooKeeper server (Debian's package) per test module, and a
-``coordination_backend`` parameter that runs contract tests over both backends."""
+``connect`` parameter that runs contract tests over every backend (in memory, the durable
+local store, a real ZooKeeper)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from zookeeper_server import ZooKeeperServer, zookeeper_available
 
 from kafkalite_server.cluster.coordination import Coordination
+from kafkalite_server.cluster.local_store import LocalEnsemble
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
 
 
@@ -30,13 +32,16 @@ def chroot(request: pytest.FixtureRequest) -> str:
     return "/" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:80]
 
 
-@pytest.fixture(params=["memory", "zookeeper"])
-def connect(request: pytest.FixtureRequest, chroot: str
+@pytest.fixture(params=["memory", "local", "zookeeper"])
+def connect(request: pytest.FixtureRequest, chroot: str, tmp_path: Path
             ) -> Iterator[Callable[..., Coordination]]:
     """``connect(session_timeout_ms=...)`` opens a session on the backend under test."""
     opened: list[Coordination] = []
-    if request.param == "memory":
-        ensemble = MemoryEnsemble()
+    local: LocalEnsemble | None = None
+    if request.param in ("memory", "local"):
+        ensemble = MemoryEnsemble() if request.param == "memory" else LocalEnsemble.open(
+            tmp_path / "store")
+        local = ensemble if isinstance(ensemble, LocalEnsemble) else None
 
         def make(session_timeout_ms: int = 6000) -> Coordination:
             opened.append(ensemble.connect(session_timeout_ms))
@@ -53,6 +58,8 @@ def connect(request: pytest.FixtureRequest, chroot: str
     yield make
     for client in opened:
         client.close()
+    if local is not None:
+        local.close()
 
 
 @pytest.fixture

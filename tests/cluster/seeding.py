@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
 from kafkalite_server.cluster.coordination import Coordination, Create
 
 Partition = tuple[list[int], int, list[int]]
@@ -17,12 +17,12 @@ Partition = tuple[list[int], int, list[int]]
 def seed_topic(store: Coordination, topic: str, partitions: Mapping[int, Partition]) -> None:
     """One atomic batch: the state nodes land together with the assignment that the
     controller watches for."""
-    ops = [Create(zk.topic_path(topic), zk.encode_assignment(
+    ops = [Create(layout.topic_path(topic), layout.encode_assignment(
                {index: replicas for index, (replicas, _l, _i) in partitions.items()})),
-           Create(f"{zk.topic_path(topic)}/partitions")]
+           Create(f"{layout.topic_path(topic)}/partitions")]
     for index, (_replicas, leader, isr) in partitions.items():
-        state = zk.partition_state_path(topic, index)
+        state = layout.partition_state_path(topic, index)
         ops += [Create(state.rsplit("/", 1)[0]),
-                Create(state, zk.LeaderIsr(leader, 0, tuple(isr), 0).encode())]
-    ops.append(Create(zk.topic_config_path(topic), zk.encode_topic_config({})))
+                Create(state, layout.LeaderIsr(leader, 0, tuple(isr), 0).encode())]
+    ops.append(Create(layout.topic_config_path(topic), layout.encode_topic_config({})))
     store.commit(ops)

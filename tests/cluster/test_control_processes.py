@@ -19,7 +19,7 @@ from kazoo.exceptions import NoNodeError
 from test_cluster_processes import Cluster, _until
 
 from kafkalite.protocol import ApiKey
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
 from tests.conftest import build_batch
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -67,13 +67,13 @@ def _controller(cluster: Cluster) -> tuple[int, int] | None:
 def _seed(cluster: Cluster, topic: str, partitions: dict[int, tuple[list[int], int]]) -> None:
     """A topic whose ISR is full but whose leader is not the preferred replica."""
     transaction = cluster.zk.transaction()
-    transaction.create(zk.topic_path(topic), zk.encode_assignment(
+    transaction.create(layout.topic_path(topic), layout.encode_assignment(
         {index: replicas for index, (replicas, _leader) in partitions.items()}))
-    transaction.create(f"{zk.topic_path(topic)}/partitions")
+    transaction.create(f"{layout.topic_path(topic)}/partitions")
     for index, (replicas, leader) in partitions.items():
-        state = zk.partition_state_path(topic, index)
+        state = layout.partition_state_path(topic, index)
         transaction.create(state.rsplit("/", 1)[0])
-        transaction.create(state, zk.LeaderIsr(leader, 0, tuple(replicas), 0).encode())
+        transaction.create(state, layout.LeaderIsr(leader, 0, tuple(replicas), 0).encode())
     assert all(r is True or isinstance(r, str) for r in transaction.commit())
 
 
@@ -121,7 +121,7 @@ def test_preferred_leader_election_from_the_cli(cluster, wire):
     after = cluster.partitions(wire, 3, "pref")
     assert after[0]["leader_id"] == 1
     assert after[0]["leader_epoch"] == before[0]["leader_epoch"] + 1
-    state = json.loads(cluster.zk.get(zk.partition_state_path("pref", 0))[0])
+    state = json.loads(cluster.zk.get(layout.partition_state_path("pref", 0))[0])
     assert (state["leader"], state["leader_epoch"]) == (1, 1)
 
 

@@ -17,7 +17,7 @@ from kafkalite.consumer import Consumer
 from kafkalite.producer import Producer
 from kafkalite.structs import TopicPartition
 from kafkalite_server import EmbeddedCluster
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
 from kafkalite_server.cluster.coordination import CoordinationError, NoNodeError
 
 WAIT_S = 20
@@ -48,8 +48,8 @@ def _controller(cluster: EmbeddedCluster) -> tuple[int, int] | None:
     """(/controller's broker id, /controller_epoch); None in the moment between one
     controller's node going and the next one's being created."""
     try:
-        return (json.loads(_read(cluster, zk.CONTROLLER))["brokerid"],
-                int(_read(cluster, zk.CONTROLLER_EPOCH)))
+        return (json.loads(_read(cluster, layout.CONTROLLER))["brokerid"],
+                int(_read(cluster, layout.CONTROLLER_EPOCH)))
     except NoNodeError:
         return None
 
@@ -58,7 +58,7 @@ def _registered(cluster: EmbeddedCluster) -> set[int]:
     assert cluster.ensemble is not None
     store = cluster.ensemble.connect()
     try:
-        return {int(name) for name in store.children(zk.BROKER_IDS)}
+        return {int(name) for name in store.children(layout.BROKER_IDS)}
     finally:
         store.close()
 

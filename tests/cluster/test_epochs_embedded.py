@@ -11,7 +11,7 @@ from polling import until
 
 from kafkalite.admin import AdminClient, NewTopic
 from kafkalite.protocol import ApiKey
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
 
 _until = functools.partial(until, timeout=20, interval=0.02)
 
@@ -24,7 +24,7 @@ def test_a_stop_replica_for_an_earlier_incarnation_changes_nothing(cluster_facto
                     if b.node_id != b.metadata_cache.partition("kept", 0).leader)
     assert cluster.ensemble is not None
     store = cluster.ensemble.connect()
-    stat = store.exists(zk.broker_path(follower.node_id))
+    stat = store.exists(layout.broker_path(follower.node_id))
     store.close()
     assert stat is not None
     epoch = stat.creation_id  # the czxid of its registration

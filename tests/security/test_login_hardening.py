@@ -18,8 +18,9 @@ from kafkalite.protocol.errors import SaslAuthenticationFailedError
 from kafkalite.protocol.sasl_plain import plain_message
 from kafkalite.protocol.scram import ScramClient
 from kafkalite_server import EmbeddedCluster
+from kafkalite_server.cluster.local_store import LocalEnsemble
 from kafkalite_server.config import BrokerConfig
-from kafkalite_server.security.file_store import FileSecurityStore
+from kafkalite_server.security.security_store import SecurityStore
 from tests.conftest import WireClient
 from tests.security.authorized import AUTHORIZER, login
 
@@ -127,11 +128,19 @@ def test_an_unknown_scram_user_is_answered_like_a_real_one() -> None:
 
 
 def test_the_decoy_secret_outlives_a_restart_and_credential_changes(tmp_path: Path) -> None:
-    store = FileSecurityStore(tmp_path)
-    secret = store.scram_decoy_secret()
-    assert len(secret) == 32 and store.scram_decoy_secret() == secret
-    store.alter_credentials([], [])
-    store.add_acls([])
-    assert FileSecurityStore(tmp_path).scram_decoy_secret() == secret
-    (tmp_path / "other").mkdir()
-    assert FileSecurityStore(tmp_path / "other").scram_decoy_secret() != secret
+    def decoy_secret(directory: Path, *changes: str) -> bytes:
+        local = LocalEnsemble.open(directory)
+        session = local.connect()
+        try:
+            store = SecurityStore(lambda: session)
+            if "credentials" in changes:
+                store.alter_credentials([], [])
+            if "acls" in changes:
+                store.add_acls([])
+            return store.scram_decoy_secret()
+        finally:
+            local.close()
+    secret = decoy_secret(tmp_path / "store")
+    assert len(secret) == 32
+    assert decoy_secret(tmp_path / "store", "credentials", "acls") == secret
+    assert decoy_secret(tmp_path / "other") != secret

@@ -313,8 +313,8 @@ def test_scram_server_accepts_librdkafkas_doubled_client_nonce_but_nothing_else(
 
 def test_listeners_travel_in_update_metadata_and_broker_registrations() -> None:
     from kafkalite.protocol import decode_request_body, decode_request_header, encode_request
-    from kafkalite_server.cluster import wire, zk_layout
-    from kafkalite_server.cluster.image import BrokerEndpoint
+    from kafkalite_server.cluster import metadata_layout, wire
+    from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
     from kafkalite_server.cluster.messages import UpdateMetadata
 
     listeners = (("INTERNAL", "10.0.0.1", 9092, "PLAINTEXT"),
@@ -327,4 +327,4 @@ def test_listeners_travel_in_update_metadata_and_broker_registrations() -> None:
     header, offset = decode_request_header(frame)
     decoded = wire.update_metadata_from(decode_request_body(header, frame, offset))
     assert decoded.live_brokers == (endpoint,)
-    assert zk_layout.decode_broker(1, zk_layout.encode_broker(endpoint, 0)) == endpoint
+    assert metadata_layout.decode_broker(1, metadata_layout.encode_broker(endpoint, 0)) == endpoint

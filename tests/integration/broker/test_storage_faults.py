@@ -6,9 +6,9 @@ with one ERROR line, Metadata and Fetch say KAFKA_STORAGE_ERROR, the failing dis
 not written again, and the broker still stops. The disk is a ``pwrite`` that cuts writes
 short and then fails with ENOSPC (see ``disk_faults``).
 
-Metadata files on a full disk (a standalone broker's own controller keeps its topics and
-producer ids in files): every change is saved before it takes effect, so a failed save
-answers an error naming the file and leaves the topics as they were.
+Metadata on a full disk (a standalone broker keeps its cluster metadata in the local
+coordination store of its data dir): every change is journalled before it takes effect,
+so a failed write answers an error naming the journal and leaves the topics as they were.
 
 Damaged indexes: random bytes over ``.index``/``.timeindex`` files never stop the broker,
 fail a fetch, or change what a consumer reads or where a timestamp lookup lands.
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import functools
 import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,11 +34,10 @@ from hypothesis import strategies as st
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import CoordinatorNotAvailableError, KafkaStorageError
-from kafkalite_server.cluster.controller import Controller
-from kafkalite_server.cluster.image import METADATA_FILE, write_atomically
+from kafkalite_server.cluster.local_store import LocalCoordination, LocalEnsemble
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.embedded import EmbeddedCluster
-from kafkalite_server.launch import launch_standalone_broker
+from kafkalite_server.launch import METADATA_DIR, launch_broker
 from kafkalite_server.log.manager import CLEAN_SHUTDOWN_FILE
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -176,7 +175,7 @@ def test_a_filling_disk_never_loses_an_acknowledged_record(cluster_factory, wire
 
 class StandaloneBroker:
     """``kafkalite-server start`` without ``zookeeper.connect``, run in this process on a
-    background loop so that a test can put its controller's files on a full disk."""
+    background loop so that a test can put its coordination store on a full disk."""
 
     def __init__(self, data_dir: Path) -> None:
         config = BrokerConfig.from_properties({
@@ -185,9 +184,10 @@ class StandaloneBroker:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        self.broker = self._run(launch_standalone_broker(config, data_dir))
-        assert isinstance(self.broker.controller, Controller)
-        self.controller: Controller = self.broker.controller
+        self.broker = self._run(launch_broker(config, data_dir))
+        session = self.broker.membership.require_store()
+        assert isinstance(session, LocalCoordination)
+        self.store: LocalEnsemble = session.ensemble
         self.bootstrap_servers = f"127.0.0.1:{self.broker.port}"
 
     def _run(self, coro: Any) -> Any:
@@ -220,10 +220,6 @@ def _no_space(_fd: int) -> None:
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
-FULL_DISK_WRITER = functools.partial(write_atomically, fsync=_no_space)
-"""The real atomic write (temp file, fsync, rename) on a disk with no space left."""
-
-
 def _topics(client: Any) -> dict[str, int]:
     body = {"topics": None, "allow_auto_topic_creation": False,
             "include_cluster_authorized_operations": False,
@@ -240,15 +236,18 @@ def _produce_one(client: Any, topic: str, make_batch: Any) -> int:
         "error_code"]
 
 
+def _journal_bytes(store_dir: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in store_dir.glob("journal-*")}
+
+
 def test_metadata_changes_on_a_full_disk_fail_whole_and_change_nothing(
         standalone, wire, make_batch, tmp_path: Path):
-    data_dir = tmp_path / "data"
+    store_dir = tmp_path / "data" / METADATA_DIR
     cluster = standalone()
     client = wire(cluster.bootstrap_servers)
     _create_topic(client)
-    metadata_file = data_dir / METADATA_FILE
-    saved = metadata_file.read_bytes()
-    cluster.controller.store.write = FULL_DISK_WRITER
+    saved = _journal_bytes(store_dir)
+    cluster.store.fsync = _no_space
 
     deleted = client.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000})
     assert deleted["responses"] == [{"name": TOPIC, "error_code": KafkaStorageError.errno}]
@@ -257,7 +256,7 @@ def test_metadata_changes_on_a_full_disk_fail_whole_and_change_nothing(
                     "assignments": [], "configs": []}],
         "timeout_ms": 5000, "validate_only": False})["topics"][0]
     assert created["error_code"] == KafkaStorageError.errno
-    assert str(metadata_file) in created["error_message"]
+    assert str(store_dir / "journal-0") in created["error_message"]
     grown = client.call(ApiKey.CREATE_PARTITIONS, 1, {
         "topics": [{"name": TOPIC, "count": 3, "assignments": None}],
         "timeout_ms": 5000, "validate_only": False})["results"][0]
@@ -265,8 +264,7 @@ def test_metadata_changes_on_a_full_disk_fail_whole_and_change_nothing(
 
     assert _topics(client) == {TOPIC: 1}  # nothing changed in memory
     assert _produce_one(client, TOPIC, make_batch) == 0
-    assert metadata_file.read_bytes() == saved
-    assert not list(data_dir.glob("*.tmp"))
+    assert _journal_bytes(store_dir) == saved  # nor on disk
 
     cluster.stop()  # a stop with the metadata disk full still stops
     restarted = standalone()
@@ -279,14 +277,20 @@ def test_metadata_changes_on_a_full_disk_fail_whole_and_change_nothing(
 def test_find_coordinator_on_a_full_disk_answers_retriable_and_recovers(standalone, wire):
     cluster = standalone()
     client = wire(cluster.bootstrap_servers)
-    cluster.controller.store.write = FULL_DISK_WRITER
+    cluster.store.fsync = _no_space
     for _ in range(2):
         found = client.call(ApiKey.FIND_COORDINATOR, 2, {"key": "group", "key_type": 0})
         assert found["error_code"] == CoordinatorNotAvailableError.errno
-        assert METADATA_FILE in found["error_message"]
+        assert "journal-0" in found["error_message"]
     assert "__consumer_offsets" not in _topics(client)
-    cluster.controller.store.write = write_atomically
-    found = client.call(ApiKey.FIND_COORDINATOR, 2, {"key": "group", "key_type": 0})
+    cluster.store.fsync = os.fsync
+    # As in Kafka, the lookup that creates the topic answers COORDINATOR_NOT_AVAILABLE
+    # until the controller has placed it; clients retry.
+    for _ in range(100):
+        found = client.call(ApiKey.FIND_COORDINATOR, 2, {"key": "group", "key_type": 0})
+        if found["error_code"] != CoordinatorNotAvailableError.errno:
+            break
+        time.sleep(0.05)
     assert found["error_code"] == 0 and found["node_id"] == 0
     assert _topics(client)["__consumer_offsets"] == 4
 
@@ -296,13 +300,9 @@ def _init_producer_id(client: Any) -> dict[str, Any]:
                                                     "transaction_timeout_ms": 60000})
 
 
-def test_a_producer_id_block_is_handed_out_only_once_saved(standalone, wire):
+def test_a_producer_id_is_never_issued_twice_across_restarts(standalone, wire):
     cluster = standalone()
-    client = wire(cluster.bootstrap_servers)
-    cluster.controller.producer_ids.write = FULL_DISK_WRITER
-    assert _init_producer_id(client)["error_code"] != 0
-    cluster.controller.producer_ids.write = write_atomically
-    first = _init_producer_id(client)
+    first = _init_producer_id(wire(cluster.bootstrap_servers))
     assert first["error_code"] == 0
     cluster.stop()
     restarted = standalone()

@@ -9,7 +9,7 @@ from typing import Any
 
 from kafkalite_server.cluster import broker_channel
 from kafkalite_server.cluster.broker_channel import NetworkChannel
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.messages import UpdateMetadata
 
 

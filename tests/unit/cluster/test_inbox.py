@@ -13,16 +13,20 @@ from kafkalite.protocol.errors import (
     StaleBrokerEpochError,
     StaleControllerEpochError,
 )
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.inbox import ControllerInbox
+from kafkalite_server.cluster.memory_store import MemoryEnsemble
 from kafkalite_server.cluster.messages import (
     LEADER_DURING_DELETE,
+    NO_BROKER_EPOCH,
     LeaderAndIsr,
     PartitionState,
     StopReplica,
     UpdateMetadata,
 )
 from kafkalite_server.cluster.metadata_cache import MetadataCache
+from kafkalite_server.cluster.partition_states import LogDirEventNotifier, PartitionStateStore
+from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.replication.replica_manager import ReplicaManager
@@ -39,12 +43,33 @@ class Recorder:
         self.events.append(("resign", topic, index))
 
 
+class Epochs:
+    """A broker's registration epoch and the coordination store's /controller_epoch."""
+
+    def __init__(self, broker_epoch: int, stored_controller_epoch: int) -> None:
+        self.broker_epoch = broker_epoch
+        self.stored = stored_controller_epoch
+
+    async def controller_epoch_exists(self, epoch: int) -> bool:
+        return epoch <= self.stored
+
+
+async def _no_configs_to_load(topics: object) -> None:
+    """The tests' topics run on the default config."""
+
+
 @pytest.fixture
 def inbox(tmp_path: Path):
     manager = LogManager([tmp_path], LogConfig())
     cache = MetadataCache(1, "cid")
-    replicas = ReplicaManager(1, manager, cache, lambda _topic: LogConfig())
-    yield ControllerInbox(replicas, cache)
+    store = MemoryEnsemble().connect()
+    worker = StoreWorker("test")
+    replicas = ReplicaManager(1, manager, cache, lambda _topic: LogConfig(),
+                              PartitionStateStore(lambda: store, worker),
+                              log_dir_failures=LogDirEventNotifier(1, lambda: store, worker))
+    yield ControllerInbox(replicas, cache, Epochs(broker_epoch=NO_BROKER_EPOCH,
+                                                  stored_controller_epoch=2**31 - 1),
+                          _no_configs_to_load)
     manager.shutdown()
 
 
@@ -91,17 +116,6 @@ def test_metadata_cache_takes_update_metadata_and_deletions(inbox):
     inbox.handle(UpdateMetadata(2, 1, (PartitionState("t", 0, LEADER_DURING_DELETE, 0, (), ()),),
                                 live[:1]))
     assert cache.partitions_of("t") is None and list(cache.brokers) == [1]
-
-
-class Epochs:
-    """A broker's registration epoch and the coordination store's /controller_epoch."""
-
-    def __init__(self, broker_epoch: int, stored_controller_epoch: int) -> None:
-        self.broker_epoch = broker_epoch
-        self.stored = stored_controller_epoch
-
-    async def controller_epoch_exists(self, epoch: int) -> bool:
-        return epoch <= self.stored
 
 
 def test_a_message_for_an_earlier_incarnation_is_refused(inbox):

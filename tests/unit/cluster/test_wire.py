@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kafkalite.protocol import decode_request_body, decode_request_header, encode_request
 from kafkalite_server.cluster import wire
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.messages import (
     LeaderAndIsr,
     PartitionState,

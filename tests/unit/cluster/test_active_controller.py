@@ -8,11 +8,11 @@ from collections.abc import Callable
 import pytest
 
 from kafkalite.protocol.errors import StaleBrokerEpochError
-from kafkalite_server.cluster import zk_layout as zk
-from kafkalite_server.cluster.image import BrokerEndpoint
+from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.active_controller import Controller, FencedError
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
 from kafkalite_server.cluster.messages import LeaderAndIsr, StopReplica, UpdateMetadata
-from kafkalite_server.cluster.zk_controller import FencedError, ZkController
 
 
 class Recording:
@@ -41,28 +41,28 @@ class Cluster:
         self.now = 0
         self.ensemble = MemoryEnsemble(lambda: self.now)
         self.admin = self.ensemble.connect()
-        for path in zk.PERSISTENT_PATHS:
+        for path in layout.PERSISTENT_PATHS:
             self.admin.ensure_path(path)
-        self.admin.create(zk.CONTROLLER_EPOCH, zk.encode_epoch(0))
+        self.admin.create(layout.CONTROLLER_EPOCH, layout.encode_epoch(0))
         self.sessions = {}
         for broker_id in broker_ids:
             session = self.ensemble.connect(6000)
-            session.create(zk.broker_path(broker_id), zk.encode_broker(
+            session.create(layout.broker_path(broker_id), layout.encode_broker(
                 BrokerEndpoint(broker_id, "127.0.0.1", 9000 + broker_id), 0), ephemeral=True)
             self.sessions[broker_id] = session
         self.channels: dict[int, Recording] = {}
         self.queue: list[Callable[[], None]] = []
 
-    def elect(self, broker_id: int, **options: object) -> ZkController:
-        data, stat = self.admin.get(zk.CONTROLLER_EPOCH)
-        self.admin.set(zk.CONTROLLER_EPOCH, zk.encode_epoch(zk.decode_epoch(data) + 1),
+    def elect(self, broker_id: int, **options: object) -> Controller:
+        data, stat = self.admin.get(layout.CONTROLLER_EPOCH)
+        self.admin.set(layout.CONTROLLER_EPOCH, layout.encode_epoch(layout.decode_epoch(data) + 1),
                        stat.version)
 
         def channel(endpoint: BrokerEndpoint) -> Recording:
             self.channels[endpoint.node_id] = Recording()
             return self.channels[endpoint.node_id]
-        controller = ZkController(
-            self.ensemble.connect(), broker_id, zk.decode_epoch(data) + 1, stat.version + 1,
+        controller = Controller(
+            self.ensemble.connect(), broker_id, layout.decode_epoch(data) + 1, stat.version + 1,
             unclean_election=bool(options.get("unclean", False)), imbalance_percentage=10,
             open_channel=channel, on_change=self.queue.append)
         controller.start()
@@ -72,17 +72,17 @@ class Cluster:
         while self.queue:
             self.queue.pop(0)()
 
-    def state(self, topic: str, index: int) -> zk.LeaderIsr:
-        path = zk.partition_state_path(topic, index)
-        return zk.LeaderIsr.decode(path, self.admin.get(path)[0])
+    def state(self, topic: str, index: int) -> layout.LeaderIsr:
+        path = layout.partition_state_path(topic, index)
+        return layout.LeaderIsr.decode(path, self.admin.get(path)[0])
 
 
 def test_a_new_topic_gets_state_nodes_and_its_replicas_hear_of_it():
     cluster = Cluster([1, 2, 3])
     controller = cluster.elect(1)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment({0: [2, 3, 1]}))
     cluster.settle()
-    assert cluster.state("t", 0) == zk.LeaderIsr(2, 0, (2, 3, 1), controller.epoch)
+    assert cluster.state("t", 0) == layout.LeaderIsr(2, 0, (2, 3, 1), controller.epoch)
     told = [m for m in cluster.channels[3].sent if isinstance(m, LeaderAndIsr)]
     assert told[-1].partitions[0].leader == 2 and told[-1].controller_epoch == 1
     assert all(isinstance(m, UpdateMetadata) for m in cluster.channels[1].sent[-1:])
@@ -91,7 +91,7 @@ def test_a_new_topic_gets_state_nodes_and_its_replicas_hear_of_it():
 def test_losing_the_leader_elects_the_next_isr_replica_with_a_bumped_epoch():
     cluster = Cluster([1, 2, 3])
     cluster.elect(1)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment({0: [2, 3, 1]}))
     cluster.settle()
     cluster.sessions[2].pause()
     cluster.now += 6001
@@ -105,12 +105,12 @@ def test_losing_the_leader_elects_the_next_isr_replica_with_a_bumped_epoch():
 def test_with_no_live_isr_member_only_unclean_election_picks_a_leader(unclean, leader):
     cluster = Cluster([1, 2])
     cluster.elect(1, unclean=unclean)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 1]}))
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment({0: [2, 1]}))
     cluster.settle()
     # Only 2 is in sync (the ISR shrank behind the controller's back: its cached version
     # is stale, so its next write conflicts and it retries from a fresh read).
-    path = zk.partition_state_path("t", 0)
-    cluster.admin.set(path, zk.LeaderIsr(2, 0, (2,), 1).encode())
+    path = layout.partition_state_path("t", 0)
+    cluster.admin.set(path, layout.LeaderIsr(2, 0, (2,), 1).encode())
     cluster.ensemble.expire(cluster.sessions[2].session_id)
     cluster.settle()
     assert cluster.state("t", 0).leader == leader
@@ -119,7 +119,7 @@ def test_with_no_live_isr_member_only_unclean_election_picks_a_leader(unclean, l
 def test_a_controller_with_an_older_epoch_cannot_write():
     cluster = Cluster([1, 2, 3])
     stale = cluster.elect(1)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [1, 2]}))
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment({0: [1, 2]}))
     cluster.settle()
     cluster.elect(2)  # a newer controller while the first one was paused
     with pytest.raises(FencedError):
@@ -130,10 +130,13 @@ def test_a_controller_with_an_older_epoch_cannot_write():
 def test_controlled_shutdown_moves_leadership_first():
     cluster = Cluster([1, 2, 3])
     controller = cluster.elect(3)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [1, 2], 1: [1]}))
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment(
+        {0: [1, 2], 1: [1], 2: [1, 4]}))
     cluster.settle()
     remaining = controller.controlled_shutdown(1)
-    assert remaining == [("t", 1)]  # no other replica to take partition 1
+    # Partition 2's other replica is not live, so broker 1 still leads it; partition 1 has
+    # no other replica at all, and is not counted (as in Kafka): it has nowhere to go.
+    assert remaining == [("t", 2)]
     state = cluster.state("t", 0)
     assert (state.leader, state.leader_epoch, state.isr) == (2, 1, (2,))
     # The stopping broker is told to stop the replicas it no longer leads (not partition
@@ -151,12 +154,12 @@ def test_a_broker_that_restarts_between_two_reads_is_handled_as_gone_then_back()
     it, it would never fetch and never rejoin the ISR)."""
     cluster = Cluster([1, 2, 3])
     cluster.elect(1)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment({0: [2, 3, 1]}))
     cluster.settle()
     old_channel = cluster.channels[2]
     cluster.sessions[2].close()
     restarted = cluster.ensemble.connect(6000)
-    restarted.create(zk.broker_path(2), zk.encode_broker(
+    restarted.create(layout.broker_path(2), layout.encode_broker(
         BrokerEndpoint(2, "127.0.0.1", 9002), 0), ephemeral=True)
     cluster.settle()
     state = cluster.state("t", 0)
@@ -170,10 +173,10 @@ def test_a_broker_that_restarts_between_two_reads_is_handled_as_gone_then_back()
 def test_a_bounced_broker_that_was_the_only_replica_leads_again():
     cluster = Cluster([1, 2])
     cluster.elect(1)
-    cluster.admin.create(zk.topic_path("solo"), zk.encode_assignment({0: [2]}))
+    cluster.admin.create(layout.topic_path("solo"), layout.encode_assignment({0: [2]}))
     cluster.settle()
     cluster.sessions[2].close()
-    cluster.ensemble.connect(6000).create(zk.broker_path(2), zk.encode_broker(
+    cluster.ensemble.connect(6000).create(layout.broker_path(2), layout.encode_broker(
         BrokerEndpoint(2, "127.0.0.1", 9002), 0), ephemeral=True)
     cluster.settle()
     state = cluster.state("solo", 0)
@@ -190,18 +193,18 @@ def test_messages_name_the_incarnation_they_are_for():
     incarnation is refused."""
     cluster = Cluster([1, 2, 3])
     controller = cluster.elect(1)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1]}))
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment({0: [2, 3, 1]}))
     cluster.settle()
-    first_epoch = cluster.sessions[2].exists(zk.broker_path(2)).creation_id
+    first_epoch = cluster.sessions[2].exists(layout.broker_path(2)).creation_id
     old_channel = cluster.channels[2]
     assert old_channel.sent
     assert {m.broker_epoch for m in old_channel.sent} == {first_epoch}
     cluster.sessions[2].close()
     restarted = cluster.ensemble.connect(6000)
-    restarted.create(zk.broker_path(2), zk.encode_broker(
+    restarted.create(layout.broker_path(2), layout.encode_broker(
         BrokerEndpoint(2, "127.0.0.1", 9002), 0), ephemeral=True)
     cluster.settle()
-    second_epoch = restarted.exists(zk.broker_path(2)).creation_id
+    second_epoch = restarted.exists(layout.broker_path(2)).creation_id
     assert second_epoch > first_epoch
     assert old_channel.closed
     new_channel = cluster.channels[2]
@@ -221,13 +224,13 @@ def test_a_failed_log_dir_moves_leadership_and_lists_the_replicas_offline():
     lists it in offline_replicas. Its other replicas are untouched."""
     cluster = Cluster([1, 2, 3])
     cluster.elect(1)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [2, 3, 1], 1: [3, 2, 1],
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment({0: [2, 3, 1], 1: [3, 2, 1],
                                                                    2: [1, 3]}))
     cluster.settle()
-    cluster.admin.create(zk.LOG_DIR_EVENT_PREFIX, zk.encode_log_dir_event(2), sequential=True,
+    cluster.admin.create(layout.LOG_DIR_EVENT_PREFIX, layout.encode_log_dir_event(2), sequential=True,
                          makepath=True)
     cluster.settle()
-    assert cluster.admin.children(zk.LOG_DIR_EVENT_NOTIFICATION) == []
+    assert cluster.admin.children(layout.LOG_DIR_EVENT_NOTIFICATION) == []
     channel = cluster.channels[2]
     asked, on_answer = channel.sent[-1], channel.answers[-1]
     assert isinstance(asked, LeaderAndIsr) and callable(on_answer)

@@ -1,6 +1,8 @@
-"""Kafka's ZooKeeper-mode layout: node paths and their JSON documents.
+"""Kafka's ZooKeeper layout: node paths and their JSON documents.
 
-Anyone who knows Kafka can inspect a kafkalite cluster with ``zkCli.sh``:
+Every coordination store holds the cluster's metadata this way (ZooKeeper, a standalone
+broker's local store, an EmbeddedCluster's in-memory store), so anyone who knows Kafka can
+inspect a kafkalite cluster over ZooKeeper with ``zkCli.sh``:
 
 - ``/brokers/ids/<id>`` (ephemeral): host, port, endpoints, rack, timestamp.
 - ``/controller`` (ephemeral): ``{"version":1,"brokerid":N,"timestamp":"<ms>"}``.
@@ -23,8 +25,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.coordination import CoordinationError
-from kafkalite_server.cluster.image import BrokerEndpoint
 
 BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
@@ -58,8 +60,16 @@ def topic_path(topic: str) -> str:
     return f"{TOPICS}/{topic}"
 
 
+def partitions_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}/partitions"
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"{partitions_path(topic)}/{partition}"
+
+
 def partition_state_path(topic: str, partition: int) -> str:
-    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+    return f"{partition_path(topic, partition)}/state"
 
 
 def topic_config_path(topic: str) -> str:

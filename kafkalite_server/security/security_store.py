@@ -1,4 +1,7 @@
-"""ACLs and SCRAM credentials of a ZooKeeper-mode cluster, in Kafka's layout.
+"""ACLs and SCRAM credentials, in the coordination store, in Kafka's ZooKeeper layout.
+
+Every deployment keeps them the same way: a ZooKeeper cluster in ZooKeeper, an
+EmbeddedCluster in its in-memory store, a standalone broker in its local store.
 
 - literal ACLs: ``/kafka-acl/<Topic|Group|Cluster|TransactionalId>/<name>``;
 - prefixed ACLs: ``/kafka-acl-extended/prefixed/<type>/<name>``;
@@ -12,10 +15,12 @@
   ``/kafkalite/scram_decoy_secret``, made by the first broker that needs it, so every
   broker offers an unknown user the same salt.
 
-Every broker caches what it read; a write bumps ``/kafka-acl-changes`` (ACLs) or
-``/config/changes`` (users), whose watches tell every broker to read again. Watches fire
-on the coordination thread and only mark the cache stale; it is re-read on the event loop
-at the next use. Writes are conditional on the node's version and retried on a conflict.
+Every broker caches what it read, first at start (:meth:`BrokerSecurity.load`, on the
+coordination worker); a write bumps ``/kafka-acl-changes`` (ACLs) or ``/config/changes``
+(users), whose watches tell every broker to read again. The writing broker reads again
+right after its write, on the worker; a watch fires on the coordination thread and only
+marks the cache stale, which is then read again at the next use. Writes are conditional on
+the node's version and retried on a conflict.
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ from kafkalite_server.security.acls import (
     PatternType,
     ResourceType,
 )
-from kafkalite_server.security.file_store import DECOY_SECRET_BYTES, Credentials
 
 LITERAL_ACLS = "/kafka-acl"
 PREFIXED_ACLS = "/kafka-acl-extended/prefixed"
@@ -50,7 +54,11 @@ ACL_CHANGES = "/kafka-acl-changes"
 USERS = "/config/users"
 CONFIG_CHANGES = "/config/changes"
 SCRAM_DECOY_SECRET = "/kafkalite/scram_decoy_secret"
+DECOY_SECRET_BYTES = 32
 _RETRIES = 10
+
+Credentials = dict[str, dict[str, ScramCredential]]
+"""user -> mechanism -> credential."""
 _TYPE_NAMES = {ResourceType.TOPIC: "Topic", ResourceType.GROUP: "Group",
                ResourceType.CLUSTER: "Cluster", ResourceType.TRANSACTIONAL_ID: "TransactionalId"}
 _TYPES = {name: kind for kind, name in _TYPE_NAMES.items()}
@@ -74,6 +82,29 @@ def _entry(binding: AclBinding) -> dict[str, str]:
             "operation": _camel(binding.operation.name), "host": binding.host}
 
 
+def acl_nodes(bindings: list[AclBinding]) -> dict[str, bytes]:
+    """The ACL nodes holding ``bindings``, as documents (for a store written at once)."""
+    by_node: dict[str, list[dict[str, str]]] = {}
+    for binding in bindings:
+        entries = by_node.setdefault(_node(binding), [])
+        if _entry(binding) not in entries:
+            entries.append(_entry(binding))
+    return {path: _acls_document(entries) for path, entries in by_node.items()}
+
+
+def user_path(user: str) -> str:
+    return f"{USERS}/{quote(user, safe='')}"
+
+
+def user_document(credentials: dict[str, str]) -> bytes:
+    """``/config/users/<user>``: mechanism -> credential text."""
+    return json.dumps({"version": 1, "config": credentials}).encode()
+
+
+def _acls_document(entries: list[dict[str, str]]) -> bytes:
+    return json.dumps({"version": 1, "acls": entries}).encode()
+
+
 def _with_entries(added: list[dict[str, str]],
                   entries: list[dict[str, str]]) -> list[dict[str, str]]:
     """``entries`` plus those of ``added`` not already there (adding an ACL twice is a no-op)."""
@@ -85,7 +116,7 @@ def _without_entries(removed: list[dict[str, str]],
     return [e for e in entries if e not in removed]
 
 
-class ZkSecurityStore:
+class SecurityStore:
     def __init__(self, store: Callable[[], Coordination]) -> None:
         self._store = store
         self._acls: list[AclBinding] | None = None
@@ -143,6 +174,7 @@ class ZkSecurityStore:
                 _with_entries if add else _without_entries, [_entry(b) for b in group]))
         self._notify(store, ACL_CHANGES)
         self._acls = None
+        self.acls()  # read again here (off the event loop), not at the next request
 
     # ------------------------------------------------------------------ SCRAM
 
@@ -176,9 +208,10 @@ class ZkSecurityStore:
         for user in users:
             removed = {m for u, m in deletions if u == user}
             added = {m: c.to_text() for u, m, c in upserts if u == user}
-            self._update_user(store, f"{USERS}/{quote(user, safe='')}", removed, added)
+            self._update_user(store, user_path(user), removed, added)
         self._notify(store, CONFIG_CHANGES)
         self._scram = None
+        self.credentials()  # read again here (off the event loop), not at the next login
 
     def scram_decoy_secret(self) -> bytes:
         """Read once (it never changes); the first broker to need it creates it."""
@@ -204,15 +237,14 @@ class ZkSecurityStore:
                     return
                 store.ensure_path(path.rsplit("/", 1)[0])
                 try:
-                    store.create(path, json.dumps({"version": 1, "acls": entries}).encode())
+                    store.create(path, _acls_document(entries))
                     return
                 except NodeExistsError:
                     continue
             entries = change(json.loads(data.decode())["acls"])
             try:
                 if entries:
-                    store.set(path, json.dumps({"version": 1, "acls": entries}).encode(),
-                              stat.version)
+                    store.set(path, _acls_document(entries), stat.version)
                 else:
                     store.delete(path, stat.version)
                 return
@@ -231,7 +263,7 @@ class ZkSecurityStore:
                 stat, document = None, {"version": 1, "config": {}}
             config = {k: v for k, v in document.get("config", {}).items() if k not in removed}
             config.update(added)
-            encoded = json.dumps({"version": 1, "config": config}).encode()
+            encoded = user_document(config)
             try:
                 if stat is None:
                     store.ensure_path(USERS)

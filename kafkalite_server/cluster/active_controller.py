@@ -1,5 +1,7 @@
-"""The elected controller's work over the coordination store (Kafka's ZooKeeper-mode
-KafkaController, reduced to the control plane).
+"""The controller: the elected broker's work over the coordination store (Kafka's
+ZooKeeper-mode KafkaController, reduced to the control plane). It is the only one: brokers
+over ZooKeeper, the brokers of an EmbeddedCluster and a standalone broker (a one-broker
+cluster over its local store) all run it.
 
 It runs on one thread, its broker's coordination worker (Kafka's controller event thread):
 every step (a watch's event, a request from a handler) is a synchronous function run
@@ -20,6 +22,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import TypeVar
 
 from kafkalite.protocol.errors import (
     BrokerIdNotRegisteredError,
@@ -28,7 +31,8 @@ from kafkalite.protocol.errors import (
     StaleBrokerEpochError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.coordination import (
     BadVersionError,
     Check,
@@ -37,6 +41,7 @@ from kafkalite_server.cluster.coordination import (
     Create,
     NodeExistsError,
     NoNodeError,
+    Op,
     SetData,
 )
 from kafkalite_server.cluster.election import (
@@ -48,7 +53,6 @@ from kafkalite_server.cluster.election import (
     without_replica,
 )
 from kafkalite_server.cluster.election_requests import ElectionType, requested_election
-from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import (
     LEADER_DURING_DELETE,
     NO_BROKER_EPOCH,
@@ -64,15 +68,18 @@ from kafkalite_server.cluster.messages import (
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 TopicPartition = tuple[str, int]
 MAX_STATE_WRITE_ATTEMPTS = 5
+MAX_STATES_PER_COMMIT = 500
+"""Partition states created in one batch (ZooKeeper caps a request at 1 MB)."""
 
 
 class FencedError(CoordinationError):
     """A newer controller exists: this one must stop acting."""
 
 
-class ZkController:
+class Controller:
     def __init__(self, store: Coordination, broker_id: int, epoch: int, epoch_version: int,
                  *, unclean_election: bool, imbalance_percentage: int,
                  open_channel: Callable[[BrokerEndpoint], BrokerChannel],
@@ -95,7 +102,7 @@ class ZkController:
         """Each live broker's replicas in a failed log directory (until it restarts)."""
         self.channels: dict[int, BrokerChannel] = {}
         self.assignments: dict[str, dict[int, list[int]]] = {}
-        self.states: dict[TopicPartition, tuple[zk.LeaderIsr, int]] = {}
+        self.states: dict[TopicPartition, tuple[layout.LeaderIsr, int]] = {}
         self.active = True
 
     # ------------------------------------------------------------------ lifecycle
@@ -103,7 +110,7 @@ class ZkController:
     def start(self) -> None:
         """Failover: load the cluster, elect what has no live leader, tell every broker."""
         self._refresh_brokers()
-        for topic in self.store.children(zk.TOPICS, watch=self._watch(self._topics_changed)):
+        for topic in self.store.children(layout.TOPICS, watch=self._watch(self._topics_changed)):
             self._load_topic(topic)
         keys = self.assignments_keys()
         changed = self._elect_offline(keys)
@@ -145,12 +152,12 @@ class ZkController:
         creation) has bounced: as Kafka's controller does, its old incarnation is treated
         as gone now, and the caller re-adds the new one (:meth:`_add_broker`) once the
         old one's partitions are handled."""
-        ids = self.store.children(zk.BROKER_IDS, watch=self._watch(self._brokers_changed))
+        ids = self.store.children(layout.BROKER_IDS, watch=self._watch(self._brokers_changed))
         registrations: dict[int, tuple[bytes, int]] = {}
         for name in ids:
             broker_id = int(name)
             try:
-                data, stat = self.store.get(zk.broker_path(broker_id))
+                data, stat = self.store.get(layout.broker_path(broker_id))
             except NoNodeError:
                 continue
             registrations[broker_id] = (data, stat.creation_id)
@@ -171,7 +178,7 @@ class ZkController:
         return joined, gone, bounced
 
     def _add_broker(self, broker_id: int, data: bytes, epoch: int) -> None:
-        endpoint = zk.decode_broker(broker_id, data)
+        endpoint = layout.decode_broker(broker_id, data)
         self.live[broker_id] = endpoint
         self.broker_epochs[broker_id] = epoch
         self.channels[broker_id] = self._open_channel(endpoint)
@@ -180,41 +187,68 @@ class ZkController:
         """Reads the assignment (watching it for new partitions); new partitions get their
         first state node. Returns the partitions not known before."""
         try:
-            data, _stat = self.store.get(zk.topic_path(topic),
+            data, _stat = self.store.get(layout.topic_path(topic),
                                          watch=self._watch(lambda: self._topic_changed(topic)))
         except NoNodeError:
             return []
-        assignment = zk.decode_assignment(topic, data)
+        assignment = layout.decode_assignment(topic, data)
         known = self.assignments.get(topic, {})
         self.assignments[topic] = assignment
         added = [(topic, p) for p in sorted(assignment) if p not in known]
-        for key in added:
-            self._load_or_create_state(key)
+        self._load_or_create_states(topic, added)
         return added
 
-    def _load_or_create_state(self, key: TopicPartition) -> None:
-        path = zk.partition_state_path(*key)
-        try:
-            data, stat = self.store.get(path)
-            self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+    def _load_or_create_states(self, topic: str, keys: list[TopicPartition],
+                               attempts: int = MAX_STATE_WRITE_ATTEMPTS) -> None:
+        """Reads the state nodes that exist; the others (a new topic's, or new partitions')
+        are created together, :data:`MAX_STATES_PER_COMMIT` to a batch, each batch checked
+        against this controller's epoch: one write per topic, not three per partition."""
+        missing = []
+        for key in keys:
+            path = layout.partition_state_path(*key)
+            try:
+                data, stat = self.store.get(path)
+            except NoNodeError:
+                missing.append(key)
+                continue
+            self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
+        if not missing:
             return
-        except NoNodeError:
-            pass
+        partitions = layout.partitions_path(topic)
+        existing = (set(self.store.children(partitions))
+                    if self.store.exists(partitions) is not None else None)
+        for start in range(0, len(missing), MAX_STATES_PER_COMMIT):
+            batch = {key: self._first_state(key)
+                     for key in missing[start:start + MAX_STATES_PER_COMMIT]}
+            ops: list[Op] = [Check(layout.CONTROLLER_EPOCH, self.epoch_version)]
+            if existing is None:
+                ops.append(Create(partitions))
+                existing = set()
+            ops += [Create(layout.partition_path(*key)) for key in batch
+                    if str(key[1]) not in existing]
+            ops += [Create(layout.partition_state_path(*key), state.encode())
+                    for key, state in batch.items()]
+            try:
+                self.store.commit(ops)
+            except BadVersionError:
+                raise FencedError(f"controller epoch {self.epoch} is no longer "
+                                  "current") from None
+            except NodeExistsError:  # created meanwhile: read again what is there
+                if attempts <= 1:
+                    raise CoordinationError(f"{partitions}: gave up after "
+                                            f"{MAX_STATE_WRITE_ATTEMPTS} conflicts") from None
+                self._load_or_create_states(topic, list(batch), attempts - 1)
+                existing = set(self.store.children(partitions))
+                continue
+            self.states.update({key: (state, 0) for key, state in batch.items()})
+
+    def _first_state(self, key: TopicPartition) -> layout.LeaderIsr:
+        """A new partition's state: its first live replica leads, the live ones are the
+        ISR (all of them if none is live)."""
         replicas = self.assignments[key[0]][key[1]]
         live_replicas = tuple(b for b in replicas if self._eligible(b))
         leader = live_replicas[0] if live_replicas else NO_LEADER
-        state = zk.LeaderIsr(leader, 0, live_replicas or tuple(replicas), self.epoch)
-        self.store.ensure_path(path.rsplit("/", 1)[0])
-        try:
-            self.store.commit([Check(zk.CONTROLLER_EPOCH, self.epoch_version),
-                               Create(path, state.encode())])
-        except BadVersionError:
-            raise FencedError(f"controller epoch {self.epoch} is no longer current") from None
-        except NodeExistsError:
-            data, stat = self.store.get(path)
-            self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
-            return
-        self.states[key] = (state, 0)
+        return layout.LeaderIsr(leader, 0, live_replicas or tuple(replicas), self.epoch)
 
     def _eligible(self, broker_id: int) -> bool:
         return broker_id in self.live and broker_id not in self.shutting_down
@@ -222,22 +256,22 @@ class ZkController:
     # ------------------------------------------------------------------ writes
 
     def _write_state(self, key: TopicPartition,
-                     decide: Callable[[zk.LeaderIsr], zk.LeaderIsr | None]) -> bool:
+                     decide: Callable[[layout.LeaderIsr], layout.LeaderIsr | None]) -> bool:
         """Read-decide-write with a version check, retried from fresh state; False when
         ``decide`` says no change."""
-        path = zk.partition_state_path(*key)
+        path = layout.partition_state_path(*key)
         for _attempt in range(MAX_STATE_WRITE_ATTEMPTS):
             current, version = self.states[key]
             new = decide(current)
             if new is None:
                 return False
             try:
-                self.store.commit([Check(zk.CONTROLLER_EPOCH, self.epoch_version),
+                self.store.commit([Check(layout.CONTROLLER_EPOCH, self.epoch_version),
                                    SetData(path, new.encode(), version)])
             except BadVersionError:
                 self._check_epoch()
                 data, stat = self.store.get(path)
-                self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+                self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
                 if self.states[key][0] == new:  # it did apply: retried across a blip
                     return True
                 continue
@@ -246,27 +280,27 @@ class ZkController:
         raise CoordinationError(f"{path}: gave up after {MAX_STATE_WRITE_ATTEMPTS} conflicts")
 
     def _check_epoch(self) -> None:
-        _data, stat = self.store.get(zk.CONTROLLER_EPOCH)
+        _data, stat = self.store.get(layout.CONTROLLER_EPOCH)
         if stat.version != self.epoch_version:
             raise FencedError(f"controller epoch {self.epoch} is no longer current")
 
     def _apply_election(self, key: TopicPartition,
-                        elect: Callable[[list[int], zk.LeaderIsr], Election | None]) -> bool:
+                        elect: Callable[[list[int], layout.LeaderIsr], Election | None]) -> bool:
         replicas = self.assignments[key[0]][key[1]]
 
-        def decide(current: zk.LeaderIsr) -> zk.LeaderIsr | None:
+        def decide(current: layout.LeaderIsr) -> layout.LeaderIsr | None:
             election = elect(replicas, current)
             if election is None:
                 if current.leader == NO_LEADER:
                     return None
-                return zk.LeaderIsr(NO_LEADER, current.leader_epoch + 1, current.isr,
+                return layout.LeaderIsr(NO_LEADER, current.leader_epoch + 1, current.isr,
                                     self.epoch)
             if (election.leader, election.isr) == (current.leader, current.isr):
                 return None
             if election.unclean:
                 log.warning("unclean leader election for %s-%d: broker %d was not in the "
                             "ISR %s, data may be lost", *key, election.leader, current.isr)
-            return zk.LeaderIsr(election.leader, current.leader_epoch + 1, election.isr,
+            return layout.LeaderIsr(election.leader, current.leader_epoch + 1, election.isr,
                                 self.epoch)
         return self._write_state(key, decide)
 
@@ -276,7 +310,7 @@ class ZkController:
         for key in keys:
             live = self._live_for(key)
 
-            def elect(replicas: list[int], current: zk.LeaderIsr,
+            def elect(replicas: list[int], current: layout.LeaderIsr,
                       live: set[int] = live) -> Election | None:
                 return offline_partition_leader(replicas, current.isr, live,
                                                 unclean=self.unclean_election)
@@ -358,17 +392,17 @@ class ZkController:
         self._announce(keys, to=joined | set(bounced), changed=changed)
 
     def _remove_from_isr(self, key: TopicPartition, broker_id: int) -> bool:
-        def decide(current: zk.LeaderIsr) -> zk.LeaderIsr | None:
+        def decide(current: layout.LeaderIsr) -> layout.LeaderIsr | None:
             if broker_id not in current.isr or current.leader == broker_id:
                 return None
             isr = without_replica(current.isr, broker_id)
             if isr == current.isr:
                 return None
-            return zk.LeaderIsr(current.leader, current.leader_epoch + 1, isr, self.epoch)
+            return layout.LeaderIsr(current.leader, current.leader_epoch + 1, isr, self.epoch)
         return self._write_state(key, decide)
 
     def _topics_changed(self) -> None:
-        names = set(self.store.children(zk.TOPICS, watch=self._watch(self._topics_changed)))
+        names = set(self.store.children(layout.TOPICS, watch=self._watch(self._topics_changed)))
         added: list[TopicPartition] = []
         for topic in sorted(names - set(self.assignments)):
             added.extend(self._load_topic(topic))
@@ -383,28 +417,35 @@ class ZkController:
             if added:
                 self._announce(added, to=(), changed=added)
 
+    def _notifications(self, parent: str, decode: Callable[[str, bytes], T],
+                       on_change: Callable[[], None]) -> list[T]:
+        """Takes the notifications under ``parent`` (each read, decoded and deleted; one
+        that does not decode is logged and deleted too) and watches for the next ones."""
+        found = []
+        for name in self.store.children(parent, watch=self._watch(on_change)):
+            path = f"{parent}/{name}"
+            try:
+                found.append(decode(path, self.store.get(path)[0]))
+            except NoNodeError:
+                continue
+            except layout.LayoutError as exc:
+                log.warning("controller %d: ignoring %s", self.broker_id, exc)
+            with contextlib.suppress(NoNodeError):
+                self.store.delete(path)
+        return found
+
     def _isr_changed(self) -> None:
         """Leaders changed ISRs in the state nodes (Kafka 2.x's isr_change_notification):
         re-read those states and tell every broker with UpdateMetadata."""
-        keys: set[TopicPartition] = set()
-        for name in self.store.children(zk.ISR_CHANGE_NOTIFICATION,
-                                        watch=self._watch(self._isr_changed)):
-            path = f"{zk.ISR_CHANGE_NOTIFICATION}/{name}"
-            try:
-                keys.update(zk.decode_isr_change(path, self.store.get(path)[0]))
-                self.store.delete(path)
-            except NoNodeError:
-                continue
-            except zk.LayoutError as exc:
-                log.warning("controller %d: ignoring %s", self.broker_id, exc)
-                with contextlib.suppress(NoNodeError):
-                    self.store.delete(path)
+        keys = {key for changed in self._notifications(
+                    layout.ISR_CHANGE_NOTIFICATION, layout.decode_isr_change, self._isr_changed)
+                for key in changed}
         known = sorted(key for key in keys if key in self.states)
         for key in known:
-            path = zk.partition_state_path(*key)
+            path = layout.partition_state_path(*key)
             with contextlib.suppress(NoNodeError):
                 data, stat = self.store.get(path)
-                self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+                self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
         if known:
             self._update_metadata([self.partition_state(key) for key in known])
 
@@ -412,18 +453,8 @@ class ZkController:
         """Brokers whose log directory failed (``/log_dir_event_notification``, Kafka's
         LogDirEventNotification): each is sent a LeaderAndIsr of every replica it holds,
         and answers KAFKA_STORAGE_ERROR for those it lost (:meth:`_replicas_answered`)."""
-        failed: set[int] = set()
-        for name in self.store.children(zk.LOG_DIR_EVENT_NOTIFICATION,
-                                        watch=self._watch(self._log_dir_events)):
-            path = f"{zk.LOG_DIR_EVENT_NOTIFICATION}/{name}"
-            try:
-                failed.add(zk.decode_log_dir_event(path, self.store.get(path)[0]))
-            except NoNodeError:
-                continue
-            except zk.LayoutError as exc:
-                log.warning("controller %d: ignoring %s", self.broker_id, exc)
-            with contextlib.suppress(NoNodeError):
-                self.store.delete(path)
+        failed = set(self._notifications(layout.LOG_DIR_EVENT_NOTIFICATION,
+                                         layout.decode_log_dir_event, self._log_dir_events))
         for broker_id in sorted(failed & set(self.live)):
             self._ask_for_offline_replicas(broker_id)
 
@@ -470,7 +501,7 @@ class ZkController:
         self._announce(new, to=(), changed=changed)
 
     def _deletions_requested(self) -> None:
-        for topic in self.store.children(zk.DELETE_TOPICS,
+        for topic in self.store.children(layout.DELETE_TOPICS,
                                          watch=self._watch(self._deletions_requested)):
             self._delete_topic(topic)
 
@@ -485,8 +516,8 @@ class ZkController:
         self._update_metadata([PartitionState(topic, index, LEADER_DURING_DELETE, 0, (), ())
                                for index in assignment])
         self._forget(topic)
-        for path in (zk.topic_path(topic), zk.topic_config_path(topic),
-                     zk.delete_topic_path(topic)):
+        for path in (layout.topic_path(topic), layout.topic_config_path(topic),
+                     layout.delete_topic_path(topic)):
             with contextlib.suppress(NoNodeError):
                 self.store.delete(path, recursive=True)
         log.info("controller %d: deleted topic %s", self.broker_id, topic)
@@ -500,7 +531,8 @@ class ZkController:
     def controlled_shutdown(self, broker_id: int,
                             broker_epoch: int = NO_BROKER_EPOCH) -> list[TopicPartition]:
         """Moves leadership off a stopping broker and takes it out of the ISRs; returns
-        the partitions it still leads (no other live ISR member to take over). A request
+        the partitions with other replicas that it still leads (no other live ISR member
+        to take over). A request
         from an earlier incarnation of the broker (an older ``broker_epoch``) is refused
         with STALE_BROKER_EPOCH, as Kafka does since KIP-380."""
         if broker_id not in self.live:
@@ -515,7 +547,7 @@ class ZkController:
         for key in keys:
             live = self._live_for(key)
 
-            def elect(replicas: list[int], current: zk.LeaderIsr,
+            def elect(replicas: list[int], current: layout.LeaderIsr,
                       live: set[int] = live) -> Election:
                 return (controlled_shutdown_leader(replicas, current.isr, live, broker_id)
                         or Election(current.leader, current.isr))
@@ -529,7 +561,11 @@ class ZkController:
         # Its replicas stop now, as Kafka's OfflineReplica step does: a follower fetching
         # until the broker exits would be taken back into the ISRs it just left, and
         # acks=all would wait for it after it is gone.
-        still_led = [key for key in keys if self.states[key][0].leader == broker_id]
+        # As Kafka's controller, only a partition with another replica counts as still led:
+        # one whose only replica is the stopping broker has nowhere to go, and waiting for
+        # it would only delay the stop.
+        still_led = [key for key in keys if self.states[key][0].leader == broker_id
+                     and len(self.assignments[key[0]][key[1]]) > 1]
         followed = tuple(key for key in keys if self.states[key][0].leader != broker_id
                          and broker_id in self.assignments[key[0]][key[1]])
         if followed:
@@ -558,7 +594,7 @@ class ZkController:
             if isinstance(outcome, BrokerResponseError):
                 results[key] = outcome
                 continue
-            def elect(replicas: list[int], current: zk.LeaderIsr,
+            def elect(replicas: list[int], current: layout.LeaderIsr,
                       key: TopicPartition = key, live: set[int] = live) -> Election:
                 again = requested_election(kind, f"{key[0]}-{key[1]}", replicas,
                                            current.leader, current.isr, live)
@@ -571,12 +607,12 @@ class ZkController:
             self._announce(changed, to=(), changed=changed)
         return results
 
-    def _reload_state(self, key: TopicPartition) -> zk.LeaderIsr:
+    def _reload_state(self, key: TopicPartition) -> layout.LeaderIsr:
         """The partition state node as it is now (a leader may have grown the ISR since),
         read before an election as Kafka's partition state machine does."""
-        path = zk.partition_state_path(*key)
+        path = layout.partition_state_path(*key)
         data, stat = self.store.get(path)
-        self.states[key] = (zk.LeaderIsr.decode(path, data), stat.version)
+        self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
         return self.states[key][0]
 
     def rebalance_leaders(self) -> list[TopicPartition]:

@@ -1,5 +1,7 @@
-"""A cluster broker's requests to the controller, written into ZooKeeper as Kafka's
-ZooKeeper-mode brokers do (AdminZkClient): the elected controller watches these nodes.
+"""A broker's requests to the controller, written into the coordination store as Kafka's
+ZooKeeper-mode brokers write them into ZooKeeper (AdminZkClient): the elected controller
+watches these nodes. Every broker makes its requests this way, a standalone one too (it is
+the elected controller of its one-broker cluster).
 
 CreateTopics places replicas here (AdminUtils over the live registered brokers) and writes
 ``/config/topics/<t>`` and ``/brokers/topics/<t>`` in one batch; DeleteTopics writes
@@ -7,12 +9,12 @@ CreateTopics places replicas here (AdminUtils over the live registered brokers) 
 Producer ids come in blocks claimed from ``/latest_producer_id_block`` by conditional write,
 so they are unique across the cluster.
 
-The event loop never waits on ZooKeeper here. The requests (``async`` methods) run their
+The event loop never waits on the store here. The requests (``async`` methods) run their
 store calls on the broker's coordination worker; a store that cannot be reached within
 the session fails the request with REQUEST_TIMED_OUT, and nothing else waits. Topic
 configs are kept in memory (all of them read at start, a topic's again on its change
-notification and before its partitions are created here: :meth:`ZkAdmin.
-load_topic_configs`), so :meth:`ZkAdmin.topic_config` never reads the store. The next
+notification and before its partitions are created here: :meth:`ControllerRequests.
+load_topic_configs`), so :meth:`ControllerRequests.topic_config` never reads the store. The next
 block of producer ids is claimed in the background before the current one runs out.
 """
 
@@ -26,7 +28,6 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.errors import (
     BrokerResponseError,
-    CoordinatorLoadInProgressError,
     InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -37,7 +38,7 @@ from kafkalite.protocol.errors import (
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
 from kafkalite_server.cluster.config_changes import check_internal_topic
 from kafkalite_server.cluster.config_watcher import ConfigChangeWatcher, notify_config_change
 from kafkalite_server.cluster.coordination import (
@@ -56,28 +57,27 @@ from kafkalite_server.cluster.dynamic_config import (
 from kafkalite_server.cluster.election_requests import ElectionType
 from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.cluster.placement import assign_replicas
-from kafkalite_server.cluster.producer_ids import ProducerEpochs
+from kafkalite_server.cluster.producer_ids import ProducerIdBlocks
 from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import LogConfig
 
 if TYPE_CHECKING:
-    from kafkalite_server.cluster.zk_controller import ZkController
+    from kafkalite_server.cluster.active_controller import Controller
 
 TopicPartition = tuple[str, int]
 log = logging.getLogger(__name__)
 
-PRODUCER_ID_BLOCK_SIZE = 1000
 _CONFLICT_RETRIES = 10
 T = TypeVar("T")
 P = ParamSpec("P")
 
 
-class ZkAdmin:
+class ControllerRequests:
     def __init__(self, config: BrokerConfig, store: Callable[[], Coordination],
                  worker: StoreWorker,
-                 active_controller: Callable[[], ZkController | None] = lambda: None) -> None:
+                 active_controller: Callable[[], Controller | None] = lambda: None) -> None:
         """``store()`` is the broker's current session (it changes after an expiry);
         ``active_controller()`` is this broker's controller while it is the elected one.
         Reads the broker layers and every topic's configs now, at start."""
@@ -86,7 +86,7 @@ class ZkAdmin:
         self._store = store
         self._worker = worker
         self._active_controller = active_controller
-        self.producer_ids = ZkProducerIds(config.broker_id, store, worker)
+        self.producer_ids = ProducerIdBlocks(config.broker_id, store, worker)
         self.dynamic_configs = DynamicLayers()
         self._overrides: dict[str, dict[str, str]] = {}
         """Every topic's overrides, as last read."""
@@ -152,11 +152,11 @@ class ZkAdmin:
         that fails validation (written by hand) is logged and left out."""
         layers = DynamicLayers()
         for name in (CLUSTER_DEFAULT, str(self.config.broker_id)):
-            values = self._read_config(zk.broker_config_path(name))
+            values = self._read_config(layout.broker_config_path(name))
             try:
                 validate_dynamic(values)
             except ConfigError as exc:
-                log.error("%s is ignored: %s", zk.broker_config_path(name), exc)
+                log.error("%s is ignored: %s", layout.broker_config_path(name), exc)
                 continue
             if name == CLUSTER_DEFAULT:
                 layers.cluster_default = values
@@ -166,13 +166,13 @@ class ZkAdmin:
 
     def _read_config(self, path: str) -> dict[str, str]:
         try:
-            return zk.decode_config(path, self._store().get(path)[0])
+            return layout.decode_config(path, self._store().get(path)[0])
         except NoNodeError:
             return {}
 
     def _write_config(self, path: str, entity: str, configs: Mapping[str, str]) -> None:
         store = self._store()
-        data = zk.encode_topic_config(dict(configs))
+        data = layout.encode_topic_config(dict(configs))
         try:
             store.set(path, data)
         except NoNodeError:
@@ -188,8 +188,8 @@ class ZkAdmin:
         kept = validated_topic_configs(self.default_log_config, configs)
         check_internal_topic(name, LogConfig.from_topic_configs(self.default_log_config, kept))
         if not validate_only:
-            await self._off_loop(self._write_config, zk.topic_config_path(name),
-                                 zk.topic_config_entity(name), kept)
+            await self._off_loop(self._write_config, layout.topic_config_path(name),
+                                 layout.topic_config_entity(name), kept)
 
     async def alter_broker_configs(self, resource_name: str, configs: Mapping[str, str], *,
                                    validate_only: bool = False) -> None:
@@ -207,8 +207,8 @@ class ZkAdmin:
                 check_internal_topic(topic, LogConfig.from_topic_configs(defaults, overrides))
         if validate_only:
             return
-        entity = zk.broker_config_entity(resource_name)
-        await self._off_loop(self._write_config, zk.broker_config_path(resource_name), entity,
+        entity = layout.broker_config_entity(resource_name)
+        await self._off_loop(self._write_config, layout.broker_config_path(resource_name), entity,
                              configs)
         await self._config_changed(entity)
 
@@ -257,16 +257,16 @@ class ZkAdmin:
 
     def _read_overrides(self, topic: str) -> dict[str, str] | None:
         store = self._store()
-        if store.exists(zk.topic_path(topic)) is None:
+        if store.exists(layout.topic_path(topic)) is None:
             return None
         try:
-            return zk.decode_topic_config(topic, store.get(zk.topic_config_path(topic))[0])
+            return layout.decode_topic_config(topic, store.get(layout.topic_config_path(topic))[0])
         except NoNodeError:
             return {}
 
     def _read_all_overrides(self) -> dict[str, dict[str, str]]:
         found = {}
-        for topic in self._store().children(zk.TOPICS):
+        for topic in self._store().children(layout.TOPICS):
             overrides = self._read_overrides(topic)
             if overrides is not None:
                 found[topic] = overrides
@@ -277,9 +277,9 @@ class ZkAdmin:
     def _live_brokers(self) -> dict[int, str | None]:
         store = self._store()
         brokers: dict[int, str | None] = {}
-        for name in store.children(zk.BROKER_IDS):
+        for name in store.children(layout.BROKER_IDS):
             try:
-                endpoint = zk.decode_broker(int(name), store.get(zk.broker_path(int(name)))[0])
+                endpoint = layout.decode_broker(int(name), store.get(layout.broker_path(int(name)))[0])
             except NoNodeError:
                 continue
             brokers[endpoint.node_id] = endpoint.rack
@@ -301,7 +301,7 @@ class ZkAdmin:
                       kept: dict[str, str], assignments: Mapping[int, list[int]] | None,
                       validate_only: bool) -> None:
         store = self._store()
-        if store.exists(zk.topic_path(name)) is not None:
+        if store.exists(layout.topic_path(name)) is not None:
             raise TopicAlreadyExistsError(f"topic {name!r} already exists")
         live = self._live_brokers()
         if assignments:
@@ -320,12 +320,12 @@ class ZkAdmin:
         if validate_only:
             return
         try:
-            store.commit([Create(zk.topic_config_path(name), zk.encode_topic_config(kept)),
-                          Create(zk.topic_path(name), zk.encode_assignment(assignment))])
+            store.commit([Create(layout.topic_config_path(name), layout.encode_topic_config(kept)),
+                          Create(layout.topic_path(name), layout.encode_assignment(assignment))])
         except NodeExistsError:
             raise TopicAlreadyExistsError(f"topic {name!r} already exists") from None
         # Brokers may cache the configs of an earlier topic of this name.
-        notify_config_change(store, zk.topic_config_entity(name))
+        notify_config_change(store, layout.topic_config_entity(name))
 
     async def delete_topic(self, name: str) -> None:
         if not self.config.delete_topic_enable:
@@ -334,10 +334,10 @@ class ZkAdmin:
 
     def _delete_topic(self, name: str) -> None:
         store = self._store()
-        if store.exists(zk.topic_path(name)) is None:
+        if store.exists(layout.topic_path(name)) is None:
             raise UnknownTopicOrPartitionError(f"topic {name!r}")
         with contextlib.suppress(NodeExistsError):
-            store.create(zk.delete_topic_path(name))
+            store.create(layout.delete_topic_path(name))
 
     async def create_partitions(self, name: str, count: int,
                                 assignments: list[list[int]] | None = None, *,
@@ -349,10 +349,10 @@ class ZkAdmin:
         store = self._store()
         for _attempt in range(_CONFLICT_RETRIES):
             try:
-                data, stat = store.get(zk.topic_path(name))
+                data, stat = store.get(layout.topic_path(name))
             except NoNodeError:
                 raise UnknownTopicOrPartitionError(f"topic {name!r}") from None
-            assignment = zk.decode_assignment(name, data)
+            assignment = layout.decode_assignment(name, data)
             current = len(assignment)
             if count <= current:
                 raise InvalidPartitionsError(f"topic {name!r} has {current} partitions; the "
@@ -370,7 +370,7 @@ class ZkAdmin:
             if validate_only:
                 return
             try:
-                store.set(zk.topic_path(name), zk.encode_assignment({**assignment, **added}),
+                store.set(layout.topic_path(name), layout.encode_assignment({**assignment, **added}),
                           stat.version)
                 return
             except BadVersionError:
@@ -393,70 +393,3 @@ def _checked_assignment(assignment: dict[int, list[int]], first: int,
         if unknown:
             raise InvalidReplicaAssignmentError(f"partition {index}: unknown broker(s) {unknown}")
     return assignment
-
-
-class ZkProducerIds:
-    """Blocks of producer ids claimed cluster-wide; a claimed block is never reissued.
-
-    The first block is claimed at start; the next one in the background once half of the
-    current one is handed out, so :meth:`allocate` never waits for the store. If the
-    next block is not there yet when the current one runs out, InitProducerId answers
-    COORDINATOR_LOAD_IN_PROGRESS, which producers retry (Kafka's controller-side id
-    manager does the same)."""
-
-    def __init__(self, broker_id: int, store: Callable[[], Coordination],
-                 worker: StoreWorker) -> None:
-        self.broker_id = broker_id
-        self._store = store
-        self._worker = worker
-        self._next, self._end = self._claim_block()
-        self._spare: tuple[int, int] | None = None
-        self._claiming = False
-        self.epochs = ProducerEpochs(self)  # type: ignore[arg-type]
-
-    def allocate(self) -> int:
-        if self._next >= self._end:
-            if self._spare is None:
-                self._claim_spare()
-                raise CoordinatorLoadInProgressError(
-                    "the next block of producer ids is being claimed; retry")
-            (self._next, self._end), self._spare = self._spare, None
-        producer_id = self._next
-        self._next += 1
-        if self._end - self._next < PRODUCER_ID_BLOCK_SIZE // 2:
-            self._claim_spare()
-        return producer_id
-
-    def _claim_spare(self) -> None:
-        if self._spare is not None or self._claiming:
-            return
-        self._claiming = True
-
-        def claim() -> None:
-            try:
-                self._spare = self._claim_block()
-            finally:
-                self._claiming = False
-        self._worker.submit(claim)
-
-    def _claim_block(self) -> tuple[int, int]:
-        store = self._store()
-        for _attempt in range(_CONFLICT_RETRIES):
-            try:
-                data, stat = store.get(zk.PRODUCER_ID_BLOCK)
-            except NoNodeError:
-                start = 0
-                try:
-                    store.create(zk.PRODUCER_ID_BLOCK, zk.encode_producer_id_block(
-                        self.broker_id, start, start + PRODUCER_ID_BLOCK_SIZE - 1))
-                    return start, start + PRODUCER_ID_BLOCK_SIZE
-                except NodeExistsError:
-                    continue
-            start = zk.decode_producer_id_block(data) + 1
-            try:
-                store.set(zk.PRODUCER_ID_BLOCK, zk.encode_producer_id_block(
-                    self.broker_id, start, start + PRODUCER_ID_BLOCK_SIZE - 1), stat.version)
-                return start, start + PRODUCER_ID_BLOCK_SIZE
-            except BadVersionError:
-                continue
-        raise BadVersionError(f"{zk.PRODUCER_ID_BLOCK}: too many concurrent claims")

@@ -5,12 +5,12 @@ once its share of misplaced leaders passes leader.imbalance.per.broker.percentag
 
 from __future__ import annotations
 
-from test_zk_controller import Cluster
+from test_active_controller import Cluster
 
 from kafkalite.protocol.errors import ElectionNotNeededError, PreferredLeaderNotAvailableError
-from kafkalite_server.cluster import zk_layout as zk
+from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.election_requests import ElectionType
-from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.cluster.messages import LeaderAndIsr
 
 
@@ -21,7 +21,7 @@ def _outage(cluster: Cluster, broker_id: int) -> None:
     assert cluster.ensemble.tick() == [cluster.sessions[broker_id].session_id]
     cluster.settle()
     session = cluster.ensemble.connect(6000)
-    session.create(zk.broker_path(broker_id), zk.encode_broker(
+    session.create(layout.broker_path(broker_id), layout.encode_broker(
         BrokerEndpoint(broker_id, "127.0.0.1", 9000 + broker_id), cluster.now), ephemeral=True)
     cluster.sessions[broker_id] = session
     cluster.settle()
@@ -29,10 +29,10 @@ def _outage(cluster: Cluster, broker_id: int) -> None:
 
 def _caught_up(cluster: Cluster, topic: str, index: int, broker_id: int) -> None:
     """What the partition's leader writes when the replica rejoins the ISR."""
-    path = zk.partition_state_path(topic, index)
+    path = layout.partition_state_path(topic, index)
     data, stat = cluster.admin.get(path)
-    state = zk.LeaderIsr.decode(path, data)
-    cluster.admin.set(path, zk.LeaderIsr(state.leader, state.leader_epoch,
+    state = layout.LeaderIsr.decode(path, data)
+    cluster.admin.set(path, layout.LeaderIsr(state.leader, state.leader_epoch,
                                          (*state.isr, broker_id), state.controller_epoch).encode(),
                       stat.version)
 
@@ -40,7 +40,7 @@ def _caught_up(cluster: Cluster, topic: str, index: int, broker_id: int) -> None
 def test_an_election_request_moves_leadership_back_once_the_replica_is_in_sync():
     cluster = Cluster([1, 2, 3])
     controller = cluster.elect(3)
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment({0: [1, 2, 3], 1: [2, 1, 3]}))
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment({0: [1, 2, 3], 1: [2, 1, 3]}))
     cluster.settle()
     _outage(cluster, 1)
     assert cluster.state("t", 0).leader == 2
@@ -61,7 +61,7 @@ def test_rebalance_moves_only_brokers_over_the_imbalance_percentage():
     cluster = Cluster([1, 2, 3])
     controller = cluster.elect(3)
     # Eleven partitions prefer broker 1 (and broker 2 after it).
-    cluster.admin.create(zk.topic_path("t"), zk.encode_assignment(
+    cluster.admin.create(layout.topic_path("t"), layout.encode_assignment(
         {index: [1, 2, 3] for index in range(11)}))
     cluster.settle()
     _outage(cluster, 1)
