@@ -35,6 +35,12 @@ class MetadataCache:
         (Kafka's deleted partitions, which the group coordinator removes offsets of)."""
         self._deletion_listeners.append(listener)
 
+    @property
+    def has_first_update(self) -> bool:
+        """Whether the controller's first UpdateMetadata has arrived (the cache knows every
+        topic from then on)."""
+        return self._first_update.is_set()
+
     async def wait_first_update(self, timeout_s: float) -> bool:
         """Waits at most ``timeout_s`` for the first UpdateMetadata; says whether it came."""
         if not self._first_update.is_set():

@@ -89,6 +89,8 @@ class CoordinatorRuntime:
         self._last_appended: dict[int, int] = {}
         """Partition -> offset of the last record appended to it (or loaded from it)."""
         self._loads: dict[int, asyncio.Task[None]] = {}
+        self._waiting: dict[int, int] = {}
+        """Partitions led before the first UpdateMetadata -> their leader epochs."""
 
     def serve(self, state_machine: CoordinatorStateMachine) -> None:
         """Start following leadership of the topic's partitions, and topic deletions."""
@@ -185,6 +187,26 @@ class CoordinatorRuntime:
         if partition in self.ownership.partitions:
             self.ownership.raise_epoch(partition, leader_epoch)
             return
+        if not self._metadata.has_first_update:
+            # A starting broker hears LeaderAndIsr before its first UpdateMetadata: until
+            # then it does not know how many partitions the topic really has, and keys
+            # placed by the configured count would land in the wrong partition (a group's
+            # offsets found "elsewhere" and ignored). Load once the view is in.
+            first = not self._waiting
+            self._waiting[partition] = leader_epoch
+            if first:
+                self._spawn(self._load_after_first_update(), f"load-{topic}-after-metadata")
+            return
+        self._load(partition, leader_epoch)
+
+    async def _load_after_first_update(self) -> None:
+        await self._metadata.wait_first_update(FIRST_METADATA_WAIT_S)
+        waiting, self._waiting = self._waiting, {}
+        for partition, leader_epoch in sorted(waiting.items()):
+            self._load(partition, leader_epoch)
+
+    def _load(self, partition: int, leader_epoch: int) -> None:
+        topic = self.topic.name
         known = self._metadata.partitions_of(topic)
         self._adopt_partition_count(len(known) if known else self.topic.partitions)
         self.ownership.begin_loading(partition, leader_epoch)
@@ -203,7 +225,10 @@ class CoordinatorRuntime:
                                                  f"load-{topic}-{partition}")
 
     def on_resign(self, topic: str, partition: int) -> None:
-        if topic == self.topic.name and partition in self.ownership.partitions:
+        if topic != self.topic.name:
+            return
+        self._waiting.pop(partition, None)
+        if partition in self.ownership.partitions:
             self._unload(partition)
 
     def _unload(self, partition: int) -> None:

@@ -43,6 +43,8 @@ class Replicas:
 
 
 class Metadata:
+    has_first_update = True
+
     def partitions_of(self, topic: str) -> list[object]:
         return [object()]
 
