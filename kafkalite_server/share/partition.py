@@ -98,6 +98,9 @@ class SharePartition:
         self._counts: list[int] = []
         self._owners: list[str | None] = []
         self._deadlines: list[int] = []
+        self._next_deadline: int | None = None
+        """No lock expires before this (it may be earlier than the earliest lock: records
+        acknowledged since; :meth:`expire_locks` makes it exact again)."""
 
     # ------------------------------------------------------------------ durable form
 
@@ -168,10 +171,9 @@ class SharePartition:
                 or len(self._states) < self.limits.max_record_locks)
 
     def next_lock_deadline(self) -> int | None:
-        """When the earliest lock expires (None: no record is acquired)."""
-        deadlines = [d for d, s in zip(self._deadlines, self._states, strict=True)
-                     if s is RecordState.ACQUIRED]
-        return min(deadlines) if deadlines else None
+        """No lock expires before this time (None: no record is locked). Cheap: a broker
+        asks every share partition it leads, often."""
+        return self._next_deadline
 
     def acquired_by(self, member_id: str) -> int:
         return sum(1 for owner, state in zip(self._owners, self._states, strict=True)
@@ -203,6 +205,8 @@ class SharePartition:
                         self._owners[index] = member_id
                         self._deadlines[index] = deadline
                         acquired.append(offset)
+                        if self._next_deadline is None or deadline < self._next_deadline:
+                            self._next_deadline = deadline
                     else:
                         self._states[index] = RecordState.ARCHIVED
                 offset += 1
@@ -247,6 +251,9 @@ class SharePartition:
         for index in expired:
             self._transition(index, Event.LOCK_EXPIRED)
         self._advance_start()
+        deadlines = [d for d, s in zip(self._deadlines, self._states, strict=True)
+                     if s is RecordState.ACQUIRED]
+        self._next_deadline = min(deadlines) if deadlines else None
         return bool(expired)
 
     def release_member(self, member_id: str) -> bool:
