@@ -263,7 +263,7 @@ async def handle_share_fetch(service: ShareService, ctx: RequestContext, body: B
             "acquired_records": [] if answer is None else [
                 {"first_offset": r.first_offset, "last_offset": r.last_offset,
                  "delivery_count": r.delivery_count} for r in answer.acquired]})
-    settings = service.group_configs.settings(group_id)
+    settings = await service.group_settings(group_id)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "acquisition_lock_timeout_ms": settings.limits.lock_duration_ms,
             "responses": [{"topic_id": id_, "partitions": parts}

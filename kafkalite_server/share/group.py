@@ -44,6 +44,7 @@ from kafkalite.records import Record
 from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.share.records import (
     CURRENT_MEMBER_ASSIGNMENT,
+    GROUP_CONFIG,
     GROUP_METADATA,
     MEMBER_METADATA,
     STATE_PARTITION_METADATA,
@@ -122,6 +123,9 @@ class ShareGroups:
         self._classic_group_exists = classic_group_exists
         self._groups: dict[int, dict[str, ShareGroup]] = {}
         """``__consumer_offsets`` partition -> its share groups."""
+        self._configs: dict[int, dict[str, dict[str, str]]] = {}
+        """``__consumer_offsets`` partition -> group id -> the group configs set for it
+        (a group may have configs before it has members)."""
 
     def group(self, group_id: str) -> ShareGroup | None:
         return self._groups.get(self.ownership.partition_for(group_id), {}).get(group_id)
@@ -294,20 +298,47 @@ class ShareGroups:
             STATE_PARTITION_METADATA, TARGET_ASSIGNMENT_METADATA, GROUP_METADATA)])
         del self._groups[self.ownership.partition_for(group_id)][group_id]
 
+    # ------------------------------------------------------------------ group configs
+
+    def configs(self, group_id: str) -> dict[str, str]:
+        """The configs set for ``group_id`` (not the defaults)."""
+        return dict(self._configs.get(self.ownership.partition_for(group_id), {})
+                    .get(group_id, {}))
+
+    def set_configs(self, group_id: str, configs: dict[str, str]) -> int:
+        """Replaces the configs set for ``group_id`` (validated by the caller)."""
+        error = self.ownership.error_for(group_id)
+        if error:
+            return error
+        partition = self.ownership.partition_for(group_id)
+        held = self._configs.setdefault(partition, {})
+        if configs:
+            held[group_id] = dict(configs)
+        else:
+            held.pop(group_id, None)
+        self._append(partition, [group_record(
+            GROUP_CONFIG, {"group_id": group_id},
+            {"configs": [{"name": k, "value": v} for k, v in sorted(configs.items())]}
+            if configs else None)])
+        return 0
+
     # ------------------------------------------------------------------ the runtime's side
 
     def loader(self, partition: int) -> ShareGroupLoader:
         return ShareGroupLoader(self, partition)
 
-    def install(self, partition: int, groups: dict[str, ShareGroup]) -> None:
+    def install(self, partition: int, groups: dict[str, ShareGroup],
+                configs: dict[str, dict[str, str]]) -> None:
         deadline = self._clock() + self.session_timeout_ms
         for group in groups.values():
             for member in group.members.values():
                 member.deadline_ms = deadline
         self._groups[partition] = groups
+        self._configs[partition] = configs
 
     def unload(self, partition: int) -> None:
         self._groups.pop(partition, None)
+        self._configs.pop(partition, None)
 
     def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
         """Deleted topics are no longer initialized for any group (the share coordinator
@@ -369,6 +400,7 @@ class ShareGroupLoader:
         self._share_groups = groups
         self._partition = partition
         self._groups: dict[str, ShareGroup] = {}
+        self._configs: dict[str, dict[str, str]] = {}
         self.skipped = 0
 
     def load(self, records: Sequence[Record]) -> None:
@@ -385,6 +417,12 @@ class ShareGroupLoader:
 
     def _apply(self, kind: Any, key: dict[str, Any], value: dict[str, Any] | None) -> None:
         group_id = key["group_id"]
+        if kind is GROUP_CONFIG:
+            if value is None:
+                self._configs.pop(group_id, None)
+            else:
+                self._configs[group_id] = {c["name"]: c["value"] for c in value["configs"]}
+            return
         group = self._groups.get(group_id)
         if group is None:
             if value is None:
@@ -420,4 +458,4 @@ class ShareGroupLoader:
                                  for t in value["assigned_partitions"]}
 
     def complete(self) -> None:
-        self._share_groups.install(self._partition, self._groups)
+        self._share_groups.install(self._partition, self._groups, self._configs)

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kafkalite.errors import ConfigError
+from kafkalite.protocol.config_codes import ConfigSourceType as ConfigSource
+from kafkalite.protocol.config_codes import ConfigType
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.replication.replica_manager import READ_COMMITTED
 from kafkalite_server.share.manager import GroupSettings
@@ -35,7 +38,8 @@ class GroupConfigKey:
 
 
 class ShareGroupConfigs:
-    """The group configs set for share groups, and what they mean for a group."""
+    """What the group configs set for a share group mean for it; the configs themselves
+    are kept by the group's coordinator (:meth:`~.group.ShareGroups.configs`)."""
 
     def __init__(self, broker: BrokerConfig, limits: ShareLimits) -> None:
         self._limits = limits
@@ -49,26 +53,17 @@ class ShareGroupConfigs:
             GroupConfigKey(RECORD_LOCK_DURATION_MS, str(limits.lock_duration_ms),
                            "How long a member holds an acquired record."),
         )}
-        self._set: dict[str, dict[str, str]] = {}
 
-    def configs(self, group_id: str) -> dict[str, str]:
-        """Every key's value for the group (defaults included)."""
-        return {name: self._set.get(group_id, {}).get(name, key.default)
-                for name, key in self.keys.items()}
+    def effective(self, overrides: Mapping[str, str]) -> dict[str, str]:
+        """Every key's value for a group with ``overrides`` set (defaults for the rest)."""
+        return {name: overrides.get(name, key.default) for name, key in self.keys.items()}
 
-    def overrides(self, group_id: str) -> dict[str, str]:
-        return dict(self._set.get(group_id, {}))
-
-    def replace(self, group_id: str, configs: Mapping[str, str]) -> None:
-        """The group's configs become ``configs`` (validated: ConfigError names the key)."""
+    def validate(self, configs: Mapping[str, str]) -> None:
+        """ConfigError naming the first key that is unknown or has a value it cannot take."""
         for name, value in configs.items():
-            self.validate(name, value)
-        if configs:
-            self._set[group_id] = dict(configs)
-        else:
-            self._set.pop(group_id, None)
+            self._validate(name, value)
 
-    def validate(self, name: str, value: str) -> None:
+    def _validate(self, name: str, value: str) -> None:
         if name not in self.keys:
             raise ConfigError(name, "not a share group config (kafkalite knows "
                                     f"{', '.join(sorted(self.keys))})")
@@ -82,11 +77,23 @@ class ShareGroupConfigs:
                 raise ConfigError(name, f"{value!r} is not a duration between {low} and "
                                         f"{high} ms (group.share.min/max.record.lock.duration.ms)")
 
-    def auto_offset_reset(self, group_id: str) -> str:
-        return self.configs(group_id)[AUTO_OFFSET_RESET]
+    def entries(self, overrides: Mapping[str, str]) -> list[dict[str, Any]]:
+        """DescribeConfigs' entries for a group with ``overrides`` set."""
+        entries = []
+        for name, key in self.keys.items():
+            source = ConfigSource.DYNAMIC_GROUP_CONFIG if name in overrides \
+                else ConfigSource.DEFAULT_CONFIG
+            value = overrides.get(name, key.default)
+            kind = ConfigType.INT if name == RECORD_LOCK_DURATION_MS else ConfigType.STRING
+            entries.append({"name": name, "value": value, "read_only": False,
+                            "is_default": source == ConfigSource.DEFAULT_CONFIG,
+                            "config_source": int(source), "is_sensitive": False,
+                            "synonyms": [{"name": name, "value": value, "source": int(source)}],
+                            "config_type": int(kind), "documentation": key.doc})
+        return entries
 
-    def settings(self, group_id: str) -> GroupSettings:
-        configs = self.configs(group_id)
+    def settings(self, overrides: Mapping[str, str]) -> GroupSettings:
+        configs = self.effective(overrides)
         limits = replace(self._limits, lock_duration_ms=int(configs[RECORD_LOCK_DURATION_MS]))
         isolation = READ_COMMITTED if configs[ISOLATION_LEVEL] == "read_committed" else 0
         return GroupSettings(limits, isolation)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kafkalite.errors import KafkaError
@@ -25,6 +25,7 @@ from kafkalite.records import encode_batch
 from kafkalite_server.coordinator.errors import write_error
 from kafkalite_server.share.config import ShareConfig
 from kafkalite_server.share.group import HeartbeatResult, KeyValue, ShareGroups, Topics
+from kafkalite_server.share.group_configs import AUTO_OFFSET_RESET, ShareGroupConfigs
 from kafkalite_server.share.peers import PeerRequests
 from kafkalite_server.share.persister import SharePersister
 from kafkalite_server.share.records import StateKey
@@ -44,11 +45,11 @@ INITIAL_STATE_EPOCH = 0
 
 class ShareGroupService:
     def __init__(self, broker: Broker, config: ShareConfig, persister: SharePersister,
-                 peers: PeerRequests, auto_offset_reset: Callable[[str], str]) -> None:
+                 peers: PeerRequests, configs: ShareGroupConfigs) -> None:
         self._broker = broker
         self._persister = persister
         self._peers = peers
-        self._auto_offset_reset = auto_offset_reset
+        self._configs = configs
         self.heartbeat_interval_ms = config.heartbeat_interval_ms
         metadata = broker.metadata_cache
         classic = broker.group_coordinator
@@ -108,7 +109,8 @@ class ShareGroupService:
     async def _initialize(self, group_id: str,
                           pending: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
         """Creates the share state of ``pending`` partitions; those it could create."""
-        earliest = self._auto_offset_reset(group_id) == "earliest"
+        reset = self._configs.effective(self.groups.configs(group_id))[AUTO_OFFSET_RESET]
+        earliest = reset == "earliest"
         offsets = await self._start_offsets(pending, EARLIEST if earliest else LATEST)
         cluster_id = self._broker.metadata_cache.cluster_id
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -78,6 +78,7 @@ class ManagedSharePartition:
     index: int
     share: SharePartition
     leader_epoch: int
+    settings: GroupSettings
     changes: int = 0
     """Changes made that need writing; ``written`` of them are written."""
     written: int = 0
@@ -94,7 +95,7 @@ class FetchedPartition:
 
 class SharePartitionManager:
     def __init__(self, broker: Broker, persister: SharePersister,
-                 settings: Callable[[str], GroupSettings]) -> None:
+                 settings: Callable[[str], Awaitable[GroupSettings]]) -> None:
         self._broker = broker
         self._replicas = broker.replica_manager
         self._persister = persister
@@ -150,6 +151,7 @@ class SharePartitionManager:
     async def _load(self, key: PartitionKey,
                     leader_epoch: int) -> tuple[int, ManagedSharePartition | None]:
         group_id, topic, index = key
+        settings = await self._settings(group_id)
         state_key = StateKey(group_id, topic_id(self._broker.metadata_cache.cluster_id, topic),
                              index)
         error, state = await self._persister.read(state_key, leader_epoch)
@@ -158,12 +160,12 @@ class SharePartitionManager:
         leader = self._replicas.leader_partition(topic, index)
         if leader.leader_epoch != leader_epoch:
             return NotLeaderOrFollowerError.errno, None  # leadership moved while reading
-        share = SharePartition(self._settings(group_id).limits, self._broker.now_ms)
+        share = SharePartition(settings.limits, self._broker.now_ms)
         if not state.initialized:  # the group coordinator initializes before it assigns
             state = PartitionState(state.state_epoch, leader.high_watermark, leader_epoch)
         share.load(state)
         share.move_start(leader.log.log_start_offset)
-        managed = ManagedSharePartition(state_key, topic, index, share, leader_epoch)
+        managed = ManagedSharePartition(state_key, topic, index, share, leader_epoch, settings)
         self._partitions[key] = managed
         return 0, managed
 
@@ -187,12 +189,11 @@ class SharePartitionManager:
             if max_wait_ms > 0:
                 await asyncio.sleep(min(max_wait_ms / 1000, IDLE_WAIT_S))
             return answers
-        settings = self._settings(group_id)
         offsets = [managed.share.next_fetch_offset() for managed in ready]
         requests = [FetchRequest(m.topic, m.index, offset, max_bytes)
                     for m, offset in zip(ready, offsets, strict=True)]
         results = await self._replicas.fetch_messages(
-            FetchParams(-1, max_wait_ms, min_bytes, max_bytes, settings.isolation_level),
+            FetchParams(-1, max_wait_ms, min_bytes, max_bytes, ready[0].settings.isolation_level),
             requests)
         budget = max(max_records, 1)
         for managed, offset, result in zip(ready, offsets, results, strict=True):

@@ -10,6 +10,11 @@ records: ShareGroupMemberMetadata (10), ShareGroupMetadata (11),
 ShareGroupTargetAssignmentMetadata (12), ShareGroupTargetAssignmentMember (13),
 ShareGroupCurrentMemberAssignment (14) and ShareGroupStatePartitionMetadata (15). A null
 value is a tombstone.
+
+A group's configs (Kafka's GROUP config resource, ``share.auto.offset.reset`` ...) are kept
+by its coordinator too, in a record of kafkalite's own: GroupConfig, key version
+:data:`GROUP_CONFIG_KEY_VERSION` (Kafka keeps group configs in its KRaft metadata log,
+which kafkalite does not have; Kafka's coordinators skip key versions they do not know).
 """
 
 from __future__ import annotations
@@ -170,10 +175,24 @@ STATE_PARTITION_METADATA = GroupRecordType(
         ))),
     )))
 
+GROUP_CONFIG_KEY_VERSION = 1000
+"""Far from Kafka's record types (0-21 in Kafka 4.1), which may grow."""
+GROUP_CONFIG = GroupRecordType(
+    GROUP_CONFIG_KEY_VERSION,
+    Message("GroupConfigKey", valid=str(GROUP_CONFIG_KEY_VERSION), flexible="none",
+            fields=_GROUP_KEY),
+    Message("GroupConfigValue", valid="0", flexible="0+", fields=(
+        Field("configs", Array(Struct(
+            Field("name", STRING),
+            Field("value", STRING),
+        ))),
+    )))
+
 GROUP_RECORD_TYPES: dict[int, GroupRecordType] = {
     kind.key_version: kind
     for kind in (MEMBER_METADATA, GROUP_METADATA, TARGET_ASSIGNMENT_METADATA,
-                 TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT, STATE_PARTITION_METADATA)
+                 TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT, STATE_PARTITION_METADATA,
+                 GROUP_CONFIG)
 }
 
 
