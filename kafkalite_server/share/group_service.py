@@ -23,7 +23,7 @@ from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import BrokerResponseError
 from kafkalite.records import encode_batch
 from kafkalite_server.coordinator.errors import write_error
-from kafkalite_server.share.config import ShareConfig
+from kafkalite_server.share.config import SHARE_GROUP_TYPE, ShareConfig
 from kafkalite_server.share.group import HeartbeatResult, KeyValue, ShareGroups, Topics
 from kafkalite_server.share.group_configs import AUTO_OFFSET_RESET, ShareGroupConfigs
 from kafkalite_server.share.peers import PeerRequests
@@ -74,6 +74,12 @@ class ShareGroupService:
     def start(self) -> None:
         self._broker.tasks.every(EXPIRY_INTERVAL_MS, "share-group-sessions",
                                  self._expire_members)
+
+    def listings(self) -> list[tuple[str, str, str, str]]:
+        """ListGroups' (group id, protocol type, state, group type) of the share groups
+        coordinated here."""
+        return [(g.group_id, SHARE_GROUP_TYPE, g.state, SHARE_GROUP_TYPE)
+                for g in self.groups.groups()]
 
     async def _expire_members(self) -> None:
         self.groups.expire_members()

@@ -197,3 +197,21 @@ def test_records_held_by_a_killed_consumer_are_redelivered_after_the_lock_expire
     assert redelivered == dict.fromkeys(held, 2)
     until(lambda: start_offset(cluster.bootstrap_servers, group, topic) == 5,
           "the redelivered records accepted")
+
+
+def test_list_groups_reports_share_groups(
+        cluster: EmbeddedCluster, share_consumers: Callable[..., ShareConsumer]) -> None:
+    from kafka import KafkaAdminClient
+
+    topic, group = _topic(cluster, "listed"), "listed-share-group"
+    share_consumers(group, topic)
+    wait_assigned(cluster.bootstrap_servers, group, 1)
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        listed = {g["group_id"]: g for g in admin.list_groups(types_filter=["share"])}
+        assert listed[group]["group_type"] == "share"
+        assert listed[group]["group_state"] == "Stable"
+        assert all(g["group_type"] == "share" for g in listed.values())
+        assert group not in {g["group_id"] for g in admin.list_groups(types_filter=["classic"])}
+    finally:
+        admin.close()
