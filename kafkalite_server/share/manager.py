@@ -84,6 +84,9 @@ class ManagedSharePartition:
     written: int = 0
     write_error: int = 0
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    dropped: bool = False
+    """No longer served (leadership moved, a write failed): its changes are never written,
+    so that they cannot be confirmed after a reload handed their records out again."""
 
 
 @dataclass(frozen=True)
@@ -107,14 +110,18 @@ class SharePartitionManager:
     # ------------------------------------------------------------------ leadership
 
     def on_become_leader(self, topic: str, index: int, leader_epoch: int) -> None:
-        self._drop_partition(topic, index)
+        """Still the leader (an ISR change raises the leader epoch too): the share
+        partitions stay, and write with the new epoch. Dropping them here would reload
+        a state that may miss the writes in flight, and hand their records out again."""
+        for managed in self._of(topic, index):
+            managed.leader_epoch = max(managed.leader_epoch, leader_epoch)
 
     def on_resign(self, topic: str, index: int) -> None:
-        self._drop_partition(topic, index)
+        for managed in self._of(topic, index):
+            self._forget(managed)
 
-    def _drop_partition(self, topic: str, index: int) -> None:
-        for key in [k for k in self._partitions if k[1] == topic and k[2] == index]:
-            del self._partitions[key]
+    def _of(self, topic: str, index: int) -> list[ManagedSharePartition]:
+        return [m for (_g, t, i), m in self._partitions.items() if t == topic and i == index]
 
     def partitions_of(self, group_id: str) -> list[ManagedSharePartition]:
         return [p for (group, _t, _i), p in self._partitions.items() if group == group_id]
@@ -131,7 +138,7 @@ class SharePartitionManager:
             return exc.errno, None
         key = (group_id, topic, index)
         found = self._partitions.get(key)
-        if found is not None and found.leader_epoch == leader.leader_epoch:
+        if found is not None:
             return 0, found
         loading = self._loading.get(key)
         if loading is not None:
@@ -157,15 +164,17 @@ class SharePartitionManager:
         error, state = await self._persister.read(state_key, leader_epoch)
         if error:
             return error, None
-        leader = self._replicas.leader_partition(topic, index)
-        if leader.leader_epoch != leader_epoch:
-            return NotLeaderOrFollowerError.errno, None  # leadership moved while reading
+        try:
+            leader = self._replicas.leader_partition(topic, index)
+        except BrokerResponseError as exc:
+            return exc.errno, None  # leadership moved away while reading
         share = SharePartition(settings.limits, self._broker.now_ms)
         if not state.initialized:  # the group coordinator initializes before it assigns
             state = PartitionState(state.state_epoch, leader.high_watermark, leader_epoch)
         share.load(state)
         share.move_start(leader.log.log_start_offset)
-        managed = ManagedSharePartition(state_key, topic, index, share, leader_epoch, settings)
+        managed = ManagedSharePartition(state_key, topic, index, share,
+                                        max(leader_epoch, leader.leader_epoch), settings)
         self._partitions[key] = managed
         return 0, managed
 
@@ -258,6 +267,8 @@ class SharePartitionManager:
         async with managed.write_lock:
             if managed.written >= wanted:
                 return managed.write_error
+            if managed.dropped:
+                return NotLeaderOrFollowerError.errno
             target = managed.changes
             error = await self._persister.write(managed.key,
                                                 managed.share.snapshot(managed.leader_epoch))
@@ -271,6 +282,7 @@ class SharePartitionManager:
         return error
 
     def _forget(self, managed: ManagedSharePartition) -> None:
+        managed.dropped = True
         key = (managed.key.group_id, managed.topic, managed.index)
         if self._partitions.get(key) is managed:
             del self._partitions[key]

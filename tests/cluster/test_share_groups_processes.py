@@ -1,7 +1,8 @@
-"""Share groups across three ``kafkalite-server`` processes over a real ZooKeeper: a
-confluent-kafka ShareConsumer accepts records while the share coordinator's broker is
-SIGKILLed, and later the partition leader's. An acknowledged record is never delivered
-again; what was in flight comes back; in the end every record is accepted."""
+"""Share groups across three ``kafkalite-server`` processes over a real ZooKeeper: two
+members of one share group, confluent-kafka's ShareConsumer and kafkalite's, accept records
+while the share coordinator's broker is SIGKILLed, and later the partition leader's. An
+acknowledged record is never delivered again (to either member); what was in flight at
+the dead leader comes back; in the end every record is accepted."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 from confluent_kafka.admin import AdminClient, NewTopic
 from polling import until
 
+from kafkalite import ShareConsumer as KafkaliteShareConsumer
 from kafkalite.protocol import ApiKey
 from kafkalite_server.coordinator.hashing import partition_for
 from kafkalite_server.share.config import SHARE_STATE_TOPIC
@@ -106,46 +108,85 @@ def _share_coordinator(brokers: dict[int, Any]) -> int:
                    partition_for(coordinator_key(key), STATE_PARTITIONS))
 
 
-class Ledger:
-    """What a consumer was handed and what the broker confirmed it accepted."""
+class Member:
+    """One share consumer, confluent-kafka's or kafkalite's, in explicit mode."""
 
-    def __init__(self) -> None:
+    def __init__(self, bootstrap: str, kind: str) -> None:
+        self.kind = kind
+        if kind == "confluent":
+            self._confluent = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": GROUP,
+                                             "share.acknowledgement.mode": "explicit",
+                                             "max.poll.records": "10"})
+            self._confluent.subscribe([TOPIC])
+        else:
+            self._ours = KafkaliteShareConsumer(TOPIC, bootstrap_servers=bootstrap,
+                                                group_id=GROUP, max_poll_records=10,
+                                                share_acknowledgement_mode="explicit")
+
+    def poll(self) -> list[Any]:
+        if self.kind == "confluent":
+            return [m for m in self._confluent.poll(0.5) if m.error() is None]
+        return self._ours.poll(500)
+
+    def accept(self, handed: list[Any]) -> bool:
+        """True once the broker confirmed the acceptance of every record of ``handed``."""
+        try:
+            if self.kind == "confluent":
+                for message in handed:
+                    self._confluent.acknowledge(message, AcknowledgeType.ACCEPT)
+                results = self._confluent.commit_sync(30)
+            else:
+                for record in handed:
+                    self._ours.acknowledge(record)
+                results = self._ours.commit_sync(30_000)
+        except Exception:  # a broker gone: not confirmed, so it may come back
+            return False
+        return bool(results) and all(error is None for error in results.values())
+
+    def close(self) -> None:
+        if self.kind == "confluent":
+            self._confluent.close()
+        else:
+            self._ours.close()
+
+
+def _offset(record: Any) -> int:
+    return int(record.offset() if callable(record.offset) else record.offset)
+
+
+class Ledger:
+    """What the members were handed and what the broker confirmed they accepted."""
+
+    def __init__(self, members: list[Member]) -> None:
+        self.members = members
         self.accepted: set[int] = set()
-        self.redelivered_after_accept: list[int] = []
+        self.redelivered_after_accept: list[tuple[str, int]] = []
         self.handed: Counter[int] = Counter()
 
-    def poll(self, consumer: ShareConsumer) -> list[Any]:
-        handed = [m for m in consumer.poll(0.5) if m.error() is None]
-        for message in handed:
-            if message.offset() in self.accepted:
-                self.redelivered_after_accept.append(message.offset())
-            self.handed[message.offset()] += 1
+    def poll(self, member: Member) -> list[Any]:
+        handed = member.poll()
+        for record in handed:
+            if _offset(record) in self.accepted:
+                self.redelivered_after_accept.append((member.kind, _offset(record)))
+            self.handed[_offset(record)] += 1
         return handed
 
-    def accept(self, consumer: ShareConsumer, handed: list[Any]) -> None:
-        """Accepts what was handed; counts it accepted once the broker confirmed it."""
-        for message in handed:
-            consumer.acknowledge(message, AcknowledgeType.ACCEPT)
-        if not handed:
-            return
-        try:
-            results = consumer.commit_sync(30)
-        except Exception:  # a broker gone: not confirmed, so it may come back
-            return
-        if results and all(error is None for error in results.values()):
-            self.accepted.update(m.offset() for m in handed)
+    def accept(self, member: Member, handed: list[Any]) -> None:
+        if handed and member.accept(handed):
+            self.accepted.update(_offset(record) for record in handed)
 
-    def consume(self, consumer: ShareConsumer, until_accepted: int, timeout: float) -> None:
+    def consume(self, until_accepted: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while len(self.accepted) < until_accepted:
             assert time.monotonic() < deadline, f"{len(self.accepted)} accepted in {timeout} s"
-            self.accept(consumer, self.poll(consumer))
+            for member in self.members:
+                self.accept(member, self.poll(member))
 
-    def hold(self, consumer: ShareConsumer, timeout: float = 60) -> list[Any]:
+    def hold(self, member: Member, timeout: float = 60) -> list[Any]:
         """Polls records and keeps them unacknowledged (in flight)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            handed = self.poll(consumer)
+            handed = self.poll(member)
             if handed:
                 return handed
         raise AssertionError(f"no record handed out in {timeout} s")
@@ -165,33 +206,31 @@ def test_no_accepted_record_is_redelivered_across_broker_kills(
         producer.produce(TOPIC, f"record-{i}".encode())
     assert producer.flush(60) == 0
 
-    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": GROUP,
-                              "share.acknowledgement.mode": "explicit",
-                              "max.poll.records": "10"})
-    consumer.subscribe([TOPIC])
-    ledger = Ledger()
+    confluent, ours = Member(bootstrap, "confluent"), Member(bootstrap, "kafkalite")
+    ledger = Ledger([confluent, ours])
     try:
-        ledger.consume(consumer, RECORDS // 3, 120)
+        ledger.consume(RECORDS // 3, 120)
         coordinator = _share_coordinator(brokers)
-        held = ledger.hold(consumer)
+        held = ledger.hold(confluent)
         brokers[coordinator].kill()  # the leader lives: the acceptance waits for the new
-        ledger.accept(consumer, held)  # coordinator and is then confirmed
-        ledger.consume(consumer, 2 * RECORDS // 3, 180)
+        ledger.accept(confluent, held)  # coordinator and is then confirmed
+        ledger.consume(2 * RECORDS // 3, 180)
 
         brokers[coordinator].start()
         _until(lambda: _in_sync(brokers, TOPIC, 3) and _in_sync(brokers, SHARE_STATE_TOPIC, 3),
                "the restarted broker back in every ISR")
         leader = _leader(brokers, TOPIC, 0)
-        in_flight = ledger.hold(consumer)
+        in_flight = ledger.hold(ours)
         brokers[leader].kill()  # what it handed out and was not acknowledged comes back
-        ledger.accept(consumer, in_flight)
-        ledger.consume(consumer, RECORDS, 180)
+        ledger.accept(ours, in_flight)
+        ledger.consume(RECORDS, 180)
     finally:
-        consumer.close()
-    assert {m.offset() for m in held} <= ledger.accepted
+        confluent.close()
+        ours.close()
+    assert {_offset(m) for m in held} <= ledger.accepted
     # the new leader never saw the records in flight at the old one (acquisition is not
     # written): it hands them out again, as records not delivered yet
-    assert all(ledger.handed[m.offset()] >= 2 for m in in_flight)
+    assert all(ledger.handed[_offset(r)] >= 2 for r in in_flight)
     assert ledger.redelivered_after_accept == []
     assert ledger.accepted == set(range(RECORDS))
     _until(lambda: start_offset(_running(brokers), GROUP, TOPIC) == RECORDS,
