@@ -10,7 +10,11 @@ acknowledgements that did not reach it fail, and their records come back when th
 expire.
 
 The records of a response are those of its acquired ranges; an acquired offset without a
-record (a control record, a compacted one) is acknowledged as a gap at once.
+record (a control record, a compacted one) is acknowledged as a gap at once. A record not
+taken by the application before its acquisition lock expired (the response says how long
+locks last, counted here from when the request was sent) is dropped: the broker may have
+handed it to another member already; so are the records of a session that failed (their
+acknowledgements could not reach the broker that locked them).
 
 Responses are handled on the client's I/O thread; the consumer's thread takes records and
 results under the same condition.
@@ -99,7 +103,8 @@ class ShareFetcher:
         self.condition = threading.Condition()
         self.pending = PendingAcknowledgements()
         self._sessions: dict[int, _Session] = {}
-        self._buffer: deque[ShareRecord] = deque()
+        self._buffer: deque[tuple[ShareRecord, float, int]] = deque()
+        """Records, when (monotonic) their locks expire, and the broker that locked them."""
         self._results: list[AckResults] = []
 
     # ------------------------------------------------------------------ the consumer's thread
@@ -141,13 +146,13 @@ class ShareFetcher:
         if session.epoch == OPEN_EPOCH:
             if not wanted or not fetch_records:
                 return None
-            sent = _Sent(OPEN_EPOCH, added=set(wanted), forgotten=set(), acks={})
+            sent = _Sent(OPEN_EPOCH, set(wanted), set(), {}, time.monotonic())
         else:
             acks = self.pending.take(session.partitions)
             added, forgotten = wanted - session.partitions, session.partitions - wanted
             if not (acks or added or forgotten or (wanted and fetch_records)):
                 return None
-            sent = _Sent(session.epoch, added, forgotten, acks)
+            sent = _Sent(session.epoch, added, forgotten, acks, time.monotonic())
         return self._body(sent, fetch_records and bool(wanted)), sent
 
     def _body(self, sent: _Sent, fetch_records: bool) -> dict[str, Any]:
@@ -188,8 +193,13 @@ class ShareFetcher:
 
     def take(self, max_records: int) -> list[ShareRecord]:
         with self.condition:
-            count = min(max_records, len(self._buffer))
-            return [self._buffer.popleft() for _ in range(count)]
+            now = time.monotonic()
+            taken: list[ShareRecord] = []
+            while self._buffer and len(taken) < max_records:
+                record, expires, _node = self._buffer.popleft()
+                if expires > now:
+                    taken.append(record)
+            return taken
 
     def wait(self, timeout: float) -> None:
         """Until a response arrives (or ``timeout``)."""
@@ -279,7 +289,9 @@ class ShareFetcher:
                     if partition["error_code"] in METADATA_ERRORS:
                         self._client.metadata.request_update()
                     elif not partition["error_code"]:
-                        self._buffer.extend(self._records(tp, partition))
+                        expires = sent.at + body["acquisition_lock_timeout_ms"] / 1000
+                        self._buffer.extend((record, expires, node)
+                                            for record in self._records(tp, partition))
             for tp, acks in sent.acks.items():
                 acked.setdefault(tp, (acks, None))
             if acked:
@@ -329,6 +341,8 @@ class ShareFetcher:
         request acknowledged failed."""
         log.debug("share session of group %r: %s", self._group_id, error)
         session.epoch, session.partitions = OPEN_EPOCH, set()
+        node = next((n for n, s in self._sessions.items() if s is session), None)
+        self._buffer = deque(entry for entry in self._buffer if entry[2] != node)
         failure = error if isinstance(error, KafkaError) else KafkaError(str(error))
         failed: AckResults = {tp: (acks, failure) for tp, acks in sent.acks.items()}
         if outcome is not None:
@@ -376,6 +390,8 @@ class _Sent(NamedTuple):
     added: set[TopicPartition]
     forgotten: set[TopicPartition]
     acks: dict[TopicPartition, dict[int, int]]
+    at: float = 0.0
+    """When (monotonic) it was sent."""
 
 
 def _error(code: int, tp: TopicPartition) -> KafkaError | None:

@@ -1,8 +1,12 @@
 """Share groups across three ``kafkalite-server`` processes over a real ZooKeeper: two
 members of one share group, confluent-kafka's ShareConsumer and kafkalite's, accept records
-while the share coordinator's broker is SIGKILLed, and later the partition leader's. An
-acknowledged record is never delivered again (to either member); what was in flight at
-the dead leader comes back; in the end every record is accepted."""
+while the share coordinator's broker is SIGKILLed, and later the partition leader's.
+
+The broker confirms the acceptance of each record once: were an accepted record handed out
+again, the member it went to could have it accepted a second time. (A member may still
+show a record it was handed before another member accepted it: a client's buffer does not
+know that a lock expired or a leader died; that member's acceptance is then refused.) What
+was in flight at the dead leader comes back; in the end every record is accepted."""
 
 from __future__ import annotations
 
@@ -37,7 +41,6 @@ SETTINGS = {"zookeeper.session.timeout.ms": "6000", "replica.lag.time.max.ms": "
             "share.coordinator.state.topic.num.partitions": str(STATE_PARTITIONS),
             "share.coordinator.write.timeout.ms": "30000",
             "group.share.min.record.lock.duration.ms": "1000",
-            "group.share.record.lock.duration.ms": "2000",
             "group.share.heartbeat.interval.ms": "1000",
             "group.share.session.timeout.ms": "10000"}
 TOPIC, GROUP, RECORDS = "work", "failover", 300
@@ -155,30 +158,30 @@ def _offset(record: Any) -> int:
 
 
 class Ledger:
-    """What the members were handed and what the broker confirmed they accepted."""
+    """What the members were handed, and which acceptances the broker confirmed."""
 
     def __init__(self, members: list[Member]) -> None:
         self.members = members
-        self.accepted: set[int] = set()
-        self.redelivered_after_accept: list[tuple[str, int]] = []
+        self.confirmed: Counter[int] = Counter()
         self.handed: Counter[int] = Counter()
+
+    @property
+    def accepted(self) -> set[int]:
+        return set(self.confirmed)
 
     def poll(self, member: Member) -> list[Any]:
         handed = member.poll()
-        for record in handed:
-            if _offset(record) in self.accepted:
-                self.redelivered_after_accept.append((member.kind, _offset(record)))
-            self.handed[_offset(record)] += 1
+        self.handed.update(_offset(record) for record in handed)
         return handed
 
     def accept(self, member: Member, handed: list[Any]) -> None:
         if handed and member.accept(handed):
-            self.accepted.update(_offset(record) for record in handed)
+            self.confirmed.update(_offset(record) for record in handed)
 
     def consume(self, until_accepted: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while len(self.accepted) < until_accepted:
-            assert time.monotonic() < deadline, f"{len(self.accepted)} accepted in {timeout} s"
+        while len(self.confirmed) < until_accepted:
+            assert time.monotonic() < deadline, f"{len(self.confirmed)} accepted in {timeout} s"
             for member in self.members:
                 self.accept(member, self.poll(member))
 
@@ -200,7 +203,10 @@ def test_no_accepted_record_is_redelivered_across_broker_kills(
     admin.create_topics([NewTopic(TOPIC, 1, 3, config={"min.insync.replicas": "2"})]
                         )[TOPIC].result(30)
     _until(lambda: _leader(brokers, TOPIC, 0), "a leader for the topic")
-    set_group_configs(bootstrap, GROUP, share_auto_offset_reset="earliest")
+    # locks outlast each phase: a record comes back because a leader died, not because a
+    # member was slow on a busy machine
+    set_group_configs(bootstrap, GROUP, share_auto_offset_reset="earliest",
+                      share_record_lock_duration_ms="10000")
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     for i in range(RECORDS):
         producer.produce(TOPIC, f"record-{i}".encode())
@@ -231,7 +237,8 @@ def test_no_accepted_record_is_redelivered_across_broker_kills(
     # the new leader never saw the records in flight at the old one (acquisition is not
     # written): it hands them out again, as records not delivered yet
     assert all(ledger.handed[_offset(r)] >= 2 for r in in_flight)
-    assert ledger.redelivered_after_accept == []
     assert ledger.accepted == set(range(RECORDS))
+    twice = [offset for offset, times in ledger.confirmed.items() if times > 1]
+    assert twice == []
     _until(lambda: start_offset(_running(brokers), GROUP, TOPIC) == RECORDS,
            "the share-partition start offset at the end of the log")
