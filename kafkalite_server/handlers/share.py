@@ -48,9 +48,9 @@ from kafkalite_server.share.coordinator import NO_LEADER_EPOCH
 from kafkalite_server.share.partition import Acknowledgement
 from kafkalite_server.share.records import StateKey
 from kafkalite_server.share.service import ShareService
-from kafkalite_server.share.sessions import FINAL_EPOCH
+from kafkalite_server.share.sessions import FINAL_EPOCH, OPEN_EPOCH
 from kafkalite_server.share.state import StateBatch
-from kafkalite_server.topic_ids import topic_id, topic_named
+from kafkalite_server.topic_ids import ZERO, topic_id, topic_named
 
 Body = dict[str, Any]
 
@@ -228,6 +228,10 @@ async def handle_share_fetch(service: ShareService, ctx: RequestContext, body: B
     if session is None:
         return _error_response(body, error)
     partitions = _Partitions(ctx, [*session.partitions, *acks, *forgotten])
+    if epoch == OPEN_EPOCH:
+        await service.partitions.refresh(group_id, [
+            (name, index) for id_, index in session.partitions
+            if (name := partitions.names.get(id_)) is not None])
     ack_errors = await _apply_acknowledgements(service, group_id, member_id, partitions, acks)
     released = [(name, index) for id_, index in forgotten
                 if (name := partitions.names.get(id_)) is not None]
@@ -437,3 +441,37 @@ async def handle_describe_share_group_offsets(service: ShareService, ctx: Reques
             entry["topics"].append(topic_entry)
         groups.append(entry)
     return {"throttle_time_ms": 0, "groups": groups}
+
+
+ALTERED_TOPICS = replace(READ_TOPICS, when="offsets altered")
+
+
+def _alter_refused(body: Body, errno: int) -> Body:
+    return {"throttle_time_ms": 0, "responses": [
+        {"topic_name": t["topic_name"], "topic_id": ZERO,
+         "partitions": [{"partition_index": p["partition_index"], "error_code": errno,
+                         "error_message": None} for p in t["partitions"]]}
+        for t in body["topics"]]}
+
+
+@requires(READ_GROUP, "group_id", _alter_refused)
+@declares(ALTERED_TOPICS)
+async def handle_alter_share_group_offsets(service: ShareService, ctx: RequestContext,
+                                           body: Body) -> Body:
+    """Moves an empty share group's share-partition start offsets (Kafka's
+    ``kafka-share-groups.sh --reset-offsets``): the partition's state starts over there,
+    under a new state epoch that fences the writes of the state it replaces."""
+    group_id = body["group_id"]
+    wanted = [(t["topic_name"], p["partition_index"], p["start_offset"])
+              for t in body["topics"] for p in t["partitions"]]
+    errors = await service.groups.alter_offsets(
+        group_id, [(name, index, offset) for name, index, offset in wanted
+                   if ALTERED_TOPICS.allows(ctx, name)])
+    by_topic: dict[str, list[Body]] = defaultdict(list)
+    for name, index, _offset in wanted:
+        code = errors.get((name, index), ALTERED_TOPICS.error.errno)
+        by_topic[name].append({"partition_index": index, "error_code": code,
+                               "error_message": None})
+    return {"throttle_time_ms": 0, "responses": [
+        {"topic_name": name, "topic_id": _topic_id(ctx, name), "partitions": parts}
+        for name, parts in by_topic.items()]}

@@ -28,6 +28,7 @@ SHARE_HANDLERS: dict[ApiKey, ShareHandler] = {
     ApiKey.DELETE_SHARE_GROUP_STATE: share.handle_delete_share_group_state,
     ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: share.handle_read_share_group_state_summary,
     ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: share.handle_describe_share_group_offsets,
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: share.handle_alter_share_group_offsets,
 }
 
 

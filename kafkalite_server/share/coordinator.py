@@ -12,7 +12,8 @@ and writes it after every change it must not lose (acknowledgements, expired loc
 - **Write** folds the written batches into the state; a state epoch older than the kept
   one is FENCED_STATE_EPOCH (an operator reset the offsets meanwhile).
 - **Initialize** sets a new start offset and state epoch (the group coordinator does it
-  when it first assigns the partition, and AlterShareGroupOffsets).
+  when it first assigns the partition, and AlterShareGroupOffsets); at the epoch the state
+  has already, it changes nothing.
 - **Delete** forgets the state (the group was deleted).
 
 Every change is one record: ShareUpdate with the whole state after the change, and every
@@ -119,6 +120,9 @@ class ShareCoordinator:
         kept = self._kept(key)
         if kept is not None and state_epoch < kept.state.state_epoch:
             return FencedStateEpochError.errno
+        if kept is not None and kept.state.initialized \
+                and state_epoch == kept.state.state_epoch:
+            return 0  # initialized at this epoch already: what it holds stays
         leader_epoch = kept.state.leader_epoch if kept is not None else -1
         self._store(key, PartitionState(state_epoch, start_offset, leader_epoch), snapshot=True)
         return 0

@@ -20,10 +20,16 @@ from typing import TYPE_CHECKING
 
 from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
-from kafkalite.protocol.errors import BrokerResponseError
+from kafkalite.protocol.errors import (
+    BrokerResponseError,
+    InvalidRequestError,
+    NonEmptyGroupError,
+    UnknownTopicOrPartitionError,
+)
 from kafkalite.records import encode_batch
 from kafkalite_server.coordinator.errors import write_error
 from kafkalite_server.share.config import SHARE_GROUP_TYPE, ShareConfig
+from kafkalite_server.share.coordinator import NO_LEADER_EPOCH
 from kafkalite_server.share.group import HeartbeatResult, KeyValue, ShareGroups, Topics
 from kafkalite_server.share.group_configs import AUTO_OFFSET_RESET, ShareGroupConfigs
 from kafkalite_server.share.peers import PeerRequests
@@ -74,6 +80,36 @@ class ShareGroupService:
     def start(self) -> None:
         self._broker.tasks.every(EXPIRY_INTERVAL_MS, "share-group-sessions",
                                  self._expire_members)
+
+    async def alter_offsets(self, group_id: str, wanted: Sequence[tuple[str, int, int]]
+                            ) -> dict[tuple[str, int], int]:
+        """AlterShareGroupOffsets for an empty group: each partition's share state starts
+        over at the offset given, under a state epoch above the one it had."""
+        error = self.groups.ownership.error_for(group_id)
+        group = self.groups.group(group_id) if not error else None
+        if not error and group is not None and group.members:
+            error = NonEmptyGroupError.errno
+        if error:
+            return {(topic, index): error for topic, index, _offset in wanted}
+        metadata, cluster_id = self._broker.metadata_cache, self._broker.metadata_cache.cluster_id
+        errors: dict[tuple[str, int], int] = {}
+        done = []
+        for topic, index, offset in wanted:
+            if metadata.partition(topic, index) is None or offset < 0:
+                errors[(topic, index)] = UnknownTopicOrPartitionError.errno if offset >= 0 \
+                    else InvalidRequestError.errno
+                continue
+            key = StateKey(group_id, topic_id(cluster_id, topic), index)
+            code, state = await self._persister.read(key, NO_LEADER_EPOCH)
+            if not code:
+                code = await self._persister.initialize(key, state.state_epoch + 1, offset)
+            errors[(topic, index)] = code
+            if not code:
+                done.append((topic, index))
+        if done:
+            self.groups.initialized(group_id, done)
+            errors.update(dict.fromkeys(done, await self.runtime.committed(group_id)))
+        return errors
 
     def listings(self) -> list[tuple[str, str, str, str]]:
         """ListGroups' (group id, protocol type, state, group type) of the share groups

@@ -15,6 +15,9 @@ the sans-IO :class:`~.partition.SharePartition`.
   takes every change made before it starts). A write that fails drops the share
   partition: the next use reloads what is durable, and what was not written is
   redelivered.
+- **Resets.** AlterShareGroupOffsets starts a partition's state over under a new state
+  epoch; a leader holding the old state learns it when a member opens a share session
+  (and a write of the old state is refused, FENCED_STATE_EPOCH, which drops it too).
 - **Lock expiry.** A task looks every ``EXPIRY_INTERVAL_MS`` for locks that expired and
   writes the share partitions where records became available again.
 """
@@ -35,6 +38,7 @@ from kafkalite.protocol.errors import (
     OffsetOutOfRangeError,
 )
 from kafkalite_server.replication.replica_manager import FetchParams, FetchRequest
+from kafkalite_server.share.coordinator import NO_LEADER_EPOCH
 from kafkalite_server.share.log_reading import read_batches, records_for
 from kafkalite_server.share.partition import (
     Acknowledgement,
@@ -177,6 +181,17 @@ class SharePartitionManager:
                                         max(leader_epoch, leader.leader_epoch), settings)
         self._partitions[key] = managed
         return 0, managed
+
+    async def refresh(self, group_id: str, partitions: Sequence[tuple[str, int]]) -> None:
+        """A member opened a share session: share partitions whose durable state has a
+        newer state epoch (AlterShareGroupOffsets reset them) are loaded again."""
+        for topic, index in partitions:
+            managed = self._partitions.get((group_id, topic, index))
+            if managed is None:
+                continue
+            error, state = await self._persister.read(managed.key, NO_LEADER_EPOCH)
+            if not error and state.state_epoch > managed.share.state_epoch:
+                self._forget(managed)
 
     # ------------------------------------------------------------------ fetching
 

@@ -191,6 +191,8 @@ REQUESTS: dict[ApiKey, list[Body]] = {
                        ApiKey.WRITE_SHARE_GROUP_STATE, ApiKey.DELETE_SHARE_GROUP_STATE,
                        ApiKey.READ_SHARE_GROUP_STATE_SUMMARY)},
     ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: [{"groups": [{"group_id": GROUP, "topics": None}]}],
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: [{"group_id": GROUP, "topics": [
+        {"topic_name": TOPIC, "partitions": [{"partition_index": 0, "start_offset": 0}]}]}],
 }
 """A minimal valid request per API (several where a check depends on the request: a
 consumer's and a replica's Fetch), naming resources that exist."""

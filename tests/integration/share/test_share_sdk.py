@@ -18,8 +18,15 @@ import pytest
 from kafkalite import AcknowledgeType, Producer, ShareConsumer
 from kafkalite.admin import AdminClient, NewTopic
 from kafkalite.errors import ConfigError, IllegalStateError
+from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import NonEmptyGroupError
 from kafkalite_server import EmbeddedCluster
-from tests.integration.share.helpers import set_group_configs, start_offset, wait_assigned
+from tests.integration.share.helpers import (
+    at_coordinator,
+    set_group_configs,
+    start_offset,
+    wait_assigned,
+)
 from tests.polling import until
 
 BROKER_CONFIG = {
@@ -266,3 +273,34 @@ def test_bad_settings_name_their_key(cluster: EmbeddedCluster) -> None:
     with pytest.raises(ConfigError, match="auto_offset_reset"):
         ShareConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id="g",
                       auto_offset_reset="earliest")
+
+
+def test_an_empty_groups_offsets_can_be_reset(
+        cluster: EmbeddedCluster, share_consumers: Callable[..., ShareConsumer]) -> None:
+    group = "sdk-reset"
+    topic = _topic(cluster, "sdk-reset", group)
+    _produce(cluster, topic, [f"r{i}".encode() for i in range(10)])
+    first = share_consumers(group, topic)
+    seen: list[int] = []
+    until(lambda: seen.extend(r.offset for r in first.poll(500)) or len(seen) == 10, "ten")
+    first.commit_sync()
+
+    def alter(offset: int) -> int:
+        client = at_coordinator(cluster.bootstrap_servers, group)
+        try:
+            answer = client.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {
+                "group_id": group, "topics": [{"topic_name": topic, "partitions": [
+                    {"partition_index": 0, "start_offset": offset}]}]})
+        finally:
+            client.close()
+        return int(answer["responses"][0]["partitions"][0]["error_code"])
+
+    assert alter(5) == NonEmptyGroupError.errno
+    first.close()
+    until(lambda: alter(5) == 0, "the reset of the group's start offset, once it is empty")
+    assert start_offset(cluster.bootstrap_servers, group, topic) == 5
+    second = share_consumers(group, topic)
+    again: list[int] = []
+    until(lambda: again.extend(r.offset for r in second.poll(500)) or len(again) >= 5,
+          "the records from the new start offset")
+    assert again == [5, 6, 7, 8, 9]

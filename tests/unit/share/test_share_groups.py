@@ -188,6 +188,8 @@ def test_the_share_coordinator_keeps_and_fences_state() -> None:
     assert coordinator.write(KEY, 0, 4, 12, [StateBatch(12, 14, 2, 1),
                                              StateBatch(15, 15, 0, 2)]) == 0
     assert coordinator.write(KEY, 0, 3, 20, []) == FencedLeaderEpochError.errno  # old leader
+    assert coordinator.initialize(KEY, 0, 50) == 0  # at its epoch already: nothing changes
+    assert coordinator.state(KEY).start_offset == 12  # type: ignore[union-attr]
     assert coordinator.initialize(KEY, 1, 100) == 0  # an operator's reset
     assert coordinator.write(KEY, 0, 4, 30, []) == FencedStateEpochError.errno
     assert coordinator.write(KEY, 1, 4, 100, [StateBatch(99, 98, 0, 0)]) \
