@@ -1,6 +1,10 @@
 """Share fetching: one share session per partition leader, ShareFetch requests carrying the
 pending acknowledgements, ShareAcknowledge for commits, and the records handed out.
 
+The next ShareFetch to a broker goes out as soon as the previous one is answered, while
+fewer than ``max_poll_records`` records wait to be polled (the application works while
+the broker acquires the next records).
+
 Sessions (KIP-932): the first ShareFetch to a broker opens a session (epoch 0) with the
 partitions the member wants from it; later ones carry the next epoch, the partitions added
 and forgotten, and the acknowledgements of records that broker handed out. One request is
@@ -106,6 +110,9 @@ class ShareFetcher:
         self._buffer: deque[tuple[ShareRecord, float, int]] = deque()
         """Records, when (monotonic) their locks expire, and the broker that locked them."""
         self._results: list[AckResults] = []
+        self._wanted: dict[int, set[TopicPartition]] = {}
+        """Each leader's assigned partitions, as the last ``send_fetches`` found them."""
+        self._committing = False
 
     # ------------------------------------------------------------------ the consumer's thread
 
@@ -123,23 +130,30 @@ class ShareFetcher:
             wanted.setdefault(leader, set()).add(tp)
         if unknown_leader:
             self._client.metadata.request_update()
-        requests = []
         with self.condition:
-            fetch_records = len(self._buffer) < self._max_records
-            for node in set(wanted) | set(self._sessions):
-                session = self._sessions.setdefault(node, _Session())
-                if session.in_flight:
-                    continue
-                request = self._fetch_request(node, session, wanted.get(node, set()),
-                                              fetch_records)
-                if request is not None:
-                    session.in_flight = True
-                    requests.append((node, request))
+            self._wanted = wanted
+            requests = [(node, request) for node in set(wanted) | set(self._sessions)
+                        if (request := self._next_request(node)) is not None]
             self._fail_orphans()
-        for node, (body, sent) in requests:
-            future = self._client.send(node, ApiKey.SHARE_FETCH, body)
-            future.add_callback(self._on_fetch, node, sent)
-            future.add_errback(self._on_failure, node, sent)
+        for node, request in requests:
+            self._send_fetch(node, request)
+
+    def _next_request(self, node: int) -> tuple[dict[str, Any], _Sent] | None:
+        """The next ShareFetch to ``node`` unless one is in flight (condition held)."""
+        session = self._sessions.setdefault(node, _Session())
+        if session.in_flight:
+            return None
+        request = self._fetch_request(node, session, self._wanted.get(node, set()),
+                                      len(self._buffer) < self._max_records)
+        if request is not None:
+            session.in_flight = True
+        return request
+
+    def _send_fetch(self, node: int, request: tuple[dict[str, Any], _Sent]) -> None:
+        body, sent = request
+        future = self._client.send(node, ApiKey.SHARE_FETCH, body)
+        future.add_callback(self._on_fetch, node, sent)
+        future.add_errback(self._on_failure, node, sent)
 
     def _fetch_request(self, node: int, session: _Session, wanted: set[TopicPartition],
                        fetch_records: bool) -> tuple[dict[str, Any], _Sent] | None:
@@ -218,29 +232,38 @@ class ShareFetcher:
         outcome: AckResults = {}
         closed: set[int] = set()
         with self.condition:
-            while True:
-                for node, session in self._sessions.items():
-                    if session.in_flight:
-                        continue
-                    acks = self.pending.take(session.partitions)
-                    close = final and node not in closed and session.epoch != OPEN_EPOCH
-                    if not acks and not close:
-                        continue
-                    if close:
-                        closed.add(node)
-                    session.in_flight = True
-                    self._send_acknowledge(
-                        node, _Sent(FINAL_EPOCH if close else session.epoch, set(), set(), acks),
-                        outcome)
-                for tp, (taken, error) in self._take_orphans().items():
-                    outcome[tp] = (taken, error)
-                busy = [n for n, s in self._sessions.items() if s.in_flight]
-                if not busy and not self.pending:
-                    return outcome
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise KafkaTimeoutError("acknowledgements not answered in time")
-                self.condition.wait(left)
+            self._committing = True
+            try:
+                return self._acknowledge(deadline, final, outcome, closed)
+            finally:
+                self._committing = False
+
+    def _acknowledge(self, deadline: float, final: bool, outcome: AckResults,
+                     closed: set[int]) -> AckResults:
+        """:meth:`acknowledge`'s loop, the condition held; no prefetch meanwhile."""
+        while True:
+            for node, session in self._sessions.items():
+                if session.in_flight:
+                    continue
+                acks = self.pending.take(session.partitions)
+                close = final and node not in closed and session.epoch != OPEN_EPOCH
+                if not acks and not close:
+                    continue
+                if close:
+                    closed.add(node)
+                session.in_flight = True
+                self._send_acknowledge(
+                    node, _Sent(FINAL_EPOCH if close else session.epoch, set(), set(), acks),
+                    outcome)
+            for tp, (taken, error) in self._take_orphans().items():
+                outcome[tp] = (taken, error)
+            busy = [n for n, s in self._sessions.items() if s.in_flight]
+            if not busy and not self.pending:
+                return outcome
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise KafkaTimeoutError("acknowledgements not answered in time")
+            self.condition.wait(left)
 
     def _send_acknowledge(self, node: int, sent: _Sent, outcome: AckResults) -> None:
         topics: dict[str, list[dict[str, Any]]] = {}
@@ -297,6 +320,11 @@ class ShareFetcher:
             if acked:
                 self._results.append(acked)
             self.condition.notify_all()
+            # prefetch while the application works; acknowledgements wait for the
+            # application's next poll or commit, which answers for them
+            request = None if self._committing or self.pending else self._next_request(node)
+        if request is not None:
+            self._send_fetch(node, request)
 
     def _on_failure(self, node: int, sent: _Sent, error: BaseException) -> None:
         with self.condition:

@@ -40,7 +40,6 @@ from kafkalite_server.share.state import (
     PartitionState,
     RecordState,
     StateBatch,
-    coalesced,
     released_state,
 )
 
@@ -124,14 +123,20 @@ class SharePartition:
 
     def snapshot(self, leader_epoch: int = -1) -> PartitionState:
         """The durable form; acquired records stored available (a new leader redelivers)."""
-        batches = [StateBatch(self.start_offset + i,
-                              self.start_offset + i,
-                              int(RecordState.AVAILABLE if state is RecordState.ACQUIRED
-                                  else state),
-                              self._counts[i])
-                   for i, state in enumerate(self._states)]
+        batches: list[StateBatch] = []
+        first, run = self.start_offset, None
+        for offset, (state, count) in enumerate(zip(self._states, self._counts, strict=True),
+                                                self.start_offset):
+            stored = (int(RecordState.AVAILABLE if state is RecordState.ACQUIRED else state),
+                      count)
+            if stored != run:
+                if run is not None:
+                    batches.append(StateBatch(first, offset - 1, *run))
+                first, run = offset, stored
+        if run is not None:
+            batches.append(StateBatch(first, self.end_offset, *run))
         return PartitionState(self.state_epoch, self.start_offset, leader_epoch,
-                              coalesced(batches))
+                              tuple(batches))
 
     # ------------------------------------------------------------------ reading
 
