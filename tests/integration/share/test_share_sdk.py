@@ -304,3 +304,32 @@ def test_an_empty_groups_offsets_can_be_reset(
     until(lambda: again.extend(r.offset for r in second.poll(500)) or len(again) >= 5,
           "the records from the new start offset")
     assert again == [5, 6, 7, 8, 9]
+
+
+def test_read_committed_hands_out_committed_records_only(
+        cluster: EmbeddedCluster, share_consumers: Callable[..., ShareConsumer]) -> None:
+    group = "sdk-committed"
+    topic = _topic(cluster, "sdk-committed", group)
+    set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest",
+                      share_isolation_level="read_committed")
+    with Producer(bootstrap_servers=cluster.bootstrap_servers,
+                  transactional_id="share-txn") as producer:
+        producer.init_transactions()
+        for values, commit in (([b"aborted-1", b"aborted-2"], False), ([b"kept"], True)):
+            producer.begin_transaction()
+            for value in values:
+                producer.send(topic, value)
+            producer.flush()
+            if commit:
+                producer.commit_transaction()
+            else:
+                producer.abort_transaction()
+    _produce(cluster, topic, [b"plain"])
+    consumer = share_consumers(group, topic)
+    seen: list[bytes] = []
+    until(lambda: seen.extend(r.value for r in consumer.poll(500)) or b"plain" in seen,
+          "the records after the transactions")
+    assert seen == [b"kept", b"plain"]
+    consumer.commit_sync()
+    # the aborted records and both markers are archived: done with, like accepted ones
+    until(lambda: start_offset(cluster.bootstrap_servers, group, topic) == 6, "all done with")
