@@ -10,6 +10,7 @@ import pytest
 
 from kafkalite.errors import ProtocolDecodeError
 from kafkalite.protocol.api import SUPPORTED_VERSIONS, ApiKey
+from kafkalite.protocol.messages import decode_response
 from kafkalite.protocol.schemas import share
 from kafkalite.protocol.schemas.metadata import METADATA_REQUEST, METADATA_RESPONSE
 from kafkalite_server.topic_ids import ZERO, topic_id, topic_named
@@ -80,3 +81,11 @@ def test_topic_ids_are_stable_per_cluster_and_topic() -> None:
     assert topic_id("c1", "orders") != topic_id("c2", "orders") != topic_id("c1", "other")
     assert topic_named("c1", topic_id("c1", "orders"), ["a", "orders"]) == "orders"
     assert topic_named("c1", TOPIC, ["a", "orders"]) is None
+
+
+def test_a_response_with_a_second_tag_section_decodes() -> None:
+    """librdkafka's mock broker ends Metadata v9+ with two empty tag sections; clients that
+    ask for topic ids (v10+) read it as Kafka's own clients do."""
+    body = METADATA_RESPONSE.default()
+    frame = struct.pack(">i", 7) + b"\x00" + METADATA_RESPONSE.encode(body, 12) + b"\x00"
+    assert decode_response(ApiKey.METADATA, 12, frame) == (7, body)
