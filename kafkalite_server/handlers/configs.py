@@ -133,6 +133,9 @@ async def _alter(ctx: RequestContext, body: dict[str, Any],
                 raise InvalidRequestError(f"resource {name!r} of type {kind} appears more "
                                           "than once")
             check_config_access(ctx, AclOperation.ALTER_CONFIGS, kind, name)
+            if kind == RESOURCE_GROUP:  # an unknown key is refused before the coordinator
+                ctx.broker.share.check_group_config_names(
+                    [entry["name"] for entry in resource["configs"]])
             configs = await new_overrides(resource)
             if kind == RESOURCE_GROUP:
                 await ctx.broker.share.alter_group_configs(

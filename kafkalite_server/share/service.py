@@ -12,6 +12,7 @@ them for ``SETTINGS_TTL_S``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from kafkalite.protocol.errors import (
     NotCoordinatorError,
     error_for_code,
 )
+from kafkalite_server.cluster.image import BrokerEndpoint
 from kafkalite_server.coordinator.errors import write_error
 from kafkalite_server.share.config import ShareConfig
 from kafkalite_server.share.coordinator_service import ShareCoordinatorService
@@ -47,6 +49,10 @@ log = logging.getLogger(__name__)
 PEER_CLIENT_PREFIX = "share-"
 """The client id prefix of this module's requests to other brokers."""
 SETTINGS_TTL_S = 10.0
+COORDINATOR_WAIT_S = 5.0
+"""How long a group config request waits for the group's coordinator (the offsets topic
+created by the request itself, a partition loading)."""
+COORDINATOR_POLL_S = 0.05
 DESCRIBE_CONFIGS_VERSION = 1
 ALTER_CONFIGS_VERSION = 0
 
@@ -99,11 +105,10 @@ class ShareService:
 
     async def group_overrides(self, group_id: str, *, passed_on: bool) -> dict[str, str]:
         """The configs set for the group; raises a BrokerResponseError."""
-        if self.groups.groups.ownership.owns(group_id):
+        coordinator = await self._coordinator(group_id, passed_on)
+        if coordinator is None:
             return self.groups.groups.configs(group_id)
-        if passed_on:
-            raise NotCoordinatorError(f"this broker is not the coordinator of {group_id!r}")
-        answer = await self._at_coordinator(group_id, ApiKey.DESCRIBE_CONFIGS,
+        answer = await self._call(coordinator, group_id, ApiKey.DESCRIBE_CONFIGS,
                                             DESCRIBE_CONFIGS_VERSION, {
             "resources": [{"resource_type": int(ConfigResourceType.GROUP),
                            "resource_name": group_id, "configuration_keys": None}],
@@ -112,6 +117,13 @@ class ShareService:
         _raise_for(result["error_code"], result.get("error_message"))
         return {entry["name"]: entry["value"] for entry in result["configs"]
                 if entry["config_source"] == ConfigSourceType.DYNAMIC_GROUP_CONFIG}
+
+    def check_group_config_names(self, names: list[str]) -> None:
+        """INVALID_CONFIG naming the first name that is no group config."""
+        unknown = [name for name in names if name not in self.group_configs.keys]
+        if unknown:
+            raise InvalidConfigError(f"{unknown[0]}: not a share group config (kafkalite "
+                                     f"knows {', '.join(sorted(self.group_configs.keys))})")
 
     async def alter_group_configs(self, group_id: str, configs: dict[str, str], *,
                                   validate_only: bool, passed_on: bool) -> None:
@@ -122,17 +134,15 @@ class ShareService:
             raise InvalidConfigError(str(exc)) from None
         if validate_only:
             return
-        groups = self.groups.groups
-        if groups.ownership.owns(group_id):
+        coordinator = await self._coordinator(group_id, passed_on)
+        if coordinator is None:
             try:
-                error = groups.set_configs(group_id, configs)
+                error = self.groups.groups.set_configs(group_id, configs)
             except Exception as exc:
                 error = write_error(exc)
             _raise_for(error or await self.groups.runtime.committed(group_id))
             return
-        if passed_on:
-            raise NotCoordinatorError(f"this broker is not the coordinator of {group_id!r}")
-        answer = await self._at_coordinator(group_id, ApiKey.ALTER_CONFIGS,
+        answer = await self._call(coordinator, group_id, ApiKey.ALTER_CONFIGS,
                                             ALTER_CONFIGS_VERSION, {
             "resources": [{"resource_type": int(ConfigResourceType.GROUP),
                            "resource_name": group_id,
@@ -141,11 +151,29 @@ class ShareService:
         result = answer["responses"][0]
         _raise_for(result["error_code"], result.get("error_message"))
 
-    async def _at_coordinator(self, group_id: str, api_key: ApiKey, version: int,
-                              body: dict[str, Any]) -> dict[str, Any]:
-        endpoint = await self.groups.runtime.coordinator_for(group_id)
-        if endpoint is None:
-            raise CoordinatorNotAvailableError(f"group {group_id!r} has no coordinator now")
+    async def _coordinator(self, group_id: str, passed_on: bool) -> BrokerEndpoint | None:
+        """The group's coordinator if it is another broker; None when this broker is it
+        (and has loaded the group's partition). A coordinator just elected or still
+        loading is waited for, up to ``COORDINATOR_WAIT_S``."""
+        deadline = time.monotonic() + COORDINATOR_WAIT_S
+        ownership = self.groups.groups.ownership
+        while True:
+            error = ownership.error_for(group_id)
+            if not error:
+                return None
+            if error == NotCoordinatorError.errno:
+                if passed_on:
+                    raise NotCoordinatorError(f"this broker is not the coordinator of "
+                                              f"{group_id!r}")
+                endpoint = await self.groups.runtime.coordinator_for(group_id)
+                if endpoint is not None and endpoint.node_id != self._broker.node_id:
+                    return endpoint
+            if time.monotonic() >= deadline:
+                raise error_for_code(error)(f"the coordinator of {group_id!r}")
+            await asyncio.sleep(COORDINATOR_POLL_S)
+
+    async def _call(self, endpoint: BrokerEndpoint, group_id: str, api_key: ApiKey,
+                    version: int, body: dict[str, Any]) -> dict[str, Any]:
         try:
             return await self.peers.call(endpoint, api_key, version, dict(body))
         except (OSError, TimeoutError) as exc:

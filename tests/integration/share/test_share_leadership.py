@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from kafkalite import Producer, ShareConsumer
+from kafkalite.protocol import ApiKey
 from kafkalite_server import EmbeddedCluster
 from kafkalite_server.share.records import StateKey
 from kafkalite_server.share.state import PartitionState
-from tests.integration.share.helpers import set_group_configs
+from tests.conftest import WireClient
+from tests.integration.share.helpers import at_coordinator, set_group_configs
 from tests.polling import until
 
 TOPIC, GROUP = "isr-change", "isr-change"
@@ -98,3 +100,33 @@ def test_an_isr_change_during_a_write_hands_nothing_out_again(cluster: EmbeddedC
     finally:
         first.close()
         second.close()
+
+
+def test_group_configs_are_one_groups_wherever_they_are_asked(
+        cluster: EmbeddedCluster) -> None:
+    """AlterConfigs and DescribeConfigs of a GROUP resource reach the group's coordinator
+    from any broker."""
+    group = "configured-anywhere"
+    coordinator = at_coordinator(cluster.bootstrap_servers, group)
+    coordinator_port = coordinator.sock.getpeername()[1]
+    coordinator.close()
+    others = [b for b in cluster.brokers if b.port != coordinator_port]
+    resource = {"resource_type": 32, "resource_name": group}
+    via = WireClient(f"127.0.0.1:{others[0].port}")
+    try:
+        answer = via.call(ApiKey.ALTER_CONFIGS, 0, {"validate_only": False, "resources": [
+            {**resource, "configs": [{"name": "share.auto.offset.reset", "value": "earliest"}]}]})
+    finally:
+        via.close()
+    assert answer["responses"][0]["error_code"] == 0, answer
+    for broker in cluster.brokers:
+        client = WireClient(f"127.0.0.1:{broker.port}")
+        try:
+            described = client.call(ApiKey.DESCRIBE_CONFIGS, 1, {
+                "resources": [{**resource, "configuration_keys": ["share.auto.offset.reset"]}],
+                "include_synonyms": False})["results"][0]
+        finally:
+            client.close()
+        assert described["error_code"] == 0, described
+        [entry] = described["configs"]
+        assert (entry["value"], entry["config_source"]) == ("earliest", 8)  # the group's own
