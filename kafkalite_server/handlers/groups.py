@@ -453,8 +453,11 @@ async def handle_delete_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     denied = DELETE_GROUPS.denied(ctx, body["groups_names"])
+    share = ctx.broker.share.groups
+    shared = [g for g in body["groups_names"] if g not in denied and share.coordinates(g)]
     results = service.coordinator.delete_groups(
-        [g for g in body["groups_names"] if g not in denied])
+        [g for g in body["groups_names"] if g not in denied and g not in shared])
+    results.update({g: await share.delete(g) for g in shared})
     results.update(dict.fromkeys(denied, GroupAuthorizationFailedError.errno))
     return {
         "throttle_time_ms": 0,

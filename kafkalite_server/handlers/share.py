@@ -197,6 +197,15 @@ async def _apply_acknowledgements(service: ShareService, group_id: str, member_i
     return dict(zip(keys, errors, strict=True))
 
 
+async def _close_session(service: ShareService, group_id: str, member_id: str) -> None:
+    """A member closed its session: what it holds here goes to the others at once; the
+    last session of its group here lets the group's share partitions go (their state is
+    durable: a group deleted or reset meanwhile is read afresh by the next member)."""
+    await service.partitions.release(group_id, member_id)
+    if not service.sessions.has_group(group_id):
+        service.partitions.forget_group(group_id)
+
+
 def _node_endpoints(ctx: RequestContext, endpoints: dict[int, Any]) -> list[Body]:
     return [{"node_id": e.node_id, "host": e.on(ctx.listener).host,
              "port": e.on(ctx.listener).port, "rack": e.rack}
@@ -236,7 +245,7 @@ async def handle_share_fetch(service: ShareService, ctx: RequestContext, body: B
     released = [(name, index) for id_, index in forgotten
                 if (name := partitions.names.get(id_)) is not None]
     if epoch == FINAL_EPOCH:
-        await service.partitions.release(group_id, member_id)
+        await _close_session(service, group_id, member_id)
         answered = list(acks)
     else:
         if released:
@@ -291,7 +300,7 @@ async def handle_share_acknowledge(service: ShareService, ctx: RequestContext,
     partitions = _Partitions(ctx, list(acks))
     errors = await _apply_acknowledgements(service, group_id, member_id, partitions, acks)
     if epoch == FINAL_EPOCH:
-        await service.partitions.release(group_id, member_id)
+        await _close_session(service, group_id, member_id)
     by_topic: dict[uuid.UUID, list[Body]] = defaultdict(list)
     endpoints: dict[int, Any] = {}
     for (id_, index), code in errors.items():

@@ -289,14 +289,18 @@ class ShareGroups:
             self._write(group, records)
 
     def delete(self, group_id: str) -> None:
-        """Forgets an empty group (its share state is deleted by the caller)."""
+        """Forgets an empty group and its configs (its share state is deleted by the
+        caller)."""
         group = self.group(group_id)
         if group is None:
             return
         key = {"group_id": group_id}
+        partition = self.ownership.partition_for(group_id)
         self._write(group, [group_record(kind, key, None) for kind in (
-            STATE_PARTITION_METADATA, TARGET_ASSIGNMENT_METADATA, GROUP_METADATA)])
-        del self._groups[self.ownership.partition_for(group_id)][group_id]
+            STATE_PARTITION_METADATA, TARGET_ASSIGNMENT_METADATA, GROUP_METADATA,
+            GROUP_CONFIG)])
+        self._configs.get(partition, {}).pop(group_id, None)
+        del self._groups[partition][group_id]
 
     # ------------------------------------------------------------------ group configs
 

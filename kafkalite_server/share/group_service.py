@@ -22,6 +22,7 @@ from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
     BrokerResponseError,
+    GroupIdNotFoundError,
     InvalidRequestError,
     NonEmptyGroupError,
     UnknownTopicOrPartitionError,
@@ -110,6 +111,31 @@ class ShareGroupService:
             self.groups.initialized(group_id, done)
             errors.update(dict.fromkeys(done, await self.runtime.committed(group_id)))
         return errors
+
+    def coordinates(self, group_id: str) -> bool:
+        """Is ``group_id`` a share group this broker coordinates?"""
+        return self.groups.group(group_id) is not None
+
+    async def delete(self, group_id: str) -> int:
+        """DeleteGroups of a share group: an empty one loses its share state
+        (DeleteShareGroupState), then its records on ``__consumer_offsets``."""
+        group = self.groups.group(group_id)
+        if group is None:
+            return GroupIdNotFoundError.errno
+        if group.members:
+            return NonEmptyGroupError.errno
+        keys = [StateKey(group_id, topic_id_, index)
+                for topic_id_, (_name, partitions) in group.initialized.items()
+                for index in sorted(partitions)]
+        errors = await asyncio.gather(*(self._persister.delete(key) for key in keys))
+        failed = next((error for error in errors if error), 0)
+        if failed:
+            return failed
+        try:
+            self.groups.delete(group_id)
+        except Exception as exc:
+            return write_error(exc)
+        return await self.runtime.committed(group_id)
 
     def listings(self) -> list[tuple[str, str, str, str]]:
         """ListGroups' (group id, protocol type, state, group type) of the share groups

@@ -98,8 +98,9 @@ class ShareSessions:
             self._sessions.pop(key, None)
         return error
 
-    def remove_member(self, group_id: str, member_id: str) -> None:
-        self._sessions.pop((group_id, member_id), None)
+    def has_group(self, group_id: str) -> bool:
+        """Does a member of ``group_id`` have a session here?"""
+        return any(group == group_id for group, _member in self._sessions)
 
     def _continue(self, key: SessionKey, epoch: int) -> tuple[int, ShareSession | None]:
         session = self._sessions.get(key)

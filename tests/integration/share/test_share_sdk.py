@@ -19,7 +19,7 @@ from kafkalite import AcknowledgeType, Producer, ShareConsumer
 from kafkalite.admin import AdminClient, NewTopic
 from kafkalite.errors import ConfigError, IllegalStateError
 from kafkalite.protocol import ApiKey
-from kafkalite.protocol.errors import NonEmptyGroupError
+from kafkalite.protocol.errors import GroupIdNotFoundError, NonEmptyGroupError
 from kafkalite_server import EmbeddedCluster
 from tests.integration.share.helpers import (
     at_coordinator,
@@ -333,3 +333,42 @@ def test_read_committed_hands_out_committed_records_only(
     consumer.commit_sync()
     # the aborted records and both markers are archived: done with, like accepted ones
     until(lambda: start_offset(cluster.bootstrap_servers, group, topic) == 6, "all done with")
+
+
+def test_an_empty_share_group_can_be_deleted_with_its_state(
+        cluster: EmbeddedCluster, share_consumers: Callable[..., ShareConsumer]) -> None:
+    group = "sdk-deleted"
+    topic = _topic(cluster, "sdk-deleted", group)
+    _produce(cluster, topic, [b"a", b"b"])
+    first = share_consumers(group, topic)
+    seen: list[int] = []
+    until(lambda: seen.extend(r.offset for r in first.poll(500)) or len(seen) == 2, "two")
+
+    def delete() -> int:
+        client = at_coordinator(cluster.bootstrap_servers, group)
+        try:
+            answer = client.call(ApiKey.DELETE_GROUPS, 1, {"groups_names": [group]})
+        finally:
+            client.close()
+        return int(answer["results"][0]["error_code"])
+
+    assert delete() == NonEmptyGroupError.errno
+    first.close()
+    until(lambda: delete() == 0, "the group deleted once empty")
+    assert delete() == GroupIdNotFoundError.errno
+    # a group of that name starts afresh: its configs went with the old group
+    client = at_coordinator(cluster.bootstrap_servers, group)
+    try:
+        [entry] = client.call(ApiKey.DESCRIBE_CONFIGS, 1, {"include_synonyms": False,
+                                                           "resources": [{
+            "resource_type": 32, "resource_name": group,
+            "configuration_keys": ["share.auto.offset.reset"]}]})["results"][0]["configs"]
+    finally:
+        client.close()
+    assert (entry["value"], entry["config_source"]) == ("latest", 5)  # the default
+    set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest")
+    again = share_consumers(group, topic)
+    offsets: list[int] = []
+    until(lambda: offsets.extend(r.offset for r in again.poll(500)) or len(offsets) == 2,
+          "the records again, for the new group")
+    assert offsets == [0, 1]
