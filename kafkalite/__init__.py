@@ -41,6 +41,9 @@ _EXPORTS: dict[str, str] = {
     "RecordMetadata": "kafkalite.structs",
     "TopicPartition": "kafkalite.structs",
     "TopicPartitionReplica": "kafkalite.structs",
+    "AcknowledgeType": "kafkalite.share",
+    "ShareConsumer": "kafkalite.share",
+    "ShareRecord": "kafkalite.share",
     "Serializer": "kafkalite.serializer",
     "Deserializer": "kafkalite.serializer",
     "DefaultSerializer": "kafkalite.serializer",
@@ -48,6 +51,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AcknowledgeType",
     "AdminClient",
     "Assignor",
     "AsyncConsumerRebalanceListener",
@@ -72,6 +76,8 @@ __all__ = [
     "Producer",
     "RecordMetadata",
     "Serializer",
+    "ShareConsumer",
+    "ShareRecord",
     "TopicPartition",
     "TopicPartitionReplica",
     "errors",

@@ -59,6 +59,7 @@ from kafkalite_server.replication.replica_manager import ReplicaManager, Replica
 from kafkalite_server.security.broker_security import BrokerSecurity
 from kafkalite_server.security.inter_broker import PeerSecurity, peer_security
 from kafkalite_server.security.security_store import SecurityStore
+from kafkalite_server.share.broker_handlers import install as install_share_groups
 from kafkalite_server.txn.service import install as install_txn_coordinator
 
 log = logging.getLogger(__name__)
@@ -157,6 +158,7 @@ class Broker:
         self.connection_limits = ConnectionLimits(config)
         self.group_coordinator = install_group_coordinator(self)
         self.txn_coordinator = install_txn_coordinator(self)
+        self.share = install_share_groups(self)
 
     @property
     def node_id(self) -> int:
@@ -184,6 +186,7 @@ class Broker:
         self._start_maintenance()
         self.replica_manager.watch_log_dirs(asyncio.get_running_loop())
         self.txn_coordinator.start()
+        self.share.start()
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, self.inbox)
         await self.security.load()
@@ -234,6 +237,7 @@ class Broker:
         await self.listeners.close()
         await cancel_and_wait(list(self._connections))
         self.group_coordinator.shutdown()
+        self.share.shutdown()
         await self.tasks.cancel_all()
         await self.replica_manager.shutdown()
         await self.membership.leave(self.node_id)

@@ -92,6 +92,22 @@ class BrokerConfig:
     transactional_id_expiration_ms: int = 7 * 24 * _HOUR_MS
     transaction_remove_expired_transaction_cleanup_interval_ms: int = _HOUR_MS
     transaction_partition_verification_enable: bool = True
+    # --- share groups (KIP-932) and the share coordinator (Kafka's names and defaults)
+    group_share_record_lock_duration_ms: int = 30_000
+    group_share_min_record_lock_duration_ms: int = 15_000
+    group_share_max_record_lock_duration_ms: int = 60_000
+    group_share_delivery_count_limit: int = 5
+    group_share_partition_max_record_locks: int = 2000
+    group_share_session_timeout_ms: int = 45_000
+    group_share_heartbeat_interval_ms: int = 5000
+    group_share_max_size: int = 200
+    group_share_max_share_sessions: int = 2000
+    share_coordinator_state_topic_num_partitions: int = 50
+    share_coordinator_state_topic_replication_factor: int = 3
+    share_coordinator_state_topic_min_isr: int = 2
+    share_coordinator_state_topic_segment_bytes: int = 100 * 1024 * 1024
+    share_coordinator_snapshot_update_records_per_snapshot: int = 500
+    share_coordinator_write_timeout_ms: int = 5000
     # --- committed offsets (group coordinator)
     offsets_retention_minutes: int = 7 * 24 * 60
     offsets_retention_check_interval_ms: int = 600_000
@@ -201,6 +217,7 @@ class BrokerConfig:
         problem = check_map_size(config.cleaner_config())
         if problem is not None:
             raise ConfigError("log.cleaner.dedupe.buffer.size", problem)
+        _check_share_lock_duration(config)
         return config
 
     @property
@@ -377,6 +394,36 @@ _SPECS: dict[str, _Spec] = {
         "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
     "transaction.partition.verification.enable": _Spec(
         "transaction_partition_verification_enable", boolean),
+    # --- share groups (KIP-932) and the share coordinator
+    "group.share.record.lock.duration.ms": _Spec("group_share_record_lock_duration_ms",
+                                                 integer(1000, 3_600_000)),
+    "group.share.min.record.lock.duration.ms": _Spec("group_share_min_record_lock_duration_ms",
+                                                     integer(1000, 3_600_000)),
+    "group.share.max.record.lock.duration.ms": _Spec("group_share_max_record_lock_duration_ms",
+                                                     integer(1000, 3_600_000)),
+    "group.share.delivery.count.limit": _Spec("group_share_delivery_count_limit",
+                                              integer(2, 10)),
+    "group.share.partition.max.record.locks": _Spec("group_share_partition_max_record_locks",
+                                                    integer(100, 10_000)),
+    "group.share.session.timeout.ms": _Spec("group_share_session_timeout_ms",
+                                            integer(1, _INT_MAX)),
+    "group.share.heartbeat.interval.ms": _Spec("group_share_heartbeat_interval_ms",
+                                               integer(1, _INT_MAX)),
+    "group.share.max.size": _Spec("group_share_max_size", integer(1, 1000)),
+    "group.share.max.share.sessions": _Spec("group_share_max_share_sessions",
+                                            integer(1, _INT_MAX)),
+    "share.coordinator.state.topic.num.partitions": _Spec(
+        "share_coordinator_state_topic_num_partitions", integer(1, _INT_MAX)),
+    "share.coordinator.state.topic.replication.factor": _Spec(
+        "share_coordinator_state_topic_replication_factor", integer(1, 32767)),
+    "share.coordinator.state.topic.min.isr": _Spec("share_coordinator_state_topic_min_isr",
+                                                   integer(1, 32767)),
+    "share.coordinator.state.topic.segment.bytes": _Spec(
+        "share_coordinator_state_topic_segment_bytes", integer(1, _INT_MAX)),
+    "share.coordinator.snapshot.update.records.per.snapshot": _Spec(
+        "share_coordinator_snapshot_update_records_per_snapshot", integer(0, 500)),
+    "share.coordinator.write.timeout.ms": _Spec("share_coordinator_write_timeout_ms",
+                                                integer(1, _INT_MAX)),
     # --- committed offsets (group coordinator)
     "offsets.retention.minutes": _Spec("offsets_retention_minutes", integer(1, _INT_MAX)),
     "offsets.retention.check.interval.ms": _Spec("offsets_retention_check_interval_ms",
@@ -519,6 +566,16 @@ SENSITIVE_KEYS = frozenset({"ssl.keystore.password", "ssl.key.password", "sasl.j
 LISTENER_PREFIX = "listener.name."
 _LISTENER_KEYS = frozenset({key for key in _SECURITY_SPECS
                             if key.startswith(("ssl.", "sasl."))})
+
+
+def _check_share_lock_duration(config: BrokerConfig) -> None:
+    low, high = (config.group_share_min_record_lock_duration_ms,
+                 config.group_share_max_record_lock_duration_ms)
+    if not low <= config.group_share_record_lock_duration_ms <= high:
+        raise ConfigError("group.share.record.lock.duration.ms",
+                          f"{config.group_share_record_lock_duration_ms} is not between "
+                          f"group.share.min.record.lock.duration.ms ({low}) and "
+                          f"group.share.max.record.lock.duration.ms ({high})")
 
 
 def _check_listener_override(key: str) -> None:

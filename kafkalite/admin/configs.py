@@ -187,13 +187,14 @@ def is_default(config: ConfigEntry) -> bool:
 def own_config_source(resource: ConfigResource) -> int:
     """The DescribeConfigs source code of values set on the resource itself: a topic's
     dynamic config (1), one broker's (2), the cluster-wide broker default (3, the broker
-    resource named "") or a broker logger's (6)."""
+    resource named ""), a broker logger's (6) or a group's (8)."""
     kind = resource.resource_type
     if kind is ConfigResourceType.BROKER:
         return ConfigSourceType.DYNAMIC_BROKER_CONFIG if resource.name else \
             ConfigSourceType.DYNAMIC_DEFAULT_BROKER_CONFIG
     return {ConfigResourceType.TOPIC: ConfigSourceType.DYNAMIC_TOPIC_CONFIG,
             ConfigResourceType.BROKER_LOGGER: ConfigSourceType.DYNAMIC_BROKER_LOGGER_CONFIG,
+            ConfigResourceType.GROUP: ConfigSourceType.DYNAMIC_GROUP_CONFIG,
             }.get(kind, -1)
 
 

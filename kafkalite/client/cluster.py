@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,12 @@ class _Snapshot:
     invalid_topics: frozenset[str] = frozenset()
     cluster_id: str | None = None
     controller_id: int = -1
+    topic_ids: Mapping[str, uuid.UUID] = field(default_factory=dict)
+    """Metadata v10+ names each topic's id (share groups name topics by id)."""
+    topics_by_id: Mapping[uuid.UUID, str] = field(default_factory=dict)
+
+
+_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 def _required(entry: Mapping[str, Any], name: str, where: str) -> Any:
@@ -78,10 +85,13 @@ def _parse_snapshot(body: Mapping[str, Any]) -> tuple[_Snapshot, bool]:
         )
     partitions: dict[str, dict[int, PartitionMetadata]] = {}
     internal, unauthorized, unknown, invalid = set(), set(), set(), set()
+    topic_ids: dict[str, uuid.UUID] = {}
     retry_soon = False
     for entry in _required(body, "topics", "the response"):
         name = _required(entry, "name", "a topic")
         error = entry.get("error_code", 0)
+        if error == 0 and entry.get("topic_id", _NO_TOPIC_ID) != _NO_TOPIC_ID:
+            topic_ids[name] = entry["topic_id"]
         if error == 0:
             parsed = (_parse_partition(name, p) for p in _required(entry, "partitions", "a topic"))
             partitions[name] = {p.partition: p for p in parsed}
@@ -110,6 +120,8 @@ def _parse_snapshot(body: Mapping[str, Any]) -> tuple[_Snapshot, bool]:
         invalid_topics=frozenset(invalid),
         cluster_id=body.get("cluster_id"),
         controller_id=body.get("controller_id", -1),
+        topic_ids=topic_ids,
+        topics_by_id={id_: name for name, id_ in topic_ids.items()},
     )
     return snapshot, retry_soon
 
@@ -215,6 +227,13 @@ class ClusterMetadata:
 
     def invalid_topics(self) -> set[str]:
         return set(self._snapshot.invalid_topics)
+
+    def topic_id(self, topic: str) -> uuid.UUID | None:
+        """The topic's id (None: unknown, or the broker answered Metadata below v10)."""
+        return self._snapshot.topic_ids.get(topic)
+
+    def topic_for_id(self, topic_id: uuid.UUID) -> str | None:
+        return self._snapshot.topics_by_id.get(topic_id)
 
     def partitions_for_topic(self, topic: str) -> frozenset[int] | None:
         """All partition ids of ``topic``, or None when the topic has no metadata.

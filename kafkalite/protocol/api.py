@@ -23,6 +23,7 @@ from kafkalite.protocol.schemas import (
     records_deletion,
     sasl,
     scram_credentials,
+    share,
     transactions,
 )
 
@@ -75,6 +76,17 @@ class ApiKey(IntEnum):
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
+    SHARE_GROUP_HEARTBEAT = 76
+    SHARE_GROUP_DESCRIBE = 77
+    SHARE_FETCH = 78
+    SHARE_ACKNOWLEDGE = 79
+    INITIALIZE_SHARE_GROUP_STATE = 83
+    READ_SHARE_GROUP_STATE = 84
+    WRITE_SHARE_GROUP_STATE = 85
+    DELETE_SHARE_GROUP_STATE = 86
+    READ_SHARE_GROUP_STATE_SUMMARY = 87
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
+    ALTER_SHARE_GROUP_OFFSETS = 91
 
 
 @dataclass(frozen=True)
@@ -209,6 +221,15 @@ APIS: dict[ApiKey, Api] = {
                         ApiKey.END_TXN, ApiKey.WRITE_TXN_MARKERS, ApiKey.TXN_OFFSET_COMMIT,
                         ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TRANSACTIONS,
                         ApiKey.LIST_TRANSACTIONS)
+        ),
+        *(
+            Api(key, getattr(share, f"{key.name}_REQUEST"), getattr(share, f"{key.name}_RESPONSE"))
+            for key in (ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE,
+                        ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE,
+                        ApiKey.INITIALIZE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE,
+                        ApiKey.WRITE_SHARE_GROUP_STATE, ApiKey.DELETE_SHARE_GROUP_STATE,
+                        ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
+                        ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKey.ALTER_SHARE_GROUP_OFFSETS)
         ),
     )
 }

@@ -66,20 +66,23 @@ OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
 
 
-def _encode(message: Message, version: int, body: Mapping[str, Any]) -> bytes:
+def encode_versioned(message: Message, version: int, body: Mapping[str, Any]) -> bytes:
+    """A record key or value: its int16 version, then the body in that version."""
     if not message.defines(version):
         raise ValueError(f"{message.name} has no version {version}")
     return _VERSION.pack(version) + message.encode(body, version)
 
 
-def _read_version(what: str, data: Buffer) -> int:
+def read_version(what: str, data: Buffer) -> int:
+    """The int16 version a record key or value starts with."""
     try:
         return int(_VERSION.unpack_from(data, 0)[0])
     except struct.error:
         raise ProtocolDecodeError(f"{what}: {len(data)} bytes, no version") from None
 
 
-def _decode_exactly(message: Message, version: int, data: Buffer) -> dict[str, Any]:
+def decode_versioned(message: Message, version: int, data: Buffer) -> dict[str, Any]:
+    """The body after the version, which must be the whole rest of ``data``."""
     if not message.defines(version):
         raise ProtocolDecodeError(f"{message.name}: unknown version {version}")
     body, end = message.decode(data, 2, version)
@@ -89,7 +92,7 @@ def _decode_exactly(message: Message, version: int, data: Buffer) -> dict[str, A
 
 
 def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
-    return _encode(
+    return encode_versioned(
         OFFSET_COMMIT_KEY,
         OFFSET_COMMIT_KEY_VERSION,
         {"group": group, "topic": topic, "partition": partition},
@@ -98,34 +101,34 @@ def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
 
 def encode_offset_commit_value(value: Mapping[str, Any], version: int = 3) -> bytes:
     """Kafka writes v3, or v1 when the commit carried an explicit expire timestamp."""
-    return _encode(OFFSET_COMMIT_VALUE, version, value)
+    return encode_versioned(OFFSET_COMMIT_VALUE, version, value)
 
 
 def encode_group_metadata_key(group: str) -> bytes:
-    return _encode(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, {"group": group})
+    return encode_versioned(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, {"group": group})
 
 
 def encode_group_metadata_value(value: Mapping[str, Any], version: int = 3) -> bytes:
-    return _encode(GROUP_METADATA_VALUE, version, value)
+    return encode_versioned(GROUP_METADATA_VALUE, version, value)
 
 
 def decode_offsets_topic_key(
     data: Buffer,
 ) -> tuple[Literal["offset"], dict[str, Any]] | tuple[Literal["group"], dict[str, Any]] | None:
     """("offset", key) or ("group", key), or None for key versions this reader skips."""
-    version = _read_version("__consumer_offsets key", data)
+    version = read_version("__consumer_offsets key", data)
     if version in (0, 1):
-        return "offset", _decode_exactly(OFFSET_COMMIT_KEY, version, data)
+        return "offset", decode_versioned(OFFSET_COMMIT_KEY, version, data)
     if version == GROUP_METADATA_KEY_VERSION:
-        return "group", _decode_exactly(GROUP_METADATA_KEY, version, data)
+        return "group", decode_versioned(GROUP_METADATA_KEY, version, data)
     return None
 
 
 def decode_offset_commit_value(data: Buffer) -> dict[str, Any]:
-    version = _read_version("OffsetCommitValue", data)
-    return _decode_exactly(OFFSET_COMMIT_VALUE, version, data)
+    version = read_version("OffsetCommitValue", data)
+    return decode_versioned(OFFSET_COMMIT_VALUE, version, data)
 
 
 def decode_group_metadata_value(data: Buffer) -> dict[str, Any]:
-    version = _read_version("GroupMetadataValue", data)
-    return _decode_exactly(GROUP_METADATA_VALUE, version, data)
+    version = read_version("GroupMetadataValue", data)
+    return decode_versioned(GROUP_METADATA_VALUE, version, data)

@@ -85,8 +85,15 @@ class _Compiled(NamedTuple):
     encode: Encoder
 
 
+_STRUCT_PRESENT = b"\x01"
+_STRUCT_NULL = b"\xff"
+
+
 class Struct(FieldType):
-    """A nested structure: a sequence of fields (plus a tag buffer in flexible versions)."""
+    """A nested structure: a sequence of fields (plus a tag buffer in flexible versions).
+
+    A nullable struct field (ShareGroupHeartbeat's ``assignment``) is preceded on the
+    wire by an int8: -1 for null, 1 for a struct that follows, as Kafka writes it."""
 
     name = "struct"
 
@@ -94,14 +101,42 @@ class Struct(FieldType):
         self.fields = fields
         self._cache: dict[tuple[int, bool], _Compiled] = {}
 
-    def default(self, nullable: bool) -> dict[str, Any]:
+    def default(self, nullable: bool) -> dict[str, Any] | None:
+        if nullable:
+            return None
         return {f.name: f.default_value() for f in self.fields}
 
     def decoder(self, version: int, flexible: bool, nullable: bool) -> Decoder:
-        return self.compiled(version, flexible).decode
+        decode = self.compiled(version, flexible).decode
+        if not nullable:
+            return decode
+
+        def decode_nullable(buf: Buffer, pos: int) -> tuple[dict[str, Any] | None, int]:
+            if pos >= len(buf):
+                raise ProtocolDecodeError(f"struct marker missing at byte {pos}")
+            marker = buf[pos]
+            if marker == 0xFF:
+                return None, pos + 1
+            if marker != 1:
+                raise ProtocolDecodeError(f"struct marker {marker} at byte {pos} is not "
+                                          "-1 (null) or 1 (present)")
+            return decode(buf, pos + 1)
+
+        return decode_nullable
 
     def encoder(self, version: int, flexible: bool, nullable: bool) -> Encoder:
-        return self.compiled(version, flexible).encode
+        encode = self.compiled(version, flexible).encode
+        if not nullable:
+            return encode
+
+        def encode_nullable(value: Any, out: list[Any]) -> None:
+            if value is None:
+                out.append(_STRUCT_NULL)
+                return
+            out.append(_STRUCT_PRESENT)
+            encode(value, out)
+
+        return encode_nullable
 
     def compiled(self, version: int, flexible: bool) -> _Compiled:
         key = (version, flexible)
@@ -342,7 +377,7 @@ class Message:
         return found
 
     def default(self) -> dict[str, Any]:
-        return self._struct.default(False)
+        return {f.name: f.default_value() for f in self.fields}
 
     def decode(self, buf: Buffer, pos: int, version: int) -> tuple[dict[str, Any], int]:
         """Decodes one body at ``pos``; returns it and the position after it."""

@@ -39,7 +39,11 @@ from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.coordinator.errors import coordinator_error
 from kafkalite_server.coordinator.ownership import Ownership
-from kafkalite_server.coordinator.state_machine import CoordinatorStateMachine, PartitionLoader
+from kafkalite_server.coordinator.state_machine import (
+    CoordinatorStateMachine,
+    PartitionLoader,
+    StateMachines,
+)
 from kafkalite_server.log.log import Log
 from kafkalite_server.replication.replica_manager import ReplicaManager
 
@@ -97,7 +101,15 @@ class CoordinatorRuntime:
         self._machine = state_machine
         self._replicas.add_leadership_listener(self)
         self._metadata.on_topics_deleted(
-            lambda topics: state_machine.topics_deleted(topics.__contains__, None))
+            lambda topics: self.machine.topics_deleted(topics.__contains__, None))
+
+    def also_serve(self, state_machine: CoordinatorStateMachine) -> None:
+        """Another coordinator on the same topic (share groups beside the groups on
+        ``__consumer_offsets``): it gets the records of partitions loaded from now on.
+        Called at start-up, before this broker leads any of the topic's partitions."""
+        if self.ownership.partitions:
+            raise RuntimeError(f"{self.topic.name}: a coordinator joins before any load")
+        self._machine = StateMachines(self.machine, state_machine)
 
     @property
     def machine(self) -> CoordinatorStateMachine:

@@ -9,6 +9,9 @@ It decides; the runtime does the I/O around it. The contract, in full:
   append is in the leader's log when the call returns, so the change it stands for may be
   applied in memory at once), and the request that caused the write awaits
   :meth:`~.runtime.CoordinatorRuntime.committed` before it is answered.
+- Several coordinators may share one topic (``__consumer_offsets`` holds classic, consumer
+  and share groups): :class:`StateMachines` gives each of them every record, and each keeps
+  the record types it knows.
 - It implements :class:`CoordinatorStateMachine` below: the runtime calls
   :meth:`~CoordinatorStateMachine.loader` when this broker becomes a partition's leader,
   feeds the loader the partition's records oldest first, a chunk at a time, between
@@ -47,3 +50,35 @@ class CoordinatorStateMachine(Protocol):
     def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
         """Topics for which ``deleted`` is true are gone: drop what refers to them, in the
         owned partitions (only ``partition`` when given: one just loaded)."""
+
+
+class StateMachines:
+    """Coordinators sharing one topic, served as one: each loads, unloads and forgets
+    deleted topics on its own."""
+
+    def __init__(self, *machines: CoordinatorStateMachine) -> None:
+        self.machines = machines
+
+    def loader(self, partition: int) -> PartitionLoader:
+        return _Loaders([machine.loader(partition) for machine in self.machines])
+
+    def unload(self, partition: int) -> None:
+        for machine in self.machines:
+            machine.unload(partition)
+
+    def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
+        for machine in self.machines:
+            machine.topics_deleted(deleted, partition)
+
+
+class _Loaders:
+    def __init__(self, loaders: list[PartitionLoader]) -> None:
+        self._loaders = loaders
+
+    def load(self, records: Sequence[Record]) -> None:
+        for loader in self._loaders:
+            loader.load(records)
+
+    def complete(self) -> None:
+        for loader in self._loaders:
+            loader.complete()

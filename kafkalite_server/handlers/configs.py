@@ -1,10 +1,12 @@
 """Config APIs: DescribeConfigs (32), AlterConfigs (33), IncrementalAlterConfigs (44).
 
-Resources are topics (type 2) and brokers (type 4: name ``""`` for the cluster-wide
-dynamic defaults, or this broker's id). Everything goes through the broker's controller
-client, so a standalone broker and a ZooKeeper cluster's brokers answer alike. Each resource succeeds or fails on its own, with an
-``error_message`` naming the key for INVALID_CONFIG. Other resource types (groups, broker
-loggers) answer INVALID_REQUEST, as Kafka 3.x does for groups.
+Resources are topics (type 2), brokers (type 4: name ``""`` for the cluster-wide
+dynamic defaults, or this broker's id) and groups (type 32: share groups' configs, kept by
+the group's coordinator: :mod:`kafkalite_server.share.service`). Topics and brokers go
+through the broker's controller client, so a standalone broker and a ZooKeeper cluster's
+brokers answer alike. Each resource succeeds or fails on its own, with an
+``error_message`` naming the key for INVALID_CONFIG. Other resource types (broker
+loggers, client metrics) answer INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.log.config import TOPIC_CONFIGS
 from kafkalite_server.security.acls import AclOperation
 from kafkalite_server.security.api_checks import CONFIG_CHECKS, check_config_access, declares
+from kafkalite_server.share.service import passed_on
 
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
+RESOURCE_GROUP = 32
 
 _LIST_DEFAULTS = {
     **{key: spec.default or "" for key, spec in DYNAMIC_KEYS.items()
@@ -54,7 +58,7 @@ def _check_broker_name(ctx: RequestContext, name: str) -> None:
 
 
 def _check_type(kind: int) -> None:
-    if kind not in (RESOURCE_TOPIC, RESOURCE_BROKER):
+    if kind not in (RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_GROUP):
         raise InvalidRequestError(f"config resource type {kind} is not supported")
 
 
@@ -86,6 +90,10 @@ async def _describe(ctx: RequestContext, kind: int, name: str) -> list[dict[str,
     check_config_access(ctx, AclOperation.DESCRIBE_CONFIGS, kind, name)
     controller = ctx.broker.controller
     layers = BrokerLayers.of(ctx.broker.config, controller.dynamic_configs)
+    if kind == RESOURCE_GROUP:
+        share = ctx.broker.share
+        overrides = await share.group_overrides(name, passed_on=passed_on(ctx.header.client_id))
+        return share.group_configs.entries(overrides)
     if kind == RESOURCE_TOPIC:
         overrides = await _topic_overrides(ctx, name)
         return describe_topic(controller.topic_config(name), overrides, layers)
@@ -96,6 +104,9 @@ async def _describe(ctx: RequestContext, kind: int, name: str) -> list[dict[str,
 async def _current(ctx: RequestContext, kind: int, name: str) -> dict[str, str]:
     """The resource's overrides now: a topic's own configs, or a dynamic broker layer."""
     _check_type(kind)
+    if kind == RESOURCE_GROUP:
+        return await ctx.broker.share.group_overrides(
+            name, passed_on=passed_on(ctx.header.client_id))
     if kind == RESOURCE_TOPIC:
         return await _topic_overrides(ctx, name)
     _check_broker_name(ctx, name)
@@ -122,8 +133,15 @@ async def _alter(ctx: RequestContext, body: dict[str, Any],
                 raise InvalidRequestError(f"resource {name!r} of type {kind} appears more "
                                           "than once")
             check_config_access(ctx, AclOperation.ALTER_CONFIGS, kind, name)
+            if kind == RESOURCE_GROUP:  # an unknown key is refused before the coordinator
+                ctx.broker.share.check_group_config_names(
+                    [entry["name"] for entry in resource["configs"]])
             configs = await new_overrides(resource)
-            if kind == RESOURCE_TOPIC:
+            if kind == RESOURCE_GROUP:
+                await ctx.broker.share.alter_group_configs(
+                    name, configs, validate_only=body["validate_only"],
+                    passed_on=passed_on(ctx.header.client_id))
+            elif kind == RESOURCE_TOPIC:
                 await controller.alter_topic_configs(name, configs,
                                                      validate_only=body["validate_only"])
             else:

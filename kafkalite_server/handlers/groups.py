@@ -431,19 +431,20 @@ async def handle_list_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     error, listings = service.coordinator.list_groups()
-    # Both filters match case-insensitively, as Kafka's do; every group here is a classic one.
+    # Both filters match case-insensitively, as Kafka's do.
     states = {state.lower() for state in body["states_filter"]}
     types = {kind.lower() for kind in body["types_filter"]}
-    if types and CLASSIC_GROUP_TYPE.lower() not in types:
-        listings = []
+    groups = [(g.group_id, g.protocol_type, g.state, CLASSIC_GROUP_TYPE) for g in listings]
+    groups += ctx.broker.share.groups.listings()
     return {
         "throttle_time_ms": 0,
         "error_code": error,
-        "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type,
-                    "group_state": g.state, "group_type": CLASSIC_GROUP_TYPE}
-                   for g in listings
-                   if (not states or g.state.lower() in states)
-                   and LIST_GROUPS.allows(ctx, g.group_id)],
+        "groups": [{"group_id": group_id, "protocol_type": protocol_type,
+                    "group_state": state, "group_type": kind}
+                   for group_id, protocol_type, state, kind in groups
+                   if (not states or state.lower() in states)
+                   and (not types or kind.lower() in types)
+                   and LIST_GROUPS.allows(ctx, group_id)],
     }
 
 
@@ -452,8 +453,11 @@ async def handle_delete_groups(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
     denied = DELETE_GROUPS.denied(ctx, body["groups_names"])
+    share = ctx.broker.share.groups
+    shared = [g for g in body["groups_names"] if g not in denied and share.coordinates(g)]
     results = service.coordinator.delete_groups(
-        [g for g in body["groups_names"] if g not in denied])
+        [g for g in body["groups_names"] if g not in denied and g not in shared])
+    results.update({g: await share.delete(g) for g in shared})
     results.update(dict.fromkeys(denied, GroupAuthorizationFailedError.errno))
     return {
         "throttle_time_ms": 0,

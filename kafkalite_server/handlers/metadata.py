@@ -13,6 +13,9 @@ A broker that has registered but not yet heard from the controller holds the ans
 up to ``FIRST_VIEW_WAIT_S`` rather than answer with no brokers and no controller.
 
 Authorized operations (v8+) are reported only when asked for, all allowed (no authorizer).
+
+Topics carry their ids from v10 (:mod:`kafkalite_server.topic_ids`); v12 asks for topics by
+id (a null name): an id no topic has answers UNKNOWN_TOPIC_ID with a null name, as Kafka.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from kafkalite.protocol.errors import (
     LeaderNotAvailableError,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
+    UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
@@ -37,6 +41,7 @@ from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.acls import AclOperation, ResourceType
 from kafkalite_server.security.api_checks import CREATE_TOPIC, DESCRIBE_TOPICS, declares
+from kafkalite_server.topic_ids import ZERO, topic_id, topic_named
 
 FIRST_VIEW_WAIT_S = 5.0
 """How long a Metadata request waits for the controller's first UpdateMetadata to this
@@ -60,6 +65,12 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
         topics = []
         for entry in requested:
             name = entry["name"]
+            if name is None:  # v12: asked for by id
+                name = topic_named(cache.cluster_id, entry["topic_id"], cache.topic_names())
+                if name is None:
+                    topics.append({"error_code": UnknownTopicIdError.errno, "name": None,
+                                   "topic_id": entry["topic_id"], "partitions": []})
+                    continue
             if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
                 topics.append(_topic_error(name, TopicAuthorizationFailedError.errno))
                 continue
@@ -80,6 +91,8 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
                 topics.append(_describe_topic(ctx, name))
     if body["include_topic_authorized_operations"]:
         for topic in topics:
+            if topic["name"] is None:
+                continue
             topic["topic_authorized_operations"] = authorized_operations(
                 ctx.authorize, ResourceType.TOPIC, topic["name"])
     return {
@@ -107,14 +120,15 @@ async def _create(ctx: RequestContext, name: str) -> None:
 
 
 def _topic_error(name: str, errno: int) -> dict[str, Any]:
-    return {"error_code": errno, "name": name, "is_internal": name in INTERNAL_TOPICS,
-            "partitions": []}
+    return {"error_code": errno, "name": name, "topic_id": ZERO,
+            "is_internal": name in INTERNAL_TOPICS, "partitions": []}
 
 
 def _describe_topic(ctx: RequestContext, name: str) -> dict[str, Any]:
     cache: MetadataCache = ctx.broker.metadata_cache
     is_offline = ctx.broker.replica_manager.is_offline
-    return {"error_code": 0, "name": name, "is_internal": name in INTERNAL_TOPICS,
+    return {"error_code": 0, "name": name, "topic_id": topic_id(cache.cluster_id, name),
+            "is_internal": name in INTERNAL_TOPICS,
             "partitions": [_describe_partition(state, is_offline(name, state.partition))
                            for state in cache.partitions_of(name) or []]}
 

@@ -263,23 +263,28 @@ def txn_markers_error(body: Body, errno: int) -> Body:
 # ----------------------------------------------------------------- config resources
 
 _CONFIG_TOPIC = 2
-"""The config resource type of a topic (DescribeConfigs, AlterConfigs); brokers are the
-Cluster resource for authorization."""
+_CONFIG_GROUP = 32
+"""The config resource types of a topic and of a group (DescribeConfigs, AlterConfigs);
+brokers are the Cluster resource for authorization."""
 
-CONFIG_CHECKS: dict[AclOperation, tuple[Check, Check]] = {
+CONFIG_CHECKS: dict[AclOperation, tuple[Check, Check, Check]] = {
     operation: (Check(operation, ResourceType.TOPIC, "the topic", when="topic configs"),
-                Check(operation, ResourceType.CLUSTER, when="broker configs"))
+                Check(operation, ResourceType.CLUSTER, when="broker configs"),
+                Check(operation, ResourceType.GROUP, "the group", when="group configs"))
     for operation in (AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS)}
-"""DescribeConfigs / AlterConfigs: (the check of a topic's configs, that of a broker's)."""
+"""DescribeConfigs / AlterConfigs: the check of a topic's configs, a broker's, a group's."""
 
 
 def check_config_access(ctx: Authorizing, operation: AclOperation, config_resource_type: int,
                         name: str) -> None:
     """DescribeConfigs / AlterConfigs on one config resource: raises the authorization error
-    (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED) that its entry in the response carries."""
-    topic, broker = CONFIG_CHECKS[operation]
+    (TOPIC_, CLUSTER_ or GROUP_AUTHORIZATION_FAILED) that its entry in the response carries."""
+    topic, broker, group = CONFIG_CHECKS[operation]
     if config_resource_type == _CONFIG_TOPIC:
         if not topic.allows(ctx, name):
             raise topic.error(f"{operation_name(operation)} on topic {name!r}")
+    elif config_resource_type == _CONFIG_GROUP:
+        if not group.allows(ctx, name):
+            raise group.error(f"{operation_name(operation)} on group {name!r}")
     elif not broker.allows(ctx):
         raise broker.error(f"{operation_name(operation)} on the cluster")

@@ -53,9 +53,10 @@ def served_access() -> dict[ApiKey, Access]:
     from kafkalite_server.broker import CORE_HANDLERS, SASL_HANDLERS
     from kafkalite_server.group.broker_handlers import GROUP_HANDLERS
     from kafkalite_server.handlers.registry import HandlerRegistry
+    from kafkalite_server.share.broker_handlers import SHARE_HANDLERS
 
     registry = HandlerRegistry()
-    for handlers in (CORE_HANDLERS, SASL_HANDLERS, GROUP_HANDLERS):
+    for handlers in (CORE_HANDLERS, SASL_HANDLERS, GROUP_HANDLERS, SHARE_HANDLERS):
         for api_key, handler in handlers.items():
             registry.register(api_key, handler)  # type: ignore[arg-type]
     return registry.access()

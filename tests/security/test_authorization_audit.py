@@ -10,6 +10,7 @@ with one, it fails unless the new API refuses it or joins ``OPEN`` with a reason
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,8 @@ from kafkalite_server import EmbeddedCluster
 from tests.security.authorized import AUTHORIZER, admin_client, client_settings, login
 
 TOPIC, GROUP, TXN = "audit-topic", "audit-group", "audit-tx"
+TOPIC_ID = uuid.UUID(int=7)
+"""Share APIs name topics by id: every one refuses before it looks the id up."""
 AUTHORIZATION_ERRORS = frozenset(error.errno for error in (
     TopicAuthorizationFailedError, GroupAuthorizationFailedError,
     ClusterAuthorizationFailedError, TransactionalIdAuthorizationFailedError))
@@ -139,10 +142,14 @@ REQUESTS: dict[ApiKey, list[Body]] = {
     ApiKey.DELETE_ACLS: [{"filters": [_ACL_FILTER]}],
     ApiKey.DESCRIBE_CONFIGS: [{"resources": [
         {"resource_type": 2, "resource_name": TOPIC, "configuration_keys": None},
-        {"resource_type": 4, "resource_name": "0", "configuration_keys": None}]}],
+        {"resource_type": 4, "resource_name": "0", "configuration_keys": None}]},
+        {"resources": [{"resource_type": 32, "resource_name": GROUP,
+                        "configuration_keys": None}]}],
     ApiKey.ALTER_CONFIGS: [{"resources": [
         {"resource_type": 2, "resource_name": TOPIC,
-         "configs": [{"name": "retention.ms", "value": "1"}]}]}],
+         "configs": [{"name": "retention.ms", "value": "1"}]}]},
+        {"resources": [{"resource_type": 32, "resource_name": GROUP,
+                        "configs": [{"name": "share.auto.offset.reset", "value": "earliest"}]}]}],
     ApiKey.DESCRIBE_LOG_DIRS: [{"topics": None}],
     ApiKey.SASL_AUTHENTICATE: [{"auth_bytes": b"\0mallory\0mallory-pw"}],
     ApiKey.CREATE_PARTITIONS: [{"topics": [{"name": TOPIC, "count": 2, "assignments": None}],
@@ -164,6 +171,28 @@ REQUESTS: dict[ApiKey, list[Body]] = {
     ApiKey.DESCRIBE_PRODUCERS: [{"topics": [{"name": TOPIC, "partition_indexes": [0]}]}],
     ApiKey.DESCRIBE_TRANSACTIONS: [{"transactional_ids": [TXN]}],
     ApiKey.LIST_TRANSACTIONS: [{"state_filters": [], "producer_id_filters": []}],
+    ApiKey.SHARE_GROUP_HEARTBEAT: [{"group_id": GROUP, "member_id": "m", "member_epoch": 0,
+                                    "rack_id": None, "subscribed_topic_names": [TOPIC]}],
+    ApiKey.SHARE_GROUP_DESCRIBE: [{"group_ids": [GROUP], "include_authorized_operations": True}],
+    ApiKey.SHARE_FETCH: [{"group_id": GROUP, "member_id": "m", "share_session_epoch": 0,
+                          "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                          "max_records": 10, "batch_size": 10, "forgotten_topics_data": [],
+                          "topics": [{"topic_id": TOPIC_ID, "partitions": [
+                              {"partition_index": 0, "acknowledgement_batches": []}]}]}],
+    ApiKey.SHARE_ACKNOWLEDGE: [{"group_id": GROUP, "member_id": "m", "share_session_epoch": 1,
+                                "topics": [{"topic_id": TOPIC_ID, "partitions": [
+                                    {"partition_index": 0, "acknowledgement_batches": [
+                                        {"first_offset": 0, "last_offset": 0,
+                                         "acknowledge_types": [1]}]}]}]}],
+    **{api_key: [{"group_id": GROUP, "topics": [{"topic_id": TOPIC_ID, "partitions": [
+        {"partition": 0, "state_epoch": 0, "leader_epoch": 0, "start_offset": 0,
+         "state_batches": []}]}]}]
+       for api_key in (ApiKey.INITIALIZE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE,
+                       ApiKey.WRITE_SHARE_GROUP_STATE, ApiKey.DELETE_SHARE_GROUP_STATE,
+                       ApiKey.READ_SHARE_GROUP_STATE_SUMMARY)},
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: [{"groups": [{"group_id": GROUP, "topics": None}]}],
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: [{"group_id": GROUP, "topics": [
+        {"topic_name": TOPIC, "partitions": [{"partition_index": 0, "start_offset": 0}]}]}],
 }
 """A minimal valid request per API (several where a check depends on the request: a
 consumer's and a replica's Fetch), naming resources that exist."""

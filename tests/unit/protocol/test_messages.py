@@ -144,8 +144,8 @@ def test_header_of_unknown_keys_and_unsupported_versions_still_parses() -> None:
     assert header == RequestHeader(18, 9, 6, "x") and offset == 12
     with pytest.raises(PublicUnsupportedVersionError):
         decode_request_body(header, future, offset)
-    metadata_v12 = b"\x00\x03\x00\x0c\x00\x00\x00\x07\x00\x00"
-    assert decode_request_header(metadata_v12)[1] == 10
+    metadata_v13 = b"\x00\x03\x00\x0d\x00\x00\x00\x07\x00\x00"
+    assert decode_request_header(metadata_v13)[1] == 10
 
 
 @pytest.mark.parametrize("frame", [b"", b"\x00\x03\x00", b"\x00\x03\x00\x08\x00\x00\x00\x01\x00\x05ab"])
