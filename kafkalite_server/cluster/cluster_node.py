@@ -139,11 +139,13 @@ class ClusterMembership:
     def _register(self) -> None:
         """Creates the registration. One still held by another session (this broker's
         previous incarnation, restarted before ZooKeeper expired its session) is waited
-        for, up to ``zookeeper.session.timeout.ms``; only one that outlives that means
-        another live broker has this id."""
+        for, up to twice ``zookeeper.session.timeout.ms``: ZooKeeper expires a session on
+        the first tick after its timeout, and a busy server later still, so waiting only
+        the timeout itself refused a restart whose old session was about to go. Only a
+        registration that outlives that means another live broker has this id."""
         assert self.store is not None and self._endpoint is not None
         path = layout.broker_path(self.broker_id)
-        deadline = time.monotonic() + self.config.zookeeper_session_timeout_ms / 1000
+        deadline = time.monotonic() + 2 * self.config.zookeeper_session_timeout_ms / 1000
         while True:
             try:
                 self.store.create(path, layout.encode_broker(self._endpoint, self._now_ms()),
