@@ -117,7 +117,8 @@ def _redirected(ctx: RequestContext, body: dict[str, Any]) -> dict[tuple[str, in
             partition = broker.replica_manager.partitions.get(key)
             if partition is None or not partition.is_leader:
                 continue
-            replica = preferred_read_replica(selector, rack, broker.node_id, partition.isr,
+            replica = preferred_read_replica(selector, rack, broker.config.broker_id,
+                                             partition.isr,
                                              racks)
             if replica != NO_PREFERENCE:
                 chosen[key] = replica

@@ -20,14 +20,14 @@ from kafkalite_server.security.acls import CLUSTER_NAME, AclOperation, Resource,
 from kafkalite_server.security.api_checks import CREATE_TOPIC, Access, access_of
 
 if TYPE_CHECKING:
-    from kafkalite_server.broker import Broker
     from kafkalite_server.network.session import Session
+    from kafkalite_server.services import BrokerServices
 
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     header: RequestHeader
-    broker: Broker
+    broker: BrokerServices
     peer: str
     session: Session | None = None
     """The client connection's listener, principal and SASL state (None: in-process)."""

@@ -30,6 +30,7 @@ from kafkalite_server.txn.peers import ask_peer
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
     from kafkalite_server.coordinator.runtime import CoordinatorRuntime
+    from kafkalite_server.services import BrokerServices
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ FINAL_ERRORS = frozenset({0, UnknownTopicOrPartitionError.errno, InvalidProducer
 or the marker is stale (a newer epoch or coordinator already ended the transaction)."""
 
 
-def write_markers_locally(broker: Broker, producer_id: int, producer_epoch: int,
+def write_markers_locally(broker: BrokerServices, producer_id: int, producer_epoch: int,
                           coordinator_epoch: int, commit: bool,
                           partitions: Iterable[TopicPartition]
                           ) -> dict[TopicPartition, tuple[int, int]]:
@@ -71,7 +72,7 @@ def write_markers_locally(broker: Broker, producer_id: int, producer_epoch: int,
     return results
 
 
-async def write_markers(broker: Broker, producer_id: int, producer_epoch: int,
+async def write_markers(broker: BrokerServices, producer_id: int, producer_epoch: int,
                         coordinator_epoch: int, commit: bool,
                         partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
     """WriteTxnMarkers' work: append the markers, then wait until the ISR has them (Kafka
