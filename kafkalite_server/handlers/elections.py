@@ -17,8 +17,6 @@ principal trusted with the Cluster may ask for one.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 from kafkalite.protocol.errors import (
@@ -29,8 +27,6 @@ from kafkalite_server.cluster.election_requests import ElectionType, election_ty
 from kafkalite_server.cluster.metadata_cache import MetadataCache
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.api_checks import ALTER_CLUSTER, requires
-
-_POLL_S = 0.01
 
 Outcome = int | BrokerResponseError
 """The partition's leader after the election, or why there was none."""
@@ -65,21 +61,19 @@ async def handle_elect_leaders(ctx: RequestContext, body: dict[str, Any]) -> dic
 
 async def _until_known(cache: MetadataCache, outcomes: dict[tuple[str, int], Outcome],
                        timeout_ms: int) -> None:
-    """Waits for the cache to show each elected leader; those it never shows become
+    """Waits, woken by each UpdateMetadata rather than polling, for the cache to show each
+    elected leader (Kafka's DelayedElectLeader); those it never shows become
     REQUEST_TIMED_OUT in ``outcomes``."""
-    deadline = time.monotonic() + max(timeout_ms, 0) / 1000
-    while True:
-        pending = [key for key, outcome in outcomes.items() if not isinstance(
+    def pending() -> list[tuple[str, int]]:
+        return [key for key, outcome in outcomes.items() if not isinstance(
             outcome, BrokerResponseError) and _leader(cache, key) != outcome]
-        if not pending:
-            return
-        if time.monotonic() >= deadline:
-            for key in pending:
-                outcomes[key] = RequestTimedOutError(
-                    f"{key[0]}-{key[1]}: broker {outcomes[key]} was elected but this broker "
-                    "has not heard of it yet")
-            return
-        await asyncio.sleep(_POLL_S)
+
+    if await cache.wait_until(lambda: not pending(), max(timeout_ms, 0) / 1000):
+        return
+    for key in pending():
+        outcomes[key] = RequestTimedOutError(
+            f"{key[0]}-{key[1]}: broker {outcomes[key]} was elected but this broker "
+            "has not heard of it yet")
 
 
 def _leader(cache: MetadataCache, key: tuple[str, int]) -> int | None:
