@@ -239,6 +239,7 @@ class Broker:
         self.group_coordinator.shutdown()
         self.share.shutdown()
         await self.tasks.cancel_all()
+        self.txn_coordinator.shutdown()
         await self.replica_manager.shutdown()
         await self.membership.leave(self.node_id)
         await self.listeners.wait_closed()

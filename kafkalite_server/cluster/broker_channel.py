@@ -40,7 +40,7 @@ _Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter, RequestExchange]
 
 async def call(endpoint: BrokerEndpoint, api_key: int, version: int, body: dict[str, Any],
                *, client_id: str, timeout_s: float, security: PeerSecurity) -> dict[str, Any]:
-    """One request on a fresh connection (ControlledShutdown, WriteTxnMarkers)."""
+    """One request on a fresh connection (ControlledShutdown, sent once per stop)."""
     async def exchange_once() -> dict[str, Any]:
         exchange = RequestExchange(client_id, MAX_RESPONSE_BYTES)
         reader, writer = await security.connect(endpoint, exchange)

@@ -28,12 +28,12 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite.records import encode_batch
+from kafkalite_server.cluster.peer_requests import PeerRequests
 from kafkalite_server.coordinator.errors import write_error
 from kafkalite_server.share.config import SHARE_GROUP_TYPE, ShareConfig
 from kafkalite_server.share.coordinator import NO_LEADER_EPOCH
 from kafkalite_server.share.group import HeartbeatResult, KeyValue, ShareGroups, Topics
 from kafkalite_server.share.group_configs import AUTO_OFFSET_RESET, ShareGroupConfigs
-from kafkalite_server.share.peers import PeerRequests
 from kafkalite_server.share.persister import SharePersister
 from kafkalite_server.share.records import StateKey
 from kafkalite_server.topic_ids import topic_id

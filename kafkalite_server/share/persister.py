@@ -24,9 +24,9 @@ from kafkalite.protocol.errors import (
     NotCoordinatorError,
     RequestTimedOutError,
 )
+from kafkalite_server.cluster.peer_requests import PeerRequests
 from kafkalite_server.share.config import SHARE_STATE_TOPIC
 from kafkalite_server.share.coordinator_service import ShareCoordinatorService
-from kafkalite_server.share.peers import PeerRequests
 from kafkalite_server.share.records import StateKey
 from kafkalite_server.share.state import PartitionState, StateBatch
 

@@ -27,6 +27,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
+from kafkalite_server.cluster.peer_requests import PeerRequests
 from kafkalite_server.coordinator.errors import write_error
 from kafkalite_server.share.config import ShareConfig
 from kafkalite_server.share.coordinator_service import ShareCoordinatorService
@@ -37,7 +38,6 @@ from kafkalite_server.share.manager import (
     GroupSettings,
     SharePartitionManager,
 )
-from kafkalite_server.share.peers import PeerRequests
 from kafkalite_server.share.persister import SharePersister
 from kafkalite_server.share.sessions import ShareSessions
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
+from kafkalite_server.cluster.peer_requests import PeerRequests
 from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC
 from kafkalite_server.txn.markers import write_markers_locally
 from kafkalite_server.txn.metadata import TopicPartition
@@ -44,6 +45,7 @@ class HangingTransactions:
     def __init__(self, broker: Broker, max_timeout_ms: int,
                  now_ms: Callable[[], int]) -> None:
         self._broker = broker
+        self.peers = PeerRequests(broker.peer_security, f"txn-hanging-{broker.node_id}")
         self._max_timeout_ms = max_timeout_ms
         self._now_ms = now_ms
         self._first_seen: dict[OpenTransaction, int] = {}
@@ -114,8 +116,7 @@ class HangingTransactions:
         endpoint = self._broker.metadata_cache.brokers[broker_id]
         body = {"state_filters": [state.display for state in STILL_ENDING],
                 "producer_id_filters": sorted(producer_ids)}
-        response = await ask_peer(self._broker, endpoint, ApiKey.LIST_TRANSACTIONS, 0, body,
-                                  purpose="txn-hanging")
+        response = await ask_peer(self.peers, endpoint, ApiKey.LIST_TRANSACTIONS, 0, body)
         if response is None or response["error_code"]:
             return None
         return {txn["producer_id"] for txn in response["transaction_states"]}

@@ -22,6 +22,7 @@ from kafkalite.protocol.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite_server.cluster.peer_requests import PeerRequests
 from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.txn.coordinator import MarkerRequest, TransactionCoordinator
 from kafkalite_server.txn.metadata import TopicPartition
@@ -100,6 +101,7 @@ class BrokerMarkerSender:
 
     def __init__(self, broker: Broker, state: CoordinatorRuntime) -> None:
         self._broker = broker
+        self.peers = PeerRequests(broker.peer_security, f"txn-coordinator-{broker.node_id}")
         self._state = state
         self.coordinator: TransactionCoordinator | None = None
 
@@ -187,8 +189,7 @@ class BrokerMarkerSender:
             "producer_id": request.producer_id, "producer_epoch": request.producer_epoch,
             "transaction_result": request.commit, "coordinator_epoch": request.coordinator_epoch,
             "topics": [{"name": t, "partition_indexes": p} for t, p in by_topic.items()]}]}
-        response = await ask_peer(self._broker, leader, ApiKey.WRITE_TXN_MARKERS, 1, body,
-                                  purpose="txn-coordinator")
+        response = await ask_peer(self.peers, leader, ApiKey.WRITE_TXN_MARKERS, 1, body)
         if response is None:
             return set()
         finished = set()

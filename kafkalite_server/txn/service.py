@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafkalite_server.cluster.internal_topics import internal_replication_factor
+from kafkalite_server.cluster.peer_requests import PeerRequests
 from kafkalite_server.coordinator.runtime import CoordinatorRuntime, InternalTopic
 from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC, TxnConfig
 from kafkalite_server.txn.coordinator import TransactionCoordinator
@@ -50,7 +51,9 @@ class TransactionCoordinatorService:
             broker.controller.producer_ids.allocate, broker.now_ms,
             ownership=self.runtime.ownership)
         self.markers.coordinator = self.coordinator
-        self.verifier = TransactionVerifier(broker, enabled=config.partition_verification)
+        self.verifier = TransactionVerifier(
+            broker, PeerRequests(broker.peer_security, f"txn-verification-{broker.node_id}"),
+            enabled=config.partition_verification)
         self.hanging = HangingTransactions(broker, config.max_timeout_ms, broker.now_ms)
         self.runtime.serve(self.coordinator)
 
@@ -62,6 +65,11 @@ class TransactionCoordinatorService:
                     self._expire)
         tasks.every(self.config.abort_check_interval_ms, "abort-hanging-transactions",
                     self.hanging.abort_overdue)
+
+    def shutdown(self) -> None:
+        """Closes the connections to other brokers."""
+        for sender in (self.markers, self.verifier, self.hanging):
+            sender.peers.close()
 
     async def _abort_timed_out(self) -> None:
         self.coordinator.abort_timed_out()

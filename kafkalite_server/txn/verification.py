@@ -45,6 +45,7 @@ from kafkalite_server.txn.peers import ask_peer
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
+    from kafkalite_server.cluster.peer_requests import PeerRequests
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +103,11 @@ class _Guard:
 
 
 class TransactionVerifier:
-    def __init__(self, broker: Broker, *, enabled: bool = True) -> None:
-        """``enabled``: Kafka's ``transaction.partition.verification.enable``."""
+    def __init__(self, broker: Broker, peers: PeerRequests, *, enabled: bool = True) -> None:
+        """``peers`` asks the coordinators; ``enabled``: Kafka's
+        ``transaction.partition.verification.enable``."""
         self._broker = broker
+        self.peers = peers
         self.enabled = enabled
         self._guards: dict[tuple[TopicPartition, int], list[_Guard]] = {}
 
@@ -182,8 +185,8 @@ class TransactionVerifier:
             "transactional_id": transactional_id, "producer_id": producer_id,
             "producer_epoch": producer_epoch, "verify_only": True,
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}]}
-        response = await ask_peer(self._broker, leader, ApiKey.ADD_PARTITIONS_TO_TXN,
-                                  VERIFY_VERSION, body, purpose="txn-verification")
+        response = await ask_peer(self.peers, leader, ApiKey.ADD_PARTITIONS_TO_TXN,
+                                  VERIFY_VERSION, body)
         if response is None:
             return dict.fromkeys(partitions, NetworkError.errno)
         if response["error_code"]:

@@ -32,9 +32,12 @@ from txn_helpers import read_all
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import CoordinatorNotAvailableError
+from kafkalite.protocol.exchange import RequestExchange
 from kafkalite_server import EmbeddedCluster
+from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.internal_topics import TRANSACTION_STATE_TOPIC
 from kafkalite_server.group.config import OFFSETS_TOPIC
+from kafkalite_server.security.inter_broker import PeerSecurity
 
 WAIT_S = 40
 SETTINGS = {
@@ -165,7 +168,20 @@ def _end_offsets(bootstrap: str, topic: str, isolation: str) -> dict[int, int]:
     return {tp.partition: offset for tp, offset in ends.items()}
 
 
-def test_markers_reach_partitions_led_by_other_brokers(three: EmbeddedCluster) -> None:
+def test_markers_reach_partitions_led_by_other_brokers(
+        three: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """... over one kept-open connection per destination broker, not one per
+    WriteTxnMarkers."""
+    marker_connections: list[int] = []
+    connect = PeerSecurity.connect
+
+    async def counted(self: PeerSecurity, endpoint: BrokerEndpoint,
+                      exchange: RequestExchange) -> Any:
+        if (exchange.client_id or "").startswith("txn-coordinator-"):
+            marker_connections.append(endpoint.node_id)
+        return await connect(self, endpoint, exchange)
+
+    monkeypatch.setattr(PeerSecurity, "connect", counted)
     bootstrap = three.bootstrap_servers
     producer = _producer(bootstrap, "tx-remote")
     producer.init_transactions(30)
@@ -198,6 +214,8 @@ def test_markers_reach_partitions_led_by_other_brokers(three: EmbeddedCluster) -
     assert sorted(read_all(bootstrap, "remote", "read_committed", 2)) == sorted(
         f"kept-{i}".encode() for i in range(6))
     assert len(read_all(bootstrap, "remote", "read_uncommitted", 2)) == 10
+    # Two transactions ended on two leaders each: four WriteTxnMarkers, two connections.
+    assert sorted(marker_connections) == sorted(others)
 
 
 def test_a_coordinator_without_min_insync_replicas_promises_nothing(

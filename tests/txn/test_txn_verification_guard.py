@@ -32,7 +32,7 @@ class HeldVerifier(TransactionVerifier):
     """Answers "in the transaction" for every partition once ``answer`` is set."""
 
     def __init__(self) -> None:
-        super().__init__(broker=None)  # type: ignore[arg-type]
+        super().__init__(broker=None, peers=None)  # type: ignore[arg-type]
         self.answer = asyncio.Event()
 
     async def _ask(self, transactional_id: str, producer_id: int, producer_epoch: int,

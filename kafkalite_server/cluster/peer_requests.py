@@ -1,9 +1,12 @@
-"""Requests from this broker to another one that share groups make often: a partition
-leader reading and writing share state at the share coordinator (Read/Write
-ShareGroupState), the group coordinator initializing it and asking a leader for its
-offsets (ListOffsets). Every acknowledgement is a write, so connections stay open, one
-per broker, over the inter-broker listener's security; one request at a time on each.
-A failed request closes its connection (the next one opens a new connection)."""
+"""A sender's requests from this broker to the others, over one kept-open connection per
+destination (Kafka's inter-broker send threads each own a NetworkClient the same way).
+
+Share groups ask often (every acknowledgement writes share state at the share
+coordinator); the transaction coordinator sends WriteTxnMarkers, verification
+(AddPartitionsToTxn v4) and the hanging-transaction check. Each sender has its own
+instance, so one kind of request never waits behind another's; on an instance, one
+request at a time per destination, over the inter-broker listener's security. A failed
+request closes its connection (the next one opens a new connection)."""
 
 from __future__ import annotations
 
