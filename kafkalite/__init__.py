@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     "NewTopic": "kafkalite.admin",
     "OffsetSpec": "kafkalite.admin",
     "Assignor": "kafkalite.consumer",
-    "CommitFailedError": "kafkalite.consumer",
+    "CommitFailedError": "kafkalite.errors",
     "Consumer": "kafkalite.consumer",
     "KafkaConsumer": "kafkalite.consumer",
     "ConsumerRebalanceListener": "kafkalite.consumer",
@@ -111,11 +111,11 @@ if TYPE_CHECKING:  # static checkers and IDEs see the names eagerly
     from kafkalite.consumer import (
         Assignor,
         AsyncConsumerRebalanceListener,
-        CommitFailedError,
         Consumer,
         ConsumerRebalanceListener,
         KafkaConsumer,
     )
+    from kafkalite.errors import CommitFailedError
     from kafkalite.producer import (
         KafkaProducer,
         MessageSizeTooLargeError,

@@ -227,16 +227,15 @@ def for_code(code: int) -> type[BrokerResponseError]:  # noqa: F405
     return NoError if code == 0 else error_for_code(code)  # noqa: F405
 
 
+class CommitFailedError(KafkaError):
+    """The coordinator refused a commit because this member no longer owns the partitions.
+
+    The group moved to a new generation (a rebalance) without this member, or evicted it:
+    its partitions may now belong to another member, which will read from the last
+    successful commit. Not retriable; the next ``poll()`` rejoins the group.
+    """
+
+
 kafka_errors: dict[int, type[BrokerResponseError]] = {  # noqa: F405
     0: NoError, **BrokerResponseError._by_code}  # noqa: F405
 """kafka-python's table: error code -> error class, for the codes kafkalite knows."""
-
-
-def __getattr__(name: str) -> type[KafkaError]:
-    """``CommitFailedError`` lives with the group coordinator; resolved on first use so that
-    this module, at the bottom of the layers, imports nothing above it."""
-    if name == "CommitFailedError":
-        from kafkalite.consumer.commits import CommitFailedError
-
-        return CommitFailedError
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

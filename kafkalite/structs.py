@@ -130,14 +130,11 @@ class MemberState:
     STABLE = "<stable>"
 
 
-def __getattr__(name: str) -> Any:
-    """``OffsetAndTimestamp`` is defined with the offset lookups that return it; resolved on
-    first use so this module, low in the layers, imports nothing above it."""
-    if name == "OffsetAndTimestamp":
-        from kafkalite.consumer.list_offsets import OffsetAndTimestamp
+class OffsetAndTimestamp(NamedTuple):
+    """The first offset whose timestamp is at or after the one asked for."""
 
-        return OffsetAndTimestamp
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    offset: int
+    timestamp: int
 
 
 class IsolationLevel(enum.IntEnum):

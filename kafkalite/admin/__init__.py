@@ -50,7 +50,6 @@ from kafkalite.admin.users import (
     UserScramCredentialUpsertion,
 )
 from kafkalite.client.broker_version import BrokerVersionData
-from kafkalite.consumer.list_offsets import OffsetAndTimestamp
 from kafkalite.protocol.acl_codes import (
     ACLOperation,
     ACLPermissionType,
@@ -59,7 +58,12 @@ from kafkalite.protocol.acl_codes import (
 )
 from kafkalite.protocol.config_codes import ConfigResourceType, ConfigSourceType, ConfigType
 from kafkalite.protocol.schemas.elections import ElectionType
-from kafkalite.structs import OffsetAndMetadata, PartitionMetadata, TopicPartition
+from kafkalite.structs import (
+    OffsetAndMetadata,
+    OffsetAndTimestamp,
+    PartitionMetadata,
+    TopicPartition,
+)
 
 __all__ = [
     "ACL",

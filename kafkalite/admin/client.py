@@ -87,12 +87,11 @@ from kafkalite.admin.users import (
 from kafkalite.client.broker_version import BrokerVersionData
 from kafkalite.client.client import KafkaClient
 from kafkalite.client.metrics import client_metrics
-from kafkalite.consumer.list_offsets import OffsetAndTimestamp
 from kafkalite.errors import ConfigError, KafkaError, NoError, ProtocolDecodeError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import BrokerResponseError, UnsupportedVersionError, error_for_code
 from kafkalite.protocol.schemas.elections import ElectionType
-from kafkalite.structs import OffsetAndMetadata, TopicPartition
+from kafkalite.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 log = logging.getLogger(__name__)
 

@@ -22,11 +22,11 @@ from kafkalite.consumer.commits import (
     offset_commit_request,
     offset_fetch_request,
 )
-from kafkalite.consumer.list_offsets import OffsetAndTimestamp, list_offsets_request
+from kafkalite.consumer.list_offsets import list_offsets_request
 from kafkalite.errors import KafkaError, NoError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import error_for_code
-from kafkalite.structs import OffsetAndMetadata, TopicPartition
+from kafkalite.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 
 class OffsetSpec(enum.IntEnum):

@@ -18,7 +18,7 @@ from typing import Any
 
 from kafkalite.client.client import KafkaClient
 from kafkalite.client.coordinator import backoff, find_coordinator, remaining
-from kafkalite.errors import KafkaError, ProtocolDecodeError
+from kafkalite.errors import CommitFailedError, KafkaError, ProtocolDecodeError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
     CoordinatorNotAvailableError,
@@ -41,15 +41,6 @@ FENCING_ERRORS = (IllegalGenerationError.errno, UnknownMemberIdError.errno,
 
 Offsets = Mapping[TopicPartition, OffsetAndMetadata]
 CommitCallback = Callable[[Offsets, BaseException | None], None]
-
-
-class CommitFailedError(KafkaError):
-    """The coordinator refused a commit because this member no longer owns the partitions.
-
-    The group moved to a new generation (a rebalance) without this member, or evicted it:
-    its partitions may now belong to another member, which will read from the last
-    successful commit. Not retriable; the next ``poll()`` rejoins the group.
-    """
 
 
 # -- OffsetCommit --------------------------------------------------------------------------------

@@ -11,25 +11,18 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from kafkalite.client.client import KafkaClient
 from kafkalite.client.future import Future
 from kafkalite.errors import KafkaError, KafkaTimeoutError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import UnknownTopicOrPartitionError, error_for_code
-from kafkalite.structs import TopicPartition
+from kafkalite.structs import OffsetAndTimestamp, TopicPartition
 
 EARLIEST = -2
 LATEST = -1
 STRATEGY_TIMESTAMPS = {"earliest": EARLIEST, "latest": LATEST}
-
-
-class OffsetAndTimestamp(NamedTuple):
-    """The first offset whose timestamp is at or after the one asked for."""
-
-    offset: int
-    timestamp: int
 
 
 def await_leaders(client: KafkaClient, partitions: set[TopicPartition],

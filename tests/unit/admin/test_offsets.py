@@ -20,7 +20,6 @@ from kafkalite.admin.offsets import (
     raise_refusals,
     split_reset_targets,
 )
-from kafkalite.consumer.list_offsets import OffsetAndTimestamp
 from kafkalite.errors import NoError
 from kafkalite.protocol.errors import (
     CoordinatorLoadInProgressError,
@@ -32,7 +31,7 @@ from kafkalite.protocol.errors import (
     OffsetOutOfRangeError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite.structs import OffsetAndMetadata, TopicPartition
+from kafkalite.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 T0, T1, T2 = (TopicPartition("orders", p) for p in range(3))
 AUDIT = TopicPartition("audit", 0)
