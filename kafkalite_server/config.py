@@ -20,6 +20,7 @@ from typing import Any
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.java_properties import parse_properties
+from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite_server.config_values import (
     LONG_MAX,
     Parser,
@@ -37,7 +38,6 @@ from kafkalite_server.log.open_files import MIN_OPEN_FILES, OPEN_FILES_MAX_AUTO
 from kafkalite_server.replication.replica_selector import SELECTORS
 
 _HOUR_MS = 60 * 60 * 1000
-_INT_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -335,18 +335,18 @@ class _Spec:
 
 
 _SPECS: dict[str, _Spec] = {
-    "broker.id": _Spec("broker_id", integer(0, _INT_MAX)),
+    "broker.id": _Spec("broker_id", integer(0, INT32_MAX)),
     "log.dirs": _Spec("log_dirs", _paths),
     "log.dir": _Spec("log_dirs", _paths, 1),
     "host.name": _Spec("host_name", _string),
     "port": _Spec("port", integer(0, 65535)),
     "advertised.host.name": _Spec("advertised_host_name", _string),
     "advertised.port": _Spec("advertised_port", integer(1, 65535)),
-    "num.partitions": _Spec("num_partitions", integer(1, _INT_MAX)),
+    "num.partitions": _Spec("num_partitions", integer(1, INT32_MAX)),
     "default.replication.factor": _Spec("default_replication_factor", integer(1, 32767)),
     "auto.create.topics.enable": _Spec("auto_create_topics_enable", boolean),
     "delete.topic.enable": _Spec("delete_topic_enable", boolean),
-    "log.segment.bytes": _Spec("log_segment_bytes", integer(14, _INT_MAX)),
+    "log.segment.bytes": _Spec("log_segment_bytes", integer(14, INT32_MAX)),
     "log.roll.ms": _Spec("log_roll_ms", integer(1)),
     "log.roll.hours": _Spec("log_roll_ms", integer(1, scale=_HOUR_MS), 1),
     "log.retention.ms": _Spec("log_retention_ms", integer(-1)),
@@ -354,44 +354,44 @@ _SPECS: dict[str, _Spec] = {
     "log.retention.hours": _Spec("log_retention_ms", integer(-1, scale=_HOUR_MS), 2),
     "log.retention.bytes": _Spec("log_retention_bytes", integer(-(2**63))),
     "log.retention.check.interval.ms": _Spec("log_retention_check_interval_ms", integer(1)),
-    "log.index.interval.bytes": _Spec("log_index_interval_bytes", integer(0, _INT_MAX)),
-    "log.index.size.max.bytes": _Spec("log_index_size_max_bytes", integer(12, _INT_MAX)),
+    "log.index.interval.bytes": _Spec("log_index_interval_bytes", integer(0, INT32_MAX)),
+    "log.index.size.max.bytes": _Spec("log_index_size_max_bytes", integer(12, INT32_MAX)),
     "log.flush.interval.messages": _Spec("log_flush_interval_messages", never_when_max(1)),
     "log.flush.interval.ms": _Spec("log_flush_interval_ms", never_when_max(0)),
     "log.flush.offset.checkpoint.interval.ms": _Spec(
-        "log_flush_offset_checkpoint_interval_ms", integer(1, _INT_MAX)),
+        "log_flush_offset_checkpoint_interval_ms", integer(1, INT32_MAX)),
     "log.cleanup.policy": _Spec("log_cleanup_policy", _cleanup_policy),
     "log.message.timestamp.type": _Spec("log_message_timestamp_type", choice(TIMESTAMP_TYPES)),
-    "message.max.bytes": _Spec("message_max_bytes", integer(0, _INT_MAX)),
-    "socket.request.max.bytes": _Spec("socket_request_max_bytes", integer(1, _INT_MAX)),
+    "message.max.bytes": _Spec("message_max_bytes", integer(0, INT32_MAX)),
+    "socket.request.max.bytes": _Spec("socket_request_max_bytes", integer(1, INT32_MAX)),
     "queued.max.request.bytes": _Spec("queued_max_request_bytes", _bound(1)),
     "connections.max.idle.ms": _Spec("connections_max_idle_ms", _bound(1)),
     "kafkalite.request.receive.timeout.ms": _Spec("kafkalite_request_receive_timeout_ms",
                                                   _bound(1)),
-    "min.insync.replicas": _Spec("min_insync_replicas", integer(1, _INT_MAX)),
-    "offsets.topic.num.partitions": _Spec("offsets_topic_num_partitions", integer(1, _INT_MAX)),
+    "min.insync.replicas": _Spec("min_insync_replicas", integer(1, INT32_MAX)),
+    "offsets.topic.num.partitions": _Spec("offsets_topic_num_partitions", integer(1, INT32_MAX)),
     "offsets.topic.replication.factor": _Spec(
         "offsets_topic_replication_factor", integer(1, 32767)),
-    "offsets.topic.segment.bytes": _Spec("offsets_topic_segment_bytes", integer(1, _INT_MAX)),
+    "offsets.topic.segment.bytes": _Spec("offsets_topic_segment_bytes", integer(1, INT32_MAX)),
     "group.initial.rebalance.delay.ms": _Spec(
-        "group_initial_rebalance_delay_ms", integer(0, _INT_MAX)),
-    "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, _INT_MAX)),
-    "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, _INT_MAX)),
+        "group_initial_rebalance_delay_ms", integer(0, INT32_MAX)),
+    "group.min.session.timeout.ms": _Spec("group_min_session_timeout_ms", integer(0, INT32_MAX)),
+    "group.max.session.timeout.ms": _Spec("group_max_session_timeout_ms", integer(0, INT32_MAX)),
     "transaction.state.log.num.partitions": _Spec("transaction_state_log_num_partitions",
-                                                  integer(1, _INT_MAX)),
+                                                  integer(1, INT32_MAX)),
     "transaction.state.log.replication.factor": _Spec(
         "transaction_state_log_replication_factor", integer(1, 32767)),
     "transaction.state.log.min.isr": _Spec("transaction_state_log_min_isr",
-                                           integer(1, _INT_MAX)),
+                                           integer(1, INT32_MAX)),
     "transaction.state.log.segment.bytes": _Spec("transaction_state_log_segment_bytes",
-                                                 integer(1, _INT_MAX)),
-    "transaction.max.timeout.ms": _Spec("transaction_max_timeout_ms", integer(1, _INT_MAX)),
+                                                 integer(1, INT32_MAX)),
+    "transaction.max.timeout.ms": _Spec("transaction_max_timeout_ms", integer(1, INT32_MAX)),
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": _Spec(
-        "transaction_abort_timed_out_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
+        "transaction_abort_timed_out_transaction_cleanup_interval_ms", integer(1, INT32_MAX)),
     "transactional.id.expiration.ms": _Spec("transactional_id_expiration_ms",
-                                            integer(1, _INT_MAX)),
+                                            integer(1, INT32_MAX)),
     "transaction.remove.expired.transaction.cleanup.interval.ms": _Spec(
-        "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1, _INT_MAX)),
+        "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1, INT32_MAX)),
     "transaction.partition.verification.enable": _Spec(
         "transaction_partition_verification_enable", boolean),
     # --- share groups (KIP-932) and the share coordinator
@@ -406,33 +406,33 @@ _SPECS: dict[str, _Spec] = {
     "group.share.partition.max.record.locks": _Spec("group_share_partition_max_record_locks",
                                                     integer(100, 10_000)),
     "group.share.session.timeout.ms": _Spec("group_share_session_timeout_ms",
-                                            integer(1, _INT_MAX)),
+                                            integer(1, INT32_MAX)),
     "group.share.heartbeat.interval.ms": _Spec("group_share_heartbeat_interval_ms",
-                                               integer(1, _INT_MAX)),
+                                               integer(1, INT32_MAX)),
     "group.share.max.size": _Spec("group_share_max_size", integer(1, 1000)),
     "group.share.max.share.sessions": _Spec("group_share_max_share_sessions",
-                                            integer(1, _INT_MAX)),
+                                            integer(1, INT32_MAX)),
     "share.coordinator.state.topic.num.partitions": _Spec(
-        "share_coordinator_state_topic_num_partitions", integer(1, _INT_MAX)),
+        "share_coordinator_state_topic_num_partitions", integer(1, INT32_MAX)),
     "share.coordinator.state.topic.replication.factor": _Spec(
         "share_coordinator_state_topic_replication_factor", integer(1, 32767)),
     "share.coordinator.state.topic.min.isr": _Spec("share_coordinator_state_topic_min_isr",
                                                    integer(1, 32767)),
     "share.coordinator.state.topic.segment.bytes": _Spec(
-        "share_coordinator_state_topic_segment_bytes", integer(1, _INT_MAX)),
+        "share_coordinator_state_topic_segment_bytes", integer(1, INT32_MAX)),
     "share.coordinator.snapshot.update.records.per.snapshot": _Spec(
         "share_coordinator_snapshot_update_records_per_snapshot", integer(0, 500)),
     "share.coordinator.write.timeout.ms": _Spec("share_coordinator_write_timeout_ms",
-                                                integer(1, _INT_MAX)),
+                                                integer(1, INT32_MAX)),
     # --- committed offsets (group coordinator)
-    "offsets.retention.minutes": _Spec("offsets_retention_minutes", integer(1, _INT_MAX)),
+    "offsets.retention.minutes": _Spec("offsets_retention_minutes", integer(1, INT32_MAX)),
     "offsets.retention.check.interval.ms": _Spec("offsets_retention_check_interval_ms",
                                                  integer(1)),
     # --- log cleaner (compaction) and segment rolling/deletion
     "log.cleaner.enable": _Spec("log_cleaner_enable", boolean),
-    "log.cleaner.threads": _Spec("log_cleaner_threads", integer(0, _INT_MAX)),
+    "log.cleaner.threads": _Spec("log_cleaner_threads", integer(0, INT32_MAX)),
     "log.cleaner.dedupe.buffer.size": _Spec("log_cleaner_dedupe_buffer_size", integer(0)),
-    "log.cleaner.io.buffer.size": _Spec("log_cleaner_io_buffer_size", integer(1, _INT_MAX)),
+    "log.cleaner.io.buffer.size": _Spec("log_cleaner_io_buffer_size", integer(1, INT32_MAX)),
     "log.cleaner.io.max.bytes.per.second": _Spec("log_cleaner_io_max_bytes_per_second",
                                                  decimal(0.0, NO_IO_LIMIT)),
     "log.cleaner.backoff.ms": _Spec("log_cleaner_backoff_ms", integer(0)),
@@ -446,46 +446,46 @@ _SPECS: dict[str, _Spec] = {
     "log.roll.jitter.hours": _Spec("log_roll_jitter_ms", integer(0, scale=_HOUR_MS), 1),
     "kafkalite.log.open.files.max": _Spec("kafkalite_log_open_files_max",
                                           _bound(MIN_OPEN_FILES, "half of RLIMIT_NOFILE")),
-    "producer.id.expiration.ms": _Spec("producer_id_expiration_ms", integer(1, _INT_MAX)),
+    "producer.id.expiration.ms": _Spec("producer_id_expiration_ms", integer(1, INT32_MAX)),
     "producer.id.expiration.check.interval.ms": _Spec(
-        "producer_id_expiration_check_interval_ms", integer(1, _INT_MAX)),
+        "producer_id_expiration_check_interval_ms", integer(1, INT32_MAX)),
     "kafkalite.batch.decompressed.max.bytes": _Spec("kafkalite_batch_decompressed_max_bytes",
-                                                    integer(1, _INT_MAX)),
-    "fetch.max.bytes": _Spec("fetch_max_bytes", integer(1024, _INT_MAX)),
+                                                    integer(1, INT32_MAX)),
+    "fetch.max.bytes": _Spec("fetch_max_bytes", integer(1024, INT32_MAX)),
 }
 
 _CLUSTER_SPECS: dict[str, _Spec] = {
     "broker.rack": _Spec("broker_rack", _string),
     "replica.selector.class": _Spec("replica_selector_class", _replica_selector),
     "zookeeper.connect": _Spec("zookeeper_connect", _string),
-    "zookeeper.session.timeout.ms": _Spec("zookeeper_session_timeout_ms", integer(1, _INT_MAX)),
+    "zookeeper.session.timeout.ms": _Spec("zookeeper_session_timeout_ms", integer(1, INT32_MAX)),
     "zookeeper.connection.timeout.ms": _Spec(
-        "zookeeper_connection_timeout_ms", integer(1, _INT_MAX)),
+        "zookeeper_connection_timeout_ms", integer(1, INT32_MAX)),
     "unclean.leader.election.enable": _Spec("unclean_leader_election_enable", boolean),
     "auto.leader.rebalance.enable": _Spec("auto_leader_rebalance_enable", boolean),
     "leader.imbalance.check.interval.seconds": _Spec(
-        "leader_imbalance_check_interval_seconds", integer(1, _INT_MAX)),
+        "leader_imbalance_check_interval_seconds", integer(1, INT32_MAX)),
     "leader.imbalance.per.broker.percentage": _Spec(
         "leader_imbalance_per_broker_percentage", integer(0, 100)),
     "controlled.shutdown.enable": _Spec("controlled_shutdown_enable", boolean),
     "controlled.shutdown.max.retries": _Spec("controlled_shutdown_max_retries",
-                                             integer(0, _INT_MAX)),
+                                             integer(0, INT32_MAX)),
     "controlled.shutdown.retry.backoff.ms": _Spec("controlled_shutdown_retry_backoff_ms",
-                                                  integer(0, _INT_MAX)),
-    "controller.socket.timeout.ms": _Spec("controller_socket_timeout_ms", integer(1, _INT_MAX)),
+                                                  integer(0, INT32_MAX)),
+    "controller.socket.timeout.ms": _Spec("controller_socket_timeout_ms", integer(1, INT32_MAX)),
 }
 """Cluster keys, kept in their own block (Kafka's names and defaults)."""
 _REPLICATION_SPECS: dict[str, _Spec] = {
-    "replica.lag.time.max.ms": _Spec("replica_lag_time_max_ms", integer(1, _INT_MAX)),
-    "replica.fetch.wait.max.ms": _Spec("replica_fetch_wait_max_ms", integer(0, _INT_MAX)),
-    "replica.fetch.min.bytes": _Spec("replica_fetch_min_bytes", integer(1, _INT_MAX)),
-    "replica.fetch.max.bytes": _Spec("replica_fetch_max_bytes", integer(0, _INT_MAX)),
+    "replica.lag.time.max.ms": _Spec("replica_lag_time_max_ms", integer(1, INT32_MAX)),
+    "replica.fetch.wait.max.ms": _Spec("replica_fetch_wait_max_ms", integer(0, INT32_MAX)),
+    "replica.fetch.min.bytes": _Spec("replica_fetch_min_bytes", integer(1, INT32_MAX)),
+    "replica.fetch.max.bytes": _Spec("replica_fetch_max_bytes", integer(0, INT32_MAX)),
     "replica.fetch.response.max.bytes": _Spec("replica_fetch_response_max_bytes",
-                                              integer(0, _INT_MAX)),
-    "replica.fetch.backoff.ms": _Spec("replica_fetch_backoff_ms", integer(0, _INT_MAX)),
-    "replica.socket.timeout.ms": _Spec("replica_socket_timeout_ms", integer(1, _INT_MAX)),
+                                              integer(0, INT32_MAX)),
+    "replica.fetch.backoff.ms": _Spec("replica_fetch_backoff_ms", integer(0, INT32_MAX)),
+    "replica.socket.timeout.ms": _Spec("replica_socket_timeout_ms", integer(1, INT32_MAX)),
     "replica.high.watermark.checkpoint.interval.ms": _Spec(
-        "replica_high_watermark_checkpoint_interval_ms", integer(1, _INT_MAX)),
+        "replica_high_watermark_checkpoint_interval_ms", integer(1, INT32_MAX)),
 }
 """Follower fetching and the ISR (Kafka's names and defaults)."""
 _UNSET_IS_NULL = frozenset({"broker.rack", "replica.selector.class", "zookeeper.connect"})
@@ -549,7 +549,7 @@ _SECURITY_SPECS: dict[str, _Spec] = {
     "kafkalite.allow.anonymous.super.user": _Spec("kafkalite_allow_anonymous_super_user",
                                                   boolean),
     "connection.failed.authentication.delay.ms": _Spec(
-        "connection_failed_authentication_delay_ms", integer(0, _INT_MAX)),
+        "connection_failed_authentication_delay_ms", integer(0, INT32_MAX)),
 }
 """Security keys, in their own block (Kafka's names). Values are checked here for shape;
 how listeners, TLS files and JAAS users fit together is checked when the broker builds its

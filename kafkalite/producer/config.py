@@ -13,6 +13,7 @@ from typing import Any
 from kafkalite.client.client import CLIENT_DEFAULTS, validate_client_config
 from kafkalite.errors import ConfigError, UnsupportedCodecError
 from kafkalite.properties import unknown_config
+from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite.records import codec_id
 
 PRODUCER_DEFAULTS: Mapping[str, Any] = {
@@ -23,7 +24,7 @@ PRODUCER_DEFAULTS: Mapping[str, Any] = {
     "max_block_ms": 60000,
     "compression_type": None,
     "max_request_size": 1048576,
-    "retries": 2147483647,
+    "retries": INT32_MAX,
     "delivery_timeout_ms": 120000,
     "enable_idempotence": None,
     "partitioner": "default",
@@ -47,7 +48,7 @@ IGNORED_PRODUCER_KEYS: Mapping[str, str] = {}
 REFUSED_PRODUCER_KEYS: Mapping[str, str] = {}
 """Producer keys accepted only at their default, each with the rule."""
 
-_MAX_RETRIES = 2147483647
+_MAX_RETRIES = INT32_MAX
 """Java's Integer.MAX_VALUE: what kafka-python's ``retries=float('inf')`` means."""
 
 _NON_NEGATIVE_INTS = ("batch_size", "linger_ms", "buffer_memory", "max_block_ms",

@@ -26,12 +26,13 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
+from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite.structs import TopicPartition
 
-MAX_SEQUENCE = 2**31 - 1
+MAX_SEQUENCE = INT32_MAX
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
-NO_TRANSACTION_TIMEOUT_MS = 2**31 - 1
+NO_TRANSACTION_TIMEOUT_MS = INT32_MAX
 FIRST_BUMP_VERSION = 3
 """InitProducerId carries the producer's current id and epoch from v3 on."""
 

@@ -27,8 +27,9 @@ from kafkalite.protocol.api import ApiKey
 from kafkalite.protocol.errors import UnsupportedVersionError
 from kafkalite.protocol.framing import FrameDecoder
 from kafkalite.protocol.messages import decode_response, encode_request
+from kafkalite.protocol.primitives import INT32_MAX
 
-MAX_CORRELATION_ID = 2**31 - 1
+MAX_CORRELATION_ID = INT32_MAX
 """Correlation ids count up from 0 and wrap to 0 after this, the largest int32."""
 
 _CORRELATION_ID = struct.Struct(">i")

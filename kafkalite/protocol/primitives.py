@@ -21,6 +21,10 @@ from kafkalite.protocol.varint import decode_uvarint, decode_varint, encode_uvar
 Buffer = bytes | bytearray | memoryview
 Decoder = Callable[[Buffer, int], tuple[Any, int]]
 Encoder = Callable[[Any, list[Any]], None]
+INT32_MAX = 2**31 - 1
+"""The largest int32: Kafka's "no limit" for int32 settings and fields, the top of
+correlation ids, sequences and a segment's relative offsets."""
+
 BYTES_LIKE = (bytes, bytearray, memoryview)
 
 
@@ -208,7 +212,7 @@ def length_reader(prefix: str, compact: bool, nullable: bool, what: str) -> Deco
             raw, end = decode_uvarint(buf, pos)
             if raw == 0 and not nullable:
                 raise ProtocolDecodeError(f"null {what} at byte {pos} in a non-nullable field")
-            if raw > 0x7FFFFFFF:
+            if raw > INT32_MAX:
                 raise ProtocolDecodeError(f"{what} length {raw - 1} too large at byte {pos}")
             return raw - 1, end
 
@@ -260,7 +264,7 @@ class _String(FieldType):
 
     def encoder(self, version: int, flexible: bool, nullable: bool) -> Encoder:
         write_len = length_writer("int16", flexible)
-        limit = 0x7FFFFFFF if flexible else 0x7FFF
+        limit = INT32_MAX if flexible else 0x7FFF
 
         def encode(value: Any, out: list[Any]) -> None:
             if value is None:

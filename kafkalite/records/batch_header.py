@@ -23,15 +23,22 @@ LOG_OVERHEAD = 12
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 V2_HEADER_SIZE = V2_HEADER.size  # 61
-V2_CRC_START = 21
-"""The v2 CRC-32C covers bytes from ``attributes`` (offset 21) to the end of the batch."""
+# Where each field of a v2 batch header starts, from the batch's first byte; every module
+# that reads or patches a header in place uses these.
+V2_LENGTH_POSITION = 8
+V2_MAGIC_POSITION = 16
+"""Same place in every format: offset(8) size(4) crc-or-epoch(4)."""
+V2_CRC_POSITION = 17
+V2_ATTRIBUTES_POSITION = 21
+V2_BASE_TIMESTAMP_POSITION = 27
+V2_CRC_START = V2_ATTRIBUTES_POSITION
+"""The v2 CRC-32C covers bytes from ``attributes`` to the end of the batch."""
 
 LEGACY_HEADER = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
 LEGACY_TIMESTAMP = struct.Struct(">q")
 LEGACY_MIN_SIZE = {0: 14, 1: 22}
 """Smallest legacy message (after the 12-byte prefix) per magic: null key and value."""
 
-_MAGIC_POSITION = 16  # same place in every format: offset(8) size(4) crc-or-epoch(4)
 _PATCH_V2 = struct.Struct(">q")
 _PATCH_EPOCH = struct.Struct(">i")
 
@@ -93,7 +100,7 @@ def read_batch_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> Batc
     remaining = len(buf) - pos
     if remaining < LEGACY_HEADER.size:  # the smallest header any magic needs
         return None
-    magic = buf[pos + _MAGIC_POSITION]
+    magic = buf[pos + V2_MAGIC_POSITION]
     if magic == 2:
         if remaining < V2_HEADER_SIZE:
             return None

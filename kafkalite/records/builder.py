@@ -24,6 +24,7 @@ from kafkalite.records.accelerator import speedups
 from kafkalite.records.batch_header import (
     LOG_OVERHEAD,
     TRANSACTIONAL_BIT,
+    V2_CRC_POSITION,
     V2_CRC_START,
     V2_HEADER,
     V2_HEADER_SIZE,
@@ -38,7 +39,6 @@ RecordTuple = tuple[BytesLike | None, BytesLike | None, int, Sequence[Header] | 
 
 DEFAULT_BATCH_SIZE = 16384
 _CRC = struct.Struct(">I")
-_CRC_POSITION = 17
 _TABLE_SIZE = 1 << 14
 _VARINTS = tuple(encode_varint(v) for v in range(-1, _TABLE_SIZE - 1))
 """Varint bytes of -1 .. 16382, at index value + 1."""
@@ -389,7 +389,7 @@ class RecordBatchBuilder(BatchBuilder):
             writer.max_timestamp, self.producer_id, self.producer_epoch, self.base_sequence,
             count))
         crc = crc32c.crc32c(records, crc32c.crc32c(memoryview(header)[V2_CRC_START:]))
-        _CRC.pack_into(header, _CRC_POSITION, crc)
+        _CRC.pack_into(header, V2_CRC_POSITION, crc)
         return b"".join((header, records))
 
 

@@ -17,6 +17,8 @@ import crc32c
 from kafkalite.protocol.varint import decode_varint
 from kafkalite.records.batch_header import (
     CONTROL_BIT,
+    V2_ATTRIBUTES_POSITION,
+    V2_CRC_POSITION,
     V2_CRC_START,
     V2_HEADER_SIZE,
 )
@@ -27,9 +29,7 @@ COMMIT = 1
 CONTROL_KEY = struct.Struct(">hh")
 CONTROL_VALUE = struct.Struct(">hi")
 _ATTRIBUTES = struct.Struct(">h")
-_ATTRIBUTES_POSITION = 21
 _CRC = struct.Struct(">I")
-_CRC_POSITION = 17
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +46,9 @@ def encode_marker(producer_id: int, producer_epoch: int, coordinator_epoch: int,
     builder.append(timestamp_ms, CONTROL_KEY.pack(0, COMMIT if commit else ABORT),
                    CONTROL_VALUE.pack(0, coordinator_epoch))
     batch = bytearray(builder.build())
-    (attributes,) = _ATTRIBUTES.unpack_from(batch, _ATTRIBUTES_POSITION)
-    _ATTRIBUTES.pack_into(batch, _ATTRIBUTES_POSITION, attributes | CONTROL_BIT)
-    _CRC.pack_into(batch, _CRC_POSITION, crc32c.crc32c(memoryview(batch)[V2_CRC_START:]))
+    (attributes,) = _ATTRIBUTES.unpack_from(batch, V2_ATTRIBUTES_POSITION)
+    _ATTRIBUTES.pack_into(batch, V2_ATTRIBUTES_POSITION, attributes | CONTROL_BIT)
+    _CRC.pack_into(batch, V2_CRC_POSITION, crc32c.crc32c(memoryview(batch)[V2_CRC_START:]))
     return bytes(batch)
 
 

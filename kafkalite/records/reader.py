@@ -16,6 +16,7 @@ from itertools import repeat
 from kafkalite.errors import CorruptRecordError
 from kafkalite.records import legacy_messages, v2_records
 from kafkalite.records.batch_header import (
+    V2_BASE_TIMESTAMP_POSITION,
     V2_HEADER_SIZE,
     BatchHeader,
     batch_crc_is_valid,
@@ -26,7 +27,6 @@ from kafkalite.records.record import LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Record
 from kafkalite.records.v2_records import Columns, RecordSection
 
 _BASE_TIMESTAMP = struct.Struct(">q")
-_BASE_TIMESTAMP_POSITION = 27
 
 Buffer = bytes | bytearray | memoryview
 
@@ -150,7 +150,7 @@ class RecordBatchView:
         start = header.position + V2_HEADER_SIZE
         end = header.position + header.size
         (base_timestamp,) = _BASE_TIMESTAMP.unpack_from(
-            self.data, header.position + _BASE_TIMESTAMP_POSITION)
+            self.data, header.position + V2_BASE_TIMESTAMP_POSITION)
         if header.compression == NONE:
             data, pos = self.data, start
         else:

@@ -65,11 +65,11 @@ from kafkalite_server.cluster.messages import (
     StopReplica,
     UpdateMetadata,
 )
+from kafkalite_server.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-TopicPartition = tuple[str, int]
 MAX_STATE_WRITE_ATTEMPTS = 5
 MAX_STATES_PER_COMMIT = 500
 """Partition states created in one batch (ZooKeeper caps a request at 1 MB)."""

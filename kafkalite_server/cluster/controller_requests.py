@@ -62,11 +62,11 @@ from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafkalite_server.cluster.active_controller import Controller
 
-TopicPartition = tuple[str, int]
 log = logging.getLogger(__name__)
 
 _CONFLICT_RETRIES = 10

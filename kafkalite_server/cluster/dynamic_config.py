@@ -25,13 +25,13 @@ from dataclasses import dataclass
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.config_codes import ConfigType
+from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite_server.config_values import Parser, boolean, integer
 from kafkalite_server.log.config import TOPIC_CONFIGS, LogConfig
 
 CLUSTER_DEFAULT = ""
 """The resource name of the cluster-wide default layer."""
 
-_INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,22 +101,22 @@ _L, _I, _D, _S, _B, _LIST, _P, _SHORT = (
     ConfigType.LIST, ConfigType.PASSWORD, ConfigType.SHORT)
 
 _OTHER_KEYS = [
-    DynamicKey("background.threads", _I, integer(1, _INT32_MAX), "10"),
-    DynamicKey("num.io.threads", _I, integer(1, _INT32_MAX), "8"),
-    DynamicKey("num.network.threads", _I, integer(1, _INT32_MAX), "3"),
-    DynamicKey("num.replica.fetchers", _I, integer(1, _INT32_MAX), "1"),
-    DynamicKey("num.recovery.threads.per.data.dir", _I, integer(1, _INT32_MAX), "1"),
-    DynamicKey("log.cleaner.threads", _I, integer(0, _INT32_MAX), "1"),
+    DynamicKey("background.threads", _I, integer(1, INT32_MAX), "10"),
+    DynamicKey("num.io.threads", _I, integer(1, INT32_MAX), "8"),
+    DynamicKey("num.network.threads", _I, integer(1, INT32_MAX), "3"),
+    DynamicKey("num.replica.fetchers", _I, integer(1, INT32_MAX), "1"),
+    DynamicKey("num.recovery.threads.per.data.dir", _I, integer(1, INT32_MAX), "1"),
+    DynamicKey("log.cleaner.threads", _I, integer(0, INT32_MAX), "1"),
     DynamicKey("log.cleaner.backoff.ms", _L, integer(0), "15000"),
     DynamicKey("log.cleaner.dedupe.buffer.size", _L, integer(0), "134217728"),
-    DynamicKey("log.cleaner.io.buffer.size", _I, integer(0, _INT32_MAX), "524288"),
+    DynamicKey("log.cleaner.io.buffer.size", _I, integer(0, INT32_MAX), "524288"),
     DynamicKey("log.cleaner.io.buffer.load.factor", _D, _double(0.0), "0.9"),
     DynamicKey("log.cleaner.io.max.bytes.per.second", _D, _double(0.0),
                "1.7976931348623157E308"),
-    DynamicKey("max.connections", _I, integer(0, _INT32_MAX), str(_INT32_MAX)),
-    DynamicKey("max.connections.per.ip", _I, integer(0, _INT32_MAX), str(_INT32_MAX)),
+    DynamicKey("max.connections", _I, integer(0, INT32_MAX), str(INT32_MAX)),
+    DynamicKey("max.connections.per.ip", _I, integer(0, INT32_MAX), str(INT32_MAX)),
     DynamicKey("max.connections.per.ip.overrides", _S, _text, ""),
-    DynamicKey("max.connection.creation.rate", _I, integer(0, _INT32_MAX), str(_INT32_MAX)),
+    DynamicKey("max.connection.creation.rate", _I, integer(0, INT32_MAX), str(INT32_MAX)),
     DynamicKey("follower.replication.throttled.rate", _L, integer(1), str(2**63 - 1)),
     DynamicKey("leader.replication.throttled.rate", _L, integer(1), str(2**63 - 1)),
     DynamicKey("replica.alter.log.dirs.io.max.bytes.per.second", _L, integer(1),

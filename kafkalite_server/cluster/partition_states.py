@@ -20,10 +20,10 @@ from kafkalite_server.cluster import metadata_layout as layout
 from kafkalite_server.cluster.coordination import BadVersionError, Coordination
 from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.replication.isr_store import IsrState, StaleIsrVersionError
+from kafkalite_server.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
 
 
 class PartitionStateStore:

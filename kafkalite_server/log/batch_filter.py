@@ -39,6 +39,8 @@ from kafkalite.records.batch_header import (
     LOG_OVERHEAD,
     TIMESTAMP_TYPE_BIT,
     TRANSACTIONAL_BIT,
+    V2_BASE_TIMESTAMP_POSITION,
+    V2_CRC_POSITION,
     V2_CRC_START,
     V2_HEADER,
     V2_HEADER_SIZE,
@@ -52,9 +54,7 @@ DELETE_HORIZON_BIT = 0x40
 """Attribute bit saying the base timestamp is the batch's delete horizon (KIP-534)."""
 
 _BASE_TIMESTAMP = struct.Struct(">q")
-_BASE_TIMESTAMP_POSITION = 27
 _CRC = struct.Struct(">I")
-_CRC_POSITION = 17
 _MAX_OFFSET = 2**63 - 1
 
 LatestOffset = Callable[[bytes], int]
@@ -81,7 +81,7 @@ def v2_records(batch: bytes | memoryview, header: BatchHeader,
     """The batch's records section (decompressed) and where each record sits in it."""
     start, end = header.position + V2_HEADER_SIZE, header.position + header.size
     (base_timestamp,) = _BASE_TIMESTAMP.unpack_from(batch, header.position
-                                                    + _BASE_TIMESTAMP_POSITION)
+                                                    + V2_BASE_TIMESTAMP_POSITION)
     if header.compression == NONE:
         data: bytes | memoryview = memoryview(batch)[start:end]
     else:
@@ -196,7 +196,7 @@ def filter_batch(batch: bytes | memoryview, header: BatchHeader, *, latest: Late
     if header.magic < 2:
         return _filter_legacy(batch, header, latest, max_bytes)
     data, records = v2_records(batch, header, max_bytes)
-    horizon = (_BASE_TIMESTAMP.unpack_from(batch, header.position + _BASE_TIMESTAMP_POSITION)[0]
+    horizon = (_BASE_TIMESTAMP.unpack_from(batch, header.position + V2_BASE_TIMESTAMP_POSITION)[0]
                if header.attributes & DELETE_HORIZON_BIT else None)
     kept = []
     for record in records:
@@ -235,7 +235,7 @@ def _filter_marker(batch: bytes | memoryview, header: BatchHeader, now_ms: int,
         return _unchanged(batch, header, count)
     if header.attributes & DELETE_HORIZON_BIT:
         (horizon,) = _BASE_TIMESTAMP.unpack_from(batch, header.position
-                                                 + _BASE_TIMESTAMP_POSITION)
+                                                 + V2_BASE_TIMESTAMP_POSITION)
         if now_ms >= horizon and not retain_empty:
             return FilteredBatch(None, True, 0, count, header.last_offset, -1, -1)
         result = _unchanged(batch, header, count)
@@ -272,7 +272,7 @@ def _rebuild(batch: bytes | memoryview, header: BatchHeader, data: bytes | memor
              kept: list[RecordSlice], horizon: int | None) -> tuple[bytes, int, int]:
     """The batch with only ``kept`` records; (bytes, max timestamp, its offset)."""
     base = header.position
-    (base_timestamp,) = _BASE_TIMESTAMP.unpack_from(batch, base + _BASE_TIMESTAMP_POSITION)
+    (base_timestamp,) = _BASE_TIMESTAMP.unpack_from(batch, base + V2_BASE_TIMESTAMP_POSITION)
     attributes = header.attributes
     if horizon is not None and not attributes & DELETE_HORIZON_BIT:
         attributes |= DELETE_HORIZON_BIT
@@ -298,7 +298,7 @@ def _rebuild(batch: bytes | memoryview, header: BatchHeader, data: bytes | memor
     packed = _header_bytes(header, attributes, new_base_timestamp, max_timestamp, len(kept),
                            len(records))
     crc = crc32c.crc32c(records, crc32c.crc32c(memoryview(packed)[V2_CRC_START:]))
-    _CRC.pack_into(packed, _CRC_POSITION, crc)
+    _CRC.pack_into(packed, V2_CRC_POSITION, crc)
     return bytes(packed) + records, max_timestamp, offset_of_max
 
 
@@ -307,7 +307,7 @@ def _empty_batch(header: BatchHeader) -> bytes:
     attributes = header.attributes & (TIMESTAMP_TYPE_BIT | TRANSACTIONAL_BIT | CONTROL_BIT)
     packed = _header_bytes(header, attributes & ~COMPRESSION_MASK, header.max_timestamp,
                            header.max_timestamp, 0, 0)
-    _CRC.pack_into(packed, _CRC_POSITION, crc32c.crc32c(memoryview(packed)[V2_CRC_START:]))
+    _CRC.pack_into(packed, V2_CRC_POSITION, crc32c.crc32c(memoryview(packed)[V2_CRC_START:]))
     return bytes(packed)
 
 

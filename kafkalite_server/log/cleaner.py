@@ -72,12 +72,16 @@ from kafkalite_server.log.batch_filter import (
 from kafkalite_server.log.file_io import fsync_directory
 from kafkalite_server.log.log import Log, SegmentsChangedError
 from kafkalite_server.log.offset_map import LOAD_FACTOR, SLOT_SIZE, OffsetMap
-from kafkalite_server.log.segment import CLEANED_SUFFIX, SWAP_SUFFIX, LogSegment
+from kafkalite_server.log.segment import (
+    CLEANED_SUFFIX,
+    MAX_RELATIVE_OFFSET,
+    SWAP_SUFFIX,
+    LogSegment,
+)
 from kafkalite_server.log.throttler import Throttler
 
 IO_BUFFER_SIZE = 512 * 1024
 """Kafka's ``log.cleaner.io.buffer.size``: bytes read per chunk."""
-_MAX_RELATIVE_OFFSET = 2**31 - 1
 
 
 
@@ -406,7 +410,7 @@ def group_segments(segments: list[LogSegment], max_bytes: int,
             if (size + candidate.size > max_bytes
                     or (entries + candidate.offset_index.entries) * 8 > max_index_bytes
                     or (time_entries + candidate.time_index.entries + 1) * 12 > max_index_bytes
-                    or candidate.next_offset - 1 - group[0].base_offset > _MAX_RELATIVE_OFFSET):
+                    or candidate.next_offset - 1 - group[0].base_offset > MAX_RELATIVE_OFFSET):
                 break
             group.append(candidate)
             size += candidate.size

@@ -39,12 +39,12 @@ from kafkalite_server.log.cleaner import (
 from kafkalite_server.log.log import Log, SegmentsChangedError
 from kafkalite_server.log.offset_map import SLOT_SIZE
 from kafkalite_server.log.throttler import Throttler
+from kafkalite_server.topic_partition import TopicPartition
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 NO_IO_LIMIT = 1.7976931348623157e308
 """Kafka's default for ``log.cleaner.io.max.bytes.per.second`` (Double.MAX_VALUE)."""
 
-TopicPartition = tuple[str, int]
 
 logger = logging.getLogger(__name__)
 

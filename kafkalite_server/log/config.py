@@ -23,6 +23,7 @@ from typing import Any
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.config_codes import ConfigType
+from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite_server.config_values import (
     LONG_MAX,
     Parser,
@@ -34,7 +35,6 @@ from kafkalite_server.config_values import (
 )
 
 _DAY_MS = 24 * 60 * 60 * 1000
-_INT32_MAX = 2**31 - 1
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 CLEANUP_POLICIES = ("delete", "compact")
@@ -158,7 +158,7 @@ _KEYS = (
          "fsync when this much time has passed since the last one"),
     _key("follower.replication.throttled.replicas", _LIST, _throttled_replicas, "", False,
          "stored; kafkalite has no replication quotas"),
-    _key("index.interval.bytes", _I, integer(0, _INT32_MAX), "log.index.interval.bytes=4096",
+    _key("index.interval.bytes", _I, integer(0, INT32_MAX), "log.index.interval.bytes=4096",
          True, "bytes between offset index entries"),
     _key("leader.replication.throttled.replicas", _LIST, _throttled_replicas, "", False,
          "stored; kafkalite has no replication quotas"),
@@ -169,7 +169,7 @@ _KEYS = (
     _key("max.compaction.lag.ms", _L, integer(1),
          f"log.cleaner.max.compaction.lag.ms={_NEVER}", True,
          "a dirty record older than this makes the log cleanable whatever its ratio"),
-    _key("max.message.bytes", _I, integer(0, _INT32_MAX), "message.max.bytes=1048588", True,
+    _key("max.message.bytes", _I, integer(0, INT32_MAX), "message.max.bytes=1048588", True,
          "largest record batch accepted"),
     _key("message.downconversion.enable", _B, boolean,
          "log.message.downconversion.enable=true", False,
@@ -194,7 +194,7 @@ _KEYS = (
          "dirty share of the log at which the cleaner compacts it"),
     _key("min.compaction.lag.ms", _L, integer(0), "log.cleaner.min.compaction.lag.ms=0", True,
          "records younger than this stay uncompacted"),
-    _key("min.insync.replicas", _I, integer(1, _INT32_MAX), "min.insync.replicas=1", True,
+    _key("min.insync.replicas", _I, integer(1, INT32_MAX), "min.insync.replicas=1", True,
          "acks=all produce needs this many in-sync replicas"),
     _key("preallocate", _B, boolean, "log.preallocate=false", False,
          "stored; segments grow as written"),
@@ -209,9 +209,9 @@ _KEYS = (
     _key("retention.ms", _L, integer(-1),
          "log.retention.ms log.retention.minutes log.retention.hours=168", True,
          "time retention (-1: none)"),
-    _key("segment.bytes", _I, integer(14, _INT32_MAX), "log.segment.bytes=1073741824", True,
+    _key("segment.bytes", _I, integer(14, INT32_MAX), "log.segment.bytes=1073741824", True,
          "segment size at which the log rolls"),
-    _key("segment.index.bytes", _I, integer(4, _INT32_MAX),
+    _key("segment.index.bytes", _I, integer(4, INT32_MAX),
          "log.index.size.max.bytes=10485760", True, "largest offset/time index file"),
     _key("segment.jitter.ms", _L, integer(0), "log.roll.jitter.ms log.roll.jitter.hours=0",
          True, "a random part of it, per segment, is taken off segment.ms"),

@@ -49,13 +49,13 @@ from kafkalite_server.log.open_files import (
     default_open_files_max,
     is_out_of_descriptors,
 )
+from kafkalite_server.topic_partition import TopicPartition
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 DELETE_DIR_SUFFIX = "-delete"
 
-TopicPartition = tuple[str, int]
 
 logger = logging.getLogger(__name__)
 

@@ -37,6 +37,7 @@ from kafkalite.protocol.errors import (
     OutOfOrderSequenceNumberError,
     TransactionCoordinatorFencedError,
 )
+from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite.records.batch_header import BatchHeader
 from kafkalite.records.control import Marker
 from kafkalite_server.log.producer_snapshot import SnapshotBatch, SnapshotEntry
@@ -45,7 +46,6 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_OFFSET = -1
 BATCHES_KEPT = 5
-_INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +88,12 @@ class CompletedTxn:
 
 def _next_sequence(sequence: int) -> int:
     """Sequences wrap from Int32.MAX to 0."""
-    return 0 if sequence == _INT32_MAX else sequence + 1
+    return 0 if sequence == INT32_MAX else sequence + 1
 
 
 def _last_sequence(header: BatchHeader) -> int:
     last = header.base_sequence + header.last_offset - header.base_offset
-    return last - _INT32_MAX - 1 if last > _INT32_MAX else last
+    return last - INT32_MAX - 1 if last > INT32_MAX else last
 
 
 class ProducerStateManager:

@@ -23,8 +23,11 @@ from kafkalite.records import compress, decompress
 from kafkalite.records.batch_header import (
     COMPRESSION_MASK,
     LOG_OVERHEAD,
+    V2_ATTRIBUTES_POSITION,
+    V2_CRC_POSITION,
     V2_CRC_START,
     V2_HEADER_SIZE,
+    V2_LENGTH_POSITION,
     BatchHeader,
     iter_batch_headers,
 )
@@ -33,11 +36,8 @@ from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.decompression_limit import DecompressionLimit
 
 _LENGTH = struct.Struct(">i")
-_LENGTH_AT = 8
 _CRC = struct.Struct(">I")
-_CRC_AT = 17
 _ATTRIBUTES = struct.Struct(">h")
-_ATTRIBUTES_AT = 21
 
 
 def target_codec(config: LogConfig) -> int | None:
@@ -82,7 +82,7 @@ def _recompressed(batch: memoryview, header: BatchHeader, target: int,
     packed = compress(target, raw)
     out = bytearray(batch[:V2_HEADER_SIZE])
     out += packed
-    _LENGTH.pack_into(out, _LENGTH_AT, V2_HEADER_SIZE - LOG_OVERHEAD + len(packed))
-    _ATTRIBUTES.pack_into(out, _ATTRIBUTES_AT, (header.attributes & ~COMPRESSION_MASK) | target)
-    _CRC.pack_into(out, _CRC_AT, crc32c.crc32c(memoryview(out)[V2_CRC_START:]))
+    _LENGTH.pack_into(out, V2_LENGTH_POSITION, V2_HEADER_SIZE - LOG_OVERHEAD + len(packed))
+    _ATTRIBUTES.pack_into(out, V2_ATTRIBUTES_POSITION, (header.attributes & ~COMPRESSION_MASK) | target)
+    _CRC.pack_into(out, V2_CRC_POSITION, crc32c.crc32c(memoryview(out)[V2_CRC_START:]))
     return out

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkalite.errors import CorruptRecordError
+from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite.records.batch_header import (
     V2_HEADER_SIZE,
     BatchHeader,
@@ -46,7 +47,7 @@ SWAP_SUFFIX = ".swap"
 """Kafka's temporary suffixes of a compaction: a cleaned segment is written as
 ``.cleaned``, renamed ``.swap`` once complete and durable, and renamed to its final name
 when it has replaced the old segments (recovery completes a left-over ``.swap``)."""
-_MAX_RELATIVE_OFFSET = 2**31 - 1
+MAX_RELATIVE_OFFSET = INT32_MAX
 _LOADED_STATE = frozenset({"next_offset", "first_batch_timestamp", "max_timestamp_so_far",
                            "offset_of_max_timestamp", "_bytes_since_index_entry",
                            "index_problem", "needs_recovery"})
@@ -257,7 +258,7 @@ class LogSegment:
         so the first batch of a segment never gets an entry; the entry maps this write's
         last offset to its start position.
         """
-        if last_offset - self.base_offset > _MAX_RELATIVE_OFFSET or first_offset < self.base_offset:
+        if last_offset - self.base_offset > MAX_RELATIVE_OFFSET or first_offset < self.base_offset:
             raise ValueError(f"offsets {first_offset}..{last_offset} do not fit segment "
                              f"{self.base_offset}")
         position = self.size
@@ -320,7 +321,7 @@ class LogSegment:
         return (self.size > self.config.segment_bytes - batch_size
                 or age > self.config.segment_ms - self.roll_jitter_ms
                 or self._offset_index.is_full or self._time_index.is_full
-                or last_offset - self.base_offset > _MAX_RELATIVE_OFFSET)
+                or last_offset - self.base_offset > MAX_RELATIVE_OFFSET)
 
     def on_become_inactive(self) -> None:
         """Called on roll: the final time-index entry records the segment's max timestamp."""
@@ -492,7 +493,7 @@ class LogSegment:
         if (header is None or position + header.size > self.size
                 or header.size > max_message_bytes or header.base_offset < self.base_offset
                 or header.last_offset < self.next_offset
-                or header.last_offset - self.base_offset > _MAX_RELATIVE_OFFSET):
+                or header.last_offset - self.base_offset > MAX_RELATIVE_OFFSET):
             return None
         data = self._log.pread(header.size, position)
         return header if batch_crc_is_valid(data, header) else None

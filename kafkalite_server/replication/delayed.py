@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from kafkalite_server.log.log import LogOffsetMetadata
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.purgatory import DelayedOperation
-
-TopicPartition = tuple[str, int]
+from kafkalite_server.topic_partition import TopicPartition
 
 
 class DelayedProduce(DelayedOperation):

@@ -31,10 +31,10 @@ from kafkalite_server.log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_O
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.peer_connection import PeerConnection
 from kafkalite_server.security.inter_broker import PeerSecurity
+from kafkalite_server.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
 FETCH_VERSION = 11
 OFFSET_FOR_LEADER_EPOCH_VERSION = 3
 

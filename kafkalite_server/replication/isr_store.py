@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kafkalite.errors import KafkaError
-
-TopicPartition = tuple[str, int]
+from kafkalite_server.topic_partition import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

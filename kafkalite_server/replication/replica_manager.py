@@ -70,10 +70,10 @@ from kafkalite_server.replication.partition import (
     PendingIsr,
 )
 from kafkalite_server.replication.purgatory import Purgatory
+from kafkalite_server.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
 VALID_ACKS = (-1, 0, 1)
 CONSUMER_REPLICA_ID = -1
 HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kafkalite_server.topic_partition import TopicPartition
 from kafkalite_server.txn.log_records import TxnLogValue
 from kafkalite_server.txn.state import TxnState
-
-TopicPartition = tuple[str, int]
 
 
 @dataclass(slots=True)

@@ -38,7 +38,13 @@ from kafkalite.protocol.errors import (
     ProducerFencedError,
     TransactionAbortableError,
 )
-from kafkalite.records.batch_header import LOG_OVERHEAD, TRANSACTIONAL_BIT, iter_batch_headers
+from kafkalite.records.batch_header import (
+    LOG_OVERHEAD,
+    TRANSACTIONAL_BIT,
+    V2_ATTRIBUTES_POSITION,
+    V2_MAGIC_POSITION,
+    iter_batch_headers,
+)
 from kafkalite_server.txn.config import TRANSACTION_STATE_TOPIC
 from kafkalite_server.txn.metadata import TopicPartition
 from kafkalite_server.txn.peers import ask_peer
@@ -199,8 +205,7 @@ class TransactionVerifier:
         return {tp: answers.get(tp, CoordinatorNotAvailableError.errno) for tp in partitions}
 
 
-_MAGIC_AT = 16
-_ATTRIBUTES_LOW_BYTE_AT = 22
+_ATTRIBUTES_LOW_BYTE = V2_ATTRIBUTES_POSITION + 1
 """A v2 batch's magic byte, and the low byte of its int16 attributes (the transactional
 bit), counted from the start of its ``offset, length`` prefix."""
 _LENGTH = struct.Struct(">i")
@@ -211,8 +216,8 @@ def _transactional_producer(records: memoryview | None) -> tuple[int, int] | Non
     cannot be read are the append's to refuse."""
     if records is None:
         return None
-    if (len(records) > _ATTRIBUTES_LOW_BYTE_AT and records[_MAGIC_AT] == 2
-            and not records[_ATTRIBUTES_LOW_BYTE_AT] & TRANSACTIONAL_BIT
+    if (len(records) > _ATTRIBUTES_LOW_BYTE and records[V2_MAGIC_POSITION] == 2
+            and not records[_ATTRIBUTES_LOW_BYTE] & TRANSACTIONAL_BIT
             and _LENGTH.unpack_from(records, 8)[0] + LOG_OVERHEAD == len(records)):
         return None  # one plain batch, every client's usual produce: two bytes decide
     try:

@@ -1,6 +1,6 @@
 """Fetch (key 1), versions 0-11, non-flexible (v0-3 read legacy message sets)."""
 
-from kafkalite.protocol.primitives import INT8, INT16, INT32, INT64, RECORDS, STRING
+from kafkalite.protocol.primitives import INT8, INT16, INT32, INT32_MAX, INT64, RECORDS, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 FETCH_REQUEST = Message(
@@ -8,7 +8,7 @@ FETCH_REQUEST = Message(
         Field("replica_id", INT32, default=-1),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
-        Field("max_bytes", INT32, "3+", default=0x7FFFFFFF),
+        Field("max_bytes", INT32, "3+", default=INT32_MAX),
         Field("isolation_level", INT8, "4+"),
         Field("session_id", INT32, "7+"),
         Field("session_epoch", INT32, "7+", default=-1),

@@ -15,7 +15,17 @@ The acknowledge types of an acknowledgement batch: 0 gap (no record at the offse
 accept, 2 release, 3 reject; one type for the whole range, or one per offset.
 """
 
-from kafkalite.protocol.primitives import BOOL, INT8, INT16, INT32, INT64, RECORDS, STRING, UUID
+from kafkalite.protocol.primitives import (
+    BOOL,
+    INT8,
+    INT16,
+    INT32,
+    INT32_MAX,
+    INT64,
+    RECORDS,
+    STRING,
+    UUID,
+)
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 
@@ -111,7 +121,7 @@ SHARE_FETCH_REQUEST = Message(
         Field("share_session_epoch", INT32),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
-        Field("max_bytes", INT32, default=0x7FFFFFFF),
+        Field("max_bytes", INT32, default=INT32_MAX),
         Field("max_records", INT32),
         Field("batch_size", INT32),
         Field("topics", Array(Struct(
