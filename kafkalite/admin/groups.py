@@ -24,20 +24,8 @@ from kafkalite.protocol.consumer_protocol import (
     ConsumerProtocolSubscription,
 )
 from kafkalite.protocol.errors import error_for_code
+from kafkalite.protocol.states import GroupState
 from kafkalite.structs import TopicPartition
-
-
-class GroupState(enum.StrEnum):
-    """A group's state as DescribeGroups / ListGroups v4+ name it."""
-
-    UNKNOWN = "Unknown"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    COMPLETING_REBALANCE = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
-    EMPTY = "Empty"
-    ASSIGNING = "Assigning"
-    RECONCILING = "Reconciling"
 
 
 class GroupType(enum.StrEnum):

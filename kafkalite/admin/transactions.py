@@ -8,7 +8,6 @@ check (:func:`hanging`) takes the clock as an argument so its rule is testable o
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -17,30 +16,13 @@ from kafkalite.admin.lookup import Coordinator, EachBroker, GivenBroker, Partiti
 from kafkalite.admin.offsets import by_topic
 from kafkalite.client.coordinator import TRANSACTION_KEY
 from kafkalite.protocol import ApiKey
+from kafkalite.protocol.states import TransactionState
 from kafkalite.structs import TopicPartition
 
 HANGING_SLACK_MS = 5 * 60 * 1000
 """What ``find_hanging_transactions`` adds to the transaction timeout before it calls a
 transaction hanging: the margin of Kafka's ``kafka-transactions.sh find-hanging`` and of
 kafka-python."""
-
-
-class TransactionState(enum.StrEnum):
-    """A transaction's state as the coordinator names it on the wire."""
-
-    EMPTY = "Empty"
-    ONGOING = "Ongoing"
-    PREPARE_COMMIT = "PrepareCommit"
-    PREPARE_ABORT = "PrepareAbort"
-    COMPLETE_COMMIT = "CompleteCommit"
-    COMPLETE_ABORT = "CompleteAbort"
-    DEAD = "Dead"
-    PREPARE_EPOCH_FENCE = "PrepareEpochFence"
-    UNKNOWN = "Unknown"
-
-    @classmethod
-    def _missing_(cls, value: object) -> TransactionState:
-        return cls.UNKNOWN  # a state a newer broker reports
 
 
 CLOSED_STATES = frozenset({TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,

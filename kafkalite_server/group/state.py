@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
-
-
-class GroupState(Enum):
-    EMPTY = "Empty"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    COMPLETING_REBALANCE = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
-
+from kafkalite.protocol.states import GroupState
 
 #: Which states a group may move to from each state (Kafka's ClassicGroupState).
 VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {

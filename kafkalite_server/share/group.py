@@ -40,6 +40,7 @@ from kafkalite.protocol.errors import (
     InvalidRequestError,
     UnknownMemberIdError,
 )
+from kafkalite.protocol.states import GroupState
 from kafkalite.records import Record
 from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.share.records import (
@@ -89,7 +90,7 @@ class ShareGroup:
     @property
     def state(self) -> str:
         """Kafka's ShareGroupState as ListGroups and ShareGroupDescribe name it."""
-        return "Stable" if self.members else "Empty"
+        return GroupState.STABLE if self.members else GroupState.EMPTY
 
 
 @dataclass(frozen=True)

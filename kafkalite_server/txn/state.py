@@ -21,17 +21,20 @@ from __future__ import annotations
 from enum import Enum
 
 from kafkalite.protocol.errors import ConcurrentTransactionsError, InvalidTxnStateError
+from kafkalite.protocol.states import TransactionState
 
 
 class TxnState(Enum):
-    EMPTY = (0, "Empty")
-    ONGOING = (1, "Ongoing")
-    PREPARE_COMMIT = (2, "PrepareCommit")
-    PREPARE_ABORT = (3, "PrepareAbort")
-    COMPLETE_COMMIT = (4, "CompleteCommit")
-    COMPLETE_ABORT = (5, "CompleteAbort")
-    DEAD = (6, "Dead")
-    PREPARE_EPOCH_FENCE = (7, "PrepareEpochFence")
+    """The byte ``__transaction_state`` stores, and the wire name."""
+
+    EMPTY = (0, TransactionState.EMPTY)
+    ONGOING = (1, TransactionState.ONGOING)
+    PREPARE_COMMIT = (2, TransactionState.PREPARE_COMMIT)
+    PREPARE_ABORT = (3, TransactionState.PREPARE_ABORT)
+    COMPLETE_COMMIT = (4, TransactionState.COMPLETE_COMMIT)
+    COMPLETE_ABORT = (5, TransactionState.COMPLETE_ABORT)
+    DEAD = (6, TransactionState.DEAD)
+    PREPARE_EPOCH_FENCE = (7, TransactionState.PREPARE_EPOCH_FENCE)
 
     @property
     def id(self) -> int:
