@@ -39,6 +39,7 @@ from kafkalite.errors import (
     KafkaTimeoutError,
     NoOffsetForPartitionError,
 )
+from kafkalite.record_iteration import RecordIterator
 from kafkalite.structs import (
     ConsumerGroupMetadata,
     ConsumerRecord,
@@ -92,11 +93,10 @@ class Consumer:
                  consumer_timeout_ms: float | None = None, **config: Any) -> None:
         self.config = validate_consumer_config({"bootstrap_servers": bootstrap_servers,
                                                 **config})
-        if consumer_timeout_ms is not None and (
-                not isinstance(consumer_timeout_ms, int | float) or consumer_timeout_ms < 0):
-            raise ConfigError("consumer_timeout_ms", "must be a non-negative number or None")
-        self._iteration_timeout = None if consumer_timeout_ms is None \
-            else consumer_timeout_ms / 1000
+        self._records: RecordIterator[ConsumerRecord] = RecordIterator(
+            lambda timeout_ms: [r for records in self.poll(timeout_ms=timeout_ms).values()
+                                for r in records],
+            lambda: self._closed, consumer_timeout_ms)
         self._client = KafkaClient(**{k: v for k, v in self.config.items()
                                       if k in CLIENT_DEFAULTS})
         self._subscriptions = SubscriptionState(self.config["auto_offset_reset"])
@@ -108,7 +108,6 @@ class Consumer:
         self._request_timeout = self.config["request_timeout_ms"] / 1000
         self._api_timeout = self.config["default_api_timeout_ms"] / 1000
         self._retry_backoff = self.config["retry_backoff_ms"] / 1000
-        self._iterator: Iterator[ConsumerRecord] | None = None
         self._metrics = ConsumerMetrics(self.config["metric_group_prefix"])
         self._closed = False
         self._client.start()
@@ -295,22 +294,7 @@ class Consumer:
         return self
 
     def __next__(self) -> ConsumerRecord:
-        deadline = None if self._iteration_timeout is None \
-            else time.monotonic() + self._iteration_timeout
-        while True:
-            if self._iterator is not None:
-                record = next(self._iterator, None)
-                if record is not None:
-                    return record
-                self._iterator = None
-            if self._closed:
-                raise StopIteration
-            remaining = 1.0 if deadline is None else deadline - time.monotonic()
-            if remaining <= 0:
-                raise StopIteration
-            batch = self.poll(timeout_ms=min(remaining, 1.0) * 1000)
-            if batch:
-                self._iterator = iter([r for records in batch.values() for r in records])
+        return next(self._records)
 
     def _assign_all_subscribed(self) -> None:
         """Without a group: own every partition of the subscribed (or matching) topics."""

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any
 
 from kafkalite.client.client import CLIENT_DEFAULTS, KafkaClient
-from kafkalite.errors import ConfigError, IllegalStateError, KafkaError
+from kafkalite.errors import IllegalStateError, KafkaError
+from kafkalite.record_iteration import RecordIterator
 from kafkalite.share.acknowledgements import AcknowledgeType
 from kafkalite.share.config import EXPLICIT, validate_share_consumer_config
 from kafkalite.share.fetcher import AckResults, ShareFetcher, ShareRecord
@@ -62,11 +63,9 @@ class ShareConsumer:
                  consumer_timeout_ms: float | None = None, **config: Any) -> None:
         self.config = validate_share_consumer_config({"bootstrap_servers": bootstrap_servers,
                                                       **config})
-        if consumer_timeout_ms is not None and (
-                not isinstance(consumer_timeout_ms, int | float) or consumer_timeout_ms < 0):
-            raise ConfigError("consumer_timeout_ms", "must be a non-negative number or None")
-        self._iteration_timeout = None if consumer_timeout_ms is None \
-            else consumer_timeout_ms / 1000
+        self._records: RecordIterator[ShareRecord] = RecordIterator(
+            lambda timeout_ms: self.poll(timeout_ms=timeout_ms), lambda: self._closed,
+            consumer_timeout_ms)
         self._explicit = self.config["share_acknowledgement_mode"] == EXPLICIT
         self._client = KafkaClient(**{k: v for k, v in self.config.items()
                                       if k in CLIENT_DEFAULTS})
@@ -77,7 +76,6 @@ class ShareConsumer:
         self._unacknowledged: dict[tuple[TopicPartition, int], ShareRecord] = {}
         """Records the last poll returned that were not acknowledged yet."""
         self._callback: AcknowledgementCallback | None = None
-        self._iterator: Iterator[ShareRecord] | None = None
         self._api_timeout = self.config["default_api_timeout_ms"] / 1000
         self._closed = False
         self._client.start()
@@ -161,22 +159,7 @@ class ShareConsumer:
         return self
 
     def __next__(self) -> ShareRecord:
-        deadline = None if self._iteration_timeout is None \
-            else time.monotonic() + self._iteration_timeout
-        while True:
-            if self._iterator is not None:
-                record = next(self._iterator, None)
-                if record is not None:
-                    return record
-                self._iterator = None
-            if self._closed:
-                raise StopIteration
-            remaining = 1.0 if deadline is None else deadline - time.monotonic()
-            if remaining <= 0:
-                raise StopIteration
-            batch = self.poll(timeout_ms=min(remaining, 1.0) * 1000)
-            if batch:
-                self._iterator = iter(batch)
+        return next(self._records)
 
     # -- acknowledging -------------------------------------------------------------------------
 
