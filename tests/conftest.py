@@ -30,6 +30,7 @@ import pytest
 from kafkalite.protocol import ApiKey, decode_response, encode_request
 from kafkalite.protocol.errors import CoordinatorNotAvailableError
 from kafkalite_server import EmbeddedCluster
+from tests.cluster.zookeeper_server import ZooKeeperServer, zookeeper_available
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,6 +39,34 @@ TEST_BROKER_CONFIG: dict[str, str] = {
     "offsets.topic.num.partitions": "4",
 }
 """Settings every test broker gets: no rebalance delay, a small offsets topic."""
+
+
+# ------------------------------------------------------------------ ZooKeeper
+
+
+@pytest.fixture(scope="module")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    """A real ZooKeeper server (Debian's package) on a free loopback port, one per test
+    module; each test works under its own :func:`chroot`."""
+    if not zookeeper_available():
+        pytest.fail("Debian's zookeeper package and java are needed (.ci/run installs them)")
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def chroot(request: pytest.FixtureRequest) -> str:
+    """A fresh chroot per test, so tests sharing a server never see each other's nodes."""
+    return "/" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:80]
+
+
+@pytest.fixture
+def broker_process_type() -> type[BrokerProcess]:
+    """The ``BrokerProcess`` helper, for test modules that cannot import this conftest."""
+    return BrokerProcess
 
 
 # ------------------------------------------------------------------ embedded clusters

@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,19 +25,8 @@ from kafkalite.admin import (
 )
 from kafkalite.errors import KafkaTimeoutError
 from kafkalite.protocol.errors import TopicAuthorizationFailedError
-from tests.cluster.zookeeper_server import ZooKeeperServer, zookeeper_available
+from tests.cluster.zookeeper_server import ZooKeeperServer
 from tests.conftest import REPO_ROOT, BrokerProcess
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
-    if not zookeeper_available():
-        pytest.fail("Debian's zookeeper package and java are needed (.ci/run installs them)")
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def sasl_address(broker: BrokerProcess) -> str:

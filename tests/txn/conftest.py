@@ -1,19 +1,2 @@
-"""Transaction-suite fixtures: the cluster tests' real ZooKeeper server, chroot and broker
-process helper (tests/cluster/conftest.py), for the multi-process transaction tests."""
-
-from __future__ import annotations
-
-import importlib.util
-import sys
-from pathlib import Path
-
-_CLUSTER = Path(__file__).resolve().parent.parent / "cluster"
-sys.path.insert(0, str(_CLUSTER))  # zookeeper_server, imported by the cluster fixtures
-_spec = importlib.util.spec_from_file_location("cluster_fixtures", _CLUSTER / "conftest.py")
-assert _spec is not None and _spec.loader is not None
-_cluster_fixtures = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_cluster_fixtures)
-
-zookeeper = _cluster_fixtures.zookeeper
-chroot = _cluster_fixtures.chroot
-broker_process_type = _cluster_fixtures.broker_process_type
+"""Transaction-suite fixtures: the multi-process transaction tests use the suite's real
+ZooKeeper server, chroot and broker process helper (tests/conftest.py)."""

@@ -14,13 +14,12 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "faults"))
-from cluster import SESSION_MS, FaultCluster, ZooKeeperServer, until, zookeeper_available
+from cluster import SESSION_MS, FaultCluster, ZooKeeperServer, until
 
 from kafkalite import Consumer, Producer
 
@@ -32,17 +31,6 @@ REQUEST_TIMEOUT_MS = 30_000
 RECOVERY_S = SESSION_MS / 1000 + 12
 """The session that tells the controller, a metadata refresh, and slack for a loaded
 machine: well under ``REQUEST_TIMEOUT_MS``, the stall this test exists to catch."""
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
-    if not zookeeper_available():
-        pytest.fail("Debian's zookeeper package and java are needed (.ci/run installs them)")
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class Progress:
