@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from fake_clock import FakeClock as Clock
 
 from kafkalite.protocol.errors import (
     ConcurrentTransactionsError,
@@ -55,17 +56,9 @@ class FakeMarkers:
                                              request.producer_epoch)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000
-
-    def __call__(self) -> int:
-        return self.now
-
-
 @pytest.fixture
 def setup() -> tuple[TransactionCoordinator, FakeStore, FakeMarkers, Clock]:
-    store, markers, clock = FakeStore(), FakeMarkers(), Clock()
+    store, markers, clock = FakeStore(), FakeMarkers(), Clock(1_000)
     ids = itertools.count(100)
     coordinator = TransactionCoordinator(TxnConfig(num_partitions=1, max_timeout_ms=60_000),
                                          store, markers, lambda: next(ids), clock)

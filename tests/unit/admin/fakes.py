@@ -7,17 +7,6 @@ from collections.abc import Collection, Sequence
 from kafkalite.structs import TopicPartition
 
 
-class FakeClock:
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 class FakeCluster:
     """Brokers, a controller and partition leaders; ``version`` counts refreshes."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fake_clock import FakeClock
 
 from kafkalite.admin.driver import TRANSITIONS, AdminApiDriver, Event, KeyState, Step
 from kafkalite.admin.groups import DescribeGroups
@@ -27,7 +28,7 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite.structs import TopicPartition
-from tests.unit.admin.fakes import FakeClock, FakeCluster
+from tests.unit.admin.fakes import FakeCluster
 
 T0 = TopicPartition("orders", 0)
 T1 = TopicPartition("orders", 1)

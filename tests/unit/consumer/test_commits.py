@@ -25,7 +25,7 @@ from kafkalite.protocol.errors import (
 from kafkalite.structs import OffsetAndMetadata, TopicPartition
 
 if TYPE_CHECKING:
-    from conftest import FakeClock
+    from fake_clock import FakeClock
 
 
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)

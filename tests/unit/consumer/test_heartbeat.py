@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from kafkalite.consumer.heartbeat import Action, HeartbeatTimers
 
 if TYPE_CHECKING:
-    from conftest import FakeClock
+    from fake_clock import FakeClock
 
 
 def timers(clock: FakeClock) -> HeartbeatTimers:

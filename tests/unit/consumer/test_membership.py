@@ -16,7 +16,7 @@ from kafkalite.consumer.membership import (
 from kafkalite.errors import IllegalStateError
 
 if TYPE_CHECKING:
-    from conftest import FakeClock
+    from fake_clock import FakeClock
 
 
 def fixed() -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fake_clock import FakeClock as Clock
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
@@ -13,14 +14,6 @@ from kafkalite_server.log.log import Log
 
 Write = tuple[bytes, bytes | None]
 """(key, value); value None is a tombstone."""
-
-
-class Clock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def keyed_batch(writes: list[Write], *, timestamp: int = 1_000, compression: int = 0,

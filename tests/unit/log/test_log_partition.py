@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fake_clock import FakeClock as Clock
 from kafka.record.memory_records import MemoryRecords
 from log_batches import decode_offsets, v2_batch
 
@@ -19,16 +20,8 @@ from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.log import Log, parse_log_dir_name
 
 
-class Clock:
-    def __init__(self, now: int = 1_700_000_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-
 def _open(tmp_path: Path, **config: object) -> Log:
-    return Log.open(tmp_path / "orders-0", LogConfig(**config), now_ms=Clock())  # type: ignore[arg-type]
+    return Log.open(tmp_path / "orders-0", LogConfig(**config), now_ms=Clock(1_700_000_000_000))  # type: ignore[arg-type]
 
 
 def _append_many(log: Log, batches: int, records: int = 3, epoch: int = 0) -> None:

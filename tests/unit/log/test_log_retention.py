@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fake_clock import FakeClock as Clock
 from log_batches import v2_batch
 
 from kafkalite_server.log.config import LogConfig
@@ -11,14 +12,6 @@ from kafkalite_server.log.log import Log
 
 BATCH = len(v2_batch(2))
 HOUR = 3_600_000
-
-
-class Clock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def _log(tmp_path: Path, clock: Clock, **config: object) -> Log:

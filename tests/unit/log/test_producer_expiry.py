@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fake_clock import FakeClock as Clock
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kafkalite.records.control import encode_marker
@@ -15,14 +16,6 @@ from kafkalite_server.log.producer_snapshot import decode_snapshot, snapshot_off
 EXPIRATION = 1_000
 START = 1_000_000
 CONFIG = LogConfig(segment_bytes=1 << 20)
-
-
-class Clock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def _idempotent(producer_id: int, sequence: int, timestamp: int,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from fake_clock import FakeClock as Clock
 
 from kafkalite.protocol.errors import (
     FencedLeaderEpochError,
@@ -27,14 +28,6 @@ from kafkalite_server.share.state import PartitionState, StateBatch
 
 ORDERS = uuid.uuid5(uuid.NAMESPACE_DNS, "orders")
 KeyValue = tuple[bytes, bytes | None]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        return self.now
 
 
 class Log:

@@ -5,6 +5,7 @@ durable form replayed."""
 from __future__ import annotations
 
 import pytest
+from fake_clock import FakeClock
 
 from kafkalite.protocol.errors import InvalidRecordStateError, InvalidRequestError
 from kafkalite_server.share.partition import (
@@ -27,17 +28,9 @@ ACCEPT, RELEASE, REJECT, GAP = (int(e) for e in (Event.ACCEPT, Event.RELEASE, Ev
                                                  Event.GAP))
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1_000_000
-
-    def __call__(self) -> int:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock()
+    return FakeClock(1_000_000)
 
 
 def make(clock: FakeClock, **limits: int) -> SharePartition:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import uuid
 
+from fake_clock import FakeClock as Clock
+
 from kafkalite.protocol.errors import (
     InvalidRequestError,
     InvalidShareSessionEpochError,
@@ -14,13 +16,6 @@ from kafkalite.protocol.errors import (
 from kafkalite_server.share.sessions import ShareSessions
 
 T = uuid.uuid4()
-
-
-class Clock:
-    now = 0
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def test_a_session_opens_moves_through_its_epochs_and_closes() -> None:
