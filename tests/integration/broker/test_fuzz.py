@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from typing import Any
 
 import crc32c
@@ -172,11 +173,18 @@ class HealthCheckClient:
                                                          "client_software_version": "1"})
         assert versions["error_code"] == 0
         assert {e["api_key"] for e in versions["api_keys"]} >= {ApiKey.PRODUCE, ApiKey.FETCH}
-        metadata = client.call(ApiKey.METADATA, 8, {
-            "topics": [{"name": topic}], "allow_auto_topic_creation": True,
-            "include_cluster_authorized_operations": False,
-            "include_topic_authorized_operations": False})
-        assert metadata["brokers"] and metadata["topics"][0]["name"] == topic
+        # The first answer may be LEADER_NOT_AVAILABLE while the topic is created; a
+        # client asks again, as Kafka's do.
+        deadline = time.monotonic() + 30
+        while True:
+            metadata = client.call(ApiKey.METADATA, 8, {
+                "topics": [{"name": topic}], "allow_auto_topic_creation": True,
+                "include_cluster_authorized_operations": False,
+                "include_topic_authorized_operations": False})
+            assert metadata["brokers"] and metadata["topics"][0]["name"] == topic
+            if metadata["topics"][0]["error_code"] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         value = b"health-%d" % self.round
         self.round += 1
         produced = client.call(ApiKey.PRODUCE, 8, _produce_body(
