@@ -44,7 +44,7 @@ async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str,
         transactional_id, entries)
     results = await ctx.broker.replica_manager.append_records(
         [entry for entry in entries if entry[0] not in unverified], acks=acks,
-        timeout_ms=body["timeout_ms"], api_version=ctx.api_version)
+        timeout_ms=body["timeout_ms"], api_version=ctx.api_version, on_appended=ctx.on_appended)
     results.update({key: ProduceResult(error, message)
                     for key, (error, message) in unverified.items()})
     results.update({(topic["name"], data["index"]): answer for topic in body["topic_data"]

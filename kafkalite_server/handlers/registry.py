@@ -31,6 +31,10 @@ class RequestContext:
     peer: str
     session: Session | None = None
     """The client connection's listener, principal and SASL state (None: in-process)."""
+    on_appended: Callable[[], None] | None = None
+    """Called by a Produce once its records are in the leader's log, before it waits for
+    the ISR: the connection then reads its next request while this one waits (the
+    appends of one connection stay in order; see kafkalite_server.network.connection)."""
 
     @property
     def api_version(self) -> int:

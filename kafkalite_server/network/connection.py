@@ -29,8 +29,9 @@ from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-from kafkalite.protocol import FrameDecoder, FrameTooLargeError
+from kafkalite.protocol import ApiKey, FrameDecoder, FrameTooLargeError
 from kafkalite.protocol.errors import BrokerResponseError
+from kafkalite_server.network.deferred_responses import DeferredResponses
 from kafkalite_server.network.dispatch import Disconnect, dispatch
 from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.request_budget import NO_BOUND, RequestBytesBudget
@@ -107,6 +108,7 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
     loop = asyncio.get_running_loop()
     admitted = False
     receive_deadline: float | None = None
+    deferred = DeferredResponses(writer, write_chunks)
     try:
         while True:
             size = decoder.next_frame_size
@@ -152,7 +154,10 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
                 try:
                     if session.raw_tokens:
                         chunks = raw_token_reply(session, frame, peer)
+                    elif int.from_bytes(frame[:2], "big") == ApiKey.PRODUCE:
+                        chunks = await _produce(broker, frame, peer, session, deferred)
                     else:
+                        await deferred.drained()
                         chunks = await dispatch(broker, frame, peer, session)
                 except Disconnect:
                     await hold_back_failed_login(session, limits)
@@ -161,7 +166,9 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
                 del frame
                 limits.charge(holder, pending + _receiving(decoder, admitted))
                 await hold_back_failed_login(session, limits)
-                if chunks is not None:
+                if chunks is _DEFERRED:
+                    await deferred.room()
+                elif chunks is not None:
                     await write_chunks(writer, chunks)
                 if session.close_reason is not None:
                     log.info("closing connection from %s on listener %s: %s", peer,
@@ -174,8 +181,37 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
     except Exception:
         log.exception("closing connection from %s after an unexpected error", peer)
     finally:
+        deferred.close()
         limits.charge(holder, 0)
         writer.close()
+
+
+_DEFERRED: list[Any] = []
+"""A Produce's answer that :class:`DeferredResponses` writes once its ISR has it."""
+
+
+async def _produce(broker: Broker, frame: bytearray, peer: str, session: Session,
+                   deferred: DeferredResponses) -> list[Any] | None:
+    """Dispatches a Produce and returns once its records are appended: its answer, or
+    :data:`_DEFERRED` when it waits for the ISR (answered in order by ``deferred``)."""
+    loop = asyncio.get_running_loop()
+    appended: asyncio.Future[None] = loop.create_future()
+
+    def on_appended() -> None:
+        if not appended.done():
+            appended.set_result(None)
+
+    task = loop.create_task(dispatch(broker, frame, peer, session, on_appended))
+    try:
+        await asyncio.wait((task, appended), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    if task.done():
+        await deferred.drained()
+        return task.result()
+    deferred.defer(task)
+    return _DEFERRED
 
 
 async def hold_back_failed_login(session: Session, limits: ConnectionLimits) -> None:

@@ -10,6 +10,7 @@ connection closes too.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kafkalite.errors import ProtocolDecodeError
@@ -41,10 +42,11 @@ class Disconnect(Exception):
 
 
 async def dispatch(broker: Broker, frame: bytearray, peer: str,
-                   session: Session | None = None) -> list[Any] | None:
+                   session: Session | None = None,
+                   on_appended: Callable[[], None] | None = None) -> list[Any] | None:
     """Response chunks for one request frame, None for no response; raises Disconnect.
     Before a SASL connection authenticates, anything but ApiVersions and the SASL requests
-    closes it."""
+    closes it. ``on_appended``: see :attr:`RequestContext.on_appended`."""
     try:
         header, offset = decode_request_header(frame)
     except ProtocolDecodeError as exc:
@@ -63,7 +65,7 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str,
         body = decode_request_body(header, frame, offset)
     except (ProtocolDecodeError, UnsupportedVersionError) as exc:
         _refuse(peer, header, f"unreadable request body: {exc}")
-    context = RequestContext(header, broker, peer, session)
+    context = RequestContext(header, broker, peer, session, on_appended)
     try:
         response = await handler(context, body)
     except CloseConnection as exc:

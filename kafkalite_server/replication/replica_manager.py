@@ -412,11 +412,13 @@ class ReplicaManager:
     # ------------------------------------------------------------------ produce
 
     async def append_records(self, entries: list[tuple[TopicPartition, memoryview | None]], *,
-                             acks: int, timeout_ms: int, api_version: int
+                             acks: int, timeout_ms: int, api_version: int,
+                             on_appended: Callable[[], None] | None = None
                              ) -> dict[TopicPartition, ProduceResult]:
         """Appends each partition's records; with acks=-1 waits in the produce purgatory
         until the high watermark covers every append (REQUEST_TIMED_OUT otherwise, and
-        NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas)."""
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas).
+        ``on_appended`` is called once the records are in the log, before that wait."""
         results: dict[TopicPartition, ProduceResult] = {}
         for key, records in entries:
             if acks not in VALID_ACKS:
@@ -427,6 +429,8 @@ class ReplicaManager:
                     if result.error_code == 0}
         if acks != -1 or not appended:
             return results
+        if on_appended is not None:
+            on_appended()
         for key, error in (await self.await_replication(appended, timeout_ms)).items():
             if error:
                 results[key] = ProduceResult(error)
