@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from kafkalite_server.log.log import LogOffsetMetadata
@@ -21,9 +21,17 @@ class DelayedProduce(DelayedOperation):
         super().__init__(timeout_ms)
         self.required = required
         self.lookup = lookup
+        self._waiting: set[TopicPartition] = set(required)
+        """The partitions whose high watermark has not yet passed their append."""
 
     def is_satisfied(self) -> bool:
-        return all(self.acknowledged(key) for key in self.required)
+        self._waiting = {key for key in self._waiting if not self.acknowledged(key)}
+        return not self._waiting
+
+    def is_satisfied_after(self, key: Hashable) -> bool:
+        if key in self._waiting and self.acknowledged(key):
+            self._waiting.discard(key)
+        return not self._waiting
 
     def acknowledged(self, key: TopicPartition) -> bool:
         partition = self.lookup(key)
@@ -53,25 +61,39 @@ class DelayedFetch(DelayedOperation):
                  end_of: Callable[[Partition], LogOffsetMetadata]) -> None:
         super().__init__(timeout_ms)
         self.min_bytes = min_bytes
-        self.positions = positions
+        self.positions = {position.key: position for position in positions}
         self.lookup = lookup
         self.end_of = end_of
+        self._available: dict[TopicPartition, int] = {}
+        """Readable bytes per partition, as last measured; their sum is :attr:`_total`."""
+        self._total = 0
 
     def is_satisfied(self) -> bool:
-        available = 0
-        for position in self.positions:
-            partition = self.lookup(position.key)
-            if partition is None or position.start is None:
+        return any(self._measure(key) for key in self.positions) or self._enough()
+
+    def is_satisfied_after(self, key: Hashable) -> bool:
+        if key not in self.positions:
+            return False
+        return self._measure(key) or self._enough()
+
+    def _enough(self) -> bool:
+        return self._total >= max(self.min_bytes, 1)
+
+    def _measure(self, key: TopicPartition) -> bool:
+        """Re-measures one partition; True if it changed so that the fetch must answer."""
+        position = self.positions[key]
+        partition = self.lookup(key)
+        if partition is None or position.start is None:
+            return True
+        if position.fetch_offset > partition.log.log_end_offset:
+            return True
+        end = self.end_of(partition)
+        gained = 0
+        if end.offset > position.fetch_offset:
+            since = end.bytes_since(position.start)
+            if since is None:
                 return True
-            if position.fetch_offset > partition.log.log_end_offset:
-                return True
-            end = self.end_of(partition)
-            if end.offset <= position.fetch_offset:
-                continue
-            gained = end.bytes_since(position.start)
-            if gained is None:
-                return True
-            available += gained
-            if available >= max(self.min_bytes, 1):
-                return True
+            gained = since
+        self._total += gained - self._available.get(key, 0)
+        self._available[key] = gained
         return False

@@ -21,7 +21,14 @@ class DelayedOperation(ABC):
 
     @abstractmethod
     def is_satisfied(self) -> bool:
-        """True once the operation can answer (checked on every watched event)."""
+        """True once the operation can answer (checked when it is parked)."""
+
+    def is_satisfied_after(self, key: Hashable) -> bool:
+        """Checked on each event for ``key``: an operation that watches many keys
+        overrides it to look at that key alone, so an event costs the same for a request
+        of one partition as for one of thousands (a follower's fetch of every partition
+        it replicates would otherwise be rescanned once for each of them)."""
+        return self.is_satisfied()
 
 
 class Purgatory:
@@ -62,7 +69,8 @@ class Purgatory:
             return 0
         completed = 0
         for operation, done in list(ops):
-            if not operation.completed and not done.done() and operation.is_satisfied():
+            if not operation.completed and not done.done() and \
+                    operation.is_satisfied_after(key):
                 operation.completed = True
                 done.set_result(None)
                 completed += 1
