@@ -578,16 +578,21 @@ def _check_share_lock_duration(config: BrokerConfig) -> None:
                           f"group.share.max.record.lock.duration.ms ({high})")
 
 
+_MECHANISM_KEYS = frozenset({"sasl.jaas.config", "sasl.server.callback.handler.class"})
+"""Keys set per listener and SASL mechanism (``listener.name.<l>.<mechanism>.<key>``)."""
+
+
 def _check_listener_override(key: str) -> None:
-    """``listener.name.<listener>.<ssl or sasl key>`` or ``...<mechanism>.sasl.jaas.config``."""
+    """``listener.name.<listener>.<ssl or sasl key>``, or ``...<mechanism>.<key>`` for a key
+    of :data:`_MECHANISM_KEYS`."""
     rest = key[len(LISTENER_PREFIX):]
     name, _, setting = rest.partition(".")
     if not name or not setting:
         raise ConfigError(key, "expected listener.name.<listener>.<key>")
     if setting in _LISTENER_KEYS:
         return
-    mechanism, _, jaas = setting.partition(".")
-    if jaas == "sasl.jaas.config" and mechanism:
+    mechanism, _, per_mechanism = setting.partition(".")
+    if per_mechanism in _MECHANISM_KEYS and mechanism:
         return
     raise ConfigError(key, f"{setting!r} cannot be set per listener")
 

@@ -19,9 +19,17 @@ from kafkalite.protocol.errors import (
     SaslAuthenticationFailedError,
     UnsupportedSaslMechanismError,
 )
+from kafkalite.protocol.sasl_oauthbearer import (
+    ERROR_ACKNOWLEDGEMENT,
+    OAuthBearerFormatError,
+    error_challenge,
+    parse_client_response,
+)
+from kafkalite.protocol.sasl_oauthbearer import MECHANISM as OAUTHBEARER
 from kafkalite.protocol.sasl_plain import PlainError, parse_plain
 from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
 from kafkalite.protocol.scram import ScramCredential, ScramError, ScramServer
+from kafkalite_server.security.oauthbearer import OAuthBearerValidationError, OAuthBearerValidator
 
 FAILED_MESSAGE = "Authentication failed: invalid credentials"
 """The same words for an unknown user and a wrong password (reveal nothing); SCRAM's own
@@ -54,16 +62,25 @@ _TRANSITIONS: dict[tuple[SaslState, str], SaslState] = {
 
 class SaslAuthenticator:
     """``plain_password(user)`` and ``scram_credential(user, mechanism)`` look users up;
-    ``scram_decoy(user, mechanism)`` is what SCRAM offers a user that does not exist."""
+    ``scram_decoy(user, mechanism)`` is what SCRAM offers a user that does not exist;
+    ``oauthbearer`` checks OAUTHBEARER tokens at ``now_ms()``."""
 
     def __init__(self, mechanisms: tuple[str, ...],
                  plain_password: Callable[[str], str | None],
                  scram_credential: Callable[[str, str], ScramCredential | None],
-                 scram_decoy: Callable[[str, str], ScramCredential]) -> None:
+                 scram_decoy: Callable[[str, str], ScramCredential],
+                 oauthbearer: OAuthBearerValidator | None = None,
+                 now_ms: Callable[[], int] | None = None) -> None:
         self.mechanisms = mechanisms
         self._plain_password = plain_password
         self._scram_credential = scram_credential
         self._scram_decoy = scram_decoy
+        self._oauthbearer = oauthbearer
+        self._now_ms = now_ms
+        self._oauthbearer_refusal: str | None = None
+        """The JSON error sent as a challenge, until the client acknowledges it."""
+        self.token_lifetime_ms: int | None = None
+        """When the OAUTHBEARER token of the exchange expires (epoch ms)."""
         self.state = SaslState.HANDSHAKE
         self.mechanism: str | None = None
         self.raw_tokens = False
@@ -108,6 +125,8 @@ class SaslAuthenticator:
         bad credentials or a malformed token."""
         if self.state is not SaslState.AUTHENTICATE:
             raise IllegalSaslStateError(f"SaslAuthenticate in state {self.state.value}")
+        if self.mechanism == OAUTHBEARER:
+            return self._oauthbearer_token(bytes(token))
         try:
             if self._scram is not None:
                 reply = self._scram.receive(bytes(token))
@@ -126,6 +145,36 @@ class SaslAuthenticator:
             self._move("token refused")
             raise SaslAuthenticationFailedError(FAILED_MESSAGE)
         self.user = user
+        self._move("exchange complete")
+        return b""
+
+    def _oauthbearer_token(self, token: bytes) -> bytes:
+        """A valid token completes the exchange; an invalid one is answered with Kafka's
+        JSON error as a challenge, and the client's acknowledgement of it ends in failure."""
+        if self._oauthbearer_refusal is not None:
+            refusal, self._oauthbearer_refusal = self._oauthbearer_refusal, None
+            self._move("token refused")
+            if token != ERROR_ACKNOWLEDGEMENT:
+                refusal = "the client answered the token's refusal with another token"
+            raise SaslAuthenticationFailedError(f"Authentication failed: {refusal}")
+        assert self._oauthbearer is not None and self._now_ms is not None
+        try:
+            response = parse_client_response(token)
+        except OAuthBearerFormatError as exc:
+            self._move("token refused")
+            raise SaslAuthenticationFailedError(f"Authentication failed: {exc}") from None
+        try:
+            validated = self._oauthbearer.validate(response.token, self._now_ms())
+            if response.authzid not in (None, validated.principal_name):
+                raise OAuthBearerValidationError(
+                    f"the authorization id {response.authzid!r} is not the token's principal")
+        except OAuthBearerValidationError as exc:
+            challenge = error_challenge(exc.status, exc.scope)
+            self._oauthbearer_refusal = f"{challenge.decode()}: {exc}"
+            self._move("token accepted")
+            return challenge
+        self.user = validated.principal_name
+        self.token_lifetime_ms = validated.lifetime_ms
         self._move("exchange complete")
         return b""
 
