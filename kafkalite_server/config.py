@@ -187,6 +187,10 @@ class BrokerConfig:
     that principal (see ``docs/security.md``)."""
     connection_failed_authentication_delay_ms: int = 100
     """How long the answer to a failed login (and the connection's close) is held back."""
+    connections_max_reauth_ms: int = 0
+    """KIP-368: a SASL session's longest lifetime before the client must re-authenticate
+    (0: no limit); per listener and mechanism as
+    ``listener.name.<l>.<mechanism>.connections.max.reauth.ms``."""
     listener_overrides: tuple[tuple[str, str], ...] = ()
     """``listener.name.<listener>.<key>`` settings, as (full key, value) pairs."""
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
@@ -550,6 +554,7 @@ _SECURITY_SPECS: dict[str, _Spec] = {
                                                   boolean),
     "connection.failed.authentication.delay.ms": _Spec(
         "connection_failed_authentication_delay_ms", integer(0, _INT_MAX)),
+    "connections.max.reauth.ms": _Spec("connections_max_reauth_ms", integer(0)),
 }
 """Security keys, in their own block (Kafka's names). Values are checked here for shape;
 how listeners, TLS files and JAAS users fit together is checked when the broker builds its
@@ -578,7 +583,8 @@ def _check_share_lock_duration(config: BrokerConfig) -> None:
                           f"group.share.max.record.lock.duration.ms ({high})")
 
 
-_MECHANISM_KEYS = frozenset({"sasl.jaas.config", "sasl.server.callback.handler.class"})
+_MECHANISM_KEYS = frozenset({"sasl.jaas.config", "sasl.server.callback.handler.class",
+                            "connections.max.reauth.ms"})
 """Keys set per listener and SASL mechanism (``listener.name.<l>.<mechanism>.<key>``)."""
 
 

@@ -26,6 +26,7 @@ from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
 from kafkalite.protocol.scram import ScramCredential, decoy_credential
 from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.config import LISTENER_PREFIX, BrokerConfig, listener_value
+from kafkalite_server.config_values import integer
 from kafkalite_server.network.listeners import Listener, authenticates
 from kafkalite_server.security.acls import (
     AclBinding,
@@ -74,6 +75,15 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _max_reauth_ms(config: BrokerConfig, listener: str, mechanism: str) -> int:
+    """``listener.name.<l>.<mechanism>.connections.max.reauth.ms``, else the broker's."""
+    setting = f"{mechanism.lower()}.connections.max.reauth.ms"
+    text = listener_value(config, listener, setting)
+    if text is None:
+        return config.connections_max_reauth_ms
+    return integer(0)(f"{LISTENER_PREFIX}{listener.lower()}.{setting}", text)
+
+
 def _jaas_entry(config: BrokerConfig, listener: str, mechanism: str,
                 module: str) -> tuple[str, JaasEntry | None]:
     """The JAAS entry a mechanism reads on a listener, and the key it came from:
@@ -108,6 +118,7 @@ class BrokerSecurity:
         self._mechanisms: dict[str, tuple[str, ...]] = {}
         self._plain_users: dict[str, dict[str, str]] = {}
         self._oauthbearer: dict[str, OAuthBearerValidator] = {}
+        self._max_reauth_ms: dict[str, dict[str, int]] = {}
         for listener in listeners:
             if listener.uses_sasl:
                 self._configure_sasl(config, listener.name)
@@ -120,6 +131,8 @@ class BrokerSecurity:
                               f"{', '.join(unknown) or 'nothing'} on listener {name}: "
                               f"kafkalite supports {', '.join(SUPPORTED_MECHANISMS)}")
         self._mechanisms[name] = mechanisms
+        self._max_reauth_ms[name] = {
+            mechanism: _max_reauth_ms(config, name, mechanism) for mechanism in mechanisms}
         if "PLAIN" in mechanisms:
             key, entry = _jaas_entry(config, name, "PLAIN", "PlainLoginModule")
             users = {} if entry is None else entry.plain_users()
@@ -160,7 +173,8 @@ class BrokerSecurity:
     def authenticator(self, listener: str) -> SaslAuthenticator:
         users = self._plain_users.get(listener, {})
         return SaslAuthenticator(self._mechanisms[listener], users.get, self.scram_credential,
-                                 self.scram_decoy, self._oauthbearer.get(listener), _now_ms)
+                                 self.scram_decoy, self._oauthbearer.get(listener), _now_ms,
+                                 self._max_reauth_ms[listener])
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         return self.store.credentials().get(user, {}).get(mechanism)
