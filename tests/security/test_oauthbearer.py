@@ -1,5 +1,5 @@
-"""SASL OAUTHBEARER on the broker: confluent-kafka (librdkafka's unsecured JWT) and
-kafka-python (a token provider) log in, ACLs apply to the token's subject, refused tokens
+"""SASL OAUTHBEARER on the broker: confluent-kafka (librdkafka's unsecured JWT),
+kafka-python and the kafkalite SDK (a token provider) log in, ACLs apply to the token's subject, refused tokens
 get Kafka's JSON error, and a validator class plugs in per listener."""
 
 from __future__ import annotations
@@ -130,6 +130,41 @@ def test_kafka_python_logs_in_and_acls_apply_to_the_tokens_subject(
     finally:
         producer.close()
         admin.close()
+
+
+class Tokens:
+    def __init__(self, make: Any) -> None:
+        self.make = make
+
+    def token(self) -> str:
+        return str(self.make())
+
+    def extensions(self) -> dict[str, str]:
+        return {"traceId": "abc"}
+
+
+def test_the_kafkalite_sdk_logs_in_with_a_token_provider(cluster: EmbeddedCluster) -> None:
+    from kafkalite import AdminClient, Producer
+    from kafkalite.admin import NewTopic
+
+    settings = {"bootstrap_servers": address(cluster), "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": "OAUTHBEARER"}
+    topic = f"oauth-sdk-{uuid.uuid4().hex[:8]}"
+    with AdminClient(**settings, sasl_oauth_token_provider=Tokens(lambda: token_for("admin"))
+                     ) as admin:
+        admin.create_topics([NewTopic(topic, 1, 1)])
+    producer = Producer(**settings, sasl_oauth_token_provider=Tokens(lambda: token_for("admin")))
+    try:
+        assert producer.send(topic, b"hello").get(TIMEOUT_S).offset == 0
+    finally:
+        producer.close()
+    refused = Producer(**settings, max_block_ms=3000, sasl_oauth_token_provider=Tokens(
+        lambda: token_for("admin", lifetime_s=-10)))
+    try:
+        with pytest.raises(SaslAuthenticationFailedError, match="invalid_token"):
+            refused.send(topic, b"no").get(TIMEOUT_S)
+    finally:
+        refused.close()
 
 
 def exchange(cluster: EmbeddedCluster, listener: str, message: bytes

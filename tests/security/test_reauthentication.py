@@ -1,6 +1,6 @@
 """KIP-368 on a running broker (connections.max.reauth.ms of a few seconds):
-confluent-kafka and kafka-python keep producing across several re-authentications with
-PLAIN, SCRAM and OAUTHBEARER, a client that does not re-authenticate is closed at its next
+confluent-kafka, kafka-python and the kafkalite SDK keep producing across several
+re-authentications with PLAIN, SCRAM and OAUTHBEARER, a client that does not re-authenticate is closed at its next
 request after the lifetime, and re-authenticating as another principal is refused."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import SaslAuthenticationFailedError
+from kafkalite.protocol.sasl_oauthbearer import unsecured_token
 from kafkalite.protocol.sasl_plain import plain_message
 from kafkalite_server import EmbeddedCluster
 from tests.conftest import WireClient
@@ -117,6 +118,40 @@ def test_kafka_python_keeps_producing_across_scram_re_authentications(
         producer.close()
     assert lines(broker_log, REAUTHENTICATED) >= 2
     assert lines(broker_log, EXPIRED) == 0
+
+
+class Tokens:
+    """An unsecured token for ``sub``, made afresh at each login."""
+
+    def __init__(self, sub: str) -> None:
+        self.sub = sub
+        self.issued = 0
+
+    def token(self) -> str:
+        self.issued += 1
+        now = int(time.time())
+        return unsecured_token({"sub": self.sub, "iat": now, "exp": now + 3600})
+
+
+def test_the_kafkalite_sdk_re_authenticates_before_its_session_ends(
+        cluster: EmbeddedCluster, broker_log: pytest.LogCaptureFixture) -> None:
+    from kafkalite import Producer
+
+    tokens = Tokens("alice")
+    producer = Producer(bootstrap_servers=address(cluster), security_protocol="SASL_PLAINTEXT",
+                        sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=tokens,
+                        linger_ms=0)
+    topic = f"reauth-{uuid.uuid4().hex[:8]}"
+    futures = []
+    try:
+        sent = produce_for_a_while(lambda value: futures.append(producer.send(topic, value)),
+                                   lambda: producer.flush(20))
+        assert [future.get(10).offset for future in futures] == list(range(sent))
+    finally:
+        producer.close()
+    assert lines(broker_log, REAUTHENTICATED) >= 2
+    assert lines(broker_log, EXPIRED) == 0
+    assert tokens.issued >= 3  # a login and two re-authentications, at least
 
 
 def login(cluster: EmbeddedCluster, user: str) -> tuple[WireClient, dict[str, Any]]:

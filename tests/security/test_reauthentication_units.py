@@ -1,5 +1,6 @@
 """KIP-368 re-authentication in the SASL state machine, with a clock the test moves: the
-session lifetime, expiry, re-authentication on the same connection, and what it refuses."""
+session lifetime, expiry, re-authentication on the same connection, and what it refuses;
+and the client side: when it re-authenticates, and its OAUTHBEARER exchange."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from kafkalite.protocol.errors import (
     SaslAuthenticationFailedError,
     UnsupportedSaslMechanismError,
 )
+from kafkalite.protocol.sasl_client import ReauthSchedule, SaslCredentials, oauth_provider_error
 from kafkalite.protocol.sasl_oauthbearer import client_response, unsecured_token
 from kafkalite.protocol.sasl_plain import plain_message
 from kafkalite_server.security.authenticator import SaslAuthenticator
@@ -130,3 +132,39 @@ def test_an_oauthbearer_session_ends_with_its_token_at_the_latest(
     sasl = authenticator(Clock(), max_reauth_ms)
     assert login(sasl, mechanism="OAUTHBEARER") == b""
     assert sasl.session_lifetime_ms == lifetime_ms
+
+
+def test_a_client_re_authenticates_at_85_to_95_percent_of_its_session() -> None:
+    early, late = ReauthSchedule(lambda: 0.0), ReauthSchedule(lambda: 1.0)
+    early.session_started(10_000, now=100.0)
+    late.session_started(10_000, now=100.0)
+    assert (early.due_at, late.due_at) == (pytest.approx(108.5), pytest.approx(109.5))
+    assert not early.due(108.4) and early.due(108.5)
+    short = ReauthSchedule(lambda: 0.0)
+    short.session_started(200, now=0.0)  # under a second counts as one
+    assert short.due_at == pytest.approx(0.85)
+    short.session_started(0, now=0.0)
+    assert short.due_at is None and not short.due(10**9)
+
+
+class Provider:
+    def token(self) -> str:
+        return "tok"
+
+    def extensions(self) -> dict[str, str]:
+        return {"traceId": "t1"}
+
+
+def test_the_client_side_oauthbearer_exchange_acknowledges_a_refusal() -> None:
+    exchange = SaslCredentials("OAUTHBEARER", token_provider=Provider()).exchange()
+    assert exchange.first() == b"n,,\x01auth=Bearer tok\x01traceId=t1\x01\x01"
+    assert exchange.next(b'{"status":"invalid_token"}') == b"\x01"
+    assert not exchange.complete
+    accepted = SaslCredentials("OAUTHBEARER", token_provider=Provider()).exchange()
+    accepted.first()
+    assert accepted.next(b"") is None and accepted.complete
+
+
+def test_a_token_provider_is_checked_for_shape() -> None:
+    assert oauth_provider_error(Provider()) is None
+    assert "token()" in str(oauth_provider_error(object()))
