@@ -11,7 +11,7 @@ does, configured by the options of the listener's OAUTHBEARER JAAS entry
 - ``unsecuredValidatorRequiredScope``: space-separated scope values every token must have;
 - ``unsecuredValidatorAllowableClockSkewMs`` (0): how far ``exp`` and ``iat`` may be off.
 
-A token must be a JWS with ``"alg":"none"``, a string principal claim and a numeric ``exp``
+A token must be a JWS with ``"alg":"none"`` and no signature, a string principal claim and a numeric ``exp``
 still in the future (``iat``, when present, a number not in the future and before ``exp``).
 Such tokens prove nothing: use them in development only.
 
@@ -92,6 +92,8 @@ class UnsecuredValidator:
             raise OAuthBearerValidationError(
                 f"the token is signed ({header.get('alg')!r}); this validator takes only "
                 "unsecured tokens (alg none)")
+        if not token.endswith("."):
+            raise OAuthBearerValidationError("an unsecured token must not carry a signature")
         principal = claims.get(self.principal_claim)
         if not isinstance(principal, str) or not principal.strip():
             raise OAuthBearerValidationError(

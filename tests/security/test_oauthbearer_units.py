@@ -84,6 +84,9 @@ def test_a_signed_token_is_refused_by_the_unsecured_validator() -> None:
     payload = unsecured_token({"sub": "alice", "exp": NOW_S + 60}).split(".")[1]
     with pytest.raises(OAuthBearerValidationError, match="signed"):
         validator().validate(f"{header}.{payload}.c2ln", NOW_MS)
+    unsigned = unsecured_token({"sub": "alice", "exp": NOW_S + 60})
+    with pytest.raises(OAuthBearerValidationError, match="must not carry a signature"):
+        validator().validate(unsigned + "c2ln", NOW_MS)
 
 
 def test_claim_names_and_the_required_scope_come_from_the_jaas_options() -> None:
