@@ -12,7 +12,9 @@ Replica fetchers, the controller's channels and WriteTxnMarkers all open connect
   must be in the listener's ``sasl.enabled.mechanisms``), logging in as the broker's own
   principal with the ``username`` / ``password`` options of the listener's JAAS entry for
   that mechanism, ``listener.name.<listener>.<mechanism>.sasl.jaas.config`` (else
-  ``sasl.jaas.config``), as Kafka's brokers do.
+  ``sasl.jaas.config``), as Kafka's brokers do; with OAUTHBEARER, an unsecured token made
+  from the entry's ``unsecuredLoginStringClaim_sub`` and other ``unsecuredLogin*`` options
+  (:class:`~kafkalite_server.security.oauthbearer.UnsecuredLoginTokens`).
 
 The broker's principal needs ClusterAction on the Cluster when an authorizer is on: list it
 in ``super.users``.
@@ -31,12 +33,14 @@ from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import error_for_code
 from kafkalite.protocol.exchange import RequestExchange
 from kafkalite.protocol.sasl_client import SaslCredentials
+from kafkalite.protocol.sasl_oauthbearer import MECHANISM as OAUTHBEARER
 from kafkalite.protocol.scram import ScramError
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.config import BrokerConfig, listener_value
 from kafkalite_server.network.listeners import resolve_listeners
 from kafkalite_server.network.tls import client_context
 from kafkalite_server.security.jaas import parse_jaas
+from kafkalite_server.security.oauthbearer import UnsecuredLoginTokens
 
 SASL_HANDSHAKE_VERSION = 1
 SASL_AUTHENTICATE_VERSION = 1
@@ -160,6 +164,8 @@ def _credentials(config: BrokerConfig, listener: str) -> SaslCredentials:
     if text is None:
         jaas_key, text = "sasl.jaas.config", config.sasl_jaas_config
     options = parse_jaas(jaas_key, text).options if text is not None else {}
+    if mechanism == OAUTHBEARER:
+        return SaslCredentials(mechanism, token_provider=UnsecuredLoginTokens(jaas_key, options))
     if "username" not in options or "password" not in options:
         raise ConfigError(jaas_key, f"the inter-broker listener {listener} uses SASL "
                                     f"{mechanism}: its JAAS entry needs the broker's own "

@@ -24,12 +24,17 @@ on the broker's event loop, so it must not wait on the network: fetch keys ahead
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from kafkalite.errors import ConfigError
-from kafkalite.protocol.sasl_oauthbearer import OAuthBearerFormatError, decode_unsecured_token
+from kafkalite.protocol.sasl_oauthbearer import (
+    OAuthBearerFormatError,
+    decode_unsecured_token,
+    unsecured_token,
+)
 
 INVALID_TOKEN = "invalid_token"
 INSUFFICIENT_SCOPE = "insufficient_scope"
@@ -155,3 +160,44 @@ def load_validator(key: str, class_path: str | None,
     if not isinstance(validator, OAuthBearerValidator):
         raise ConfigError(key, f"{class_path!r} has no validate(token, now_ms) method")
     return validator
+
+
+class UnsecuredLoginTokens:
+    """Kafka's OAuthBearerUnsecuredLoginCallbackHandler: the tokens a broker logs in to the
+    others with when ``sasl.mechanism.inter.broker.protocol=OAUTHBEARER``, from the options
+    of its JAAS entry: ``unsecuredLoginStringClaim_<name>="value"`` (``sub`` is required),
+    ``unsecuredLoginNumberClaim_<name>``, ``unsecuredLoginListClaim_<name>`` (the value's
+    first character separates the items), and ``unsecuredLoginLifetimeSeconds`` (3600). A
+    fresh token is made at every login."""
+
+    def __init__(self, key: str, options: Mapping[str, str],
+                 now_s: Callable[[], float] = time.time) -> None:
+        self._now_s = now_s
+        self._claims: dict[str, object] = {}
+        for option, value in options.items():
+            kind, _, name = option.partition("Claim_")
+            if not name:
+                continue
+            if kind == "unsecuredLoginString":
+                self._claims[name] = value
+            elif kind == "unsecuredLoginNumber":
+                try:
+                    self._claims[name] = float(value) if "." in value else int(value)
+                except ValueError:
+                    raise ConfigError(key, f"{option} is not a number: {value!r}") from None
+            elif kind == "unsecuredLoginList":
+                self._claims[name] = [item for item in value[1:].split(value[:1]) if item] \
+                    if value else []
+        if not isinstance(self._claims.get("sub"), str) or not self._claims["sub"]:
+            raise ConfigError(key, "an OAUTHBEARER login needs unsecuredLoginStringClaim_sub "
+                                   "(the broker's principal) in its JAAS entry")
+        lifetime = options.get("unsecuredLoginLifetimeSeconds", "3600")
+        try:
+            self._lifetime_s = int(lifetime)
+        except ValueError:
+            raise ConfigError(key, f"unsecuredLoginLifetimeSeconds is not a whole number: "
+                                   f"{lifetime!r}") from None
+
+    def token(self) -> str:
+        now = int(self._now_s())
+        return unsecured_token({**self._claims, "iat": now, "exp": now + self._lifetime_s})
