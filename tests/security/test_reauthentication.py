@@ -177,7 +177,7 @@ def test_a_client_that_does_not_re_authenticate_is_closed_at_its_next_request(
     assert lines(broker_log, EXPIRED) == 1
 
 
-def test_re_authenticating_as_another_principal_is_refused(cluster: EmbeddedCluster) -> None:
+def test_re_authentication_as_another_principal_is_refused_and_as_the_same_goes_on(cluster: EmbeddedCluster) -> None:
     client, _answer = login(cluster, "alice")
     time.sleep(1.0)  # Kafka allows one re-authentication a second
     assert client.call(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
@@ -188,8 +188,16 @@ def test_re_authenticating_as_another_principal_is_refused(cluster: EmbeddedClus
     assert client.is_closed_by_peer()
     same, _answer = login(cluster, "alice")  # and as the same one, it goes on
     time.sleep(1.0)
-    assert same.call(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
-    renewed = same.call(ApiKey.SASL_AUTHENTICATE, 2,
-                        {"auth_bytes": plain_message("alice", USERS["alice"])})
-    assert (renewed["error_code"], renewed["session_lifetime_ms"]) == (0, LIFETIME_MS)
+    # A request in flight, then the re-authentication, all sent before any answer: the
+    # answers come in order.
+    sent = [same.send(ApiKey.METADATA, 8, METADATA),
+            same.send(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"}),
+            same.send(ApiKey.SASL_AUTHENTICATE, 2,
+                      {"auth_bytes": plain_message("alice", USERS["alice"])})]
+    metadata = same.receive(ApiKey.METADATA, 8)
+    handshake = same.receive(ApiKey.SASL_HANDSHAKE, 1)
+    renewed = same.receive(ApiKey.SASL_AUTHENTICATE, 2)
+    assert [metadata[0], handshake[0], renewed[0]] == sent
+    assert "brokers" in metadata[1] and handshake[1]["error_code"] == 0
+    assert (renewed[1]["error_code"], renewed[1]["session_lifetime_ms"]) == (0, LIFETIME_MS)
     assert "brokers" in same.call(ApiKey.METADATA, 8, METADATA)
