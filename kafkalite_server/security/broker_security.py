@@ -3,8 +3,9 @@
 Built once from the broker config (every inconsistency is a ConfigError naming the key):
 the SASL mechanisms and PLAIN users of each SASL listener (``sasl.enabled.mechanisms``,
 JAAS ``user_<name>="<password>"`` options from
-``listener.name.<listener>.plain.sasl.jaas.config`` or ``sasl.jaas.config``), and the
-authorizer (on when ``authorizer.class.name`` is non-empty) with ``super.users`` and
+``listener.name.<listener>.plain.sasl.jaas.config`` or ``sasl.jaas.config``), the
+OAUTHBEARER validator of each listener (:mod:`.oauthbearer`), each mechanism's
+``connections.max.reauth.ms`` (KIP-368), and the authorizer (on when ``authorizer.class.name`` is non-empty) with ``super.users`` and
 ``allow.everyone.if.no.acl.found``. ACLs and SCRAM credentials live in the cluster's
 coordination store, in Kafka's ZooKeeper layout (:mod:`.security_store`), whatever the
 deployment.
