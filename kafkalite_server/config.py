@@ -187,6 +187,10 @@ class BrokerConfig:
     that principal (see ``docs/security.md``)."""
     connection_failed_authentication_delay_ms: int = 100
     """How long the answer to a failed login (and the connection's close) is held back."""
+    connections_max_reauth_ms: int = 0
+    """KIP-368: a SASL session's longest lifetime before the client must re-authenticate
+    (0: no limit); per listener and mechanism as
+    ``listener.name.<l>.<mechanism>.connections.max.reauth.ms``."""
     listener_overrides: tuple[tuple[str, str], ...] = ()
     """``listener.name.<listener>.<key>`` settings, as (full key, value) pairs."""
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
@@ -550,6 +554,7 @@ _SECURITY_SPECS: dict[str, _Spec] = {
                                                   boolean),
     "connection.failed.authentication.delay.ms": _Spec(
         "connection_failed_authentication_delay_ms", integer(0, INT32_MAX)),
+    "connections.max.reauth.ms": _Spec("connections_max_reauth_ms", integer(0)),
 }
 """Security keys, in their own block (Kafka's names). Values are checked here for shape;
 how listeners, TLS files and JAAS users fit together is checked when the broker builds its
@@ -578,16 +583,22 @@ def _check_share_lock_duration(config: BrokerConfig) -> None:
                           f"group.share.max.record.lock.duration.ms ({high})")
 
 
+_MECHANISM_KEYS = frozenset({"sasl.jaas.config", "sasl.server.callback.handler.class",
+                            "connections.max.reauth.ms"})
+"""Keys set per listener and SASL mechanism (``listener.name.<l>.<mechanism>.<key>``)."""
+
+
 def _check_listener_override(key: str) -> None:
-    """``listener.name.<listener>.<ssl or sasl key>`` or ``...<mechanism>.sasl.jaas.config``."""
+    """``listener.name.<listener>.<ssl or sasl key>``, or ``...<mechanism>.<key>`` for a key
+    of :data:`_MECHANISM_KEYS`."""
     rest = key[len(LISTENER_PREFIX):]
     name, _, setting = rest.partition(".")
     if not name or not setting:
         raise ConfigError(key, "expected listener.name.<listener>.<key>")
     if setting in _LISTENER_KEYS:
         return
-    mechanism, _, jaas = setting.partition(".")
-    if jaas == "sasl.jaas.config" and mechanism:
+    mechanism, _, per_mechanism = setting.partition(".")
+    if per_mechanism in _MECHANISM_KEYS and mechanism:
         return
     raise ConfigError(key, f"{setting!r} cannot be set per listener")
 

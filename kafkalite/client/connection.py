@@ -65,6 +65,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite.protocol.exchange import RequestExchange
+from kafkalite.protocol.sasl_client import ReauthSchedule
 from kafkalite.protocol.scram import ScramError
 
 __all__ = ["BrokerConnection", "ConnectionState", "Response", "pick_version"]
@@ -158,6 +159,9 @@ class BrokerConnection:
         self._setup = ConnectionSetup(tls=self._tls_context is not None,
                                       sasl=security is not None and security.sasl is not None)
         self._sasl: SaslExchange | None = None
+        self._reauth = ReauthSchedule()
+        self._reauthenticating = False
+        """A re-authentication is due or under way: new requests wait in ``_waiting``."""
         self.last_error: BaseException | None = None
         """Why the connection last closed (None: closed on purpose)."""
         self.on_state_change: Callable[[BrokerConnection], None] | None = None
@@ -247,6 +251,8 @@ class BrokerConnection:
         self._out.clear()
         self._versions.clear()
         self._sasl = None
+        self._reauth.cancel()
+        self._reauthenticating = False
         self.last_error = error
         if self.state is not ConnectionState.DISCONNECTED:
             log.debug("closing %r: %s", self, error)
@@ -282,7 +288,7 @@ class BrokerConnection:
         """Queue a request. Without a response (Produce acks=0) the future completes with an
         empty dict once the bytes are handed to the kernel."""
         future: Future[Response] = Future()
-        if self.state is ConnectionState.READY:
+        if self.state is ConnectionState.READY and not self._reauthenticating:
             self._send_now(api_key, body, future, expect_response)
         elif self.state is ConnectionState.DISCONNECTED:
             future.failure(KafkaConnectionError(f"not connected to {self.address}" + (
@@ -447,10 +453,18 @@ class BrokerConnection:
             self.close(connection_error(f"{self.address}: undecodable response: {exc}", exc))
             return
         response.context.success(response.body)
+        if self._reauthenticating:
+            self._maybe_start_reauthentication()
 
     def check_timeouts(self) -> float | None:
-        """Close the connection if a request or the connect is overdue; the next deadline."""
+        """Close the connection if a request or the connect is overdue, start a
+        re-authentication that is due; the next deadline."""
         now = self._clock()
+        if (self.state is ConnectionState.READY and not self._reauthenticating
+                and self._reauth.due(now)):
+            self._reauthenticating = True
+            self._maybe_start_reauthentication()
+        reauth_at = None if self._reauthenticating else self._reauth.due_at
         if self.state in (ConnectionState.CONNECTING, ConnectionState.HANDSHAKING):
             if now >= self._connect_deadline:
                 step = "connecting to" if self.state is ConnectionState.CONNECTING \
@@ -461,13 +475,13 @@ class BrokerConnection:
             return self._connect_deadline
         deadline = self._exchange.next_deadline()
         if deadline is None:
-            return None
+            return reauth_at
         if now >= deadline:
             what = _AWAITED.get(self.state, "a request")
             self.close(KafkaTimeoutError(
                 f"{self.address}: no response to {what} within {self.request_timeout:g} s"))
             return None
-        return deadline
+        return deadline if reauth_at is None else min(deadline, reauth_at)
 
     # -- ApiVersions negotiation -------------------------------------------------------------
 
@@ -503,6 +517,14 @@ class BrokerConnection:
             self._send_now(queued.api_key, queued.body, queued.future, queued.expect_response)
 
     # -- SASL ------------------------------------------------------------------------------
+
+    def _maybe_start_reauthentication(self) -> None:
+        """KIP-368: log in again once the requests in flight are answered (new ones wait),
+        so that the broker's answers never interleave with the SASL exchange."""
+        if self._sasl is None and self._exchange.in_flight == 0:
+            assert self._security is not None and self._security.sasl is not None
+            log.debug("re-authenticating %r", self)
+            self._start_sasl(self._security.sasl.exchange())
 
     def _start_sasl(self, exchange: SaslExchange) -> None:
         self._sasl = exchange
@@ -551,5 +573,9 @@ class BrokerConnection:
             self._send_sasl_token(reply)
             return
         self._sasl = None
-        self._handle(Event.AUTHENTICATED)
+        self._reauth.session_started(body.get("session_lifetime_ms", 0), self._clock())
+        if self._reauthenticating:
+            self._reauthenticating = False
+        else:
+            self._handle(Event.AUTHENTICATED)
         self._become_ready()

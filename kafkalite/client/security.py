@@ -5,7 +5,8 @@
 otherwise), ``ssl_certfile`` / ``ssl_keyfile`` / ``ssl_password`` (a client certificate),
 ``ssl_crlfile`` and ``ssl_ciphers``, checking the broker's host name unless
 ``ssl_check_hostname`` is False. SASL speaks ``sasl_mechanism`` PLAIN, SCRAM-SHA-256 or
-SCRAM-SHA-512 with ``sasl_plain_username`` / ``sasl_plain_password``.
+SCRAM-SHA-512 with ``sasl_plain_username`` / ``sasl_plain_password``, or OAUTHBEARER with
+kafka-python's ``sasl_oauth_token_provider``.
 """
 
 from __future__ import annotations
@@ -51,8 +52,12 @@ def client_security(config: Mapping[str, Any]) -> ClientSecurity:
         context = config["ssl_context"] or _ssl_context(config)
     sasl = None
     if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
-        sasl = SaslCredentials(config["sasl_mechanism"], config["sasl_plain_username"],
-                               config["sasl_plain_password"])
+        if config["sasl_mechanism"] == "OAUTHBEARER":
+            sasl = SaslCredentials("OAUTHBEARER",
+                                   token_provider=config["sasl_oauth_token_provider"])
+        else:
+            sasl = SaslCredentials(config["sasl_mechanism"], config["sasl_plain_username"],
+                                   config["sasl_plain_password"])
     return ClientSecurity(context, sasl)
 
 

@@ -8,9 +8,10 @@ each key here is one of:
 - *ignored*: it has no meaning for kafkalite (its reason says why) and is accepted as is;
 - *security*: ``security_protocol`` PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, with the
   ``ssl_*`` keys (TLS) and ``sasl_mechanism`` PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512 with
-  ``sasl_plain_username`` / ``sasl_plain_password`` (see :mod:`kafkalite.client.security`);
-  as in kafka-python they only take effect with a protocol that uses them. Kerberos
-  (GSSAPI) and OAUTHBEARER are refused naming the key;
+  ``sasl_plain_username`` / ``sasl_plain_password``, or OAUTHBEARER with
+  ``sasl_oauth_token_provider`` (see :mod:`kafkalite.client.security`); as in kafka-python
+  they only take effect with a protocol that uses them. Kerberos (GSSAPI) is refused
+  naming the key;
 - *refused unless unset*: proxies, whose absence would change where bytes go.
 """
 
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafkalite.errors import ConfigError, UnsupportedFeatureError
+from kafkalite.protocol.sasl_client import SASL_MECHANISMS, oauth_provider_error
 
 IGNORED_CLIENT_KEYS: Mapping[str, str] = {
     "api_version": "each API's version is negotiated with the broker (ApiVersions)",
@@ -70,8 +72,8 @@ SECURITY_DEFAULTS: Mapping[str, Any] = {
 
 SECURITY_KEY_NOTES: Mapping[str, str] = {
     "security_protocol": "'PLAINTEXT', 'SSL', 'SASL_PLAINTEXT' or 'SASL_SSL'",
-    "sasl_mechanism": "'PLAIN', 'SCRAM-SHA-256' or 'SCRAM-SHA-512'; 'GSSAPI' and "
-                      "'OAUTHBEARER' raise UnsupportedFeatureError",
+    "sasl_mechanism": "'PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512' or 'OAUTHBEARER'; "
+                      "'GSSAPI' raises UnsupportedFeatureError",
     "ssl_context": "used with SSL / SASL_SSL: an ssl.SSLContext (the other ssl_* keys are "
                    "then unused)",
     "ssl_check_hostname": "used with SSL / SASL_SSL: check the broker's certificate names",
@@ -87,7 +89,8 @@ SECURITY_KEY_NOTES: Mapping[str, str] = {
     "sasl_kerberos_name": "unused: GSSAPI is not supported",
     "sasl_kerberos_service_name": "unused: GSSAPI is not supported",
     "sasl_kerberos_domain_name": "unused: GSSAPI is not supported",
-    "sasl_oauth_token_provider": "unused: OAUTHBEARER is not supported",
+    "sasl_oauth_token_provider": "used with OAUTHBEARER: an object whose token() returns "
+                                 "the bearer token (and optional extensions())",
     "proxy_url": "None only; a proxy raises UnsupportedFeatureError",
     "socks5_proxy": "None only; a proxy raises UnsupportedFeatureError",
 }
@@ -95,7 +98,6 @@ SECURITY_KEY_NOTES: Mapping[str, str] = {
 PLAINTEXT, as in kafka-python."""
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 def check_security(config: Mapping[str, Any]) -> None:
@@ -111,15 +113,20 @@ def check_security(config: Mapping[str, Any]) -> None:
             raise ConfigError("ssl_context", f"must be an ssl.SSLContext, not {context!r}")
     if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
         mechanism = config["sasl_mechanism"]
-        if mechanism in ("GSSAPI", "OAUTHBEARER"):
+        if mechanism == "GSSAPI":
             raise UnsupportedFeatureError(f"sasl_mechanism={mechanism!r}: kafkalite speaks "
-                                          f"{', '.join(_SASL_MECHANISMS)}")
-        if mechanism not in _SASL_MECHANISMS:
-            raise ConfigError("sasl_mechanism", f"must be one of {', '.join(_SASL_MECHANISMS)}"
+                                          f"{', '.join(SASL_MECHANISMS)}")
+        if mechanism not in SASL_MECHANISMS:
+            raise ConfigError("sasl_mechanism", f"must be one of {', '.join(SASL_MECHANISMS)}"
                               f" with {protocol}, not {mechanism!r}")
-        for key in ("sasl_plain_username", "sasl_plain_password"):
-            if not isinstance(config[key], str) or not config[key]:
-                raise ConfigError(key, f"{mechanism} needs a user name and password")
+        if mechanism == "OAUTHBEARER":
+            problem = oauth_provider_error(config["sasl_oauth_token_provider"])
+            if problem is not None:
+                raise ConfigError("sasl_oauth_token_provider", f"OAUTHBEARER: {problem}")
+        else:
+            for key in ("sasl_plain_username", "sasl_plain_password"):
+                if not isinstance(config[key], str) or not config[key]:
+                    raise ConfigError(key, f"{mechanism} needs a user name and password")
     for key in ("proxy_url", "socks5_proxy"):
         if config[key] is not None:
             raise UnsupportedFeatureError(f"{key}={config[key]!r}: connecting through a proxy "

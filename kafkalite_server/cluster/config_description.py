@@ -80,7 +80,9 @@ def describe_broker(resource_name: str, config: BrokerConfig,
                     layers: BrokerLayers) -> list[dict[str, Any]]:
     """A broker's keys (``resource_name`` its id), or the cluster-wide layer (``""``)."""
     static_defaults = {key: value for key, value, _default in config.describe()}
-    names = sorted(set(static_defaults) | set(DYNAMIC_KEYS))
+    # A stored name that is no broker key is listed too, as Kafka lists its originals.
+    names = sorted(set(static_defaults) | set(DYNAMIC_KEYS) | set(layers.per_broker)
+                   | set(layers.cluster_default))
     if resource_name == CLUSTER_DEFAULT:
         names = sorted(layers.cluster_default)
         layers = BrokerLayers({}, layers.cluster_default, {})

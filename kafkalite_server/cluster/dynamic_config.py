@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.config_codes import ConfigType
 from kafkalite.protocol.primitives import INT32_MAX
+from kafkalite_server.config import BROKER_CONFIG_KEYS
 from kafkalite_server.config_values import Parser, boolean, integer
 from kafkalite_server.log.config import TOPIC_CONFIGS, LogConfig
 
@@ -148,14 +149,24 @@ DYNAMIC_KEYS: dict[str, DynamicKey] = {
 """Every broker key AlterConfigs may change, by name."""
 
 
+_STATIC_KEYS = (frozenset(BROKER_CONFIG_KEYS)
+                | {key for topic_key in TOPIC_CONFIGS.values() for key, _ in topic_key.synonyms}
+                ) - DYNAMIC_KEYS.keys()
+"""The broker keys a running broker may not change."""
+
+
 def validate_dynamic(configs: Mapping[str, str]) -> None:
-    """Raises ConfigError naming the first key that is not dynamic or has a bad value."""
+    """Raises ConfigError naming the first key that is a static broker key or has a bad
+    value. A name that is no broker key at all (``cleanup.policy`` sent to a BROKER
+    resource) passes: Kafka in ZooKeeper mode refuses only its known non-dynamic keys
+    (DynamicBrokerConfig.validateConfigs) and stores the rest, which then have no effect."""
     for key, text in configs.items():
         spec = DYNAMIC_KEYS.get(key)
-        if spec is None:
+        if spec is not None:
+            spec.parse(key, text.strip())
+        elif key in _STATIC_KEYS:
             raise ConfigError(key, "is not a dynamically updatable broker config (set it in "
                                    "the broker's properties file)")
-        spec.parse(key, text.strip())
 
 
 class DynamicLayers:
@@ -186,9 +197,9 @@ class DynamicLayers:
         overrides: dict[str, str] = {}
         for layer in [default, *(brokers[b] for b in sorted(brokers))]:
             for key, text in layer.items():
-                topic_key = DYNAMIC_KEYS[key].topic_key
-                if topic_key is not None:
-                    overrides[topic_key] = text
+                spec = DYNAMIC_KEYS.get(key)  # None: a name that is no broker key
+                if spec is not None and spec.topic_key is not None:
+                    overrides[spec.topic_key] = text
         if not overrides:
             return static
         return LogConfig.from_topic_configs(static, overrides)

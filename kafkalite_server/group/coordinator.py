@@ -809,7 +809,8 @@ class GroupCoordinator:
                 log.warning("group %s: removing expired offsets failed: %s", group.group_id, exc)
                 continue
             removed += len(expired)
-            log.info("group %s: %d offsets expired", group.group_id, len(expired))
+            if expired:
+                log.info("group %s: %d offsets expired", group.group_id, len(expired))
         return removed
 
     def remove_offsets_of_deleted_topics(self, deleted: Callable[[str], bool],

@@ -1,5 +1,8 @@
 """ListOffsets (2) and OffsetForLeaderEpoch (23).
 
+ListOffsets v0 is Kafka's legacy form, still served by Kafka 2.x and 3.x (KafkaJS asks it):
+up to ``max_num_offsets`` offsets per partition, newest first, in ``old_style_offsets``.
+
 Both need Describe on each topic (the others' partitions answer TOPIC_AUTHORIZATION_FAILED)
 and, from a replica (``replica_id`` >= 0, as followers send OffsetForLeaderEpoch),
 ClusterAction on the Cluster (every partition answers CLUSTER_AUTHORIZATION_FAILED).
@@ -12,6 +15,7 @@ from typing import Any
 
 from kafkalite.protocol.errors import BrokerResponseError
 from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.security.api_checks import (
     DESCRIBE_TOPICS,
@@ -50,12 +54,20 @@ async def handle_list_offsets(ctx: RequestContext, body: dict[str, Any]) -> dict
                     raise refused[topic["name"]]()
                 partition = replicas.leader_partition(topic["name"], index)
                 partition.check_leader_epoch(request["current_leader_epoch"])
-                offset, timestamp, epoch = _lookup(
-                    partition, request["timestamp"],
-                    replicas.read_upper_bound(partition, body.get("isolation_level", 0)))
+                upper_bound = replicas.read_upper_bound(partition,
+                                                        body.get("isolation_level", 0))
+                if ctx.api_version == 0:
+                    partitions.append({"partition_index": index, "error_code": 0,
+                                       "old_style_offsets": _legacy_offsets(
+                                           partition, request["timestamp"], upper_bound,
+                                           request["max_num_offsets"])})
+                    continue
+                offset, timestamp, epoch = _lookup(partition, request["timestamp"],
+                                                   upper_bound)
             except BrokerResponseError as exc:
                 partitions.append({"partition_index": index, "error_code": exc.errno,
-                                   "timestamp": -1, "offset": -1, "leader_epoch": -1})
+                                   "old_style_offsets": [], "timestamp": -1, "offset": -1,
+                                   "leader_epoch": -1})
                 continue
             partitions.append({"partition_index": index, "error_code": 0,
                                "timestamp": timestamp, "offset": offset, "leader_epoch": epoch})
@@ -77,6 +89,34 @@ def _lookup(partition: Partition, timestamp: int, upper_bound: int) -> tuple[int
         return -1, -1, -1
     offset, stamp = found
     return offset, stamp, _epoch_at(partition, offset)
+
+
+def _legacy_offsets(partition: Partition, timestamp: int, upper_bound: int,
+                    max_num_offsets: int) -> list[int]:
+    """ListOffsets v0, as Kafka's legacy lookup answers it: the log's candidate offsets are
+    each segment's base (stamped with the segment's largest timestamp) and, when the active
+    segment holds data, ``upper_bound`` (stamped now). -1 starts from the newest, -2 from
+    the oldest, a timestamp from the newest candidate stamped at or before it; the answer
+    walks back from there, newest first, at most ``max_num_offsets`` long. Offsets a
+    consumer may not read yet are folded into ``upper_bound``."""
+    log = partition.log
+    segments = log.segments
+    candidates = [max(segment.base_offset, log.log_start_offset) for segment in segments]
+    if log.active_segment.size > 0:
+        candidates.append(max(upper_bound, log.log_start_offset))
+    if timestamp == LATEST:
+        start = len(candidates) - 1
+    elif timestamp == EARLIEST:
+        start = 0
+    else:
+        stamps = [segment.largest_timestamp for segment in segments]
+        if len(candidates) > len(stamps):
+            stamps.append(wall_clock_ms())
+        start = next((i for i in reversed(range(len(stamps))) if stamps[i] <= timestamp), -1)
+    offsets = candidates[start::-1] if start >= 0 else []
+    if any(offset > upper_bound for offset in offsets):
+        offsets = [upper_bound] + [offset for offset in offsets if offset <= upper_bound]
+    return offsets[:max(max_num_offsets, 0)]
 
 
 def _epoch_at(partition: Partition, offset: int) -> int:

@@ -16,7 +16,9 @@ hang up (its bytes are not read), and by then it has given the request up anyway
 Each connection has a :class:`~kafkalite_server.network.session.Session` (its listener,
 principal and SASL state). After a v0 SaslHandshake the SASL tokens arrive as bare frames
 and are answered as bare frames; a failed exchange closes the connection after its reply.
-That reply (or, for bare tokens, the close) is held back
+A request other than SaslHandshake after the SASL session's lifetime ran out (KIP-368,
+see :mod:`kafkalite_server.security.authenticator`) closes the connection unanswered.
+A failed exchange's reply (or, for bare tokens, the close) is held back
 ``connection.failed.authentication.delay.ms``, as Kafka does, so guessing passwords costs
 the guesser time: only this connection's task waits, every other connection is served.
 """
@@ -151,6 +153,10 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
             while frames:
                 frame = frames.popleft()
                 chunks: list[Any] | None
+                if session.expired(int.from_bytes(frame[:2], "big")):
+                    log.info("closing connection from %s on listener %s: its SASL session "
+                             "expired without re-authentication", peer, listener.name)
+                    return
                 try:
                     if session.raw_tokens:
                         chunks = raw_token_reply(session, frame, peer)

@@ -47,5 +47,10 @@ class Session:
     def close_after_response(self) -> bool:
         return self.close_reason is not None
 
+    def expired(self, api_key: int) -> bool:
+        """Has the SASL session run out of its lifetime, so that this request (anything but
+        a SaslHandshake, which re-authenticates) closes the connection, as in Kafka?"""
+        return self.authenticator is not None and self.authenticator.session_expired(api_key)
+
     def authenticated_as(self, user: str) -> None:
         self.principal = f"User:{user}"

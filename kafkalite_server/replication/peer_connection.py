@@ -23,8 +23,8 @@ from kafkalite.protocol.framing import FrameTooLargeError
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.security.inter_broker import (
     PeerAuthenticationError,
+    PeerLogin,
     PeerSecurity,
-    authenticate,
 )
 
 _SIZE_BYTES = 4
@@ -107,6 +107,7 @@ class PeerConnection:
         self._max_response_bytes = max_response_bytes
         self._connection: tuple[asyncio.Transport, ResponseReader] | None = None
         self._exchange: RequestExchange | None = None
+        self._login: PeerLogin | None = None
 
     async def send(self, api_key: int, api_version: int,
                    body: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,6 +124,8 @@ class PeerConnection:
                     body: Mapping[str, Any]) -> dict[str, Any]:
         if self._connection is None or self._exchange is None:
             await self._open()
+        elif self._login is not None:
+            await self._login.renew_if_due(self._roundtrip)
         return await self._roundtrip(api_key, api_version, body)
 
     async def _open(self) -> None:
@@ -137,7 +140,8 @@ class PeerConnection:
             server_hostname=host if security.ssl_context is not None else None)
         self._exchange = RequestExchange(self._client_id, self._max_response_bytes)
         if security.sasl is not None:
-            await authenticate(self._roundtrip, security.sasl)
+            self._login = PeerLogin(security.sasl)
+            await self._login.login(self._roundtrip)
 
     async def _roundtrip(self, api_key: int, api_version: int,
                          body: Mapping[str, Any]) -> dict[str, Any]:
@@ -151,3 +155,4 @@ class PeerConnection:
             self._connection[0].close()
         self._connection = None
         self._exchange = None
+        self._login = None

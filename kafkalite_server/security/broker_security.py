@@ -3,8 +3,9 @@
 Built once from the broker config (every inconsistency is a ConfigError naming the key):
 the SASL mechanisms and PLAIN users of each SASL listener (``sasl.enabled.mechanisms``,
 JAAS ``user_<name>="<password>"`` options from
-``listener.name.<listener>.plain.sasl.jaas.config`` or ``sasl.jaas.config``), and the
-authorizer (on when ``authorizer.class.name`` is non-empty) with ``super.users`` and
+``listener.name.<listener>.plain.sasl.jaas.config`` or ``sasl.jaas.config``), the
+OAUTHBEARER validator of each listener (:mod:`.oauthbearer`), each mechanism's
+``connections.max.reauth.ms`` (KIP-368), and the authorizer (on when ``authorizer.class.name`` is non-empty) with ``super.users`` and
 ``allow.everyone.if.no.acl.found``. ACLs and SCRAM credentials live in the cluster's
 coordination store, in Kafka's ZooKeeper layout (:mod:`.security_store`), whatever the
 deployment.
@@ -18,12 +19,15 @@ to start, unless ``kafkalite.allow.anonymous.super.user=true`` says the operator
 from __future__ import annotations
 
 import logging
+import time
 
 from kafkalite.errors import ConfigError
+from kafkalite.protocol.sasl_oauthbearer import MECHANISM as OAUTHBEARER
 from kafkalite.protocol.scram import MECHANISMS as SCRAM_MECHANISMS
 from kafkalite.protocol.scram import ScramCredential, decoy_credential
 from kafkalite_server.cluster.store_worker import StoreWorker
-from kafkalite_server.config import BrokerConfig, listener_value
+from kafkalite_server.config import LISTENER_PREFIX, BrokerConfig, listener_value
+from kafkalite_server.config_values import integer
 from kafkalite_server.network.listeners import Listener, authenticates
 from kafkalite_server.security.acls import (
     AclBinding,
@@ -35,12 +39,13 @@ from kafkalite_server.security.acls import (
     authorize_any,
 )
 from kafkalite_server.security.authenticator import SaslAuthenticator
-from kafkalite_server.security.jaas import parse_jaas
+from kafkalite_server.security.jaas import JaasEntry, parse_jaas
+from kafkalite_server.security.oauthbearer import OAuthBearerValidator, load_validator
 from kafkalite_server.security.security_store import SecurityStore
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)
+SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS, OAUTHBEARER)
 ANONYMOUS = "User:ANONYMOUS"
 ALLOW_ANONYMOUS_SUPER_USER = "kafkalite.allow.anonymous.super.user"
 
@@ -67,6 +72,36 @@ def check_anonymous_super_user(config: BrokerConfig, listeners: list[Listener],
                           "set this to true to start anyway")
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _max_reauth_ms(config: BrokerConfig, listener: str, mechanism: str) -> int:
+    """``listener.name.<l>.<mechanism>.connections.max.reauth.ms``, else the broker's."""
+    setting = f"{mechanism.lower()}.connections.max.reauth.ms"
+    text = listener_value(config, listener, setting)
+    if text is None:
+        return config.connections_max_reauth_ms
+    return integer(0)(f"{LISTENER_PREFIX}{listener.lower()}.{setting}", text)
+
+
+def _jaas_entry(config: BrokerConfig, listener: str, mechanism: str,
+                module: str) -> tuple[str, JaasEntry | None]:
+    """The JAAS entry a mechanism reads on a listener, and the key it came from:
+    ``listener.name.<l>.<mechanism>.sasl.jaas.config``, else ``sasl.jaas.config`` when its
+    login module is ``module``."""
+    setting = f"{mechanism.lower()}.sasl.jaas.config"
+    key = f"{LISTENER_PREFIX}{listener.lower()}.{setting}"
+    text = listener_value(config, listener, setting)
+    if text is None:
+        key, text = "sasl.jaas.config", config.sasl_jaas_config
+        if text is None:
+            return key, None
+        entry = parse_jaas(key, text)
+        return key, entry if entry.module.endswith(module) else None
+    return key, parse_jaas(key, text)
+
+
 class BrokerSecurity:
     def __init__(self, config: BrokerConfig, listeners: list[Listener],
                  store: SecurityStore, worker: StoreWorker) -> None:
@@ -83,6 +118,8 @@ class BrokerSecurity:
             check_anonymous_super_user(config, listeners, self.settings.super_users)
         self._mechanisms: dict[str, tuple[str, ...]] = {}
         self._plain_users: dict[str, dict[str, str]] = {}
+        self._oauthbearer: dict[str, OAuthBearerValidator] = {}
+        self._max_reauth_ms: dict[str, dict[str, int]] = {}
         for listener in listeners:
             if listener.uses_sasl:
                 self._configure_sasl(config, listener.name)
@@ -95,20 +132,21 @@ class BrokerSecurity:
                               f"{', '.join(unknown) or 'nothing'} on listener {name}: "
                               f"kafkalite supports {', '.join(SUPPORTED_MECHANISMS)}")
         self._mechanisms[name] = mechanisms
+        self._max_reauth_ms[name] = {
+            mechanism: _max_reauth_ms(config, name, mechanism) for mechanism in mechanisms}
         if "PLAIN" in mechanisms:
-            key = f"listener.name.{name.lower()}.plain.sasl.jaas.config"
-            text = listener_value(config, name, "plain.sasl.jaas.config")
-            if text is None:
-                key, text = "sasl.jaas.config", config.sasl_jaas_config
-            users = {}
-            if text is not None:
-                entry = parse_jaas(key, text)
-                users = entry.plain_users() if entry.module.endswith("PlainLoginModule") \
-                    else {}
+            key, entry = _jaas_entry(config, name, "PLAIN", "PlainLoginModule")
+            users = {} if entry is None else entry.plain_users()
             if not users:
                 raise ConfigError(key, f"PLAIN on listener {name} needs a PlainLoginModule "
                                        'entry with user_<name>="<password>" options')
             self._plain_users[name] = users
+        if OAUTHBEARER in mechanisms:
+            _key, entry = _jaas_entry(config, name, OAUTHBEARER, "OAuthBearerLoginModule")
+            setting = f"{OAUTHBEARER.lower()}.sasl.server.callback.handler.class"
+            self._oauthbearer[name] = load_validator(
+                f"{LISTENER_PREFIX}{name.lower()}.{setting}",
+                listener_value(config, name, setting), {} if entry is None else entry.options)
 
     async def load(self) -> None:
         """Reads what requests will ask (the ACLs, the SCRAM credentials and the decoy
@@ -136,7 +174,8 @@ class BrokerSecurity:
     def authenticator(self, listener: str) -> SaslAuthenticator:
         users = self._plain_users.get(listener, {})
         return SaslAuthenticator(self._mechanisms[listener], users.get, self.scram_credential,
-                                 self.scram_decoy)
+                                 self.scram_decoy, self._oauthbearer.get(listener), _now_ms,
+                                 self._max_reauth_ms[listener])
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         return self.store.credentials().get(user, {}).get(mechanism)

@@ -12,7 +12,11 @@ Replica fetchers, the controller's channels and WriteTxnMarkers all open connect
   must be in the listener's ``sasl.enabled.mechanisms``), logging in as the broker's own
   principal with the ``username`` / ``password`` options of the listener's JAAS entry for
   that mechanism, ``listener.name.<listener>.<mechanism>.sasl.jaas.config`` (else
-  ``sasl.jaas.config``), as Kafka's brokers do.
+  ``sasl.jaas.config``), as Kafka's brokers do; with OAUTHBEARER, an unsecured token made
+  from the entry's ``unsecuredLoginStringClaim_sub`` and other ``unsecuredLogin*`` options
+  (:class:`~kafkalite_server.security.oauthbearer.UnsecuredLoginTokens`). A login with a
+  session lifetime (KIP-368) is renewed on the same connection before the request that
+  would find it over (:class:`PeerLogin`).
 
 The broker's principal needs ClusterAction on the Cluster when an authorizer is on: list it
 in ``super.users``.
@@ -21,7 +25,10 @@ in ``super.users``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
+import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,13 +37,17 @@ from kafkalite.errors import ConfigError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import error_for_code
 from kafkalite.protocol.exchange import RequestExchange
-from kafkalite.protocol.sasl_client import SaslCredentials
+from kafkalite.protocol.sasl_client import ReauthSchedule, SaslCredentials
+from kafkalite.protocol.sasl_oauthbearer import MECHANISM as OAUTHBEARER
 from kafkalite.protocol.scram import ScramError
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.config import BrokerConfig, listener_value
 from kafkalite_server.network.listeners import resolve_listeners
 from kafkalite_server.network.tls import client_context
 from kafkalite_server.security.jaas import parse_jaas
+from kafkalite_server.security.oauthbearer import UnsecuredLoginTokens
+
+log = logging.getLogger(__name__)
 
 SASL_HANDSHAKE_VERSION = 1
 SASL_AUTHENTICATE_VERSION = 1
@@ -79,18 +90,36 @@ class PeerSecurity:
             server_hostname=host if self.ssl_context is not None else None)
         try:
             if self.sasl is not None:
-                await authenticate(lambda key, version, body: roundtrip(
-                    reader, writer, exchange, key, version, body), self.sasl)
+                login = PeerLogin(self.sasl)
+                await login.login(lambda key, version, body: _send_and_receive(
+                    reader, writer, exchange, key, version, body))
+                _logins[writer] = login
         except BaseException:
             writer.close()
             raise
         return reader, writer
 
 
+_logins: weakref.WeakKeyDictionary[asyncio.StreamWriter, PeerLogin] = \
+    weakref.WeakKeyDictionary()
+"""The SASL login of each connection :meth:`PeerSecurity.connect` opened."""
+
+
 async def roundtrip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                     exchange: RequestExchange, api_key: int, api_version: int,
                     body: Mapping[str, Any]) -> dict[str, Any]:
-    """One request and its response body on an open connection."""
+    """One request and its response body on an open connection (re-authenticated first
+    when its login's session is about to end)."""
+    login = _logins.get(writer)
+    if login is not None:
+        await login.renew_if_due(lambda key, version, request: _send_and_receive(
+            reader, writer, exchange, key, version, request))
+    return await _send_and_receive(reader, writer, exchange, api_key, api_version, body)
+
+
+async def _send_and_receive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                            exchange: RequestExchange, api_key: int, api_version: int,
+                            body: Mapping[str, Any]) -> dict[str, Any]:
     writer.write(exchange.request(api_key, api_version, body))
     await writer.drain()
     while True:
@@ -105,9 +134,32 @@ async def roundtrip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
 Send = Callable[[int, int, Mapping[str, Any]], Awaitable[dict[str, Any]]]
 
 
-async def authenticate(send: Send, credentials: SaslCredentials) -> None:
+class PeerLogin:
+    """One connection's login to another broker, renewed on the same connection before
+    the other broker's session lifetime ends (KIP-368, as the SDK's connections do)."""
+
+    def __init__(self, credentials: SaslCredentials,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._credentials = credentials
+        self._clock = clock
+        self._schedule = ReauthSchedule()
+
+    async def login(self, send: Send) -> None:
+        lifetime_ms = await authenticate(send, self._credentials)
+        self._schedule.session_started(lifetime_ms, self._clock())
+
+    async def renew_if_due(self, send: Send) -> None:
+        """Requests on a peer connection go one at a time, so none is in flight here."""
+        if self._schedule.due(self._clock()):
+            log.debug("re-authenticating to another broker with %s",
+                      self._credentials.mechanism)
+            await self.login(send)
+
+
+async def authenticate(send: Send, credentials: SaslCredentials) -> int:
     """SaslHandshake v1, then the mechanism's SaslAuthenticate rounds, with ``send``
-    (one request, its response body) on a new connection."""
+    (one request, its response body) on a connection; the session lifetime the other
+    broker gave (0: none)."""
     answer = await send(ApiKey.SASL_HANDSHAKE, SASL_HANDSHAKE_VERSION,
                         {"mechanism": credentials.mechanism})
     _check(answer, f"mechanism {credentials.mechanism} (offered: {answer['mechanisms']})")
@@ -123,7 +175,7 @@ async def authenticate(send: Send, credentials: SaslCredentials) -> None:
         except ScramError as exc:
             raise PeerAuthenticationError(f"the broker's SCRAM answer: {exc}") from None
         if token is None or sasl.complete:
-            return
+            return int(answer.get("session_lifetime_ms", 0))
     raise PeerAuthenticationError(f"no end to the SASL exchange after {_MAX_SASL_ROUNDS} "
                                   "rounds")
 
@@ -160,6 +212,8 @@ def _credentials(config: BrokerConfig, listener: str) -> SaslCredentials:
     if text is None:
         jaas_key, text = "sasl.jaas.config", config.sasl_jaas_config
     options = parse_jaas(jaas_key, text).options if text is not None else {}
+    if mechanism == OAUTHBEARER:
+        return SaslCredentials(mechanism, token_provider=UnsecuredLoginTokens(jaas_key, options))
     if "username" not in options or "password" not in options:
         raise ConfigError(jaas_key, f"the inter-broker listener {listener} uses SASL "
                                     f"{mechanism}: its JAAS entry needs the broker's own "

@@ -73,3 +73,36 @@ def test_delete_records_cluster_and_log_dirs(cluster: EmbeddedCluster,
     partitions = {(t["name"], p["partition_index"]): p["partition_size"]
                   for t in log_dir["topics"] for p in t["partitions"]}
     assert partitions[("kp-trim", 0)] > 0
+
+
+def test_a_broker_resource_stores_a_name_that_is_no_broker_key(
+        cluster: EmbeddedCluster, admin: KafkaAdminClient) -> None:
+    """Kafka in ZooKeeper mode refuses only known static broker keys; any other name is
+    stored under /config/brokers/<id>, listed, and has no effect."""
+    broker_id = str(cluster.controller_id)
+    broker = ConfigResource(ConfigResourceType.BROKER, broker_id)
+
+    def alter(configs: dict, **how: bool) -> str:
+        return admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, broker_id,
+                                                   configs=configs)],
+                                   raise_on_unknown=False, **how)["broker"][broker_id]
+
+    def stored() -> dict[str, str | None]:
+        described = admin.describe_configs([broker])["broker"][broker_id]
+        return {name: entry["value"] for name, entry in described.items()
+                if entry["config_source"] == "DYNAMIC_BROKER_CONFIG"}
+
+    assert alter({"cleanup.policy": (AlterConfigOp.SET, "compact")}, incremental=True) == "OK"
+    assert stored() == {"cleanup.policy": "compact"}
+    assert alter({"cleanup.policy": "delete", "retention.ms": "5"}, incremental=False) == "OK"
+    assert stored() == {"cleanup.policy": "delete", "retention.ms": "5"}
+    admin.create_topics([NewTopic("kp-unaffected", 1, 1)])
+    assert topic_configs(admin, "kp-unaffected")["retention.ms"]["value"] == "604800000"
+
+    refused = alter({"log.retention.hours": (AlterConfigOp.SET, "1")})
+    assert "InvalidConfigurationError" in refused and "log.retention.hours" in refused
+    refused = alter({"log.retention.ms": (AlterConfigOp.SET, "soon")})
+    assert "InvalidConfigurationError" in refused and "log.retention.ms" in refused
+    assert alter({"cleanup.policy": (AlterConfigOp.DELETE, None),
+                  "retention.ms": (AlterConfigOp.DELETE, None)}, incremental=True) == "OK"
+    assert stored() == {}

@@ -61,9 +61,7 @@ def test_unknown_keys_stay_errors() -> None:
 @pytest.mark.parametrize("settings, key", [
     ({"proxy_url": "http://proxy:3128"}, "proxy_url"),
     ({"socks5_proxy": "socks5://proxy:1080"}, "socks5_proxy"),
-    ({"security_protocol": "SASL_SSL", "sasl_mechanism": "GSSAPI"}, "sasl_mechanism"),
-    ({"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "OAUTHBEARER"},
-     "sasl_mechanism")])
+    ({"security_protocol": "SASL_SSL", "sasl_mechanism": "GSSAPI"}, "sasl_mechanism")])
 def test_settings_kafkalite_cannot_honour_are_refused_naming_the_key(
         settings: dict[str, str], key: str) -> None:
     with pytest.raises(UnsupportedFeatureError, match=key):
@@ -73,6 +71,8 @@ def test_settings_kafkalite_cannot_honour_are_refused_naming_the_key(
 @pytest.mark.parametrize("settings, key", [
     ({"security_protocol": "SASL_PLAINTEXT"}, "sasl_mechanism"),
     ({"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN"}, "sasl_plain_username"),
+    ({"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "OAUTHBEARER"},
+     "sasl_oauth_token_provider"),
     ({"security_protocol": "TLS"}, "security_protocol")])
 def test_incomplete_security_settings_are_config_errors_naming_the_key(
         settings: dict[str, str], key: str) -> None:

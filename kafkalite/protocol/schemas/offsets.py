@@ -4,7 +4,7 @@ from kafkalite.protocol.primitives import INT8, INT16, INT32, INT64, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 LIST_OFFSETS_REQUEST = Message(
-    "ListOffsetsRequest", valid="1-5", flexible="none", fields=(
+    "ListOffsetsRequest", valid="0-5", flexible="none", fields=(
         Field("replica_id", INT32, default=-1),
         Field("isolation_level", INT8, "2+"),
         Field("topics", Array(Struct(
@@ -13,21 +13,23 @@ LIST_OFFSETS_REQUEST = Message(
                 Field("partition_index", INT32),
                 Field("current_leader_epoch", INT32, "4+", default=-1),
                 Field("timestamp", INT64),
+                Field("max_num_offsets", INT32, "0", default=1),
             ))),
         ))),
     ),
 )
 
 LIST_OFFSETS_RESPONSE = Message(
-    "ListOffsetsResponse", valid="1-5", flexible="none", fields=(
+    "ListOffsetsResponse", valid="0-5", flexible="none", fields=(
         Field("throttle_time_ms", INT32, "2+"),
         Field("topics", Array(Struct(
             Field("name", STRING),
             Field("partitions", Array(Struct(
                 Field("partition_index", INT32),
                 Field("error_code", INT16),
-                Field("timestamp", INT64, default=-1),
-                Field("offset", INT64, default=-1),
+                Field("old_style_offsets", Array(INT64), "0"),
+                Field("timestamp", INT64, "1+", default=-1),
+                Field("offset", INT64, "1+", default=-1),
                 Field("leader_epoch", INT32, "4+", default=-1),
             ))),
         ))),

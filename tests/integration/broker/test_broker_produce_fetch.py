@@ -179,6 +179,32 @@ def test_list_offsets(client, make_batch):
     assert lookup(-1, epoch=7)["error_code"] == 75
 
 
+def test_list_offsets_v0_answers_old_style_offsets_newest_first(client, make_batch):
+    """Kafka's legacy form: segment base offsets, plus the high watermark, walked back."""
+    topics = [{"name": "legacy", "num_partitions": 1, "replication_factor": 1,
+               "assignments": [], "configs": [{"name": "segment.bytes", "value": "200"}]}]
+    created = client.call(ApiKey.CREATE_TOPICS, 4, {"topics": topics, "timeout_ms": 5000,
+                                                    "validate_only": False})
+    assert created["topics"][0]["error_code"] == 0
+    for stamp in (1000, 2000, 3000):  # two batches outgrow 200 bytes: one segment each
+        assert produce(client, make_batch([b"x" * 60], timestamps=[stamp]),
+                       topic="legacy")["error_code"] == 0
+
+    def lookup(timestamp: int, max_num_offsets: int, topic: str = "legacy") -> dict[str, Any]:
+        body = {"replica_id": -1, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "timestamp": timestamp,
+                                            "max_num_offsets": max_num_offsets}]}]}
+        answer = client.call(ApiKey.LIST_OFFSETS, 0, body)["topics"][0]["partitions"][0]
+        return {key: answer[key] for key in ("error_code", "old_style_offsets")}
+
+    assert lookup(-1, 10) == {"error_code": 0, "old_style_offsets": [3, 2, 1, 0]}
+    assert lookup(-1, 1)["old_style_offsets"] == [3]
+    assert lookup(-2, 10)["old_style_offsets"] == [0]
+    assert lookup(2500, 10)["old_style_offsets"] == [1, 0]
+    assert lookup(500, 10)["old_style_offsets"] == []
+    assert lookup(-1, 1, topic="absent") == {"error_code": 3, "old_style_offsets": []}
+
+
 def test_init_producer_id_and_idempotent_produce(client, make_batch):
     body = {"transactional_id": None, "transaction_timeout_ms": 60000}
     first = client.call(ApiKey.INIT_PRODUCER_ID, 1, body)

@@ -3,6 +3,8 @@ expires when, what is tombstoned, and what is never touched."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from kafkalite.errors import ConfigError
@@ -166,6 +168,21 @@ def test_an_empty_group_without_offsets_is_deleted_at_the_next_pass(
     scheduler.advance(CHECK_MS)
     assert coordinator.group(GROUP) is None
     assert store.deleted == [(coordinator.partition_for(GROUP), GROUP, [])]
+
+
+def test_only_a_pass_that_expires_something_logs_at_info(
+    coordinator: GroupCoordinator, scheduler: FakeScheduler, caplog: pytest.LogCaptureFixture
+) -> None:
+    members, _ = stable_group(coordinator, scheduler, 1)
+    coordinator.leave_group(GROUP, [LeavingMember(members[0])])
+    caplog.set_level(logging.INFO, logger="kafkalite_server.group.coordinator")
+    scheduler.advance(CHECK_MS)  # deletes the empty group, which had no offsets: quiet
+    assert coordinator.group(GROUP) is None
+    assert not [r for r in caplog.records if "offsets expired" in r.getMessage()]
+    commit_simple(coordinator, OTHER)
+    scheduler.advance(RETENTION_MS + CHECK_MS)
+    assert [r.getMessage() for r in caplog.records if "offsets expired" in r.getMessage()] == [
+        f"group {GROUP}: 1 offsets expired"]
 
 
 def test_a_reloaded_group_counts_from_when_it_was_stored_empty(

@@ -219,7 +219,7 @@ def test_fields_not_in_the_version_are_ignored_when_encoding() -> None:
 
 def test_unsupported_versions_are_refused_on_both_sides() -> None:
     with pytest.raises(UnsupportedVersionError):
-        encode_request(ApiKey.LIST_OFFSETS, 0, 1, None, {})
+        encode_request(ApiKey.OFFSET_COMMIT, 0, 1, None, {})
     with pytest.raises(UnsupportedVersionError):
         decode_response(ApiKey.FETCH, 12, b"\x00\x00\x00\x01")
 
