@@ -257,7 +257,7 @@ class ConsumerGroups:
         if hb.member_epoch < STATIC_LEAVE_EPOCH or (hb.member_epoch != JOIN_EPOCH
                                                    and not hb.member_id):
             return InvalidRequestError.errno, "member_id is required past the join"
-        if hb.subscribed_topic_regex is not None:
+        if hb.subscribed_topic_regex:  # librdkafka sends "" for "no regex"
             return InvalidRequestError.errno, "regex subscriptions are not supported"
         if hb.member_epoch == JOIN_EPOCH:
             if hb.subscribed_topic_names is None:

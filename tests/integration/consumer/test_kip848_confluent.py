@@ -1,0 +1,145 @@
+"""confluent-kafka consumers (librdkafka 2.16, ``group.protocol=consumer``) in a KIP-848
+consumer group on one broker: two members split six partitions 3/3, a third joining makes
+it 2/2/2 with only the partitions that move revoked, a member closing hands its partitions
+over within 10 s with its committed offsets (every record read exactly once), and the
+admin APIs see the group as a consumer group."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from tests.polling import until
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from kafkalite_server import EmbeddedCluster  # noqa: E402
+
+TOPIC, GROUP, PARTITIONS = "kip848-orders", "kip848-group", 6
+BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": "300"}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[EmbeddedCluster]:
+    with EmbeddedCluster(config=BROKER_CONFIG) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(30)
+        yield cluster
+
+
+class Member:
+    """One librdkafka consumer polled on its own thread; it commits each record it reads
+    before reading the next, and records its rebalance callbacks."""
+
+    def __init__(self, cluster: EmbeddedCluster, name: str, seen: Counter[bytes],
+                 lock: threading.Lock) -> None:
+        self.name = name
+        self.owned: set[int] = set()
+        self.revoked: list[set[int]] = []
+        self._seen, self._lock = seen, lock
+        self._stop = threading.Event()
+        self._consumer = Consumer({
+            "bootstrap.servers": cluster.bootstrap_servers, "group.id": GROUP,
+            "group.protocol": "consumer", "auto.offset.reset": "earliest",
+            "enable.auto.commit": False, "client.id": name})
+        self._consumer.subscribe([TOPIC], on_assign=self._assigned, on_revoke=self._revoked)
+        self._thread = threading.Thread(target=self._run, name=name)
+        self._thread.start()
+
+    def _assigned(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.owned |= {tp.partition for tp in partitions}
+
+    def _revoked(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.revoked.append({tp.partition for tp in partitions})
+        self.owned -= {tp.partition for tp in partitions}
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            message = self._consumer.poll(0.1)
+            if message is None or message.error() is not None:
+                continue
+            with self._lock:
+                self._seen[message.value()] += 1
+            self._consumer.commit(message=message, asynchronous=False)
+        self._consumer.close()  # leaves the group: its partitions move at once
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+
+def _produce(cluster: EmbeddedCluster, start: int, count: int) -> list[bytes]:
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5})
+    values = [f"record-{i}".encode() for i in range(start, start + count)]
+    for index, value in enumerate(values):
+        producer.produce(TOPIC, value, partition=index % PARTITIONS)
+    assert producer.flush(30) == 0
+    return values
+
+
+def _split(members: list[Member]) -> list[int]:
+    return sorted(len(m.owned) for m in members)
+
+
+def test_members_rebalance_incrementally_and_hand_over_their_offsets(
+        cluster: EmbeddedCluster) -> None:
+    seen: Counter[bytes] = Counter()
+    lock = threading.Lock()
+    members: list[Member] = []
+    try:
+        members += [Member(cluster, name, seen, lock) for name in ("a", "b")]
+        until(lambda: _split(members) == [3, 3], "a 3/3 split", 60)
+        produced = _produce(cluster, 0, 60)
+        until(lambda: sum(seen.values()) >= 60, "the first 60 records read", 60)
+        before = {m.name: set(m.owned) for m in members}
+        revoked_before = {m.name: len(m.revoked) for m in members}
+
+        members.append(Member(cluster, "c", seen, lock))
+        until(lambda: _split(members) == [2, 2, 2], "a 2/2/2 split", 60)
+        for member in members[:2]:
+            revoked = set().union(*member.revoked[revoked_before[member.name]:])
+            # only what moved to the newcomer was revoked, one partition each
+            assert revoked == before[member.name] - member.owned, (member.name, revoked)
+            assert len(revoked) == 1 and revoked <= members[2].owned
+        assert set().union(*(m.owned for m in members)) == set(range(PARTITIONS))
+        produced += _produce(cluster, 60, 60)
+        until(lambda: sum(seen.values()) >= 120, "120 records read", 60)
+
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result(30)
+        assert [g.group_id for g in listed.valid] == [GROUP]
+        assert listed.valid[0].type == ConsumerGroupType.CONSUMER
+        described = admin.describe_consumer_groups([GROUP])[GROUP].result(30)
+        assert described.type == ConsumerGroupType.CONSUMER
+        assert sorted(m.client_id for m in described.members) == ["a", "b", "c"]
+        assert sorted(len(m.assignment.topic_partitions) for m in described.members) == \
+            [2, 2, 2]
+
+        leaving = members.pop()
+        handed_over = set(leaving.owned)
+        leaving.close()
+        until(lambda: handed_over <= members[0].owned | members[1].owned,
+              "the closed member's partitions taken over", 10)
+        produced += _produce(cluster, 120, 60)
+        until(lambda: sum(seen.values()) >= 180, "180 records read", 60)
+        with lock:
+            assert set(seen) == set(produced)
+            assert max(seen.values()) == 1, [v for v, n in seen.items() if n > 1][:5]
+    finally:
+        for member in members:
+            member.close()
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    offsets = admin.list_consumer_group_offsets(
+        [confluent_kafka.ConsumerGroupTopicPartitions(GROUP)])[GROUP].result(30)
+    assert sum(tp.offset for tp in offsets.topic_partitions) == 180
+    until(lambda: admin.describe_consumer_groups([GROUP])[GROUP].result(30).members == [],
+          "the group empty")
+    admin.delete_consumer_groups([GROUP])[GROUP].result(30)
+    listed = admin.list_consumer_groups().result(30)
+    assert GROUP not in [g.group_id for g in listed.valid]
