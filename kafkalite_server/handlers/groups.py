@@ -18,6 +18,10 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+from kafkalite.protocol.consumer_protocol import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     CoordinatorNotAvailableError,
@@ -31,7 +35,8 @@ from kafkalite.protocol.errors import (
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 from kafkalite_server.cluster.authorized_operations import authorized_operations
 from kafkalite_server.group.config import OFFSETS_TOPIC
-from kafkalite_server.group.consumer_groups import CONSUMER_GROUP_TYPE
+from kafkalite_server.group.consumer_assignors import Assignment
+from kafkalite_server.group.consumer_groups import CONSUMER_GROUP_TYPE, ConsumerGroup
 from kafkalite_server.group.consumer_service import CLASSIC_GROUP_TYPE
 from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
@@ -51,6 +56,7 @@ from kafkalite_server.security.api_checks import (
     per_partition_error,
     requires,
 )
+from kafkalite_server.topic_ids import topic_named
 from kafkalite_server.txn.verification import for_txn_offset_commit
 
 Body = dict[str, Any]
@@ -418,9 +424,14 @@ async def handle_describe_groups(
         return authorized_operations(ctx.authorize, ResourceType.GROUP, group_id)
 
     denied = DESCRIBE_GROUPS.denied(ctx, body["groups"])
+    consumer = {g: group for g in body["groups"] if g not in denied
+                and (group := service.consumer.groups.group(g)) is not None}
     return {
         "throttle_time_ms": 0,
         "groups": [
+            {**_described_consumer_group(ctx, group), "authorized_operations": operations(g)}
+            for g, group in consumer.items()
+        ] + [
             {
                 "error_code": d.error,
                 "group_id": d.group_id,
@@ -441,8 +452,33 @@ async def handle_describe_groups(
                 "authorized_operations": operations(d.group_id),
             }
             for d in service.coordinator.describe_groups(
-                [g for g in body["groups"] if g not in denied])
+                [g for g in body["groups"] if g not in denied and g not in consumer])
         ] + [{"error_code": GroupAuthorizationFailedError.errno, "group_id": g} for g in denied],
+    }
+
+
+def _described_consumer_group(ctx: RequestContext, group: ConsumerGroup) -> Body:
+    """A KIP-848 consumer group as a classic client sees it (Kafka's answer): protocol type
+    ``consumer``, the assignor as the protocol, each member's subscription and current
+    assignment in the classic consumer protocol's encoding (version 0)."""
+    cache = ctx.broker.metadata_cache
+    names = cache.topic_names()
+
+    def partitions(assignment: Assignment) -> list[tuple[str, list[int]]]:
+        named = ((topic_named(cache.cluster_id, id_, names), sorted(ps))
+                 for id_, ps in sorted(assignment.items()))
+        return [(name, ps) for name, ps in named if name is not None]
+
+    return {
+        "error_code": 0, "group_id": group.group_id, "group_state": group.state,
+        "protocol_type": CONSUMER_GROUP_TYPE, "protocol_data": group.assignor,
+        "members": [{
+            "member_id": m.member_id, "group_instance_id": m.instance_id,
+            "client_id": m.client_id, "client_host": m.client_host,
+            "member_metadata": ConsumerProtocolSubscription(list(m.subscribed_topics)).encode(0),
+            "member_assignment": ConsumerProtocolAssignment(
+                partitions(m.current.assigned)).encode(0),
+        } for m in group.members.values()],
     }
 
 

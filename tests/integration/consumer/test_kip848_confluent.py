@@ -2,7 +2,8 @@
 consumer group on one broker: two members split six partitions 3/3, a third joining makes
 it 2/2/2 with only the partitions that move revoked, a member closing hands its partitions
 over within 10 s with its committed offsets (every record read exactly once), and the
-admin APIs see the group as a consumer group."""
+admin APIs (confluent-kafka's and kafka-python's classic DescribeGroups) see the group as
+a consumer group."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from tests.polling import until
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
+kafka = pytest.importorskip("kafka")
 from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
@@ -119,6 +121,15 @@ def test_members_rebalance_incrementally_and_hand_over_their_offsets(
         assert sorted(m.client_id for m in described.members) == ["a", "b", "c"]
         assert sorted(len(m.assignment.topic_partitions) for m in described.members) == \
             [2, 2, 2]
+
+        classic = kafka.KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+        try:  # a classic client's DescribeGroups sees a consumer group too
+            info = classic.describe_groups([GROUP])[GROUP]
+        finally:
+            classic.close()
+        assert (info["error"], info["group_state"], info["protocol_type"],
+                info["protocol_data"]) == (None, "Stable", "consumer", "uniform")
+        assert len(info["members"]) == 3, info
 
         leaving = members.pop()
         handed_over = set(leaving.owned)
