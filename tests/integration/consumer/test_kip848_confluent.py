@@ -2,8 +2,8 @@
 consumer group on one broker: two members split six partitions 3/3, a third joining makes
 it 2/2/2 with only the partitions that move revoked, a member closing hands its partitions
 over within 10 s with its committed offsets (every record read exactly once), and the
-admin APIs (confluent-kafka's and kafka-python's classic DescribeGroups) see the group as
-a consumer group."""
+admin APIs (confluent-kafka's, kafkalite's ``describe_consumer_groups`` and kafka-python's
+classic DescribeGroups) see the group as a consumer group."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ kafka = pytest.importorskip("kafka")
 from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from kafkalite.admin import AdminClient as KafkaliteAdmin  # noqa: E402
 from kafkalite_server import EmbeddedCluster  # noqa: E402
 
 TOPIC, GROUP, PARTITIONS = "kip848-orders", "kip848-group", 6
@@ -121,6 +122,19 @@ def test_members_rebalance_incrementally_and_hand_over_their_offsets(
         assert sorted(m.client_id for m in described.members) == ["a", "b", "c"]
         assert sorted(len(m.assignment.topic_partitions) for m in described.members) == \
             [2, 2, 2]
+
+        with KafkaliteAdmin(bootstrap_servers=cluster.bootstrap_servers) as ours:
+            found = ours.describe_consumer_groups([GROUP, "never-used"])
+        group = found[GROUP]
+        assert (group.group_type, group.state, group.assignor) == ("consumer", "Stable",
+                                                                   "uniform")
+        assert group.assignment_epoch == group.group_epoch
+        assert {m.member_epoch for m in group.members} == {group.group_epoch}
+        assert all(m.assignment == m.target_assignment and len(m.assignment) == 2
+                   and m.subscribed_topics == (TOPIC,) for m in group.members)
+        # a group that is no consumer group is described by DescribeGroups: classic, no epochs
+        assert (found["never-used"].group_type, found["never-used"].state,
+                found["never-used"].group_epoch) == ("classic", "Dead", -1)
 
         classic = kafka.KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
         try:  # a classic client's DescribeGroups sees a consumer group too
