@@ -20,6 +20,9 @@ kafka = pytest.importorskip("kafka")
 from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from kafkalite import Consumer as KafkaliteConsumer  # noqa: E402
+from kafkalite import ConsumerRebalanceListener  # noqa: E402
+from kafkalite import TopicPartition as KafkaliteTopicPartition  # noqa: E402
 from kafkalite.admin import AdminClient as KafkaliteAdmin  # noqa: E402
 from kafkalite_server import EmbeddedCluster  # noqa: E402
 
@@ -40,17 +43,17 @@ class Member:
     before reading the next, and records its rebalance callbacks."""
 
     def __init__(self, cluster: EmbeddedCluster, name: str, seen: Counter[bytes],
-                 lock: threading.Lock) -> None:
+                 lock: threading.Lock, *, topic: str = TOPIC, group: str = GROUP) -> None:
         self.name = name
         self.owned: set[int] = set()
         self.revoked: list[set[int]] = []
         self._seen, self._lock = seen, lock
         self._stop = threading.Event()
         self._consumer = Consumer({
-            "bootstrap.servers": cluster.bootstrap_servers, "group.id": GROUP,
+            "bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
             "group.protocol": "consumer", "auto.offset.reset": "earliest",
             "enable.auto.commit": False, "client.id": name})
-        self._consumer.subscribe([TOPIC], on_assign=self._assigned, on_revoke=self._revoked)
+        self._consumer.subscribe([topic], on_assign=self._assigned, on_revoke=self._revoked)
         self._thread = threading.Thread(target=self._run, name=name)
         self._thread.start()
 
@@ -76,11 +79,12 @@ class Member:
         self._thread.join(30)
 
 
-def _produce(cluster: EmbeddedCluster, start: int, count: int) -> list[bytes]:
+def _produce(cluster: EmbeddedCluster, start: int, count: int,
+             topic: str = TOPIC) -> list[bytes]:
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5})
     values = [f"record-{i}".encode() for i in range(start, start + count)]
     for index, value in enumerate(values):
-        producer.produce(TOPIC, value, partition=index % PARTITIONS)
+        producer.produce(topic, value, partition=index % PARTITIONS)
     assert producer.flush(30) == 0
     return values
 
@@ -168,3 +172,59 @@ def test_members_rebalance_incrementally_and_hand_over_their_offsets(
     admin.delete_consumer_groups([GROUP])[GROUP].result(30)
     listed = admin.list_consumer_groups().result(30)
     assert GROUP not in [g.group_id for g in listed.valid]
+
+
+class Recorder(ConsumerRebalanceListener):
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, set[int]]] = []
+
+    def on_partitions_revoked(self, revoked: set[KafkaliteTopicPartition]) -> None:
+        self.calls.append(("revoked", {tp.partition for tp in revoked}))
+
+    def on_partitions_assigned(self, assigned: set[KafkaliteTopicPartition]) -> None:
+        self.calls.append(("assigned", {tp.partition for tp in assigned}))
+
+
+def test_a_kafkalite_member_and_a_librdkafka_member_share_a_group(
+        cluster: EmbeddedCluster) -> None:
+    topic, group = "kip848-mixed", "kip848-mixed"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
+    seen: Counter[bytes] = Counter()
+    lock = threading.Lock()
+    listener = Recorder()
+    ours = KafkaliteConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=group,
+                             group_protocol="consumer", auto_offset_reset="earliest",
+                             group_remote_assignor="uniform")
+    ours.subscribe([topic], listener=listener)
+    theirs: Member | None = None
+
+    def read_ours() -> None:
+        for records in ours.poll(timeout_ms=100).values():
+            with lock:
+                seen.update(r.value for r in records)
+
+    try:
+        until(lambda: read_ours() or len(ours.assignment()) == PARTITIONS,
+              "the kafkalite member owning every partition", 60)
+        assert listener.calls == [("assigned", set(range(PARTITIONS)))]
+        theirs = Member(cluster, "theirs", seen, lock, topic=topic, group=group)
+        until(lambda: read_ours() or (len(ours.assignment()) == 3 and len(theirs.owned) == 3),
+              "a 3/3 split", 60)
+        # incremental: three partitions revoked, none assigned again, the rest kept reading
+        assert [kind for kind, _ in listener.calls] == ["assigned", "revoked"]
+        assert listener.calls[1][1] == theirs.owned
+        assert {tp.partition for tp in ours.assignment()} | theirs.owned == set(range(PARTITIONS))
+        produced = _produce(cluster, 0, 60, topic)
+        until(lambda: read_ours() or sum(seen.values()) >= 60, "60 records read", 60)
+        ours.close()  # commits what it read, revokes, leaves
+        until(lambda: len(theirs.owned) == PARTITIONS, "the librdkafka member owning all", 10)
+        produced += _produce(cluster, 60, 30, topic)
+        until(lambda: sum(seen.values()) >= 90, "90 records read", 60)
+        with lock:
+            assert set(seen) == set(produced)
+            assert max(seen.values()) == 1, [v for v, n in seen.items() if n > 1][:5]
+    finally:
+        ours.close()
+        if theirs is not None:
+            theirs.close()
