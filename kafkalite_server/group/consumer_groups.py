@@ -9,7 +9,9 @@ with ConsumerGroupHeartbeat; the coordinator, not a member, computes the assignm
   owns nothing beyond its assignment (its last answer was lost), else FENCED_MEMBER_EPOCH;
   an unknown member is UNKNOWN_MEMBER_ID;
 - a join, a leave, a subscription or assignor change, and a subscribed topic appearing,
-  vanishing or gaining partitions bump the **group epoch**; the next heartbeat then
+  vanishing or gaining partitions bump the **group epoch** (a member subscribes by name,
+  by regex (:mod:`.topic_regex`), or both: a new topic its regex matches is one
+  appearing); the next heartbeat then
   computes the target assignment with the group's assignor (:mod:`.consumer_assignors`)
   and sets the **assignment epoch** to the group epoch;
 - each member then reconciles towards its target (:mod:`.consumer_reconciliation`): it
@@ -37,6 +39,7 @@ from kafkalite.protocol.errors import (
     FencedMemberEpochError,
     GroupIdNotFoundError,
     GroupMaxSizeReachedError,
+    InvalidRegularExpressionError,
     InvalidRequestError,
     NonEmptyGroupError,
     StaleMemberEpochError,
@@ -58,6 +61,11 @@ from kafkalite_server.group.consumer_records import (
     KeyValue,
     consumer_record,
     decode_consumer_record,
+)
+from kafkalite_server.group.topic_regex import (
+    TopicRegexError,
+    compile_topic_regex,
+    matching_topics,
 )
 from kafkalite_server.share.records import GroupRecordType
 
@@ -84,6 +92,8 @@ class Topics:
 
     partition_count: Callable[[str], int | None]
     topic_id: Callable[[str], uuid.UUID]
+    names: Callable[[], frozenset[str]] = frozenset
+    """Every topic a regex subscription may match (the internal ones left out)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,7 @@ class ConsumerMember:
     client_id: str = ""
     client_host: str = ""
     subscribed_topics: tuple[str, ...] = ()
+    subscribed_regex: str | None = None
     rebalance_timeout_ms: int = 300_000
     server_assignor: str | None = None
     previous_member_epoch: int = -1
@@ -258,9 +269,12 @@ class ConsumerGroups:
                                                    and not hb.member_id):
             return InvalidRequestError.errno, "member_id is required past the join"
         if hb.subscribed_topic_regex:  # librdkafka sends "" for "no regex"
-            return InvalidRequestError.errno, "regex subscriptions are not supported"
+            try:
+                compile_topic_regex(hb.subscribed_topic_regex)
+            except TopicRegexError as exc:
+                return InvalidRegularExpressionError.errno, str(exc)
         if hb.member_epoch == JOIN_EPOCH:
-            if hb.subscribed_topic_names is None:
+            if hb.subscribed_topic_names is None and not hb.subscribed_topic_regex:
                 return InvalidRequestError.errno, "a joining member names its topics"
             if hb.rebalance_timeout_ms < 0:
                 return InvalidRequestError.errno, "a joining member gives its rebalance timeout"
@@ -296,6 +310,10 @@ class ConsumerGroups:
             topics = tuple(sorted(set(hb.subscribed_topic_names)))
             if topics != member.subscribed_topics:
                 member.subscribed_topics, bump = topics, True
+        if hb.subscribed_topic_regex is not None:
+            regex = hb.subscribed_topic_regex or None
+            if regex != member.subscribed_regex:
+                member.subscribed_regex, bump = regex, True
         if hb.server_assignor is not None and hb.server_assignor != member.server_assignor:
             member.server_assignor, bump = hb.server_assignor, True
         return bump
@@ -323,10 +341,19 @@ class ConsumerGroups:
         return [consumer_record(GROUP_METADATA, {"group_id": group.group_id},
                                 {"epoch": group.group_epoch})]
 
+    def _subscriptions(self, group: ConsumerGroup) -> dict[str, frozenset[str]]:
+        """Each member's topics: those it names and those its regex matches now."""
+        patterns = {m.subscribed_regex for m in group.members.values() if m.subscribed_regex}
+        existing = self._topics.names() if patterns else frozenset()
+        matched = {p: matching_topics(p, existing) for p in patterns}
+        return {m.member_id: frozenset(m.subscribed_topics) | matched.get(
+                    m.subscribed_regex or "", frozenset())
+                for m in group.members.values()}
+
     def _refresh_topics(self, group: ConsumerGroup) -> list[KeyValue]:
         """The subscribed topics now; when they changed, the record saying so (the
         caller bumps the group epoch)."""
-        names = sorted({t for m in group.members.values() for t in m.subscribed_topics})
+        names = sorted(set().union(*self._subscriptions(group).values()))
         now: dict[str, SubscribedTopic] = {}
         for name in names:
             count = self._topics.partition_count(name)
@@ -343,8 +370,7 @@ class ConsumerGroups:
         asked = [m.server_assignor for m in group.members.values() if m.server_assignor]
         group.assignor = max(sorted(set(asked)), key=asked.count) if asked \
             else self.config.assignors[0]
-        subscriptions = {m.member_id: frozenset(m.subscribed_topics)
-                         for m in group.members.values()}
+        subscriptions = self._subscriptions(group)
         target = ASSIGNORS[group.assignor](subscriptions, group.subscribed, group.target)
         records = []
         for member_id, assignment in sorted(target.items()):
@@ -449,7 +475,8 @@ def _member_metadata(group: ConsumerGroup, member: ConsumerMember) -> KeyValue:
         "instance_id": member.instance_id, "rack_id": member.rack_id,
         "client_id": member.client_id, "client_host": member.client_host,
         "subscribed_topic_names": list(member.subscribed_topics),
-        "subscribed_topic_regex": None, "rebalance_timeout_ms": member.rebalance_timeout_ms,
+        "subscribed_topic_regex": member.subscribed_regex,
+        "rebalance_timeout_ms": member.rebalance_timeout_ms,
         "server_assignor": member.server_assignor})
 
 
@@ -528,6 +555,7 @@ class ConsumerGroupLoader:
                 member.client_id = value["client_id"]
                 member.client_host = value["client_host"]
                 member.subscribed_topics = tuple(value["subscribed_topic_names"])
+                member.subscribed_regex = value["subscribed_topic_regex"]
                 member.rebalance_timeout_ms = value["rebalance_timeout_ms"]
                 member.server_assignor = value["server_assignor"]
         elif kind is CURRENT_MEMBER_ASSIGNMENT and value is not None:

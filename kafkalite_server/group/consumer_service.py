@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kafkalite.records import encode_batch
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.coordinator.errors import write_error
 from kafkalite_server.coordinator.runtime import CoordinatorRuntime
 from kafkalite_server.group.consumer_groups import (
@@ -22,6 +23,7 @@ from kafkalite_server.group.consumer_groups import (
 )
 from kafkalite_server.group.consumer_records import KeyValue
 from kafkalite_server.group.timers import Scheduler, TimerHandle
+from kafkalite_server.share.config import SHARE_STATE_TOPIC
 from kafkalite_server.topic_ids import topic_id
 
 if TYPE_CHECKING:
@@ -60,7 +62,9 @@ class ConsumerGroupService:
 
         self.groups = ConsumerGroups(
             runtime.ownership, self._append,
-            Topics(partition_count, lambda topic: topic_id(metadata.cluster_id, topic)),
+            Topics(partition_count, lambda topic: topic_id(metadata.cluster_id, topic),
+                   lambda: frozenset(metadata.topic_names()) - INTERNAL_TOPICS
+                   - {SHARE_STATE_TOPIC}),
             scheduler.now_ms,
             ConsumerGroupConfig(config.group_consumer_session_timeout_ms,
                                 config.group_consumer_heartbeat_interval_ms,

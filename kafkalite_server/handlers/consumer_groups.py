@@ -125,7 +125,8 @@ async def handle_consumer_group_describe(service: GroupCoordinatorService,
             "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
             "member_epoch": m.member_epoch, "client_id": m.client_id,
             "client_host": m.client_host, "subscribed_topic_names": list(m.subscribed_topics),
-            "subscribed_topic_regex": None, "assignment": described(m.current.assigned),
+            "subscribed_topic_regex": m.subscribed_regex,
+            "assignment": described(m.current.assigned),
             "target_assignment": described(group.target.get(m.member_id, {})),
         } for m in group.members.values()]
         if body["include_authorized_operations"]:

@@ -228,3 +228,31 @@ def test_a_kafkalite_member_and_a_librdkafka_member_share_a_group(
         ours.close()
         if theirs is not None:
             theirs.close()
+
+
+def test_a_regex_subscription_is_evaluated_by_the_broker(cluster: EmbeddedCluster) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for topic in ("kip848-rx-a", "kip848-other"):
+        admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+                         "group.id": "kip848-regex", "group.protocol": "consumer",
+                         "topic.metadata.refresh.interval.ms": 500})
+    owned: set[tuple[str, int]] = set()
+    consumer.subscribe(["^kip848-rx-.*"], on_assign=lambda _c, tps: owned.update(
+        (tp.topic, tp.partition) for tp in tps))
+
+    def polled_until(wanted: set[tuple[str, int]]) -> bool:
+        consumer.poll(0.1)
+        return owned == wanted
+
+    try:
+        until(lambda: polled_until({("kip848-rx-a", 0), ("kip848-rx-a", 1)}),
+              "the matching topic's partitions", 60)
+        admin.create_topics([NewTopic("kip848-rx-b", 1, 1)])["kip848-rx-b"].result(30)
+        until(lambda: polled_until({("kip848-rx-a", 0), ("kip848-rx-a", 1),
+                                    ("kip848-rx-b", 0)}), "a new matching topic's partition", 60)
+        with KafkaliteAdmin(bootstrap_servers=cluster.bootstrap_servers) as ours:
+            [member] = ours.describe_consumer_groups(["kip848-regex"])["kip848-regex"].members
+        assert member.subscribed_topics == ()
+    finally:
+        consumer.close()

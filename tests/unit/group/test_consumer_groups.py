@@ -12,6 +12,7 @@ import pytest
 from kafkalite.protocol.errors import (
     FencedMemberEpochError,
     GroupIdNotFoundError,
+    InvalidRegularExpressionError,
     InvalidRequestError,
     NonEmptyGroupError,
     StaleMemberEpochError,
@@ -40,6 +41,7 @@ from kafkalite_server.group.consumer_reconciliation import (
     next_assignment,
 )
 from kafkalite_server.group.consumer_records import decode_consumer_record
+from kafkalite_server.group.topic_regex import TopicRegexError, compile_topic_regex
 
 ORDERS = uuid.uuid5(uuid.NAMESPACE_DNS, "orders")
 AUDIT = uuid.uuid5(uuid.NAMESPACE_DNS, "audit")
@@ -84,7 +86,8 @@ class Cluster:
         self.ids = {"orders": ORDERS, "audit": AUDIT}
 
     def topics(self) -> Topics:
-        return Topics(self.counts.get, lambda name: self.ids.get(name, uuid.uuid4()))
+        return Topics(self.counts.get, lambda name: self.ids.get(name, uuid.uuid4()),
+                      lambda: frozenset(self.counts))
 
 
 @pytest.fixture
@@ -261,8 +264,9 @@ def test_bad_requests_and_other_group_types_are_refused(clock: Clock) -> None:
     groups = make_groups(clock, Log(), other={"classic-g": "classic"})
     assert Member(groups, "a", assignor="sticky").heartbeat().error == \
         UnsupportedAssignorError.errno
-    regex = Member(groups, "a").heartbeat(subscribed_topic_regex="orders.*")
-    assert regex.error == InvalidRequestError.errno
+    regex = Member(groups, "a").heartbeat(subscribed_topic_regex="(or)ders\\1")
+    assert regex.error == InvalidRegularExpressionError.errno and "backreference" in \
+        (regex.message or "")
     assert Member(groups, "a").heartbeat(subscribed_topic_regex="").error == 0  # librdkafka's
     assert Member(groups, "a").heartbeat(member_epoch=3, member_id="").error == \
         InvalidRequestError.errno
@@ -369,3 +373,32 @@ def test_groups_come_back_from_their_records(clock: Clock) -> None:
     reloader.load(log.records(0))
     reloader.complete()
     assert empty.group("g") is None
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", r"(?P<t>a)(?P=t)", r"a(?=b)", r"a(?!b)",
+                                     r"(?<=a)b", r"(?<!a)b", r"(?>a)", r"(a)?(?(1)b)",
+                                     r"a*+", r"a++", r"a?+", r"a{2}+", r"a[", r"(a"])
+def test_regexes_re2_lacks_or_invalid_ones_are_refused(pattern: str) -> None:
+    with pytest.raises(TopicRegexError):
+        compile_topic_regex(pattern)
+
+
+def test_a_regex_subscription_follows_the_topics_it_matches(clock: Clock) -> None:
+    cluster = Cluster()
+    cluster.counts = {"orders-eu": 2, "orders": 1, "audit": 2}
+    cluster.ids.update({"orders-eu": uuid.uuid5(uuid.NAMESPACE_DNS, "orders-eu"),
+                        "orders-us": uuid.uuid5(uuid.NAMESPACE_DNS, "orders-us")})
+    log = Log()
+    groups = make_groups(clock, log, cluster)
+    a = Member(groups, "a", topics=())
+    assert a.heartbeat(subscribed_topic_regex="(^orders-.*)").error == 0
+    assert a.owned == {cluster.ids["orders-eu"]: frozenset({0, 1})}  # a whole-name match
+    cluster.counts["orders-us"] = 1  # a new topic the regex matches bumps the group epoch
+    a.heartbeat()
+    assert a.epoch == 2 and set(a.owned) == {cluster.ids["orders-eu"], cluster.ids["orders-us"]}
+    replayed = make_groups(clock, Log(), cluster)
+    loader = replayed.loader(0)
+    loader.load(log.records(0))
+    loader.complete()
+    group = replayed.group("g")
+    assert group is not None and group.members["a"].subscribed_regex == "(^orders-.*)"
