@@ -119,7 +119,7 @@ class Member:
 
 
 def _produce(bootstrap: str, start: int, count: int) -> list[bytes]:
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
     values = [f"record-{i}".encode() for i in range(start, start + count)]
     for index, value in enumerate(values):
         producer.produce(TOPIC, value, partition=index % PARTITIONS)

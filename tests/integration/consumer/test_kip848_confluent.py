@@ -8,8 +8,10 @@ classic DescribeGroups) see the group as a consumer group."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,13 @@ from tests.polling import until
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 kafka = pytest.importorskip("kafka")
-from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import (  # noqa: E402
+    Consumer,
+    ConsumerGroupType,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from kafkalite import Consumer as KafkaliteConsumer  # noqa: E402
@@ -47,6 +55,7 @@ class Member:
         self.name = name
         self.owned: set[int] = set()
         self.revoked: list[set[int]] = []
+        self.errors: list[KafkaException] = []
         self._seen, self._lock = seen, lock
         self._stop = threading.Event()
         self._consumer = Consumer({
@@ -71,8 +80,22 @@ class Member:
                 continue
             with self._lock:
                 self._seen[message.value()] += 1
-            self._consumer.commit(message=message, asynchronous=False)
+            self._commit(message)
         self._consumer.close()  # leaves the group: its partitions move at once
+
+    def _commit(self, message: Any) -> None:
+        """Commits, again while the commit races a rebalance (STALE_MEMBER_EPOCH: the
+        member epoch moved on between the heartbeat and the commit)."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self._consumer.commit(message=message, asynchronous=False)
+                return
+            except KafkaException as exc:
+                if time.monotonic() > deadline:
+                    self.errors.append(exc)
+                    return
+                time.sleep(0.1)
 
     def close(self) -> None:
         self._stop.set()
@@ -81,7 +104,10 @@ class Member:
 
 def _produce(cluster: EmbeddedCluster, start: int, count: int,
              topic: str = TOPIC) -> list[bytes]:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5})
+    # idempotent: a retried produce must not put a record in the log twice, since the
+    # test counts how often each record is read
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5,
+                         "enable.idempotence": True})
     values = [f"record-{i}".encode() for i in range(start, start + count)]
     for index, value in enumerate(values):
         producer.produce(topic, value, partition=index % PARTITIONS)
@@ -159,6 +185,7 @@ def test_members_rebalance_incrementally_and_hand_over_their_offsets(
         with lock:
             assert set(seen) == set(produced)
             assert max(seen.values()) == 1, [v for v, n in seen.items() if n > 1][:5]
+        assert [m.errors for m in [*members, leaving]] == [[], [], []]
     finally:
         for member in members:
             member.close()
