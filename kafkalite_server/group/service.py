@@ -51,7 +51,9 @@ class GroupCoordinatorService:
         self.coordinator = GroupCoordinator(
             config, scheduler, self.store,
             pending_transactional_offsets=lambda: self.txn_offsets.pending_by_group(),
-            ownership=self.runtime.ownership)
+            ownership=self.runtime.ownership,
+            active_groups=lambda: frozenset(g.group_id for g in self.consumer.groups.groups()
+                                            if g.members))
         self.txn_offsets = TransactionalOffsets(self.coordinator, self.store, broker.now_ms)
         self.runtime.serve(OffsetsStateMachine(self.coordinator, self.txn_offsets))
         self.consumer = ConsumerGroupService(broker, self.runtime, self.coordinator, scheduler)
