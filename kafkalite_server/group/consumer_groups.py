@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kafkalite.errors import ProtocolDecodeError
@@ -44,6 +44,7 @@ from kafkalite.protocol.errors import (
     NonEmptyGroupError,
     StaleMemberEpochError,
     UnknownMemberIdError,
+    UnreleasedInstanceIdError,
     UnsupportedAssignorError,
 )
 from kafkalite.records import Record
@@ -129,6 +130,8 @@ class ConsumerMember:
     current: Reconciled = field(default_factory=lambda: Reconciled(MemberState.STABLE, 0))
     session_deadline_ms: int = 0
     revocation_deadline_ms: int | None = None
+    static_left: bool = False
+    """A static member that left with epoch -2: its place is kept for its instance id."""
 
     @property
     def member_epoch(self) -> int:
@@ -214,11 +217,22 @@ class ConsumerGroups:
             group = ConsumerGroup(hb.group_id)
             self._groups.setdefault(self.ownership.partition_for(hb.group_id),
                                     {})[hb.group_id] = group
-        if hb.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+        if hb.member_epoch == LEAVE_EPOCH:
             return self._leave(group, hb.member_id)
+        if hb.member_epoch == STATIC_LEAVE_EPOCH:
+            return self._leave_for_now(group, hb.member_id)
         records: list[KeyValue] = []
         member = group.members.get(hb.member_id)
+        joined = False
         if hb.member_epoch == JOIN_EPOCH:
+            static = self._static_member(group, hb.instance_id)
+            if static is not None and static.member_id != hb.member_id:
+                if not static.static_left:
+                    return HeartbeatResult(UnreleasedInstanceIdError.errno,
+                                           message=f"instance {hb.instance_id!r} is member "
+                                                   f"{static.member_id}")
+                member, records = self._replace(group, static, hb.member_id or
+                                                str(uuid.uuid4()))
             if member is None and len(group.members) >= self.config.max_size:
                 return HeartbeatResult(GroupMaxSizeReachedError.errno,
                                        message=f"group.consumer.max.size is "
@@ -226,6 +240,7 @@ class ConsumerGroups:
             if member is None:
                 member = ConsumerMember(hb.member_id or str(uuid.uuid4()))
                 group.members[member.member_id] = member
+                joined = True
         elif member is None:
             return HeartbeatResult(UnknownMemberIdError.errno)
         elif not self._epoch_valid(member, hb):
@@ -233,7 +248,8 @@ class ConsumerGroups:
                                    message=f"epoch {hb.member_epoch}, the member is at "
                                            f"{member.member_epoch}")
         member.session_deadline_ms = self._clock() + self.config.session_timeout_ms
-        changed = self._update_member(member, hb)
+        member.static_left = False
+        changed = self._update_member(member, hb, joined)
         if changed:
             records.append(_member_metadata(group, member))
         topics = self._refresh_topics(group)
@@ -296,14 +312,15 @@ class ConsumerGroups:
                    for t, ps in hb.owned.items())
 
     @staticmethod
-    def _update_member(member: ConsumerMember, hb: Heartbeat) -> bool:
-        """Takes the heartbeat's changes; True if the group epoch must move."""
+    def _update_member(member: ConsumerMember, hb: Heartbeat, joined: bool) -> bool:
+        """Takes the heartbeat's changes; True if the group epoch must move (a new member,
+        or a subscription, rack or assignor change)."""
         member.client_id, member.client_host = hb.client_id, hb.client_host
         if hb.instance_id is not None:
             member.instance_id = hb.instance_id
         if hb.rebalance_timeout_ms >= 0:
             member.rebalance_timeout_ms = hb.rebalance_timeout_ms
-        bump = hb.member_epoch == JOIN_EPOCH and member.member_epoch == 0
+        bump = joined
         if hb.rack_id is not None and hb.rack_id != member.rack_id:
             member.rack_id, bump = hb.rack_id, True
         if hb.subscribed_topic_names is not None:
@@ -322,6 +339,45 @@ class ConsumerGroups:
                         topic_id: uuid.UUID, partition: int) -> bool:
         return any(other is not member and other.owns(topic_id, partition)
                    for other in group.members.values())
+
+    @staticmethod
+    def _static_member(group: ConsumerGroup, instance_id: str | None) -> ConsumerMember | None:
+        if instance_id is None:
+            return None
+        return next((m for m in group.members.values() if m.instance_id == instance_id), None)
+
+    def _leave_for_now(self, group: ConsumerGroup, member_id: str) -> HeartbeatResult:
+        """A static member leaving with epoch -2 (a restart): it keeps its partitions and
+        its place, without a rebalance, until its session times out or a member with its
+        instance id takes its place."""
+        member = group.members.get(member_id)
+        if member is None:
+            return HeartbeatResult(UnknownMemberIdError.errno)
+        if member.instance_id is None:
+            return HeartbeatResult(InvalidRequestError.errno,
+                                   message="epoch -2 is for static members (instance_id)")
+        member.static_left = True
+        self._write(group, [_current_assignment(group, member)])
+        return HeartbeatResult(0, member_id, STATIC_LEAVE_EPOCH)
+
+    def _replace(self, group: ConsumerGroup, old: ConsumerMember,
+                 member_id: str) -> tuple[ConsumerMember, list[KeyValue]]:
+        """A static member back under a new member id: it takes the old one's place and
+        partitions, and the group does not rebalance."""
+        del group.members[old.member_id]
+        member = replace(old, member_id=member_id, static_left=False, previous_member_epoch=-1,
+                         current=Reconciled(MemberState.STABLE, JOIN_EPOCH,
+                                            old.current.assigned))
+        group.members[member_id] = member
+        target = group.target.pop(old.member_id, {})
+        group.target[member_id] = target
+        gone = {"group_id": group.group_id, "member_id": old.member_id}
+        records = [consumer_record(kind, gone, None) for kind in MEMBER_RECORD_TYPES]
+        records.append(_member_metadata(group, member))
+        records.append(consumer_record(TARGET_ASSIGNMENT_MEMBER, {
+            "group_id": group.group_id, "member_id": member_id},
+            {"topic_partitions": _wire(target)}))
+        return member, records
 
     def _leave(self, group: ConsumerGroup, member_id: str) -> HeartbeatResult:
         if member_id not in group.members:
@@ -484,8 +540,11 @@ def _current_assignment(group: ConsumerGroup, member: ConsumerMember) -> KeyValu
     current = member.current
     return consumer_record(CURRENT_MEMBER_ASSIGNMENT, {"group_id": group.group_id,
                                                        "member_id": member.member_id}, {
-        "member_epoch": current.member_epoch,
-        "previous_member_epoch": member.previous_member_epoch,
+        # a static member away for now is written at epoch -2 (as Kafka does), its own
+        # epoch kept as the previous one
+        "member_epoch": STATIC_LEAVE_EPOCH if member.static_left else current.member_epoch,
+        "previous_member_epoch": current.member_epoch if member.static_left
+        else member.previous_member_epoch,
         "state": int(current.state),
         "assigned_partitions": _wire(current.assigned),
         "partitions_pending_revocation": _wire(current.pending_revocation)})
@@ -560,8 +619,12 @@ class ConsumerGroupLoader:
                 member.server_assignor = value["server_assignor"]
         elif kind is CURRENT_MEMBER_ASSIGNMENT and value is not None:
             member = group.members.setdefault(member_id, ConsumerMember(member_id))
-            member.previous_member_epoch = value["previous_member_epoch"]
-            member.current = Reconciled(MemberState(value["state"]), value["member_epoch"],
+            member.static_left = value["member_epoch"] == STATIC_LEAVE_EPOCH
+            epoch = value["previous_member_epoch"] if member.static_left \
+                else value["member_epoch"]
+            member.previous_member_epoch = -1 if member.static_left \
+                else value["previous_member_epoch"]
+            member.current = Reconciled(MemberState(value["state"]), epoch,
                                         _from_wire(value["assigned_partitions"]),
                                         _from_wire(value["partitions_pending_revocation"]))
 

@@ -17,6 +17,7 @@ from kafkalite.protocol.errors import (
     NonEmptyGroupError,
     StaleMemberEpochError,
     UnknownMemberIdError,
+    UnreleasedInstanceIdError,
     UnsupportedAssignorError,
 )
 from kafkalite.records import Record, decode_batches, encode_batch
@@ -402,3 +403,39 @@ def test_a_regex_subscription_follows_the_topics_it_matches(clock: Clock) -> Non
     loader.complete()
     group = replayed.group("g")
     assert group is not None and group.members["a"].subscribed_regex == "(^orders-.*)"
+
+
+def test_a_static_member_restarts_without_a_rebalance(clock: Clock) -> None:
+    log = Log()
+    groups = make_groups(clock, log)
+    a, b = Member(groups, "a"), Member(groups, "b")
+    assert a.heartbeat(instance_id="host-a").error == 0
+    b.heartbeat()
+    settle(groups, [a, b])
+    group = groups.group("g")
+    assert group is not None
+    epoch, kept = group.group_epoch, a.partitions()
+    assert a.heartbeat(member_epoch=-2).member_epoch == -2  # restarting: keeps its place
+    again = Member(groups, "a2")
+    other = Member(groups, "a3").heartbeat(instance_id="host-b")  # another instance: new
+    assert other.error == 0
+    groups.heartbeat(Heartbeat("g", "a3", -1))
+    assert again.heartbeat(instance_id="host-a").error == 0
+    assert again.partitions() == kept and "a" not in group.members
+    assert group.group_epoch == epoch + 2  # a3's join and leave only, none for the restart
+    # while the instance is in use, another member cannot take it
+    clash = Member(groups, "a4").heartbeat(instance_id="host-a")
+    assert clash.error == UnreleasedInstanceIdError.errno
+    # replayed, the static member and its place come back
+    again.heartbeat(member_epoch=-2)
+    replayed = make_groups(clock, Log())
+    loader = replayed.loader(0)
+    loader.load(log.records(0))
+    loader.complete()
+    back = replayed.group("g")
+    assert back is not None and back.members["a2"].static_left
+    assert back.members["a2"].current == group.members["a2"].current
+    # a restarted member that never comes back is removed when its session ends
+    clock.now += SESSION_MS
+    groups.expire_members()
+    assert "a2" not in group.members
