@@ -461,6 +461,14 @@ class ConsumerGroups:
             return StaleMemberEpochError.errno
         return 0
 
+    def subscribed_topics(self, group_id: str) -> frozenset[str]:
+        """The topics the consumer group's members subscribe to now (by name or regex):
+        OffsetDelete keeps their offsets (GROUP_SUBSCRIBED_TO_TOPIC)."""
+        group = self.group(group_id)
+        if group is None:
+            return frozenset()
+        return frozenset().union(*self._subscriptions(group).values())
+
     def expire_members(self) -> None:
         """Members whose session timed out, or who did not revoke in time, leave."""
         now = self._clock()

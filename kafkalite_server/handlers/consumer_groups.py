@@ -42,8 +42,7 @@ Body = dict[str, Any]
 
 SUBSCRIBED_TOPICS = replace(DESCRIBE_TOPICS, target="each subscribed topic")
 DESCRIBE_GROUPS = Check(AclOperation.DESCRIBE, ResourceType.GROUP, "each group")
-DESCRIBED_TOPICS = replace(DESCRIBE_TOPICS, target="each topic a described group names",
-                           filters=True)
+DESCRIBED_TOPICS = replace(DESCRIBE_TOPICS, target="each topic a described group names")
 
 
 def _owned(topics: list[Body] | None) -> Assignment | None:

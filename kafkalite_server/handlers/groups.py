@@ -26,6 +26,7 @@ from kafkalite.protocol.errors import (
     BrokerResponseError,
     CoordinatorNotAvailableError,
     GroupAuthorizationFailedError,
+    GroupSubscribedToTopicError,
     InconsistentGroupProtocolError,
     InvalidRequestError,
     KafkaStorageError,
@@ -300,6 +301,11 @@ async def handle_offset_delete(
     refused = {tp: READ_TOPICS.error.errno if tp.topic in denied
                else UnknownTopicOrPartitionError.errno for tp in asked
                if tp.topic in denied or metadata.partition(tp.topic, tp.partition) is None}
+    # a consumer group's offsets are held by the classic coordinator as a member-less
+    # group's: the topics its members subscribe to are protected here
+    subscribed = service.consumer.groups.subscribed_topics(body["group_id"])
+    refused.update({tp: GroupSubscribedToTopicError.errno for tp in asked
+                    if tp not in refused and tp.topic in subscribed})
     result = service.coordinator.delete_offsets(
         body["group_id"], [tp for tp in asked if tp not in refused]
     )

@@ -32,6 +32,7 @@ from kafkalite import Consumer as KafkaliteConsumer  # noqa: E402
 from kafkalite import ConsumerRebalanceListener  # noqa: E402
 from kafkalite import TopicPartition as KafkaliteTopicPartition  # noqa: E402
 from kafkalite.admin import AdminClient as KafkaliteAdmin  # noqa: E402
+from kafkalite.protocol.errors import GroupSubscribedToTopicError  # noqa: E402
 from kafkalite_server import EmbeddedCluster  # noqa: E402
 
 TOPIC, GROUP, PARTITIONS = "kip848-orders", "kip848-group", 6
@@ -155,6 +156,9 @@ def test_members_rebalance_incrementally_and_hand_over_their_offsets(
 
         with KafkaliteAdmin(bootstrap_servers=cluster.bootstrap_servers) as ours:
             found = ours.describe_consumer_groups([GROUP, "never-used"])
+            # the members read the topic: its offsets are not deleted under them
+            kept = ours.delete_group_offsets(GROUP, [KafkaliteTopicPartition(TOPIC, 0)])
+        assert kept == {KafkaliteTopicPartition(TOPIC, 0): GroupSubscribedToTopicError}
         group = found[GROUP]
         assert (group.group_type, group.state, group.assignor) == ("consumer", "Stable",
                                                                    "uniform")
