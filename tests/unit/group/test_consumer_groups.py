@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from kafkalite.errors import ConfigError
 from kafkalite.protocol.errors import (
     FencedMemberEpochError,
     GroupIdNotFoundError,
@@ -21,6 +22,7 @@ from kafkalite.protocol.errors import (
     UnsupportedAssignorError,
 )
 from kafkalite.records import Record, decode_batches, encode_batch
+from kafkalite_server.config import BrokerConfig
 from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.group.consumer_assignors import (
     Assignment,
@@ -439,3 +441,13 @@ def test_a_static_member_restarts_without_a_rebalance(clock: Clock) -> None:
     clock.now += SESSION_MS
     groups.expire_members()
     assert "a2" not in group.members
+
+
+def test_the_assignors_setting_takes_kafkas_names_and_refuses_others() -> None:
+    config = BrokerConfig.from_properties({"group.consumer.assignors":
+                                           "org.apache.kafka.coordinator.group.assignor."
+                                           "RangeAssignor, uniform"})
+    assert config.group_consumer_assignors == ("range", "uniform")
+    assert BrokerConfig().group_consumer_assignors == ("uniform", "range")
+    with pytest.raises(ConfigError, match=r"group\.consumer\.assignors"):
+        BrokerConfig.from_properties({"group.consumer.assignors": "sticky"})
