@@ -3,7 +3,11 @@ for one round, so its owner revokes it before anyone else gets it."""
 
 from __future__ import annotations
 
-from kafkalite.consumer.assignors import CooperativeStickyAssignor, Subscription
+from kafkalite.consumer.assignors import (
+    CooperativeStickyAssignor,
+    Subscription,
+    resolve_assignors,
+)
 from kafkalite.structs import TopicPartition
 
 
@@ -28,3 +32,8 @@ def test_a_moving_partition_waits_one_round_for_its_owner_to_revoke_it() -> None
         "b": Subscription(["t"], owned_partitions=[], generation_id=2)})
     assert sorted(second["a"].partitions) == tps(0, 1, 2)
     assert sorted(second["b"].partitions) == tps(3, 4, 5)
+
+
+def test_it_is_chosen_by_name() -> None:
+    [assignor] = resolve_assignors("cooperative-sticky")
+    assert isinstance(assignor, CooperativeStickyAssignor) and assignor.cooperative
