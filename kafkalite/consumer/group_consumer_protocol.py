@@ -11,7 +11,9 @@ towards it incrementally: it first gives up what the target no longer holds (aut
 heartbeat, sent at once; partitions it keeps are never revoked. A fenced or forgotten
 member (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) loses its partitions
 (``on_partitions_lost``) and joins again with epoch 0. Leaving is a heartbeat with epoch
--1. Commits carry the member epoch (OffsetCommit v9).
+-1; a member whose application did not call ``poll()`` for ``max_poll_interval_ms`` leaves
+on its own (its partitions move to live members) and, at its next ``poll()``, reports them
+lost and joins again. Commits carry the member epoch (OffsetCommit v9).
 
 This class reuses :class:`~kafkalite.consumer.group.ConsumerCoordinator`'s commits and
 coordinator lookup and replaces its membership.
@@ -190,7 +192,22 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
         node = self._coordinator.node
         now = self._clock()
         with self._lock:
-            if not self._active or self._in_flight or node is None:
+            if not self._active or node is None:
+                return None
+            stuck = self._epoch > 0 and \
+                now > self._timers.last_poll + self._timers.max_poll_interval
+            if stuck:
+                self._forget_membership()
+        if stuck:
+            log.warning("group %r: poll() was not called for max_poll_interval_ms (%d ms); "
+                        "leaving the group so its partitions move to live members",
+                        self.group_id, self._max_poll_interval_ms)
+            self._client.send(node, ApiKey.CONSUMER_GROUP_HEARTBEAT,
+                              _leave_body(self.group_id, self._member_id))
+            self._wakeup()
+            return None
+        with self._lock:
+            if self._in_flight:
                 return None
             if now < self._next_at:
                 return self._next_at
@@ -212,6 +229,13 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
         future.add_callback(self._on_answer, epoch, subscribed, owned)
         future.add_errback(self._on_failure)
         return None
+
+    def _forget_membership(self) -> None:
+        """poll() was not called for max_poll_interval_ms: the member leaves (epoch -1) so
+        its partitions move to live members; the next poll() reports them lost and joins
+        again. The caller holds the lock."""
+        self._epoch, self._target, self._lost = JOIN_EPOCH, None, True
+        self._sent_topics, self._active, self._next_at = None, False, 0.0
 
     def _on_answer(self, epoch: int, subscribed: list[str] | None, owned: Target | None,
                    body: dict[str, Any]) -> None:
@@ -266,11 +290,8 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
             self._epoch, self._target = JOIN_EPOCH, None
         if node is None or epoch <= 0:
             return None
-        return self._client.send(node, ApiKey.CONSUMER_GROUP_HEARTBEAT, {
-            "group_id": self.group_id, "member_id": self._member_id,
-            "member_epoch": LEAVE_EPOCH, "instance_id": None, "rack_id": None,
-            "rebalance_timeout_ms": -1, "subscribed_topic_names": None,
-            "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": None})
+        return self._client.send(node, ApiKey.CONSUMER_GROUP_HEARTBEAT,
+                                 _leave_body(self.group_id, self._member_id))
 
     def leave_group(self, deadline: float, *, commit: bool = True) -> None:
         """Commit (auto commit), revoke everything, and leave: the partitions move at once."""
@@ -284,3 +305,10 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
         if future is not None:
             future.wait(remaining(deadline, self._clock))
         self.run_commit_callbacks()
+
+
+def _leave_body(group_id: str, member_id: str) -> dict[str, Any]:
+    return {"group_id": group_id, "member_id": member_id, "member_epoch": LEAVE_EPOCH,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": -1,
+            "subscribed_topic_names": None, "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": None}

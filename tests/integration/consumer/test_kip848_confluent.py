@@ -287,3 +287,36 @@ def test_a_regex_subscription_is_evaluated_by_the_broker(cluster: EmbeddedCluste
         assert member.subscribed_topics == ()
     finally:
         consumer.close()
+
+
+class LostRecorder(Recorder):
+    def on_partitions_lost(self, lost: set[KafkaliteTopicPartition]) -> None:
+        self.calls.append(("lost", {tp.partition for tp in lost}))
+
+
+def test_a_kafkalite_member_not_polled_in_time_leaves_and_comes_back(
+        cluster: EmbeddedCluster) -> None:
+    topic, group = "kip848-stuck", "kip848-stuck"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
+    settings = {"bootstrap_servers": cluster.bootstrap_servers, "group_id": group,
+                "group_protocol": "consumer", "max_poll_interval_ms": 1500}
+    stuck, live = KafkaliteConsumer(**settings), KafkaliteConsumer(**settings)
+    listener = LostRecorder()
+    stuck.subscribe([topic], listener=listener)
+    live.subscribe([topic])
+    try:
+        until(lambda: stuck.poll(timeout_ms=50) is not None and live.poll(timeout_ms=50)
+              is not None and len(stuck.assignment()) == len(live.assignment()) == 3,
+              "a 3/3 split", 60)
+        held = {tp.partition for tp in stuck.assignment()}
+        # only the live member polls: the other leaves after max_poll_interval_ms
+        until(lambda: live.poll(timeout_ms=50) is not None
+              and len(live.assignment()) == PARTITIONS, "the live member owning all", 30)
+        until(lambda: stuck.poll(timeout_ms=50) is not None and live.poll(timeout_ms=50)
+              is not None and len(stuck.assignment()) == len(live.assignment()) == 3,
+              "a 3/3 split again", 60)
+        assert ("lost", held) in listener.calls
+    finally:
+        stuck.close()
+        live.close()
