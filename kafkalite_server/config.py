@@ -92,6 +92,11 @@ class BrokerConfig:
     transactional_id_expiration_ms: int = 7 * 24 * _HOUR_MS
     transaction_remove_expired_transaction_cleanup_interval_ms: int = _HOUR_MS
     transaction_partition_verification_enable: bool = True
+    # --- consumer groups (KIP-848; Kafka's names and defaults)
+    group_consumer_session_timeout_ms: int = 45_000
+    group_consumer_heartbeat_interval_ms: int = 5000
+    group_consumer_max_size: int = INT32_MAX
+    group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
     # --- share groups (KIP-932) and the share coordinator (Kafka's names and defaults)
     group_share_record_lock_duration_ms: int = 30_000
     group_share_min_record_lock_duration_ms: int = 15_000
@@ -290,6 +295,22 @@ def read_properties(path: str | Path) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------ parsers
 
+def _assignor_names(key: str, text: str) -> tuple[str, ...]:
+    """Server-side assignors by name, the first being the default; Kafka's class names of
+    its two assignors are accepted as their short names."""
+    names = tuple(_ASSIGNOR_CLASSES.get(name, name) for name in (part.strip() for part in text.split(",")) if name)
+    unknown = [name for name in names if name not in ("uniform", "range")]
+    if unknown or not names:
+        raise ConfigError(key, f"{text!r}: the assignors are uniform and range")
+    return names
+
+
+_ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
 def _string(key: str, text: str) -> str:
     if not text:
         raise ConfigError(key, "must not be empty")
@@ -398,6 +419,13 @@ _SPECS: dict[str, _Spec] = {
         "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1, INT32_MAX)),
     "transaction.partition.verification.enable": _Spec(
         "transaction_partition_verification_enable", boolean),
+    # --- consumer groups (KIP-848)
+    "group.consumer.session.timeout.ms": _Spec("group_consumer_session_timeout_ms",
+                                               integer(1, INT32_MAX)),
+    "group.consumer.heartbeat.interval.ms": _Spec("group_consumer_heartbeat_interval_ms",
+                                                  integer(1, INT32_MAX)),
+    "group.consumer.max.size": _Spec("group_consumer_max_size", integer(1, INT32_MAX)),
+    "group.consumer.assignors": _Spec("group_consumer_assignors", _assignor_names),
     # --- share groups (KIP-932) and the share coordinator
     "group.share.record.lock.duration.ms": _Spec("group_share_record_lock_duration_ms",
                                                  integer(1000, 3_600_000)),

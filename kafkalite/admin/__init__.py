@@ -26,6 +26,7 @@ from kafkalite.admin.acls import ACL, ACLFilter, ResourcePattern, ResourcePatter
 from kafkalite.admin.client import UNSENT_ADMIN_APIS, AdminClient, KafkaAdminClient
 from kafkalite.admin.cluster import UpdateFeatureType
 from kafkalite.admin.configs import AlterConfigOp, ConfigChanges, ConfigResource
+from kafkalite.admin.consumer_groups import ConsumerGroupDescription, ConsumerGroupMember
 from kafkalite.admin.groups import (
     GroupDescription,
     GroupListing,
@@ -81,6 +82,8 @@ __all__ = [
     "ConfigResourceType",
     "ConfigSourceType",
     "ConfigType",
+    "ConsumerGroupDescription",
+    "ConsumerGroupMember",
     "ElectionType",
     "GroupDescription",
     "GroupListing",

@@ -30,6 +30,7 @@ from kafkalite.admin.configs import (
     unknown_keys,
     with_other_modified,
 )
+from kafkalite.admin.consumer_groups import ConsumerGroupDescription, DescribeConsumerGroups
 from kafkalite.admin.elections import ElectLeaders, first_real_failure
 from kafkalite.admin.groups import (
     DeleteGroups,
@@ -355,6 +356,24 @@ class AdminClient:
         kafka-python 3's dict (``d['group_state']``, ``d['members'][0]['member_id']``)."""
         return self._run(DescribeGroups(group_coordinator_id, include_authorized_operations),
                          list(dict.fromkeys(group_ids)))
+
+    def describe_consumer_groups(self, group_ids: Iterable[str],
+                                 group_coordinator_id: int | None = None,
+                                 include_authorized_operations: bool = False,
+                                 ) -> dict[str, ConsumerGroupDescription]:
+        """Each group with its type: a KIP-848 consumer group by ConsumerGroupDescribe (group
+        and assignment epochs, each member's epoch, current and target assignment), a
+        classic group by DescribeGroups in the same shape (epochs -1)."""
+        wanted = list(dict.fromkeys(group_ids))
+        described = self._run(DescribeConsumerGroups(group_coordinator_id,
+                                                     include_authorized_operations), wanted)
+        classic = [g for g in wanted if described[g] is None]
+        found = {g: d for g, d in described.items() if d is not None}
+        if classic:
+            for group_id, group in self.describe_groups(
+                    classic, group_coordinator_id, include_authorized_operations).items():
+                found[group_id] = ConsumerGroupDescription.of_classic(group)
+        return {g: found[g] for g in wanted}
 
     def list_consumer_group_offsets(self, group_id: str,
                                     partitions: Iterable[TopicPartition] | None = None,

@@ -8,6 +8,7 @@ from typing import Any
 
 from kafkalite.admin import AdminClient
 from kafkalite.cli.options import CliError
+from kafkalite.protocol.states import GroupState
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def build_view(group: str, state: str, protocol: str, members: list[MemberView],
 def describe_group(admin: AdminClient, group: str) -> GroupView:
     """The group's members and per-partition offsets, as the AdminClient reports them."""
     description = admin.describe_groups([group])[group]
-    if description.state == "Dead":
+    if description.state == GroupState.DEAD:
         raise CliError(f"consumer group {group!r} does not exist")
     members = [MemberView(m.member_id, m.client_id, m.client_host,
                           tuple((tp.topic, tp.partition) for tp in m.assignment))

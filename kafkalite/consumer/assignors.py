@@ -68,6 +68,9 @@ class Assignor(ABC):
     name: ClassVar[str]
     version: ClassVar[int] = 3
     """The ConsumerProtocol version this assignor's subscription is written in."""
+    cooperative: ClassVar[bool] = False
+    """True for an assignor of the COOPERATIVE protocol (KIP-429): members keep their
+    partitions through a rebalance and give up only those the assignment moves."""
 
     @abstractmethod
     def assign(
@@ -359,8 +362,40 @@ class StickyAssignor(Assignor):
             bisect.insort(assigned[receiver], tp)
 
 
+class CooperativeStickyAssignor(StickyAssignor):
+    """The sticky assignment under the COOPERATIVE protocol (KIP-429).
+
+    Members rejoin holding their partitions, which they report in their subscription
+    (owned partitions and generation, ConsumerProtocol v1+). A partition the sticky
+    assignment moves from one member to another is left out of this round: its owner, not
+    assigned it any more, revokes it and rejoins, and the next round hands it to its new
+    owner. No partition is owned by two members at once, and nothing else stops.
+    """
+
+    name = "cooperative-sticky"
+    cooperative = True
+
+    def user_data(self, topics: list[str]) -> Any:
+        return None  # ownership travels in the subscription's owned partitions
+
+    def decode_user_data(self, data: bytes | None) -> tuple[list[TopicPartition], int] | None:
+        return None  # Java's cooperative-sticky user data is a generation alone: not used
+
+    def assign(
+        self, cluster: PartitionLookup, subscriptions: Mapping[str, Subscription]
+    ) -> dict[str, Assignment]:
+        result = super().assign(cluster, subscriptions)
+        owners = {tp: member for member, subscription in subscriptions.items()
+                  for tp in subscription.owned_partitions}
+        return {member: Assignment([tp for tp in assignment.partitions
+                                    if owners.get(tp, member) == member],
+                                   assignment.user_data)
+                for member, assignment in result.items()}
+
+
 ASSIGNORS: Mapping[str, type[Assignor]] = {
-    cls.name: cls for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor)
+    cls.name: cls
+    for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)
 }
 
 

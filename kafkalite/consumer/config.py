@@ -19,6 +19,8 @@ from kafkalite.serde import resolve_deserializer
 CONSUMER_DEFAULTS: Mapping[str, Any] = {
     "group_id": None,
     "group_instance_id": None,
+    "group_protocol": "classic",
+    "group_remote_assignor": None,
     "partition_assignment_strategy": (RangeAssignor, RoundRobinAssignor),
     "enable_auto_commit": True,
     "auto_commit_interval_ms": 5000,
@@ -58,6 +60,9 @@ IGNORED_CONSUMER_KEYS: Mapping[str, str] = {
 _POSITIVE_INTS = ("auto_commit_interval_ms", "session_timeout_ms", "heartbeat_interval_ms",
                   "max_poll_interval_ms", "max_poll_records", "fetch_min_bytes",
                   "fetch_max_bytes", "max_partition_fetch_bytes", "default_api_timeout_ms")
+_GROUP_PROTOCOLS = ("classic", "consumer")
+"""``classic``: JoinGroup/SyncGroup, the client assigns; ``consumer``: KIP-848, the broker
+assigns and partitions move incrementally."""
 _OFFSET_RESETS = ("earliest", "latest", "none")
 _ISOLATION_LEVELS = {"read_uncommitted": 0, "read_committed": 1}
 
@@ -88,6 +93,16 @@ def validate_consumer_config(config: Mapping[str, Any]) -> dict[str, Any]:
             raise ConfigError(key, f"must be a non-empty string or None, not {value!r}")
     if merged["group_instance_id"] is not None and merged["group_id"] is None:
         raise ConfigError("group_instance_id", "needs a group_id")
+    if merged["group_protocol"] not in _GROUP_PROTOCOLS:
+        raise ConfigError("group_protocol", f"must be one of {', '.join(_GROUP_PROTOCOLS)}, "
+                          f"not {merged['group_protocol']!r}")
+    assignor = merged["group_remote_assignor"]
+    if assignor is not None and (not isinstance(assignor, str) or not assignor):
+        raise ConfigError("group_remote_assignor", f"must be a non-empty string or None, "
+                          f"not {assignor!r}")
+    if merged["group_protocol"] == "consumer" and merged["group_instance_id"] is not None:
+        raise ConfigError("group_instance_id", "is not supported with group_protocol="
+                          "'consumer' yet")
     if merged["auto_offset_reset"] not in _OFFSET_RESETS:
         raise ConfigError("auto_offset_reset", f"must be one of {', '.join(_OFFSET_RESETS)}, "
                           f"not {merged['auto_offset_reset']!r}")

@@ -22,6 +22,7 @@ from kafkalite.consumer.commits import CommitCallback
 from kafkalite.consumer.config import validate_consumer_config
 from kafkalite.consumer.fetcher import Fetcher
 from kafkalite.consumer.group import ConsumerCoordinator
+from kafkalite.consumer.group_consumer_protocol import ConsumerProtocolCoordinator
 from kafkalite.consumer.list_offsets import (
     EARLIEST,
     LATEST,
@@ -103,8 +104,10 @@ class Consumer:
         self._fetcher = Fetcher(self._client, self._subscriptions, self.config)
         self._coordinator: ConsumerCoordinator | None = None
         if self.config["group_id"] is not None:
-            self._coordinator = ConsumerCoordinator(self._client, self._subscriptions,
-                                                    self.config, self._fetcher.wakeup)
+            membership = ConsumerProtocolCoordinator \
+                if self.config["group_protocol"] == "consumer" else ConsumerCoordinator
+            self._coordinator = membership(self._client, self._subscriptions, self.config,
+                                           self._fetcher.wakeup)
         self._request_timeout = self.config["request_timeout_ms"] / 1000
         self._api_timeout = self.config["default_api_timeout_ms"] / 1000
         self._retry_backoff = self.config["retry_backoff_ms"] / 1000

@@ -197,8 +197,14 @@ class ConsumerCoordinator:
                 self._on_sync_response(future.value)
         return True
 
+    def _cooperative(self) -> bool:
+        """Does the group run an assignor of the COOPERATIVE protocol (KIP-429)?"""
+        return any(a.name == self._protocol and a.cooperative for a in self._assignors)
+
     def _on_join_prepare(self) -> None:
-        """Before a new rebalance: commit and revoke what this member holds (eager protocol)."""
+        """Before a new rebalance: commit, then revoke what this member holds (eager
+        protocol); under the cooperative protocol a member still in its generation keeps
+        its partitions and reports them as owned."""
         revoked = self._subscriptions.assigned_partitions()
         if self.generation_id != NO_GENERATION and self._auto_commit.enabled and revoked:
             try:
@@ -206,6 +212,9 @@ class ConsumerCoordinator:
             except KafkaError as exc:
                 log.warning("group %r: auto commit before the rebalance failed: %s",
                             self.group_id, exc)
+        if self._cooperative() and self.generation_id != NO_GENERATION:
+            self._owned = sorted(revoked)
+            return
         listener = self._subscriptions.listener
         if listener is not None and self._joined_topics:
             # Fenced, or left after max_poll_interval_ms: the group may already have given
@@ -341,6 +350,13 @@ class ConsumerCoordinator:
         assignment = assignment_from_wire(body["assignment"])
         self._timers.joined()
         self._membership.synced()
+        held = set(self._subscriptions.assigned_partitions())
+        listener = self._subscriptions.listener
+        revoked = held - set(assignment.partitions)
+        if revoked:  # cooperative: give up only what moves, then rejoin to hand it over
+            if listener is not None:
+                notify(listener, "on_partitions_revoked", revoked)
+            self._membership.rejoin()
         kept = self._subscriptions.assign_from_subscribed(assignment.partitions)
         self._assignor(self._protocol).on_assignment(assignment, self.generation_id)
         cluster = self._client.cluster
@@ -351,9 +367,8 @@ class ConsumerCoordinator:
         self._auto_commit.reset()
         log.info("group %r generation %d: member %s got %s", self.group_id, self.generation_id,
                  self.member_id, sorted(kept))
-        listener = self._subscriptions.listener
         if listener is not None:
-            notify(listener, "on_partitions_assigned", kept)
+            notify(listener, "on_partitions_assigned", kept - held)
 
     def _on_group_error(self, code: int, request: str, body: dict[str, Any]) -> None:
         error = error_for_code(code)

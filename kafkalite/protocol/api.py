@@ -12,6 +12,7 @@ from kafkalite.protocol.schemas import (
     api_versions,
     cluster,
     configs,
+    consumer_groups,
     elections,
     fetch,
     groups,
@@ -76,6 +77,8 @@ class ApiKey(IntEnum):
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
+    CONSUMER_GROUP_HEARTBEAT = 68
+    CONSUMER_GROUP_DESCRIBE = 69
     SHARE_GROUP_HEARTBEAT = 76
     SHARE_GROUP_DESCRIBE = 77
     SHARE_FETCH = 78
@@ -221,6 +224,11 @@ APIS: dict[ApiKey, Api] = {
                         ApiKey.END_TXN, ApiKey.WRITE_TXN_MARKERS, ApiKey.TXN_OFFSET_COMMIT,
                         ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TRANSACTIONS,
                         ApiKey.LIST_TRANSACTIONS)
+        ),
+        *(
+            Api(key, getattr(consumer_groups, f"{key.name}_REQUEST"),
+                getattr(consumer_groups, f"{key.name}_RESPONSE"))
+            for key in (ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE)
         ),
         *(
             Api(key, getattr(share, f"{key.name}_REQUEST"), getattr(share, f"{key.name}_RESPONSE"))

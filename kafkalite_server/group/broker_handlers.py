@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafkalite.protocol import ApiKey
 from kafkalite_server.group.service import GroupCoordinatorService
-from kafkalite_server.handlers import groups
+from kafkalite_server.handlers import consumer_groups, groups
 from kafkalite_server.handlers.registry import RequestContext
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ GROUP_HANDLERS: dict[ApiKey, GroupHandler] = {
     ApiKey.LIST_GROUPS: groups.handle_list_groups,
     ApiKey.DELETE_GROUPS: groups.handle_delete_groups,
     ApiKey.OFFSET_DELETE: groups.handle_offset_delete,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: consumer_groups.handle_consumer_group_heartbeat,
+    ApiKey.CONSUMER_GROUP_DESCRIBE: consumer_groups.handle_consumer_group_describe,
 }
 
 

@@ -100,15 +100,19 @@ class GroupCoordinator:
         member_id_factory: Callable[[str], str] = default_member_id,
         pending_transactional_offsets: PendingOffsets | None = None,
         ownership: Ownership | None = None,
+        active_groups: Callable[[], AbstractSet[str]] = frozenset,
     ) -> None:
         """``pending_transactional_offsets``: per group, the partitions with offsets
         committed in a transaction that has not ended (see :mod:`.txn_offsets`); retention
         keeps those offsets and their group. ``ownership``: which ``__consumer_offsets``
         partitions this broker coordinates (the runtime's; a fresh one, owning nothing,
-        by default)."""
+        by default). ``active_groups``: ids of groups run by another protocol (KIP-848
+        consumer groups) that have members now: retention keeps their offsets, which this
+        coordinator holds for them."""
         self.config = config
         self.ownership = ownership or Ownership(config.offsets_topic_num_partitions)
         self._pending_transactional_offsets = pending_transactional_offsets or dict
+        self._active_groups = active_groups
         self._scheduler = scheduler
         self._store = store
         self._new_member_id = member_id_factory
@@ -794,9 +798,10 @@ class GroupCoordinator:
         went; a failed write is logged and retried next pass."""
         now = self._scheduler.now_ms()
         pending = self._pending_transactional_offsets()
+        active = self._active_groups()
         removed = 0
         for group in list(self._groups.values()):
-            if not self.ownership.is_owned(group.partition):
+            if not self.ownership.is_owned(group.partition) or group.group_id in active:
                 continue
             held = pending.get(group.group_id, frozenset())
             expired = expired_offsets(group, now, self.config.offsets_retention_ms, held)

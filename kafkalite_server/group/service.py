@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 from kafkalite_server.cluster.internal_topics import internal_replication_factor
 from kafkalite_server.coordinator.runtime import CoordinatorRuntime, InternalTopic
 from kafkalite_server.group.config import OFFSETS_TOPIC, GroupCoordinatorConfig
+from kafkalite_server.group.consumer_service import ConsumerGroupService
 from kafkalite_server.group.coordinator import GroupCoordinator, JoinRequest
 from kafkalite_server.group.loading import OffsetsStateMachine
 from kafkalite_server.group.log_store import OffsetsLogStore
@@ -46,12 +47,16 @@ class GroupCoordinatorService:
             replicas=broker.replica_manager, metadata=broker.metadata_cache,
             controller=broker.controller, spawn=broker.tasks.spawn)
         self.store = OffsetsLogStore(self.runtime, broker.now_ms)
+        scheduler = LoopScheduler(broker.now_ms)
         self.coordinator = GroupCoordinator(
-            config, LoopScheduler(broker.now_ms), self.store,
+            config, scheduler, self.store,
             pending_transactional_offsets=lambda: self.txn_offsets.pending_by_group(),
-            ownership=self.runtime.ownership)
+            ownership=self.runtime.ownership,
+            active_groups=lambda: frozenset(g.group_id for g in self.consumer.groups.groups()
+                                            if g.members))
         self.txn_offsets = TransactionalOffsets(self.coordinator, self.store, broker.now_ms)
         self.runtime.serve(OffsetsStateMachine(self.coordinator, self.txn_offsets))
+        self.consumer = ConsumerGroupService(broker, self.runtime, self.coordinator, scheduler)
 
     async def ensure_offsets_topic(self) -> None:
         """Asks the controller for ``__consumer_offsets`` unless the metadata has it."""
@@ -86,6 +91,7 @@ class GroupCoordinatorService:
     def shutdown(self) -> None:
         self.runtime.shutdown()
         self.coordinator.shutdown()
+        self.consumer.shutdown()
 
 
 def _resolver(future: asyncio.Future[T]) -> Callable[[T], None]:

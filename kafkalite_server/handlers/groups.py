@@ -18,17 +18,27 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+from kafkalite.protocol.consumer_protocol import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     CoordinatorNotAvailableError,
     GroupAuthorizationFailedError,
+    GroupSubscribedToTopicError,
+    InconsistentGroupProtocolError,
     InvalidRequestError,
     KafkaStorageError,
     UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 from kafkalite_server.cluster.authorized_operations import authorized_operations
 from kafkalite_server.group.config import OFFSETS_TOPIC
+from kafkalite_server.group.consumer_assignors import Assignment
+from kafkalite_server.group.consumer_groups import CONSUMER_GROUP_TYPE, ConsumerGroup
+from kafkalite_server.group.consumer_service import CLASSIC_GROUP_TYPE
 from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 from kafkalite_server.group.service import GroupCoordinatorService
@@ -47,6 +57,7 @@ from kafkalite_server.security.api_checks import (
     per_partition_error,
     requires,
 )
+from kafkalite_server.topic_ids import topic_named
 from kafkalite_server.txn.verification import for_txn_offset_commit
 
 Body = dict[str, Any]
@@ -54,6 +65,8 @@ Body = dict[str, Any]
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 BATCHED_FIND_COORDINATOR_VERSION = 4
+MEMBER_EPOCH_COMMIT_VERSION = 9
+"""OffsetCommit's first version a KIP-848 member commits with (its member epoch)."""
 
 COORDINATOR_KEY_CHECKS = {
     GROUP_KEY_TYPE: replace(DESCRIBE_GROUP, when="key type 0"),
@@ -68,7 +81,7 @@ FETCHED_TOPICS = replace(DESCRIBE_TOPICS, when="partitions named")
 ALL_FETCHED_TOPICS = replace(DESCRIBE_TOPICS, when="every partition asked for", filters=True)
 
 
-def _client_host(ctx: RequestContext) -> str:
+def client_host(ctx: RequestContext) -> str:
     """Kafka reports a member's host as Java's InetAddress.toString(): ``/127.0.0.1``."""
     host = ctx.peer.rsplit(":", 1)[0] if ":" in ctx.peer else ctx.peer
     return f"/{host}"
@@ -124,12 +137,17 @@ async def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContex
 async def handle_join_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
+    if service.consumer.groups.group(body["group_id"]) is not None:
+        # classic members do not join consumer groups here (no protocol migration)
+        return {"throttle_time_ms": 0, "error_code": InconsistentGroupProtocolError.errno,
+                "generation_id": -1, "protocol_name": "", "leader": "",
+                "member_id": body["member_id"], "members": []}
     version = ctx.api_version
     request = JoinRequest(
         group_id=body["group_id"],
         member_id=body["member_id"],
         client_id=ctx.header.client_id or "",
-        client_host=_client_host(ctx),
+        client_host=client_host(ctx),
         session_timeout_ms=body["session_timeout_ms"],
         # v0 has no rebalance timeout: Kafka uses the session timeout for both.
         rebalance_timeout_ms=body["rebalance_timeout_ms"] if version >= 1
@@ -224,14 +242,27 @@ async def handle_offset_commit(
             entries[tp] = OffsetCommitEntry(
                 p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"]
             )
-    results = service.coordinator.commit_offsets(
-        body["group_id"],
-        body["generation_id_or_member_epoch"],
-        body["member_id"],
-        entries,
-        group_instance_id=body.get("group_instance_id"),
-        retention_ms=body["retention_time_ms"],
-    ) if entries else {}
+    group_id, epoch, member_id = (body["group_id"], body["generation_id_or_member_epoch"],
+                                  body["member_id"])
+    consumer_error = service.consumer.groups.validate_commit(group_id, member_id, epoch)
+    if consumer_error is not None and ctx.api_version < MEMBER_EPOCH_COMMIT_VERSION \
+            and member_id:
+        consumer_error = UnsupportedVersionError.errno  # Kafka's rule for KIP-848 members
+    if consumer_error:
+        results = dict.fromkeys(entries, consumer_error)
+    elif consumer_error == 0:
+        # the member epoch was checked: the offsets are stored as a simple commit's
+        results = service.coordinator.commit_offsets(
+            group_id, -1, "", entries, retention_ms=body["retention_time_ms"]) if entries else {}
+    else:
+        results = service.coordinator.commit_offsets(
+            group_id,
+            epoch,
+            member_id,
+            entries,
+            group_instance_id=body.get("group_instance_id"),
+            retention_ms=body["retention_time_ms"],
+        ) if entries else {}
     replication_error = await service.runtime.committed(body["group_id"]) if results else 0
     return {
         "throttle_time_ms": 0,
@@ -270,6 +301,11 @@ async def handle_offset_delete(
     refused = {tp: READ_TOPICS.error.errno if tp.topic in denied
                else UnknownTopicOrPartitionError.errno for tp in asked
                if tp.topic in denied or metadata.partition(tp.topic, tp.partition) is None}
+    # a consumer group's offsets are held by the classic coordinator as a member-less
+    # group's: the topics its members subscribe to are protected here
+    subscribed = service.consumer.groups.subscribed_topics(body["group_id"])
+    refused.update({tp: GroupSubscribedToTopicError.errno for tp in asked
+                    if tp not in refused and tp.topic in subscribed})
     result = service.coordinator.delete_offsets(
         body["group_id"], [tp for tp in asked if tp not in refused]
     )
@@ -394,9 +430,14 @@ async def handle_describe_groups(
         return authorized_operations(ctx.authorize, ResourceType.GROUP, group_id)
 
     denied = DESCRIBE_GROUPS.denied(ctx, body["groups"])
+    consumer = {g: group for g in body["groups"] if g not in denied
+                and (group := service.consumer.groups.group(g)) is not None}
     return {
         "throttle_time_ms": 0,
         "groups": [
+            {**_described_consumer_group(ctx, group), "authorized_operations": operations(g)}
+            for g, group in consumer.items()
+        ] + [
             {
                 "error_code": d.error,
                 "group_id": d.group_id,
@@ -417,13 +458,34 @@ async def handle_describe_groups(
                 "authorized_operations": operations(d.group_id),
             }
             for d in service.coordinator.describe_groups(
-                [g for g in body["groups"] if g not in denied])
+                [g for g in body["groups"] if g not in denied and g not in consumer])
         ] + [{"error_code": GroupAuthorizationFailedError.errno, "group_id": g} for g in denied],
     }
 
 
-CLASSIC_GROUP_TYPE = "classic"
-"""ListGroups v5's group_type of a group run by JoinGroup/SyncGroup (KIP-848's "classic")."""
+def _described_consumer_group(ctx: RequestContext, group: ConsumerGroup) -> Body:
+    """A KIP-848 consumer group as a classic client sees it (Kafka's answer): protocol type
+    ``consumer``, the assignor as the protocol, each member's subscription and current
+    assignment in the classic consumer protocol's encoding (version 0)."""
+    cache = ctx.broker.metadata_cache
+    names = cache.topic_names()
+
+    def partitions(assignment: Assignment) -> list[tuple[str, list[int]]]:
+        named = ((topic_named(cache.cluster_id, id_, names), sorted(ps))
+                 for id_, ps in sorted(assignment.items()))
+        return [(name, ps) for name, ps in named if name is not None]
+
+    return {
+        "error_code": 0, "group_id": group.group_id, "group_state": group.state,
+        "protocol_type": CONSUMER_GROUP_TYPE, "protocol_data": group.assignor,
+        "members": [{
+            "member_id": m.member_id, "group_instance_id": m.instance_id,
+            "client_id": m.client_id, "client_host": m.client_host,
+            "member_metadata": ConsumerProtocolSubscription(list(m.subscribed_topics)).encode(0),
+            "member_assignment": ConsumerProtocolAssignment(
+                partitions(m.current.assigned)).encode(0),
+        } for m in group.members.values()],
+    }
 
 
 @declares(LIST_GROUPS)
@@ -434,7 +496,11 @@ async def handle_list_groups(
     # Both filters match case-insensitively, as Kafka's do.
     states = {state.lower() for state in body["states_filter"]}
     types = {kind.lower() for kind in body["types_filter"]}
-    groups = [(g.group_id, g.protocol_type, g.state, CLASSIC_GROUP_TYPE) for g in listings]
+    consumer = service.consumer.groups
+    groups = [(g.group_id, g.protocol_type, g.state, CLASSIC_GROUP_TYPE) for g in listings
+              if consumer.group(g.group_id) is None]  # not a consumer group's offsets
+    groups += [(g.group_id, CONSUMER_GROUP_TYPE, g.state, CONSUMER_GROUP_TYPE)
+               for g in consumer.groups()]
     groups += ctx.broker.share.groups.listings()
     return {
         "throttle_time_ms": 0,
@@ -455,8 +521,13 @@ async def handle_delete_groups(
     denied = DELETE_GROUPS.denied(ctx, body["groups_names"])
     share = ctx.broker.share.groups
     shared = [g for g in body["groups_names"] if g not in denied and share.coordinates(g)]
+    consumer = [g for g in body["groups_names"]
+                if g not in denied and service.consumer.groups.group(g) is not None]
+    consumer_errors = {g: await service.consumer.delete(g) for g in consumer}
     results = service.coordinator.delete_groups(
-        [g for g in body["groups_names"] if g not in denied and g not in shared])
+        [g for g in body["groups_names"] if g not in denied and g not in shared
+         and not consumer_errors.get(g)])
+    results.update({g: error for g, error in consumer_errors.items() if error})
     results.update({g: await share.delete(g) for g in shared})
     results.update(dict.fromkeys(denied, GroupAuthorizationFailedError.errno))
     return {

@@ -71,7 +71,9 @@ class ShareGroupService:
             Topics(partition_count, lambda topic: topic_id(metadata.cluster_id, topic)),
             broker.now_ms, session_timeout_ms=config.session_timeout_ms,
             max_size=config.max_group_size,
-            classic_group_exists=lambda group_id: classic.coordinator.group(group_id) is not None)
+            classic_group_exists=lambda group_id: (
+                classic.coordinator.group(group_id) is not None
+                or classic.consumer.groups.group(group_id) is not None))
         self.runtime.also_serve(self.groups)
 
     def _append(self, partition: int, records: list[KeyValue]) -> None:

@@ -37,7 +37,7 @@ LIST_OFFSETS_RESPONSE = Message(
 )
 
 OFFSET_COMMIT_REQUEST = Message(
-    "OffsetCommitRequest", valid="2-7", flexible="none", fields=(
+    "OffsetCommitRequest", valid="2-9", flexible="8+", fields=(
         Field("group_id", STRING),
         Field("generation_id_or_member_epoch", INT32, default=-1),
         Field("member_id", STRING),
@@ -56,7 +56,7 @@ OFFSET_COMMIT_REQUEST = Message(
 )
 
 OFFSET_COMMIT_RESPONSE = Message(
-    "OffsetCommitResponse", valid="2-7", flexible="none", fields=(
+    "OffsetCommitResponse", valid="2-9", flexible="8+", fields=(
         Field("throttle_time_ms", INT32, "3+"),
         Field("topics", Array(Struct(
             Field("name", STRING),

@@ -326,7 +326,7 @@ class Nameless(RangeAssignor):
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        ("cooperative-sticky", "unknown assignor"),
+        ("uniform", "unknown assignor"),
         ([], "at least one"),
         (42, "expected an Assignor"),
         ([str], "expected an Assignor"),

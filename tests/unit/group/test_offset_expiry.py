@@ -303,3 +303,22 @@ def test_deleting_every_offset_keeps_a_group_with_pending_transactional_offsets(
     assert txn_aware.delete_offsets(GROUP, [TP1]).partitions == {TP1: codes.NONE}
     assert store.deleted == []
     assert txn_aware.group(GROUP) is not None
+
+
+def test_offsets_of_a_consumer_group_with_members_never_expire(
+    scheduler: FakeScheduler, store: MemoryStore
+) -> None:
+    """A KIP-848 consumer group's offsets are held here (as a group with no classic
+    members); retention leaves them alone while the consumer group has members."""
+    active = {GROUP}
+    coordinator = GroupCoordinator(
+        GroupCoordinatorConfig(offsets_retention_minutes=1,
+                               offsets_retention_check_interval_ms=CHECK_MS),
+        scheduler, store, active_groups=lambda: frozenset(active))
+    own_every_partition(coordinator)
+    commit_simple(coordinator, TP0)
+    scheduler.advance(3 * RETENTION_MS)
+    assert committed(coordinator) == {TP0} and store.deleted_offsets == []
+    active.clear()  # its last member left: the offsets age as a standalone consumer's do
+    scheduler.advance(CHECK_MS)
+    assert committed(coordinator) == set()

@@ -1,0 +1,646 @@
+"""Consumer groups of the KIP-848 protocol, the group coordinator's side, sans-IO on a clock.
+
+A consumer group lives where a classic group would (its ``__consumer_offsets`` partition)
+and shares the group id space with classic and share groups. Members join, stay and leave
+with ConsumerGroupHeartbeat; the coordinator, not a member, computes the assignment:
+
+- epoch 0 joins (the member id is the client's, or one the coordinator draws), -1 leaves;
+  any other epoch must be the member's current one, or its previous one when the member
+  owns nothing beyond its assignment (its last answer was lost), else FENCED_MEMBER_EPOCH;
+  an unknown member is UNKNOWN_MEMBER_ID;
+- a join, a leave, a subscription or assignor change, and a subscribed topic appearing,
+  vanishing or gaining partitions bump the **group epoch** (a member subscribes by name,
+  by regex (:mod:`.topic_regex`), or both: a new topic its regex matches is one
+  appearing); the next heartbeat then
+  computes the target assignment with the group's assignor (:mod:`.consumer_assignors`)
+  and sets the **assignment epoch** to the group epoch;
+- each member then reconciles towards its target (:mod:`.consumer_reconciliation`): it
+  revokes first, keeps its old epoch until it has, and only then gets the partitions it
+  gains, each once its previous owner released it; its **member epoch** is the target
+  epoch once it revoked what it had to;
+- a member that does not heartbeat within ``group.consumer.session.timeout.ms``, or does
+  not revoke within its rebalance timeout, is removed (its partitions are freed);
+- offsets are committed with the member epoch (:meth:`ConsumerGroups.validate_commit`) and
+  kept with every other group's offsets by the classic coordinator.
+
+Every change is appended as Kafka's ConsumerGroup* records (:mod:`.consumer_records`);
+replaying them (:class:`ConsumerGroupLoader`) gives the groups back after a failover.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kafkalite.errors import ProtocolDecodeError
+from kafkalite.protocol.errors import (
+    FencedMemberEpochError,
+    GroupIdNotFoundError,
+    GroupMaxSizeReachedError,
+    InvalidRegularExpressionError,
+    InvalidRequestError,
+    NonEmptyGroupError,
+    StaleMemberEpochError,
+    UnknownMemberIdError,
+    UnreleasedInstanceIdError,
+    UnsupportedAssignorError,
+)
+from kafkalite.protocol.primitives import INT32_MAX
+from kafkalite.protocol.states import GroupState
+from kafkalite.records import Record
+from kafkalite_server.coordinator.ownership import Ownership
+from kafkalite_server.group.consumer_assignors import ASSIGNORS, Assignment, SubscribedTopic
+from kafkalite_server.group.consumer_reconciliation import MemberState, Reconciled, reconcile
+from kafkalite_server.group.consumer_records import (
+    CURRENT_MEMBER_ASSIGNMENT,
+    GROUP_METADATA,
+    MEMBER_METADATA,
+    MEMBER_RECORD_TYPES,
+    PARTITION_METADATA,
+    TARGET_ASSIGNMENT_MEMBER,
+    TARGET_ASSIGNMENT_METADATA,
+    KeyValue,
+    consumer_record,
+    decode_consumer_record,
+)
+from kafkalite_server.group.topic_regex import (
+    TopicRegexError,
+    compile_topic_regex,
+    matching_topics,
+)
+from kafkalite_server.share.records import GroupRecordType
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2
+CONSUMER_GROUP_TYPE = "consumer"
+"""ListGroups' group_type (and protocol type) of a consumer group."""
+
+
+@dataclass(frozen=True)
+class ConsumerGroupConfig:
+    """The ``group.consumer.*`` broker keys."""
+
+    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 5000
+    max_size: int = INT32_MAX
+    assignors: tuple[str, ...] = ("uniform", "range")
+
+
+@dataclass(frozen=True)
+class Topics:
+    """What the coordinator needs to know of the cluster's topics."""
+
+    partition_count: Callable[[str], int | None]
+    topic_id: Callable[[str], uuid.UUID]
+    names: Callable[[], frozenset[str]] = frozenset
+    """Every topic a regex subscription may match (the internal ones left out)."""
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """A ConsumerGroupHeartbeat's fields; None means "unchanged since the last one"."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: Sequence[str] | None = None
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    owned: Assignment | None = None
+    client_id: str = ""
+    client_host: str = ""
+
+
+@dataclass
+class ConsumerMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topics: tuple[str, ...] = ()
+    subscribed_regex: str | None = None
+    rebalance_timeout_ms: int = 300_000
+    server_assignor: str | None = None
+    previous_member_epoch: int = -1
+    current: Reconciled = field(default_factory=lambda: Reconciled(MemberState.STABLE, 0))
+    session_deadline_ms: int = 0
+    revocation_deadline_ms: int | None = None
+    static_left: bool = False
+    """A static member that left with epoch -2: its place is kept for its instance id."""
+
+    @property
+    def member_epoch(self) -> int:
+        return self.current.member_epoch
+
+    def owns(self, topic_id: uuid.UUID, partition: int) -> bool:
+        return any(partition in held.get(topic_id, frozenset())
+                   for held in (self.current.assigned, self.current.pending_revocation))
+
+
+@dataclass
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerMember] = field(default_factory=dict)
+    target: dict[str, Assignment] = field(default_factory=dict)
+    subscribed: dict[str, SubscribedTopic] = field(default_factory=dict)
+    """The subscribed topics as of the group epoch (ConsumerGroupPartitionMetadata)."""
+    assignor: str = ""
+
+    @property
+    def state(self) -> str:
+        """Kafka's ConsumerGroupState as ListGroups and the describes name it."""
+        if not self.members:
+            return GroupState.EMPTY
+        if self.assignment_epoch != self.group_epoch:
+            return GroupState.ASSIGNING
+        if any(m.member_epoch != self.assignment_epoch
+               or m.current.state is not MemberState.STABLE for m in self.members.values()):
+            return GroupState.RECONCILING
+        return GroupState.STABLE
+
+
+@dataclass(frozen=True)
+class HeartbeatResult:
+    error: int
+    member_id: str | None = None
+    member_epoch: int = -1
+    assignment: Assignment | None = None
+    """None: the member has it already."""
+    message: str | None = None
+
+
+class ConsumerGroups:
+    def __init__(self, ownership: Ownership, append: Callable[[int, list[KeyValue]], None],
+                 topics: Topics, clock: Callable[[], int], config: ConsumerGroupConfig, *,
+                 other_group_type: Callable[[str], str | None]) -> None:
+        self.ownership = ownership
+        self._append = append
+        self._topics = topics
+        self._clock = clock
+        self.config = config
+        self._other_group_type = other_group_type
+        """The type of a group of another kind with this id that has members (or is a share
+        group), which a consumer group must not take over; None when there is none."""
+        self._groups: dict[int, dict[str, ConsumerGroup]] = {}
+        """``__consumer_offsets`` partition -> its consumer groups."""
+
+    def group(self, group_id: str) -> ConsumerGroup | None:
+        return self._groups.get(self.ownership.partition_for(group_id), {}).get(group_id)
+
+    def groups(self) -> list[ConsumerGroup]:
+        return [g for partition in sorted(self.ownership.owned)
+                for g in self._groups.get(partition, {}).values()]
+
+    # ------------------------------------------------------------------ heartbeat
+
+    def heartbeat(self, hb: Heartbeat) -> HeartbeatResult:
+        error, message = self.ownership.error_for(hb.group_id), None
+        if not error:
+            error, message = self._invalid(hb)
+        if error:
+            return HeartbeatResult(error, message=message)
+        group = self.group(hb.group_id)
+        if group is None:
+            other = self._other_group_type(hb.group_id)
+            if other is not None:
+                return HeartbeatResult(GroupIdNotFoundError.errno,
+                                       message=f"group {hb.group_id!r} is a {other} group")
+            if hb.member_epoch != JOIN_EPOCH:
+                return HeartbeatResult(UnknownMemberIdError.errno)
+            group = ConsumerGroup(hb.group_id)
+            self._groups.setdefault(self.ownership.partition_for(hb.group_id),
+                                    {})[hb.group_id] = group
+        if hb.member_epoch == LEAVE_EPOCH:
+            return self._leave(group, hb.member_id)
+        if hb.member_epoch == STATIC_LEAVE_EPOCH:
+            return self._leave_for_now(group, hb.member_id)
+        records: list[KeyValue] = []
+        member = group.members.get(hb.member_id)
+        joined = False
+        if hb.member_epoch == JOIN_EPOCH:
+            static = self._static_member(group, hb.instance_id)
+            if static is not None and static.member_id != hb.member_id:
+                if not static.static_left:
+                    return HeartbeatResult(UnreleasedInstanceIdError.errno,
+                                           message=f"instance {hb.instance_id!r} is member "
+                                                   f"{static.member_id}")
+                member, records = self._replace(group, static, hb.member_id or
+                                                str(uuid.uuid4()))
+            if member is None and len(group.members) >= self.config.max_size:
+                return HeartbeatResult(GroupMaxSizeReachedError.errno,
+                                       message=f"group.consumer.max.size is "
+                                               f"{self.config.max_size}")
+            if member is None:
+                member = ConsumerMember(hb.member_id or str(uuid.uuid4()))
+                group.members[member.member_id] = member
+                joined = True
+        elif member is None:
+            return HeartbeatResult(UnknownMemberIdError.errno)
+        elif not self._epoch_valid(member, hb):
+            return HeartbeatResult(FencedMemberEpochError.errno,
+                                   message=f"epoch {hb.member_epoch}, the member is at "
+                                           f"{member.member_epoch}")
+        member.session_deadline_ms = self._clock() + self.config.session_timeout_ms
+        member.static_left = False
+        changed = self._update_member(member, hb, joined)
+        if changed:
+            records.append(_member_metadata(group, member))
+        topics = self._refresh_topics(group)
+        if changed or topics:
+            records += [*topics, *self._bump(group)]  # one new epoch for all of it
+        if group.assignment_epoch != group.group_epoch:
+            records += self._assign(group)
+        before = member.current
+        owned = hb.owned if hb.member_epoch != JOIN_EPOCH else {}
+        member.current = reconcile(before, group.target.get(member.member_id, {}),
+                                   group.assignment_epoch, owned,
+                                   lambda t, p: self._owned_by_other(group, member, t, p))
+        if member.current != before or hb.member_epoch == JOIN_EPOCH:
+            if member.current.member_epoch != before.member_epoch:
+                member.previous_member_epoch = before.member_epoch
+            records.append(_current_assignment(group, member))
+        if member.current.state is MemberState.UNREVOKED_PARTITIONS:
+            if member.revocation_deadline_ms is None:
+                member.revocation_deadline_ms = self._clock() + member.rebalance_timeout_ms
+        else:
+            member.revocation_deadline_ms = None
+        self._write(group, records)
+        full = hb.member_epoch == JOIN_EPOCH or hb.owned is not None
+        changed = member.current.assigned != before.assigned or \
+            member.member_epoch != hb.member_epoch
+        return HeartbeatResult(0, member.member_id, member.member_epoch,
+                               dict(member.current.assigned) if full or changed else None)
+
+    def _invalid(self, hb: Heartbeat) -> tuple[int, str | None]:
+        if not hb.group_id:
+            return InvalidRequestError.errno, "group_id is empty"
+        if hb.member_epoch < STATIC_LEAVE_EPOCH or (hb.member_epoch != JOIN_EPOCH
+                                                   and not hb.member_id):
+            return InvalidRequestError.errno, "member_id is required past the join"
+        if hb.subscribed_topic_regex:  # librdkafka sends "" for "no regex"
+            try:
+                compile_topic_regex(hb.subscribed_topic_regex)
+            except TopicRegexError as exc:
+                return InvalidRegularExpressionError.errno, str(exc)
+        if hb.member_epoch == JOIN_EPOCH:
+            if hb.subscribed_topic_names is None and not hb.subscribed_topic_regex:
+                return InvalidRequestError.errno, "a joining member names its topics"
+            if hb.rebalance_timeout_ms < 0:
+                return InvalidRequestError.errno, "a joining member gives its rebalance timeout"
+        assignor = hb.server_assignor
+        if assignor is not None and assignor not in self.config.assignors:
+            return UnsupportedAssignorError.errno, \
+                f"assignor {assignor!r} is not one of {', '.join(self.config.assignors)}"
+        return 0, None
+
+    @staticmethod
+    def _epoch_valid(member: ConsumerMember, hb: Heartbeat) -> bool:
+        """The current epoch, or the previous one if the member owns nothing it should not
+        (it missed the answer that moved it on)."""
+        if hb.member_epoch == member.member_epoch:
+            return True
+        if hb.member_epoch != member.previous_member_epoch or hb.owned is None:
+            return False
+        return all(ps <= member.current.assigned.get(t, frozenset())
+                   for t, ps in hb.owned.items())
+
+    @staticmethod
+    def _update_member(member: ConsumerMember, hb: Heartbeat, joined: bool) -> bool:
+        """Takes the heartbeat's changes; True if the group epoch must move (a new member,
+        or a subscription, rack or assignor change)."""
+        member.client_id, member.client_host = hb.client_id, hb.client_host
+        if hb.instance_id is not None:
+            member.instance_id = hb.instance_id
+        if hb.rebalance_timeout_ms >= 0:
+            member.rebalance_timeout_ms = hb.rebalance_timeout_ms
+        bump = joined
+        if hb.rack_id is not None and hb.rack_id != member.rack_id:
+            member.rack_id, bump = hb.rack_id, True
+        if hb.subscribed_topic_names is not None:
+            topics = tuple(sorted(set(hb.subscribed_topic_names)))
+            if topics != member.subscribed_topics:
+                member.subscribed_topics, bump = topics, True
+        if hb.subscribed_topic_regex is not None:
+            regex = hb.subscribed_topic_regex or None
+            if regex != member.subscribed_regex:
+                member.subscribed_regex, bump = regex, True
+        if hb.server_assignor is not None and hb.server_assignor != member.server_assignor:
+            member.server_assignor, bump = hb.server_assignor, True
+        return bump
+
+    def _owned_by_other(self, group: ConsumerGroup, member: ConsumerMember,
+                        topic_id: uuid.UUID, partition: int) -> bool:
+        return any(other is not member and other.owns(topic_id, partition)
+                   for other in group.members.values())
+
+    @staticmethod
+    def _static_member(group: ConsumerGroup, instance_id: str | None) -> ConsumerMember | None:
+        if instance_id is None:
+            return None
+        return next((m for m in group.members.values() if m.instance_id == instance_id), None)
+
+    def _leave_for_now(self, group: ConsumerGroup, member_id: str) -> HeartbeatResult:
+        """A static member leaving with epoch -2 (a restart): it keeps its partitions and
+        its place, without a rebalance, until its session times out or a member with its
+        instance id takes its place."""
+        member = group.members.get(member_id)
+        if member is None:
+            return HeartbeatResult(UnknownMemberIdError.errno)
+        if member.instance_id is None:
+            return HeartbeatResult(InvalidRequestError.errno,
+                                   message="epoch -2 is for static members (instance_id)")
+        member.static_left = True
+        self._write(group, [_current_assignment(group, member)])
+        return HeartbeatResult(0, member_id, STATIC_LEAVE_EPOCH)
+
+    def _replace(self, group: ConsumerGroup, old: ConsumerMember,
+                 member_id: str) -> tuple[ConsumerMember, list[KeyValue]]:
+        """A static member back under a new member id: it takes the old one's place and
+        partitions, and the group does not rebalance."""
+        del group.members[old.member_id]
+        member = replace(old, member_id=member_id, static_left=False, previous_member_epoch=-1,
+                         current=Reconciled(MemberState.STABLE, JOIN_EPOCH,
+                                            old.current.assigned))
+        group.members[member_id] = member
+        target = group.target.pop(old.member_id, {})
+        group.target[member_id] = target
+        gone = {"group_id": group.group_id, "member_id": old.member_id}
+        records = [consumer_record(kind, gone, None) for kind in MEMBER_RECORD_TYPES]
+        records.append(_member_metadata(group, member))
+        records.append(consumer_record(TARGET_ASSIGNMENT_MEMBER, {
+            "group_id": group.group_id, "member_id": member_id},
+            {"topic_partitions": _wire(target)}))
+        return member, records
+
+    def _leave(self, group: ConsumerGroup, member_id: str) -> HeartbeatResult:
+        if member_id not in group.members:
+            return HeartbeatResult(UnknownMemberIdError.errno)
+        self._write(group, self._remove(group, member_id))
+        return HeartbeatResult(0, member_id, LEAVE_EPOCH)
+
+    def _remove(self, group: ConsumerGroup, member_id: str) -> list[KeyValue]:
+        del group.members[member_id]
+        group.target.pop(member_id, None)
+        key = {"group_id": group.group_id, "member_id": member_id}
+        return [consumer_record(kind, key, None) for kind in MEMBER_RECORD_TYPES] + \
+            self._bump(group)
+
+    def _bump(self, group: ConsumerGroup) -> list[KeyValue]:
+        group.group_epoch += 1
+        return [consumer_record(GROUP_METADATA, {"group_id": group.group_id},
+                                {"epoch": group.group_epoch})]
+
+    def _subscriptions(self, group: ConsumerGroup) -> dict[str, frozenset[str]]:
+        """Each member's topics: those it names and those its regex matches now."""
+        patterns = {m.subscribed_regex for m in group.members.values() if m.subscribed_regex}
+        existing = self._topics.names() if patterns else frozenset()
+        matched = {p: matching_topics(p, existing) for p in patterns}
+        return {m.member_id: frozenset(m.subscribed_topics) | matched.get(
+                    m.subscribed_regex or "", frozenset())
+                for m in group.members.values()}
+
+    def _refresh_topics(self, group: ConsumerGroup) -> list[KeyValue]:
+        """The subscribed topics now; when they changed, the record saying so (the
+        caller bumps the group epoch)."""
+        names = sorted(set().union(*self._subscriptions(group).values()))
+        now: dict[str, SubscribedTopic] = {}
+        for name in names:
+            count = self._topics.partition_count(name)
+            if count is not None:
+                now[name] = SubscribedTopic(self._topics.topic_id(name), count)
+        if now == group.subscribed:
+            return []
+        group.subscribed = now
+        return [_partition_metadata(group)]
+
+    def _assign(self, group: ConsumerGroup) -> list[KeyValue]:
+        """The target assignment of the group epoch, with the assignor the members ask for
+        (the most asked for; the broker's first when none asks)."""
+        asked = [m.server_assignor for m in group.members.values() if m.server_assignor]
+        group.assignor = max(sorted(set(asked)), key=asked.count) if asked \
+            else self.config.assignors[0]
+        subscriptions = self._subscriptions(group)
+        target = ASSIGNORS[group.assignor](subscriptions, group.subscribed, group.target)
+        records = []
+        for member_id, assignment in sorted(target.items()):
+            if assignment != group.target.get(member_id):
+                records.append(consumer_record(
+                    TARGET_ASSIGNMENT_MEMBER, {"group_id": group.group_id,
+                                               "member_id": member_id},
+                    {"topic_partitions": _wire(assignment)}))
+        group.target = target
+        group.assignment_epoch = group.group_epoch
+        records.append(consumer_record(TARGET_ASSIGNMENT_METADATA, {"group_id": group.group_id},
+                                       {"assignment_epoch": group.assignment_epoch}))
+        return records
+
+    # ------------------------------------------------------------------ offsets, timers, admin
+
+    def validate_commit(self, group_id: str, member_id: str, member_epoch: int) -> int | None:
+        """OffsetCommit's check of a consumer group's committer (None: no consumer group of
+        that id here, the classic rules apply). A simple commit (no member, epoch -1) is
+        accepted only by an empty group."""
+        group = self.group(group_id)
+        if group is None:
+            return None
+        if member_epoch < 0 and not member_id:
+            return 0 if not group.members else UnknownMemberIdError.errno
+        member = group.members.get(member_id)
+        if member is None:
+            return UnknownMemberIdError.errno
+        if member_epoch > member.member_epoch:
+            return FencedMemberEpochError.errno
+        if member_epoch < member.member_epoch:
+            return StaleMemberEpochError.errno
+        return 0
+
+    def subscribed_topics(self, group_id: str) -> frozenset[str]:
+        """The topics the consumer group's members subscribe to now (by name or regex):
+        OffsetDelete keeps their offsets (GROUP_SUBSCRIBED_TO_TOPIC)."""
+        group = self.group(group_id)
+        if group is None:
+            return frozenset()
+        return frozenset().union(*self._subscriptions(group).values())
+
+    def expire_members(self) -> None:
+        """Members whose session timed out, or who did not revoke in time, leave."""
+        now = self._clock()
+        for group in self.groups():
+            expired = [m for m, member in group.members.items()
+                       if member.session_deadline_ms <= now
+                       or (member.revocation_deadline_ms is not None
+                           and member.revocation_deadline_ms <= now)]
+            records: list[KeyValue] = []
+            for member_id in expired:
+                records += self._remove(group, member_id)
+            self._write(group, records)
+
+    def delete(self, group_id: str) -> int:
+        """DeleteGroups of a consumer group: only an empty one (its offsets are deleted by
+        the caller)."""
+        group = self.group(group_id)
+        if group is None:
+            return GroupIdNotFoundError.errno
+        if group.members:
+            return NonEmptyGroupError.errno
+        key = {"group_id": group_id}
+        self._write(group, [consumer_record(kind, key, None) for kind in (
+            TARGET_ASSIGNMENT_METADATA, PARTITION_METADATA, GROUP_METADATA)])
+        del self._groups[self.ownership.partition_for(group_id)][group_id]
+        return 0
+
+    # ------------------------------------------------------------------ the runtime's side
+
+    def loader(self, partition: int) -> ConsumerGroupLoader:
+        return ConsumerGroupLoader(self, partition)
+
+    def install(self, partition: int, groups: dict[str, ConsumerGroup]) -> None:
+        """A loaded partition's groups; every member gets a fresh session (the clock of the
+        previous coordinator is not this one's)."""
+        deadline = self._clock() + self.config.session_timeout_ms
+        for group in groups.values():
+            for member in group.members.values():
+                member.session_deadline_ms = deadline
+                if member.current.state is MemberState.UNREVOKED_PARTITIONS:
+                    member.revocation_deadline_ms = self._clock() + member.rebalance_timeout_ms
+        self._groups[partition] = groups
+
+    def unload(self, partition: int) -> None:
+        self._groups.pop(partition, None)
+
+    def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
+        """Deleted topics drop out of the groups' assignments at the next heartbeat (their
+        metadata no longer matches); nothing to do eagerly."""
+
+    def _write(self, group: ConsumerGroup, records: list[KeyValue]) -> None:
+        if records:
+            self._append(self.ownership.partition_for(group.group_id), records)
+
+
+def _wire(assignment: Assignment) -> list[dict[str, Any]]:
+    return [{"topic_id": topic_id, "partitions": sorted(partitions)}
+            for topic_id, partitions in sorted(assignment.items())]
+
+
+def _from_wire(topics: list[dict[str, Any]]) -> Assignment:
+    return {t["topic_id"]: frozenset(t["partitions"]) for t in topics if t["partitions"]}
+
+
+def _member_metadata(group: ConsumerGroup, member: ConsumerMember) -> KeyValue:
+    return consumer_record(MEMBER_METADATA, {"group_id": group.group_id,
+                                             "member_id": member.member_id}, {
+        "instance_id": member.instance_id, "rack_id": member.rack_id,
+        "client_id": member.client_id, "client_host": member.client_host,
+        "subscribed_topic_names": list(member.subscribed_topics),
+        "subscribed_topic_regex": member.subscribed_regex,
+        "rebalance_timeout_ms": member.rebalance_timeout_ms,
+        "server_assignor": member.server_assignor})
+
+
+def _current_assignment(group: ConsumerGroup, member: ConsumerMember) -> KeyValue:
+    current = member.current
+    return consumer_record(CURRENT_MEMBER_ASSIGNMENT, {"group_id": group.group_id,
+                                                       "member_id": member.member_id}, {
+        # a static member away for now is written at epoch -2 (as Kafka does), its own
+        # epoch kept as the previous one
+        "member_epoch": STATIC_LEAVE_EPOCH if member.static_left else current.member_epoch,
+        "previous_member_epoch": current.member_epoch if member.static_left
+        else member.previous_member_epoch,
+        "state": int(current.state),
+        "assigned_partitions": _wire(current.assigned),
+        "partitions_pending_revocation": _wire(current.pending_revocation)})
+
+
+def _partition_metadata(group: ConsumerGroup) -> KeyValue:
+    return consumer_record(PARTITION_METADATA, {"group_id": group.group_id}, {"topics": [
+        {"topic_id": topic.topic_id, "topic_name": name, "num_partitions": topic.partitions,
+         "partition_metadata": []}
+        for name, topic in sorted(group.subscribed.items())]})
+
+
+class ConsumerGroupLoader:
+    """Replays one ``__consumer_offsets`` partition's consumer-group records (the last
+    value per key wins, a tombstone deletes), skipping every other record type."""
+
+    def __init__(self, groups: ConsumerGroups, partition: int) -> None:
+        self._consumer_groups = groups
+        self._partition = partition
+        self._groups: dict[str, ConsumerGroup] = {}
+        self.skipped = 0
+
+    def load(self, records: Sequence[Record]) -> None:
+        for record in records:
+            if record.batch.is_control or record.key is None:
+                continue
+            try:
+                decoded = decode_consumer_record(record.key, record.value)
+            except (ProtocolDecodeError, KeyError, ValueError):
+                self.skipped += 1
+                continue
+            if decoded is not None:
+                self._apply(*decoded)
+
+    def _apply(self, kind: GroupRecordType, key: dict[str, Any],
+               value: dict[str, Any] | None) -> None:
+        group_id = key["group_id"]
+        group = self._groups.get(group_id)
+        if group is None:
+            if value is None:
+                return
+            group = self._groups[group_id] = ConsumerGroup(group_id)
+        member_id: str = key.get("member_id", "")
+        if kind is GROUP_METADATA:
+            if value is None:
+                del self._groups[group_id]
+            else:
+                group.group_epoch = value["epoch"]
+        elif kind is TARGET_ASSIGNMENT_METADATA:
+            group.assignment_epoch = value["assignment_epoch"] if value else 0
+        elif kind is PARTITION_METADATA:
+            group.subscribed = {} if value is None else {
+                t["topic_name"]: SubscribedTopic(t["topic_id"], t["num_partitions"])
+                for t in value["topics"]}
+        elif kind is TARGET_ASSIGNMENT_MEMBER:
+            if value is None:
+                group.target.pop(member_id, None)
+            else:
+                group.target[member_id] = _from_wire(value["topic_partitions"])
+        elif kind is MEMBER_METADATA:
+            if value is None:
+                group.members.pop(member_id, None)
+            else:
+                member = group.members.setdefault(member_id, ConsumerMember(member_id))
+                member.instance_id = value["instance_id"]
+                member.rack_id = value["rack_id"]
+                member.client_id = value["client_id"]
+                member.client_host = value["client_host"]
+                member.subscribed_topics = tuple(value["subscribed_topic_names"])
+                member.subscribed_regex = value["subscribed_topic_regex"]
+                member.rebalance_timeout_ms = value["rebalance_timeout_ms"]
+                member.server_assignor = value["server_assignor"]
+        elif kind is CURRENT_MEMBER_ASSIGNMENT and value is not None:
+            member = group.members.setdefault(member_id, ConsumerMember(member_id))
+            member.static_left = value["member_epoch"] == STATIC_LEAVE_EPOCH
+            epoch = value["previous_member_epoch"] if member.static_left \
+                else value["member_epoch"]
+            member.previous_member_epoch = -1 if member.static_left \
+                else value["previous_member_epoch"]
+            member.current = Reconciled(MemberState(value["state"]), epoch,
+                                        _from_wire(value["assigned_partitions"]),
+                                        _from_wire(value["partitions_pending_revocation"]))
+
+    def complete(self) -> None:
+        for group in self._groups.values():
+            group.assignor = next((m.server_assignor for m in group.members.values()
+                                   if m.server_assignor),
+                                  self._consumer_groups.config.assignors[0])
+        self._consumer_groups.install(self._partition, self._groups)

@@ -1,0 +1,116 @@
+"""Consumer groups (KIP-848) inside a running broker: the sans-IO
+:class:`~.consumer_groups.ConsumerGroups` on the group coordinator's runtime
+(``__consumer_offsets``, beside the classic and share groups). A heartbeat is answered once
+its records are in the ISR; members whose session or revocation time ran out are removed
+by a timer that runs while any consumer group has members.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from kafkalite.records import encode_batch
+from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
+from kafkalite_server.coordinator.errors import write_error
+from kafkalite_server.coordinator.runtime import CoordinatorRuntime
+from kafkalite_server.group.consumer_groups import (
+    ConsumerGroupConfig,
+    ConsumerGroups,
+    Heartbeat,
+    HeartbeatResult,
+    Topics,
+)
+from kafkalite_server.group.consumer_records import KeyValue
+from kafkalite_server.group.timers import Scheduler, TimerHandle
+from kafkalite_server.share.config import SHARE_STATE_TOPIC
+from kafkalite_server.topic_ids import topic_id
+
+if TYPE_CHECKING:
+    from kafkalite_server.broker import Broker
+    from kafkalite_server.group.coordinator import GroupCoordinator
+
+log = logging.getLogger(__name__)
+
+EXPIRY_CHECK_MS = 1000
+CLASSIC_GROUP_TYPE = "classic"
+"""ListGroups v5's group_type of a group run by JoinGroup/SyncGroup (KIP-848's "classic")."""
+
+
+class ConsumerGroupService:
+    def __init__(self, broker: Broker, runtime: CoordinatorRuntime, classic: GroupCoordinator,
+                 scheduler: Scheduler) -> None:
+        self._broker = broker
+        self.runtime = runtime
+        self._scheduler = scheduler
+        self._timer: TimerHandle | None = None
+        config = broker.config
+        metadata = broker.metadata_cache
+
+        def partition_count(topic: str) -> int | None:
+            partitions = metadata.partitions_of(topic)
+            return None if partitions is None else len(partitions)
+
+        def other_group_type(group_id: str) -> str | None:
+            group = classic.group(group_id)
+            if group is not None and group.members:
+                return CLASSIC_GROUP_TYPE
+            share = getattr(broker, "share", None)  # installed after the group coordinator
+            if share is not None and share.groups.coordinates(group_id):
+                return "share"
+            return None
+
+        self.groups = ConsumerGroups(
+            runtime.ownership, self._append,
+            Topics(partition_count, lambda topic: topic_id(metadata.cluster_id, topic),
+                   lambda: frozenset(metadata.topic_names()) - INTERNAL_TOPICS
+                   - {SHARE_STATE_TOPIC}),
+            scheduler.now_ms,
+            ConsumerGroupConfig(config.group_consumer_session_timeout_ms,
+                                config.group_consumer_heartbeat_interval_ms,
+                                config.group_consumer_max_size,
+                                config.group_consumer_assignors),
+            other_group_type=other_group_type)
+        runtime.also_serve(self.groups)
+
+    def _append(self, partition: int, records: list[KeyValue]) -> None:
+        now = self._broker.now_ms()
+        self.runtime.append(partition, encode_batch([(k, v, now, ()) for k, v in records]))
+
+    async def heartbeat(self, heartbeat: Heartbeat) -> HeartbeatResult:
+        await self.runtime.ensure_topic()
+        self.runtime.placed(heartbeat.group_id)
+        try:
+            result = self.groups.heartbeat(heartbeat)
+        except Exception as exc:  # the append failed
+            return HeartbeatResult(write_error(exc))
+        self._arm_expiry()
+        error = await self.runtime.committed(heartbeat.group_id)
+        return HeartbeatResult(error) if error else result
+
+    async def delete(self, group_id: str) -> int:
+        """DeleteGroups of a consumer group; its offsets go with the classic coordinator's
+        deletion of the group id, done by the caller."""
+        try:
+            error = self.groups.delete(group_id)
+        except Exception as exc:
+            return write_error(exc)
+        return error or await self.runtime.committed(group_id)
+
+    def _arm_expiry(self) -> None:
+        if self._timer is None:
+            self._timer = self._scheduler.call_later(EXPIRY_CHECK_MS, self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        try:
+            self.groups.expire_members()
+        except Exception as exc:  # an append failed: the next check tries again
+            log.warning("expiring consumer-group members: %s", exc)
+        if any(group.members for group in self.groups.groups()):
+            self._arm_expiry()
+
+    def shutdown(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
