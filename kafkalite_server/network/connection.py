@@ -110,7 +110,14 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
     loop = asyncio.get_running_loop()
     admitted = False
     receive_deadline: float | None = None
-    deferred = DeferredResponses(writer, write_chunks)
+    pending = 0
+    """Bytes of the requests received and not yet dispatched."""
+
+    def charge() -> None:
+        """What this connection holds: requests in, unanswered Produces, the one arriving."""
+        limits.charge(holder, pending + deferred.held + _receiving(decoder, admitted))
+
+    deferred = DeferredResponses(writer, write_chunks, charge)
     try:
         while True:
             size = decoder.next_frame_size
@@ -149,7 +156,7 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
                 elif limits.receive_timeout is not None:
                     receive_deadline = loop.time() + limits.receive_timeout
             pending = sum(len(frame) for frame in frames)
-            limits.charge(holder, pending + _receiving(decoder, admitted))
+            charge()
             while frames:
                 frame = frames.popleft()
                 chunks: list[Any] | None
@@ -170,7 +177,7 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
                     raise
                 pending -= len(frame)
                 del frame
-                limits.charge(holder, pending + _receiving(decoder, admitted))
+                charge()
                 await hold_back_failed_login(session, limits)
                 if chunks is _DEFERRED:
                     await deferred.room()
@@ -216,7 +223,7 @@ async def _produce(broker: Broker, frame: bytearray, peer: str, session: Session
     if task.done():
         await deferred.drained()
         return task.result()
-    deferred.defer(task)
+    deferred.defer(task, len(frame))
     return _DEFERRED
 
 

@@ -27,17 +27,24 @@ Write = Callable[[asyncio.StreamWriter, list[Any]], Awaitable[None]]
 
 class DeferredResponses:
     def __init__(self, writer: asyncio.StreamWriter, write: Write,
-                 limit: int = MAX_DEFERRED) -> None:
+                 on_released: Callable[[], None], limit: int = MAX_DEFERRED) -> None:
+        """``on_released`` is told when an answer is out and its request's bytes (still
+        counted in :attr:`held`, against ``queued.max.request.bytes``) are freed."""
         self._writer = writer
         self._write = write
+        self._on_released = on_released
         self._limit = limit
-        self._queue: deque[asyncio.Task[list[Any] | None]] = deque()
+        self._queue: deque[tuple[asyncio.Task[list[Any] | None], int]] = deque()
+        self.held = 0
+        """Bytes of the deferred requests: their records stay referenced until answered."""
         self._pump: asyncio.Task[None] | None = None
         self._moved = asyncio.Event()
 
-    def defer(self, task: asyncio.Task[list[Any] | None]) -> None:
-        """Answer ``task`` (a request already appended) once it and those before it are."""
-        self._queue.append(task)
+    def defer(self, task: asyncio.Task[list[Any] | None], nbytes: int) -> None:
+        """Answer ``task`` (a request of ``nbytes``, already appended) once it and those
+        before it are."""
+        self._queue.append((task, nbytes))
+        self.held += nbytes
         if self._pump is None or self._pump.done():
             self._pump = asyncio.get_running_loop().create_task(self._answer_in_order())
 
@@ -57,7 +64,7 @@ class DeferredResponses:
 
     def close(self) -> None:
         """Drops the answers still waiting (the connection is closing)."""
-        for task in self._queue:
+        for task, _nbytes in self._queue:
             task.cancel()
         if self._pump is not None:
             if self._pump.done() and not self._pump.cancelled():
@@ -67,8 +74,10 @@ class DeferredResponses:
     async def _answer_in_order(self) -> None:
         try:
             while self._queue:
-                chunks = await self._queue[0]
-                self._queue.popleft()
+                chunks = await self._queue[0][0]
+                _task, nbytes = self._queue.popleft()
+                self.held -= nbytes
+                self._on_released()
                 self._moved.set()
                 if chunks is not None:
                     await self._write(self._writer, chunks)
