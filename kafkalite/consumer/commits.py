@@ -149,20 +149,30 @@ class CommitResults:
 
 def offset_fetch_request(group_id: str,
                          partitions: Iterable[TopicPartition] | None) -> dict[str, Any]:
-    """OffsetFetch's body; ``partitions=None`` asks for every partition the group committed."""
-    if partitions is None:
-        return {"group_id": group_id, "topics": None}
-    by_topic: dict[str, list[int]] = defaultdict(list)
-    for tp in partitions:
-        by_topic[tp.topic].append(tp.partition)
-    return {"group_id": group_id,
-            "topics": [{"name": t, "partition_indexes": sorted(p)} for t, p in by_topic.items()]}
+    """OffsetFetch's body; ``partitions=None`` asks for every partition the group committed.
+    It holds both forms (one group up to v7, a list of groups from v8); the encoder takes
+    the fields of the version the connection negotiated."""
+    topics = None
+    if partitions is not None:
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for tp in partitions:
+            by_topic[tp.topic].append(tp.partition)
+        topics = [{"name": t, "partition_indexes": sorted(p)} for t, p in by_topic.items()]
+    return {"group_id": group_id, "topics": topics,
+            "groups": [{"group_id": group_id, "topics": topics}]}
+
+
+def _only_group(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The answer for the one group asked about (v8+ answers in a list of groups)."""
+    groups = body.get("groups")
+    return groups[0] if groups else body
 
 
 def first_offset_fetch_error(body: Mapping[str, Any]) -> int:
     """The group-level error code, else the first partition's, else 0."""
-    codes = [body.get("error_code", 0)] + [
-        part["error_code"] for topic in body["topics"] for part in topic["partitions"]]
+    group = _only_group(body)
+    codes = [group.get("error_code", 0)] + [
+        part["error_code"] for topic in group["topics"] for part in topic["partitions"]]
     return next((c for c in codes if c), 0)
 
 
@@ -171,7 +181,7 @@ def committed_offsets(body: Mapping[str, Any]) -> dict[TopicPartition, OffsetAnd
     return {
         TopicPartition(topic["name"], part["partition_index"]): OffsetAndMetadata(
             part["committed_offset"], part["metadata"] or "", part["committed_leader_epoch"])
-        for topic in body["topics"] for part in topic["partitions"]
+        for topic in _only_group(body)["topics"] for part in topic["partitions"]
         if part["committed_offset"] >= 0
     }
 

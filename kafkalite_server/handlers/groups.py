@@ -31,6 +31,7 @@ from kafkalite.protocol.errors import (
     InvalidRequestError,
     KafkaStorageError,
     UnknownTopicOrPartitionError,
+    UnstableOffsetCommitError,
     UnsupportedVersionError,
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
@@ -56,6 +57,7 @@ from kafkalite_server.security.api_checks import (
     declares,
     per_partition_error,
     requires,
+    top_level_error,
 )
 from kafkalite_server.topic_ids import topic_named
 from kafkalite_server.txn.verification import for_txn_offset_commit
@@ -67,6 +69,8 @@ TRANSACTION_KEY_TYPE = 1
 BATCHED_FIND_COORDINATOR_VERSION = 4
 MEMBER_EPOCH_COMMIT_VERSION = 9
 """OffsetCommit's first version a KIP-848 member commits with (its member epoch)."""
+MULTI_GROUP_FETCH_VERSION = 8
+"""OffsetFetch names its groups in a list from this version (KIP-709)."""
 
 COORDINATOR_KEY_CHECKS = {
     GROUP_KEY_TYPE: replace(DESCRIBE_GROUP, when="key type 0"),
@@ -382,29 +386,72 @@ async def _verified(ctx: RequestContext, service: GroupCoordinatorService, body:
                                  fenced_error("txn_offset_commit", ctx.api_version))
 
 
-@requires(DESCRIBE_GROUP, "group_id")
-@declares(FETCHED_TOPICS, ALL_FETCHED_TOPICS)
+@declares(DESCRIBE_GROUP, FETCHED_TOPICS, ALL_FETCHED_TOPICS)
 async def handle_offset_fetch(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    requested = body["topics"]
+    """One group (v1-7) or several (v8+, each authorized and answered on its own).
+    ``require_stable`` (v7+, KIP-447): a partition with a transactional offset commit
+    waiting for its transaction's end answers UNSTABLE_OFFSET_COMMIT, which the client
+    retries, instead of the offset committed before it. v9 names the asking member of a
+    consumer group (KIP-848): an unknown member or an old epoch is refused."""
+    stable = body.get("require_stable", False)
+    if ctx.api_version < MULTI_GROUP_FETCH_VERSION:
+        if not DESCRIBE_GROUP.allows(ctx, body["group_id"]):
+            return top_level_error(body, DESCRIBE_GROUP.error.errno)
+        found, error = _fetched(service, ctx, body["group_id"], body["topics"], stable)
+        return {"throttle_time_ms": 0, "topics": found, "error_code": error}
+    groups = []
+    for group in body["groups"]:
+        group_id = group["group_id"]
+        if not DESCRIBE_GROUP.allows(ctx, group_id):
+            error = DESCRIBE_GROUP.error.errno
+        else:
+            error = _member_error(service, group_id, group.get("member_id"),
+                                  group.get("member_epoch", -1))
+        topics: list[Body] = []
+        if not error:
+            topics, error = _fetched(service, ctx, group_id, group["topics"], stable)
+        groups.append({"group_id": group_id, "topics": topics, "error_code": error})
+    return {"throttle_time_ms": 0, "groups": groups}
+
+
+def _member_error(service: GroupCoordinatorService, group_id: str, member_id: str | None,
+                  member_epoch: int) -> int:
+    """A consumer group's member asking (v9) must be known at its current epoch; an
+    admin (no member) may always ask."""
+    if not member_id and member_epoch < 0:
+        return 0
+    error = service.consumer.groups.validate_commit(group_id, member_id or "", member_epoch)
+    return error or 0
+
+
+def _fetched(service: GroupCoordinatorService, ctx: RequestContext, group_id: str,
+             requested: list[Body] | None, require_stable: bool) -> tuple[list[Body], int]:
+    """The group's committed offsets by topic, and the group's error code."""
     denied = frozenset() if requested is None else FETCHED_TOPICS.denied(
         ctx, [t["name"] for t in requested])
     partitions = None if requested is None else [
         TopicPartition(t["name"], index) for t in requested for index in t["partition_indexes"]
         if t["name"] not in denied
     ]
-    result = service.coordinator.fetch_offsets(body["group_id"], partitions)
+    result = service.coordinator.fetch_offsets(group_id, partitions)
+    unstable = (service.txn_offsets.pending_by_group().get(group_id, set())
+                if require_stable else set())
     by_topic: dict[str, list[Body]] = defaultdict(list)
     for tp, committed in result.offsets.items():
         if requested is None and not ALL_FETCHED_TOPICS.allows(ctx, tp.topic):
             continue
+        if tp in unstable:
+            committed, error = None, UnstableOffsetCommitError.errno
+        else:
+            error = result.error
         by_topic[tp.topic].append({
             "partition_index": tp.partition,
             "committed_offset": committed.offset if committed else -1,
             "committed_leader_epoch": committed.leader_epoch if committed else -1,
             "metadata": committed.metadata if committed else "",
-            "error_code": result.error,
+            "error_code": error,
         })
     for topic in requested or ():
         if topic["name"] in denied:
@@ -412,11 +459,8 @@ async def handle_offset_fetch(
                 {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
                  "metadata": "", "error_code": FETCHED_TOPICS.error.errno}
                 for index in topic["partition_indexes"]]
-    return {
-        "throttle_time_ms": 0,
-        "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
-        "error_code": result.error,
-    }
+    return ([{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+            result.error)
 
 
 @declares(DESCRIBE_GROUPS)

@@ -1,6 +1,6 @@
 """Offset APIs: ListOffsets (2), OffsetCommit (8), OffsetFetch (9), OffsetForLeaderEpoch (23)."""
 
-from kafkalite.protocol.primitives import INT8, INT16, INT32, INT64, STRING
+from kafkalite.protocol.primitives import BOOL, INT8, INT16, INT32, INT64, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 LIST_OFFSETS_REQUEST = Message(
@@ -68,30 +68,49 @@ OFFSET_COMMIT_RESPONSE = Message(
     ),
 )
 
+_OFFSET_FETCH_TOPICS = Array(Struct(
+    Field("name", STRING),
+    Field("partition_indexes", Array(INT32)),
+))
+
 OFFSET_FETCH_REQUEST = Message(
-    "OffsetFetchRequest", valid="1-5", flexible="none", fields=(
-        Field("group_id", STRING),
-        Field("topics", Array(Struct(
-            Field("name", STRING),
-            Field("partition_indexes", Array(INT32)),
-        )), nullable="2+"),
+    "OffsetFetchRequest", valid="1-9", flexible="6+", fields=(
+        Field("group_id", STRING, "0-7"),
+        Field("topics", _OFFSET_FETCH_TOPICS, "0-7", nullable="2-7"),
+        Field("groups", Array(Struct(  # v8+: several groups at once
+            Field("group_id", STRING),
+            Field("member_id", STRING, "9+", nullable="9+", default=None),
+            Field("member_epoch", INT32, "9+", default=-1),
+            Field("topics", _OFFSET_FETCH_TOPICS, nullable="8+"),
+        )), "8+"),
+        Field("require_stable", BOOL, "7+", default=False),
     ),
 )
 
+_OFFSET_FETCH_PARTITIONS = Array(Struct(
+    Field("partition_index", INT32),
+    Field("committed_offset", INT64, default=-1),
+    Field("committed_leader_epoch", INT32, "5+", default=-1),
+    Field("metadata", STRING, nullable="0+"),
+    Field("error_code", INT16),
+))
+
 OFFSET_FETCH_RESPONSE = Message(
-    "OffsetFetchResponse", valid="1-5", flexible="none", fields=(
+    "OffsetFetchResponse", valid="1-9", flexible="6+", fields=(
         Field("throttle_time_ms", INT32, "3+"),
         Field("topics", Array(Struct(
             Field("name", STRING),
-            Field("partitions", Array(Struct(
-                Field("partition_index", INT32),
-                Field("committed_offset", INT64, default=-1),
-                Field("committed_leader_epoch", INT32, "5+", default=-1),
-                Field("metadata", STRING, nullable="0+"),
-                Field("error_code", INT16),
+            Field("partitions", _OFFSET_FETCH_PARTITIONS),
+        )), "0-7"),
+        Field("error_code", INT16, "2-7"),
+        Field("groups", Array(Struct(
+            Field("group_id", STRING),
+            Field("topics", Array(Struct(
+                Field("name", STRING),
+                Field("partitions", _OFFSET_FETCH_PARTITIONS),
             ))),
-        ))),
-        Field("error_code", INT16, "2+"),
+            Field("error_code", INT16, default=0),
+        )), "8+"),
     ),
 )
 

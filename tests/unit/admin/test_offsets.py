@@ -95,10 +95,11 @@ def test_refused_deletions_raise_the_first_naming_how_many_more() -> None:
 
 def test_offset_fetch_pair() -> None:
     handler = FetchGroupOffsets([T1, T0])
+    topics = [{"name": "orders", "partition_indexes": [0, 1]}]
     assert handler.build_request(0, ["g"]).body == {
-        "group_id": "g", "topics": [{"name": "orders", "partition_indexes": [0, 1]}]}
-    assert FetchGroupOffsets(None).build_request(0, ["g"]).body == {"group_id": "g",
-                                                                    "topics": None}
+        "group_id": "g", "topics": topics, "groups": [{"group_id": "g", "topics": topics}]}
+    assert FetchGroupOffsets(None).build_request(0, ["g"]).body == {
+        "group_id": "g", "topics": None, "groups": [{"group_id": "g", "topics": None}]}
     body = {"error_code": 0, "topics": [{"name": "orders", "partitions": [
         {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": 2,
          "metadata": "m", "error_code": 0},

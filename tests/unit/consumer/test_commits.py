@@ -98,10 +98,11 @@ def test_async_results_run_in_order_on_the_callers_thread() -> None:
 
 
 def test_offset_fetch_bodies_and_answers() -> None:
-    assert offset_fetch_request("g", None) == {"group_id": "g", "topics": None}
+    assert offset_fetch_request("g", None) == {
+        "group_id": "g", "topics": None, "groups": [{"group_id": "g", "topics": None}]}
+    topics = [{"name": "t", "partition_indexes": [0, 1]}, {"name": "u", "partition_indexes": [2]}]
     assert offset_fetch_request("g", [TP1, TP0, TopicPartition("u", 2)]) == {
-        "group_id": "g", "topics": [{"name": "t", "partition_indexes": [0, 1]},
-                                    {"name": "u", "partition_indexes": [2]}]}
+        "group_id": "g", "topics": topics, "groups": [{"group_id": "g", "topics": topics}]}
     body = {"error_code": 0, "topics": [{"name": "t", "partitions": [
         {"partition_index": 0, "committed_offset": 7, "metadata": None,
          "committed_leader_epoch": 1, "error_code": 0},
@@ -113,3 +114,7 @@ def test_offset_fetch_bodies_and_answers() -> None:
     assert first_offset_fetch_error(body) == 16
     body["error_code"] = 15
     assert first_offset_fetch_error(body) == 15
+    # v8+ answers in a list of groups: the one group asked about is read the same way
+    grouped = {"groups": [{"group_id": "g", "error_code": 0, "topics": body["topics"]}]}
+    assert committed_offsets(grouped) == {TP0: OffsetAndMetadata(7, "", 1)}
+    assert first_offset_fetch_error(grouped) == 16
