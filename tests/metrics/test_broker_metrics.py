@@ -4,8 +4,11 @@ prometheus_client's own parser, the values checked against the traffic a real cl
 
 from __future__ import annotations
 
+import json
+import re
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -16,6 +19,7 @@ from kafkalite_server import EmbeddedCluster
 from kafkalite_server.config import BrokerConfig
 
 RECORDS = 37
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +110,12 @@ def test_broker_and_controller_gauges(broker: EmbeddedCluster) -> None:
 def test_a_bad_listener_names_the_key(value: str) -> None:
     with pytest.raises(ConfigError, match=r"kafkalite\.metrics\.listener"):
         BrokerConfig.from_properties({"kafkalite.metrics.listener": value})
+
+
+def test_the_grafana_dashboard_queries_only_exported_metrics(broker: EmbeddedCluster) -> None:
+    dashboard = json.loads((REPO_ROOT / "docs" / "grafana-dashboard.json").read_text())
+    queried = {name for panel in dashboard["panels"] for target in panel["targets"]
+               for name in re.findall(r"\b(?:kafka|process)_[a-z_]+", target["expr"])}
+    exported = {name for name, _labels in scrape(broker)}
+    assert len(queried) >= 10
+    assert queried - exported == set()
