@@ -9,6 +9,10 @@ subprocess. One line per case: MB/s of record values, the ratio to its limit (pr
 limit, fetch to the sendfile limit) and the broker's CPU use (share of one core): well
 below 100% means the load generator, not the broker, set the pace.
 
+Then the cost of metrics: the 100-byte uncompressed case against two fresh brokers, one
+without ``kafkalite.metrics.listener`` and one with it, scraped every second during the
+run; the difference in throughput is printed (it should stay within 3%).
+
     python -m benchmarks.broker [--megabytes 256] [--repeat 3]
 """
 
@@ -23,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,8 +92,8 @@ def loopback_sendfile_limit(directory: Path, total: int) -> float:
 
 
 @contextlib.contextmanager
-def broker_subprocess(data_dir: Path, profile: Path | None = None
-                      ) -> Iterator[tuple[str, int]]:
+def broker_subprocess(data_dir: Path, profile: Path | None = None,
+                      settings: tuple[str, ...] = ()) -> Iterator[tuple[str, int]]:
     """(bootstrap servers, pid) of a kafkalite-server on a free port; output is drained.
     With ``profile``, the broker runs under pyinstrument, which writes its report there
     when the broker stops."""
@@ -97,7 +102,8 @@ def broker_subprocess(data_dir: Path, profile: Path | None = None
         filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen([sys.executable, *profiler, "-m", "kafkalite_server", "start",
                                 "--port",
-                                "0", "--data-dir", str(data_dir)],
+                                "0", "--data-dir", str(data_dir),
+                                *(arg for setting in settings for arg in ("--set", setting))],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                env=env)
     assert process.stdout is not None
@@ -222,6 +228,56 @@ def main(argv: list[str] | None = None) -> None:
                     for codec in CODECS:
                         run_case(bootstrap, pid, size, codec, total // size, args.repeat,
                                  write_limit, sendfile_limit)
+            metrics_cost(work, total // RECORD_SIZES[0], args.repeat)
+
+
+def metrics_cost(work: Path, count: int, repeat: int) -> None:
+    """Produce and fetch MB/s with the metrics endpoint off, then on and scraped each
+    second; the best of ``repeat`` runs each, and the difference."""
+    rates: dict[str, tuple[float, float]] = {}
+    for mode in ("off", "on"):
+        port = _free_port()
+        settings = (f"kafkalite.metrics.listener=127.0.0.1:{port}",) if mode == "on" else ()
+        with broker_subprocess(work / f"data-metrics-{mode}", settings=settings) as (
+                bootstrap, _pid), _scraping(port if mode == "on" else None):
+            produced, fetched = [], []
+            for run in range(repeat):
+                topic = f"bench-metrics-{run}"
+                produced.append(produce(bootstrap, topic, RECORD_SIZES[0], count, "none"))
+                fetched.append(fetch(bootstrap, topic, RECORD_SIZES[0], count))
+            rates[mode] = max(produced), max(fetched)
+        print(f"metrics {mode:<4} produce {rates[mode][0]:8.1f} MB/s   "
+              f"fetch {rates[mode][1]:8.1f} MB/s", flush=True)
+    for index, name in enumerate(("produce", "fetch")):
+        off, on = rates["off"][index], rates["on"][index]
+        print(f"metrics cost {name:<8} {(off - on) / off:+6.1%} of throughput", flush=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _scraping(port: int | None) -> Iterator[None]:
+    """Scrapes ``/metrics`` every second while the block runs (nothing for None)."""
+    stop = threading.Event()
+
+    def scrape() -> None:
+        while not stop.wait(1.0):
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
+
+    thread = threading.Thread(target=scrape, daemon=True)
+    if port is not None:
+        thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if port is not None:
+            thread.join()
 
 
 def run_case(bootstrap: str, pid: int, size: int, codec: str, count: int, repeat: int,

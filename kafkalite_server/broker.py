@@ -49,6 +49,8 @@ from kafkalite_server.handlers.registry import HandlerRegistry
 from kafkalite_server.log.down_conversion import DownConversionBudget
 from kafkalite_server.log.log import wall_clock_ms
 from kafkalite_server.log.manager import LogManager
+from kafkalite_server.metrics.endpoint import MetricsEndpoint
+from kafkalite_server.metrics.requests import RequestCounters
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
 from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.server import ListenerSet
@@ -126,6 +128,8 @@ class Broker:
         self.peer_security = peer_security(config)
         """How this broker connects to the others (fetchers, WriteTxnMarkers)."""
         self.handlers = HandlerRegistry()
+        self.request_counters = RequestCounters()
+        """Requests and their latencies, counted by the network dispatch."""
         for api_key, handler in CORE_HANDLERS.items():
             self.handlers.register(api_key, handler)
         if self.listeners.uses_sasl:
@@ -156,6 +160,9 @@ class Broker:
         closed reaches :meth:`_on_connection` a loop turn later, after the connections were
         dropped, and must be closed, not served by a stopped broker."""
         self.connection_limits = ConnectionLimits(config)
+        self.metrics = (MetricsEndpoint(config.kafkalite_metrics_listener)
+                        if config.kafkalite_metrics_listener else None)
+        """The Prometheus endpoint (``kafkalite.metrics.listener``), if one is set."""
         self.group_coordinator = install_group_coordinator(self)
         self.txn_coordinator = install_txn_coordinator(self)
         self.share = install_share_groups(self)
@@ -171,6 +178,11 @@ class Broker:
         _name, host, port, _protocol = advertised[0]
         return BrokerEndpoint(self.node_id, host, port, self.config.broker_rack, advertised)
 
+    @property
+    def accepting(self) -> bool:
+        """Serving clients: false once :meth:`stop` began."""
+        return self._accepting
+
     def address(self, listener: str) -> str:
         """``host:port`` clients use for the named listener."""
         for name, host, port, _protocol in self.listeners.advertised():
@@ -183,6 +195,8 @@ class Broker:
         what it leads)."""
         await self.listeners.start(self._on_connection)
         self.port = self.listeners.ports[self.listeners.inter_broker.name]
+        if self.metrics is not None:
+            self.metrics.start(self)
         self._start_maintenance()
         self.replica_manager.watch_log_dirs(asyncio.get_running_loop())
         self.txn_coordinator.start()
@@ -234,6 +248,8 @@ class Broker:
         could take it back into an ISR."""
         await self.membership.hand_over(self.node_id)
         self._accepting = False
+        if self.metrics is not None:
+            await self.metrics.stop()
         await self.listeners.close()
         await cancel_and_wait(list(self._connections))
         self.group_coordinator.shutdown()

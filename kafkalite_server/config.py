@@ -140,6 +140,8 @@ class BrokerConfig:
     kafkalite_batch_decompressed_max_bytes: int = BATCH_DECOMPRESSED_MAX_BYTES
     """The most bytes one batch's records may decompress to, whatever a topic's
     max.message.bytes says (bounds what one batch costs the broker)."""
+    kafkalite_metrics_listener: str | None = None
+    """``HOST:PORT`` of the Prometheus ``/metrics`` endpoint; unset: none is served."""
     # -- cluster (ZooKeeper mode; without zookeeper.connect the broker is standalone)
     broker_rack: str | None = None
     replica_selector_class: str | None = None
@@ -323,6 +325,20 @@ def _replica_selector(key: str, text: str) -> str:
     return text
 
 
+def split_host_port(key: str, text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` for an IPv6 address; port 0 picks a free one)."""
+    host, colon, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not colon or not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(key, f"{text!r} is not HOST:PORT")
+    return host, int(port)
+
+
+def _host_port(key: str, text: str) -> str:
+    split_host_port(key, text)
+    return text
+
+
 def _paths(key: str, text: str) -> tuple[str, ...]:
     paths = tuple(part.strip() for part in text.split(",") if part.strip())
     if not paths:
@@ -484,6 +500,7 @@ _SPECS: dict[str, _Spec] = {
     "kafkalite.batch.decompressed.max.bytes": _Spec("kafkalite_batch_decompressed_max_bytes",
                                                     integer(1, INT32_MAX)),
     "fetch.max.bytes": _Spec("fetch_max_bytes", integer(1024, INT32_MAX)),
+    "kafkalite.metrics.listener": _Spec("kafkalite_metrics_listener", _host_port),
 }
 
 _CLUSTER_SPECS: dict[str, _Spec] = {
@@ -520,7 +537,8 @@ _REPLICATION_SPECS: dict[str, _Spec] = {
         "replica_high_watermark_checkpoint_interval_ms", integer(1, INT32_MAX)),
 }
 """Follower fetching and the ISR (Kafka's names and defaults)."""
-_UNSET_IS_NULL = frozenset({"broker.rack", "replica.selector.class", "zookeeper.connect"})
+_UNSET_IS_NULL = frozenset({"broker.rack", "replica.selector.class", "zookeeper.connect",
+                            "kafkalite.metrics.listener"})
 _SPECS.update(_CLUSTER_SPECS)
 _SPECS.update(_REPLICATION_SPECS)
 

@@ -45,6 +45,7 @@ class ConsumerMetrics:
         self.polls = 0
         self.records = 0
         self.bytes = 0
+        self.lag_max = 0
 
     def record(self, records: Mapping[TopicPartition, Iterable[ConsumerRecord]]) -> None:
         self.polls += 1
@@ -64,6 +65,7 @@ class ConsumerMetrics:
                 "bytes-consumed-total": self.bytes,
                 "bytes-consumed-rate": _rate(self.bytes, self.started_at),
                 "records-per-poll-avg": self.records / self.polls if self.polls else 0.0,
+                "records-lag-max": self.lag_max,
             },
         }
 

@@ -209,6 +209,7 @@ class Consumer:
             metrics.polls += 1
             metrics.records += sum(map(len, records.values()))
             metrics.bytes = self._fetcher.returned_bytes
+            metrics.lag_max = self._fetcher.records_lag_max
         return records
 
     def poll_arrow(self, timeout_ms: float = 0, max_records: int | None = None, *,

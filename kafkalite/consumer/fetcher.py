@@ -189,6 +189,9 @@ class Fetcher:
         """Set by :meth:`send_fetches` when a fetchable partition has no known leader and
         no fetch is in flight: the metadata refresh to wait for (no Fetch answer would wake
         the consumer before the leader is known)."""
+        self.records_lag_max = 0
+        """The most records a partition's position has been behind its high watermark
+        after records were handed out (kafka-python's ``records-lag-max``, since start)."""
         self.returned_bytes = 0
         """Key and value bytes of every record handed out so far (the consumer's byte
         metric, summed per chunk so that it adds no per-record Python loop)."""
@@ -333,6 +336,7 @@ class Fetcher:
                 drained.setdefault(current.tp, []).extend(chunks)
                 remaining -= count
             state.position = current.position
+            self.records_lag_max = max(self.records_lag_max, state.high_watermark - state.position)
             if current.error is not None:
                 if drained:
                     break  # the good records first; the error on the next call

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from time import perf_counter
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kafkalite.errors import ProtocolDecodeError
@@ -27,6 +28,7 @@ from kafkalite.protocol.api import APIS
 from kafkalite.protocol.errors import UnknownServerError, UnsupportedVersionError
 from kafkalite.protocol.schema import Versions
 from kafkalite_server.handlers.registry import CloseConnection, RequestContext
+from kafkalite_server.metrics.requests import request_name
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -66,6 +68,7 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str,
     except (ProtocolDecodeError, UnsupportedVersionError) as exc:
         _refuse(peer, header, f"unreadable request body: {exc}")
     context = RequestContext(header, broker, peer, session, on_appended)
+    started = perf_counter()
     try:
         response = await handler(context, body)
     except CloseConnection as exc:
@@ -77,9 +80,10 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str,
         response = _error_response(header)
         if response is None:
             raise Disconnect("handler failed") from None
-    if response is None:
-        return None
-    return encode_response(header, response)
+    chunks = None if response is None else encode_response(header, response)
+    broker.request_counters.record(request_name(header.api_key, body), header.api_version,
+                                   (perf_counter() - started) * 1000)
+    return chunks
 
 
 def _refuse(peer: str, header: RequestHeader | None, reason: str,

@@ -55,6 +55,7 @@ from kafkalite_server.log.log import AppendInfo, Log, LogOffsetMetadata, wall_cl
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.log.transaction_index import AbortedTxn
 from kafkalite_server.log.validator import RecordValidationError
+from kafkalite_server.metrics.counters import ReplicaCounters
 from kafkalite_server.replication.delayed import DelayedFetch, DelayedProduce, FetchPosition
 from kafkalite_server.replication.fetcher import FetcherSettings, ReplicaFetcherManager
 from kafkalite_server.replication.isr_store import IsrStore, StaleIsrVersionError
@@ -164,6 +165,7 @@ class ReplicaManager:
         self._store_tasks: set[asyncio.Task[None]] = set()
         self.log_dir_failures = log_dir_failures
         self._checkpointed = self._read_high_watermarks()
+        self.counters = ReplicaCounters()
 
     def add_leadership_listener(self, listener: LeadershipListener) -> None:
         self._listeners.append(listener)
@@ -278,8 +280,11 @@ class ReplicaManager:
                 outcome = IsrFailed(f"cannot re-read the partition state: {exc}")
         except Exception as exc:
             outcome = IsrFailed(str(exc) or type(exc).__name__)
+        before = len(partition.isr)
         if partition.complete_isr_change(pending, outcome):
             self._wake(partition.key)
+        self.counters.isr_shrinks += len(partition.isr) < before
+        self.counters.isr_expands += len(partition.isr) > before
 
     # ------------------------------------------------------------------ HW checkpoint
 
@@ -425,6 +430,7 @@ class ReplicaManager:
                 results[key] = ProduceResult(InvalidRequiredAcksError.errno)
             else:
                 results[key] = self._append_one(key, records, acks, api_version)
+            self.counters.failed_produce[key[0]] += results[key].error_code != 0
         appended = {key: result.last_offset for key, result in results.items()
                     if result.error_code == 0}
         if acks != -1 or not appended:
@@ -497,6 +503,8 @@ class ReplicaManager:
                                                   coordinator=coordinator)
         if not info.duplicate:
             self._wake(partition.key)
+            self.counters.messages_in[partition.topic] += info.record_count
+            self.counters.bytes_in[partition.topic] += len(records)
         return info
 
     def _wake(self, key: TopicPartition) -> None:
@@ -513,7 +521,7 @@ class ReplicaManager:
         a leadership change or ``max_wait_ms``, then reads again."""
         results, total, failed = self._read_all(params, requests)
         if failed or total >= params.min_bytes or params.max_wait_ms <= 0:
-            return results
+            return self._count_out(params, requests, results)
         positions = []
         for request in requests:
             key = (request.topic, request.partition)
@@ -526,7 +534,16 @@ class ReplicaManager:
                                  lambda partition: self._fetch_bound(
                                      partition, params.replica_id, params.isolation_level))
         await self.fetch_purgatory.wait(operation, {position.key for position in positions})
-        return self._read_all(params, requests)[0]
+        return self._count_out(params, requests, self._read_all(params, requests)[0])
+
+    def _count_out(self, params: FetchParams, requests: list[FetchRequest],
+                   results: list[FetchResult]) -> list[FetchResult]:
+        """Counts what a consumer fetch returns (Kafka's BytesOut); passes ``results`` on."""
+        if params.replica_id < 0:
+            bytes_out = self.counters.bytes_out
+            for request, result in zip(requests, results, strict=True):
+                bytes_out[request.topic] += len(result.records)
+        return results
 
     def _read_all(self, params: FetchParams, requests: list[FetchRequest]
                   ) -> tuple[list[FetchResult], int, bool]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from datetime import datetime
 from typing import Any
 
-from kafkalite.cli.group_view import PartitionRow, describe_group
+from kafkalite.cli.group_view import GroupView, PartitionRow, describe_group
 from kafkalite.cli.options import CliError, UsageError, add_command
 from kafkalite.cli.output import print_json, print_table
 from kafkalite.cli.session import admin_client, client_config, cluster_metadata, require_topic
@@ -21,6 +23,13 @@ DESCRIBE_EPILOG = """examples:
   kafkalite groups describe billing
   kafkalite groups describe billing --json
   kafkalite groups describe billing --plot billing.png     # needs matplotlib"""
+
+LAG_EPILOG = """examples:
+  kafkalite groups lag billing
+  kafkalite groups lag billing --watch     # redraws every second until Ctrl-C
+
+Per partition with a committed offset: the committed offset, the log end offset and the
+lag between them, then the group's total lag."""
 
 RESET_EPILOG = """examples:
   kafkalite groups reset-offsets billing --topic events --to-earliest           # dry run
@@ -64,6 +73,12 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     describe.add_argument("--json", action="store_true", help="one JSON document")
     describe.add_argument("--plot", metavar="FILE.png",
                           help="also draw the assignment and lag per partition (matplotlib)")
+
+    lag = add_command(actions, "lag", run_lag,
+                      help="committed offset, end offset and lag per partition, and the total",
+                      epilog=LAG_EPILOG, parents=parents)
+    lag.add_argument("group")
+    lag.add_argument("--watch", action="store_true", help="redraw every second until Ctrl-C")
 
     reset = add_command(actions, "reset-offsets", run_reset,
                         help="move a group's committed offsets (dry run unless --execute)",
@@ -120,6 +135,34 @@ def run_describe(args: argparse.Namespace) -> int:
                  "CONSUMER-ID", "HOST", "CLIENT-ID"],
                 [_row(view.group, row) for row in view.partitions])
     return 0
+
+
+WATCH_INTERVAL_S = 1.0
+_CLEAR_SCREEN = "\x1b[H\x1b[2J"
+
+
+def run_lag(args: argparse.Namespace) -> int:
+    with admin_client(args) as admin:
+        if not args.watch:
+            _print_lag(describe_group(admin, args.group))
+            return 0
+        try:
+            while True:
+                view = describe_group(admin, args.group)
+                print(_CLEAR_SCREEN, end="")
+                print(f"{datetime.now():%H:%M:%S}  every {WATCH_INTERVAL_S:g} s, Ctrl-C stops")
+                _print_lag(view)
+                sys.stdout.flush()
+                time.sleep(WATCH_INTERVAL_S)
+        except KeyboardInterrupt:
+            return 0
+
+
+def _print_lag(view: GroupView) -> None:
+    rows: list[list[Any]] = [[row.topic, row.partition, row.committed, row.end_offset, row.lag]
+                             for row in view.partitions]
+    rows.append(["TOTAL", None, None, None, view.total_lag])
+    print_table(["TOPIC", "PARTITION", "COMMITTED", "END-OFFSET", "LAG"], rows)
 
 
 def _row(group: str, row: PartitionRow) -> list[Any]:
