@@ -53,6 +53,7 @@ from kafkalite_server.log.manager import LogManager
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
 from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.server import ListenerSet
+from kafkalite_server.quotas.replication import broker_quotas
 from kafkalite_server.replication.fetcher import FetcherSettings
 from kafkalite_server.replication.isr_store import IsrStore
 from kafkalite_server.replication.log_dir_failure import LogDirFailureReporter
@@ -146,7 +147,9 @@ class Broker:
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
             state_store, replication_settings(config, self.peer_security),
-            log_dir_failures=log_dir_failures, now_ms=now_ms)
+            log_dir_failures=log_dir_failures, quotas=broker_quotas(
+                config.broker_id, lambda: controller.dynamic_configs, controller.topic_config),
+            now_ms=now_ms)
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache, membership,
                                      controller.load_topic_configs)
         self.down_conversion = DownConversionBudget(config.fetch_max_bytes)

@@ -235,3 +235,4 @@ def test_bad_targets_get_kafkas_errors(cluster, admin):
         missing: UnknownTopicOrPartitionError}
     assert _replicas(cluster, "refused") == {0: [1, 2]}
 
+
