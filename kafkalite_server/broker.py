@@ -39,6 +39,7 @@ from kafkalite_server.handlers import (
     offsets,
     produce,
     producer_id,
+    reassignments,
     records,
     sasl,
     scram_users,
@@ -54,6 +55,7 @@ from kafkalite_server.metrics.requests import RequestCounters
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
 from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.server import ListenerSet
+from kafkalite_server.quotas.replication import broker_quotas
 from kafkalite_server.replication.fetcher import FetcherSettings
 from kafkalite_server.replication.isr_store import IsrStore
 from kafkalite_server.replication.log_dir_failure import LogDirFailureReporter
@@ -93,6 +95,8 @@ CORE_HANDLERS = {
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: scram_users.handle_describe_user_scram_credentials,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: scram_users.handle_alter_user_scram_credentials,
     ApiKey.ELECT_LEADERS: elections.handle_elect_leaders,
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: reassignments.handle_alter_partition_reassignments,
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: reassignments.handle_list_partition_reassignments,
     ApiKey.ADD_PARTITIONS_TO_TXN: transactions.handle_add_partitions_to_txn,
     ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets_to_txn,
     ApiKey.END_TXN: transactions.handle_end_txn,
@@ -147,7 +151,9 @@ class Broker:
         self.replica_manager = ReplicaManager(
             config.broker_id, self.log_manager, self.metadata_cache, controller.topic_config,
             state_store, replication_settings(config, self.peer_security),
-            log_dir_failures=log_dir_failures, now_ms=now_ms)
+            log_dir_failures=log_dir_failures, quotas=broker_quotas(
+                config.broker_id, lambda: controller.dynamic_configs, controller.topic_config),
+            now_ms=now_ms)
         self.inbox = ControllerInbox(self.replica_manager, self.metadata_cache, membership,
                                      controller.load_topic_configs)
         self.down_conversion = DownConversionBudget(config.fetch_max_bytes)

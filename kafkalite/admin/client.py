@@ -57,6 +57,10 @@ from kafkalite.admin.offsets import (
     raise_refusals,
     split_reset_targets,
 )
+from kafkalite.admin.reassignments import (
+    AlterPartitionReassignments,
+    ListPartitionReassignments,
+)
 from kafkalite.admin.runner import AdminRunner
 from kafkalite.admin.topics import (
     CreatePartitions,
@@ -101,8 +105,6 @@ V = TypeVar("V")
 
 UNSENT_ADMIN_APIS: Mapping[str, str] = {
     "alter_replica_log_dirs": "AlterReplicaLogDirs (34)",
-    "alter_partition_reassignments": "AlterPartitionReassignments (45)",
-    "list_partition_reassignments": "ListPartitionReassignments (46)",
     "describe_features": "DescribeFeatures via ApiVersions (18) v3",
     "update_features": "UpdateFeatures (57)",
     "describe_metadata_quorum": "DescribeQuorum (55)",
@@ -555,6 +557,37 @@ class AdminClient:
 
     perform_leader_election = elect_leaders
     """kafka-python 2.0's name for :meth:`elect_leaders`."""
+
+    # -- partition reassignments ---------------------------------------------------------------
+
+    def alter_partition_reassignments(
+            self, reassignments: Mapping[TopicPartition, Sequence[int] | None],
+            timeout_ms: int | None = None) -> dict[TopicPartition, BrokerResponseError | None]:
+        """Moves each partition to its list of brokers (the first is the preferred leader),
+        or, for None, cancels its move; returns each partition's answer: None (under way)
+        or its error (e.g. InvalidReplicaAssignmentError for an unknown broker). A move
+        completes later: :meth:`list_partition_reassignments` shows it until then."""
+        return self._run(AlterPartitionReassignments(reassignments,
+                                                     self._timeout_ms(timeout_ms)),
+                         [CLUSTER])[CLUSTER]
+
+    def list_partition_reassignments(
+            self, topic_partitions: Mapping[str, Iterable[int]] | Iterable[TopicPartition]
+            | None = None, timeout_ms: int | None = None,
+            ) -> dict[TopicPartition, dict[str, list[int]]]:
+        """The moves under way (of ``{topic: [partitions]}`` or a list of TopicPartition;
+        None: all), each ``{"replicas", "adding_replicas", "removing_replicas"}``."""
+        wanted: dict[str, list[int]] | None
+        if topic_partitions is None:
+            wanted = None
+        elif isinstance(topic_partitions, Mapping):
+            wanted = {topic: list(parts) for topic, parts in topic_partitions.items()}
+        else:
+            wanted = {}
+            for item in topic_partitions:
+                wanted.setdefault(item.topic, []).append(item.partition)
+        return self._run(ListPartitionReassignments(wanted, self._timeout_ms(timeout_ms)),
+                         [CLUSTER])[CLUSTER]
 
     # -- the cluster ---------------------------------------------------------------------------
 

@@ -14,7 +14,16 @@ import sys
 from collections.abc import Sequence
 
 from kafkalite import __version__
-from kafkalite.cli.commands import acls, consume, groups, metadata, perf, produce, topics
+from kafkalite.cli.commands import (
+    acls,
+    consume,
+    groups,
+    metadata,
+    partitions,
+    perf,
+    produce,
+    topics,
+)
 from kafkalite.cli.options import USAGE_ERROR, CliError, Parser, UsageError, connection_options
 from kafkalite.errors import KafkaError
 
@@ -37,7 +46,7 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=Parser)
     parents = [connection_options()]
-    for module in (produce, consume, topics, groups, acls, metadata, perf):
+    for module in (produce, consume, topics, partitions, groups, acls, metadata, perf):
         module.register(commands, parents)
     return parser
 

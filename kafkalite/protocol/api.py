@@ -21,6 +21,7 @@ from kafkalite.protocol.schemas import (
     offsets,
     produce,
     producer_id,
+    reassignments,
     records_deletion,
     sasl,
     scram_credentials,
@@ -70,6 +71,8 @@ class ApiKey(IntEnum):
     DELETE_GROUPS = 42
     ELECT_LEADERS = 43
     INCREMENTAL_ALTER_CONFIGS = 44
+    ALTER_PARTITION_REASSIGNMENTS = 45
+    LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
@@ -200,6 +203,16 @@ APIS: dict[ApiKey, Api] = {
             ApiKey.INCREMENTAL_ALTER_CONFIGS,
             configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,
             configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE,
+        ),
+        Api(
+            ApiKey.ALTER_PARTITION_REASSIGNMENTS,
+            reassignments.ALTER_PARTITION_REASSIGNMENTS_REQUEST,
+            reassignments.ALTER_PARTITION_REASSIGNMENTS_RESPONSE,
+        ),
+        Api(
+            ApiKey.LIST_PARTITION_REASSIGNMENTS,
+            reassignments.LIST_PARTITION_REASSIGNMENTS_REQUEST,
+            reassignments.LIST_PARTITION_REASSIGNMENTS_RESPONSE,
         ),
         Api(ApiKey.OFFSET_DELETE, groups.OFFSET_DELETE_REQUEST, groups.OFFSET_DELETE_RESPONSE),
         Api(

@@ -28,6 +28,7 @@ from kafkalite.protocol.errors import (
     BrokerIdNotRegisteredError,
     BrokerResponseError,
     KafkaStorageError,
+    NoReassignmentInProgressError,
     StaleBrokerEpochError,
     UnknownTopicOrPartitionError,
 )
@@ -65,6 +66,7 @@ from kafkalite_server.cluster.messages import (
     StopReplica,
     UpdateMetadata,
 )
+from kafkalite_server.cluster.reassignment import Reassignment, checked_target
 from kafkalite_server.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -103,6 +105,8 @@ class Controller:
         self.channels: dict[int, BrokerChannel] = {}
         self.assignments: dict[str, dict[int, list[int]]] = {}
         self.states: dict[TopicPartition, tuple[layout.LeaderIsr, int]] = {}
+        self.reassignments: dict[TopicPartition, Reassignment] = {}
+        """Partitions being moved (their assignment is the reassignment's replica set)."""
         self.active = True
 
     # ------------------------------------------------------------------ lifecycle
@@ -122,6 +126,8 @@ class Controller:
         self._deletions_requested()
         self._isr_changed()
         self._log_dir_events()
+        for key in list(self.reassignments):  # a previous controller's moves resume
+            self._maybe_finish_reassignment(key)
 
     def stop(self) -> None:
         self.active = False
@@ -192,6 +198,11 @@ class Controller:
         except NoNodeError:
             return []
         assignment = layout.decode_assignment(topic, data)
+        adding, removing = layout.decode_reassigning(topic, data)
+        for index in set(adding) | set(removing):
+            if (topic, index) not in self.reassignments and index in assignment:
+                self.reassignments[(topic, index)] = Reassignment.stored(
+                    assignment[index], adding.get(index, []), removing.get(index, []))
         known = self.assignments.get(topic, {})
         self.assignments[topic] = assignment
         added = [(topic, p) for p in sorted(assignment) if p not in known]
@@ -448,6 +459,9 @@ class Controller:
                 self.states[key] = (layout.LeaderIsr.decode(path, data), stat.version)
         if known:
             self._update_metadata([self.partition_state(key) for key in known])
+        for key in known:  # a new replica may have joined the ISR
+            if key in self.reassignments:
+                self._maybe_finish_reassignment(key)
 
     def _log_dir_events(self) -> None:
         """Brokers whose log directory failed (``/log_dir_event_notification``, Kafka's
@@ -525,6 +539,7 @@ class Controller:
     def _forget(self, topic: str) -> None:
         for index in self.assignments.pop(topic, {}):
             self.states.pop((topic, index), None)
+            self.reassignments.pop((topic, index), None)
 
     # ------------------------------------------------------------------ requests
 
@@ -628,3 +643,118 @@ class Controller:
                  "rebalancing", self.broker_id, chosen)
         outcomes = self.elect_on_request(ElectionType.PREFERRED, chosen)
         return [key for key, outcome in outcomes.items() if outcome == preferred[key]]
+
+    # ------------------------------------------------------------------ reassignments
+
+    def alter_reassignments(self, requests: dict[TopicPartition, list[int] | None]
+                            ) -> dict[TopicPartition, BrokerResponseError | None]:
+        """AlterPartitionReassignments (KIP-455): each partition starts moving to its target
+        replicas (a new target replaces one under way), or, for None, its move is
+        cancelled; returns each partition's error, None once the change is under way."""
+        results: dict[TopicPartition, BrokerResponseError | None] = {}
+        for key, target in requests.items():
+            name = f"{key[0]}-{key[1]}"
+            try:
+                if key not in self.states:
+                    raise UnknownTopicOrPartitionError(name)
+                if target is None:
+                    self._cancel_reassignment(key)
+                else:
+                    self._start_reassignment(key, checked_target(name, target, self.live))
+            except BrokerResponseError as exc:
+                results[key] = exc
+                continue
+            results[key] = None
+        return results
+
+    def list_reassignments(self, keys: Iterable[TopicPartition] | None
+                           ) -> dict[TopicPartition, Reassignment]:
+        """The moves under way (of ``keys`` only, unless None)."""
+        wanted = self.reassignments if keys is None else set(keys)
+        return {key: move for key, move in sorted(self.reassignments.items())
+                if key in wanted}
+
+    def _start_reassignment(self, key: TopicPartition, target: tuple[int, ...]) -> None:
+        """Kafka's first phase: the assignment becomes target plus leaving replicas (stored
+        with adding/removing, so a new controller resumes), the leader epoch is bumped and
+        every replica hears of it: the new ones start fetching."""
+        topic, index = key
+        previous = self.reassignments.get(key)
+        original = previous.original if previous else tuple(self.assignments[topic][index])
+        move = Reassignment(original, target)
+        abandoned = [b for b in previous.adding if b not in move.replicas] if previous else []
+        self.reassignments[key] = move
+        self.assignments[topic][index] = move.replicas
+        self._write_assignment(topic)
+        self._write_state(key, self._next_epoch)
+        self._announce([key], to=(), changed=[key])
+        self._delete_replicas(key, abandoned)
+        log.info("controller %d: reassigning %s-%d from %s to %s", self.broker_id, topic,
+                 index, list(original), list(target))
+        self._maybe_finish_reassignment(key)
+
+    def _cancel_reassignment(self, key: TopicPartition) -> None:
+        """Back to the original replicas; the ones being added are deleted."""
+        move = self.reassignments.get(key)
+        if move is None:
+            raise NoReassignmentInProgressError(f"{key[0]}-{key[1]}: no reassignment is in "
+                                                "progress")
+        log.info("controller %d: cancelling the reassignment of %s-%d", self.broker_id, *key)
+        self._finish_reassignment(key, move.original, move.adding)
+
+    def _maybe_finish_reassignment(self, key: TopicPartition) -> None:
+        move = self.reassignments[key]
+        if move.complete(self._reload_state(key).isr):
+            log.info("controller %d: %s-%d moved to %s", self.broker_id, *key,
+                     list(move.target))
+            self._finish_reassignment(key, move.target, move.removing)
+
+    def _finish_reassignment(self, key: TopicPartition, replicas: tuple[int, ...],
+                             leaving: list[int]) -> None:
+        """Kafka's second phase: the assignment is ``replicas``; a leader outside them (or
+        gone) hands over to the first of them in the ISR, the ISR keeps only them, the
+        leader epoch is bumped, and the ``leaving`` replicas are stopped and deleted."""
+        topic, index = key
+        live = self._live_for(key)
+
+        def decide(current: layout.LeaderIsr) -> layout.LeaderIsr:
+            isr = tuple(b for b in current.isr if b in replicas) or current.isr
+            leader = current.leader
+            if leader not in replicas or leader not in live:
+                leader = next((b for b in replicas if b in isr and b in live), NO_LEADER)
+            return layout.LeaderIsr(leader, current.leader_epoch + 1, isr, self.epoch)
+        del self.reassignments[key]
+        self.assignments[topic][index] = list(replicas)
+        self._write_state(key, decide)
+        self._write_assignment(topic)
+        self._announce([key], to=(), changed=[key])
+        self._delete_replicas(key, leaving)
+
+    def _next_epoch(self, current: layout.LeaderIsr) -> layout.LeaderIsr:
+        return replace(current, leader_epoch=current.leader_epoch + 1,
+                       controller_epoch=self.epoch)
+
+    def _delete_replicas(self, key: TopicPartition, brokers: Iterable[int]) -> None:
+        for broker_id in brokers:
+            self._send(broker_id, StopReplica(self.broker_id, self.epoch, (key,), True))
+
+    def _write_assignment(self, topic: str) -> None:
+        """The topic's assignment node from this controller's view, with its partitions
+        under way as adding/removing replicas; partitions added meanwhile are kept."""
+        path = layout.topic_path(topic)
+        moving = {index: move for (name, index), move in self.reassignments.items()
+                  if name == topic}
+        for _attempt in range(MAX_STATE_WRITE_ATTEMPTS):
+            data, stat = self.store.get(path)
+            assignment = {**layout.decode_assignment(topic, data), **self.assignments[topic]}
+            document = layout.encode_assignment(
+                assignment, {index: move.adding for index, move in moving.items()},
+                {index: move.removing for index, move in moving.items()})
+            try:
+                self.store.commit([Check(layout.CONTROLLER_EPOCH, self.epoch_version),
+                                   SetData(path, document, stat.version)])
+            except BadVersionError:
+                self._check_epoch()
+                continue
+            return
+        raise CoordinationError(f"{path}: gave up after {MAX_STATE_WRITE_ATTEMPTS} conflicts")

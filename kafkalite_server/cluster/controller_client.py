@@ -16,6 +16,7 @@ from kafkalite.protocol.errors import BrokerResponseError
 from kafkalite_server.cluster.dynamic_config import DynamicLayers
 from kafkalite_server.cluster.election_requests import ElectionType
 from kafkalite_server.cluster.producer_ids import ProducerIdBlocks
+from kafkalite_server.cluster.reassignment import Reassignment
 from kafkalite_server.log.config import LogConfig
 
 
@@ -54,3 +55,11 @@ class ControllerClient(Protocol):
         """Each partition's leader after the election, or its error; raises
         NotControllerError on a broker that cannot run elections."""
 
+
+    async def alter_reassignments(self, requests: dict[tuple[str, int], list[int] | None]
+                                  ) -> dict[tuple[str, int], BrokerResponseError | None]:
+        """Starts (or, for None, cancels) each partition's move; NotControllerError on a
+        broker that is not the controller."""
+
+    async def list_reassignments(self, keys: Iterable[tuple[str, int]] | None
+                                 ) -> dict[tuple[str, int], Reassignment]: ...

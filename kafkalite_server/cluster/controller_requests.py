@@ -33,6 +33,7 @@ from kafkalite.protocol.errors import (
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     NotControllerError,
+    ReassignmentInProgressError,
     RequestTimedOutError,
     TopicAlreadyExistsError,
     TopicDeletionDisabledError,
@@ -58,6 +59,7 @@ from kafkalite_server.cluster.election_requests import ElectionType
 from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
 from kafkalite_server.cluster.placement import assign_replicas
 from kafkalite_server.cluster.producer_ids import ProducerIdBlocks
+from kafkalite_server.cluster.reassignment import Reassignment
 from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
 from kafkalite_server.config import BrokerConfig
@@ -107,14 +109,28 @@ class ControllerRequests:
 
     # ------------------------------------------------------------------ elections
 
-    async def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
-                               ) -> dict[TopicPartition, int | BrokerResponseError]:
-        """ElectLeaders goes straight to the elected controller, as in Kafka 2.4+: another
-        broker answers NOT_CONTROLLER and the client follows the metadata's controller id."""
+    def _controller(self) -> Controller:
+        """Elections and reassignments go straight to the elected controller, as in Kafka
+        2.4+: another broker answers NOT_CONTROLLER and the client follows the metadata's
+        controller id."""
         controller = self._active_controller()
         if controller is None:
             raise NotControllerError(f"broker {self.config.broker_id} is not the controller")
-        return await self._off_loop(controller.elect_on_request, kind, keys)
+        return controller
+
+    async def elect_on_request(self, kind: ElectionType, keys: Iterable[TopicPartition] | None
+                               ) -> dict[TopicPartition, int | BrokerResponseError]:
+        return await self._off_loop(self._controller().elect_on_request, kind, keys)
+
+    # ------------------------------------------------------------------ reassignments
+
+    async def alter_reassignments(self, requests: dict[TopicPartition, list[int] | None]
+                                  ) -> dict[TopicPartition, BrokerResponseError | None]:
+        return await self._off_loop(self._controller().alter_reassignments, requests)
+
+    async def list_reassignments(self, keys: Iterable[TopicPartition] | None
+                                 ) -> dict[TopicPartition, Reassignment]:
+        return await self._off_loop(self._controller().list_reassignments, keys)
 
     # ------------------------------------------------------------------ dynamic configs
 
@@ -353,6 +369,9 @@ class ControllerRequests:
             except NoNodeError:
                 raise UnknownTopicOrPartitionError(f"topic {name!r}") from None
             assignment = layout.decode_assignment(name, data)
+            if any(layout.decode_reassigning(name, data)):
+                raise ReassignmentInProgressError(f"topic {name!r} has partitions being "
+                                                  "reassigned; add partitions afterwards")
             current = len(assignment)
             if count <= current:
                 raise InvalidPartitionsError(f"topic {name!r} has {current} partitions; the "

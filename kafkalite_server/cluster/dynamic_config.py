@@ -182,6 +182,12 @@ class DynamicLayers:
             return dict(self.cluster_default)
         return dict(self.per_broker.get(int(resource_name), {}))
 
+    def value(self, broker_id: int, key: str) -> str | None:
+        """The dynamic value of ``key`` on ``broker_id``: its own, else the cluster-wide
+        one, else None."""
+        own = self.per_broker.get(broker_id, {})
+        return own[key] if key in own else self.cluster_default.get(key)
+
     def log_defaults(self, static: LogConfig,
                      replacing: tuple[str, Mapping[str, str]] | None = None) -> LogConfig:
         """``static`` (from the properties file) under the dynamic log keys, per-broker

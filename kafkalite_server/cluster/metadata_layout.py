@@ -7,7 +7,9 @@ inspect a kafkalite cluster over ZooKeeper with ``zkCli.sh``:
 - ``/brokers/ids/<id>`` (ephemeral): host, port, endpoints, rack, timestamp.
 - ``/controller`` (ephemeral): ``{"version":1,"brokerid":N,"timestamp":"<ms>"}``.
 - ``/controller_epoch``: the controller epoch as plain digits.
-- ``/brokers/topics/<topic>``: ``{"version":1,"partitions":{"0":[1,2,3],...}}``.
+- ``/brokers/topics/<topic>``: ``{"version":1,"partitions":{"0":[1,2,3],...}}``; while
+  partitions are being reassigned, version 2 with ``adding_replicas`` and
+  ``removing_replicas`` (KIP-455), so a new controller resumes the moves.
 - ``/brokers/topics/<topic>/partitions/<p>/state``: leader, leader_epoch, isr,
   controller_epoch; written only conditionally on its version.
 - ``/config/topics/<topic>``, ``/config/brokers/<id>`` and ``/config/brokers/<default>``:
@@ -146,9 +148,21 @@ def decode_epoch(data: bytes) -> int:
 
 # ------------------------------------------------------------------ topics
 
-def encode_assignment(assignment: dict[int, list[int]]) -> bytes:
-    return _dump({"version": 1, "partitions": {str(p): list(replicas)
-                                               for p, replicas in sorted(assignment.items())}})
+def encode_assignment(assignment: dict[int, list[int]],
+                      adding: dict[int, list[int]] | None = None,
+                      removing: dict[int, list[int]] | None = None) -> bytes:
+    """Version 1, or version 2 (KIP-455) while partitions are being reassigned: their
+    ``partitions`` entry is then the full replica set (target first, then the original
+    replicas leaving), ``adding_replicas`` and ``removing_replicas`` say which are which."""
+    document: dict[str, Any] = {"version": 1, "partitions": _by_partition(assignment)}
+    if adding or removing:
+        document.update(version=2, adding_replicas=_by_partition(adding or {}),
+                        removing_replicas=_by_partition(removing or {}))
+    return _dump(document)
+
+
+def _by_partition(replicas: dict[int, list[int]]) -> dict[str, list[int]]:
+    return {str(p): list(brokers) for p, brokers in sorted(replicas.items())}
 
 
 def decode_assignment(topic: str, data: bytes) -> dict[int, list[int]]:
@@ -156,6 +170,23 @@ def decode_assignment(topic: str, data: bytes) -> dict[int, list[int]]:
         partitions = _load(data, topic_path(topic))["partitions"]
         return {int(p): [int(b) for b in replicas] for p, replicas in partitions.items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise LayoutError(f"{topic_path(topic)}: {exc!r}") from None
+
+
+def _replica_map(value: Any) -> dict[int, list[int]]:
+    return {int(p): [int(b) for b in replicas] for p, replicas in (value or {}).items()
+            if replicas}
+
+
+def decode_reassigning(topic: str, data: bytes
+                       ) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """A version 2 assignment's (adding_replicas, removing_replicas) by partition; empty
+    for a version 1 one."""
+    document = _load(data, topic_path(topic))
+    try:
+        return (_replica_map(document.get("adding_replicas")),
+                _replica_map(document.get("removing_replicas")))
+    except (TypeError, ValueError, AttributeError) as exc:
         raise LayoutError(f"{topic_path(topic)}: {exc!r}") from None
 
 

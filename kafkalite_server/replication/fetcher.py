@@ -28,6 +28,7 @@ from kafkalite.protocol.errors import (
 from kafkalite_server.cancellation import cancel_and_wait
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from kafkalite_server.quotas.replication import ReplicationQuota
 from kafkalite_server.replication.partition import Partition
 from kafkalite_server.replication.peer_connection import PeerConnection
 from kafkalite_server.security.inter_broker import PeerSecurity
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 
 FETCH_VERSION = 11
 OFFSET_FOR_LEADER_EPOCH_VERSION = 3
+THROTTLED_RETRY_S = 0.1
+"""How soon a partition held back by the follower throttle is looked at again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +66,13 @@ class FetchState:
 class ReplicaFetcher:
     def __init__(self, local_id: int, source: BrokerEndpoint,
                  partition_of: Callable[[TopicPartition], Partition | None],
-                 settings: FetcherSettings) -> None:
+                 settings: FetcherSettings, quota: ReplicationQuota) -> None:
+        """``quota`` is the follower throttle (KIP-73)."""
         self.local_id = local_id
         self.source = source
         self._partition_of = partition_of
         self.settings = settings
+        self.quota = quota
         self.states: dict[TopicPartition, FetchState] = {}
         self._changed = asyncio.Event()
         self._stopped = False
@@ -122,8 +127,11 @@ class ReplicaFetcher:
                               self.local_id, self.source.node_id)
                 self._back_off(ready)
 
-    def _back_off(self, keys: dict[TopicPartition, FetchState]) -> None:
-        retry_at = asyncio.get_running_loop().time() + self.settings.backoff_ms / 1000
+    def _back_off(self, keys: dict[TopicPartition, FetchState],
+                  delay_s: float | None = None) -> None:
+        """Retries ``keys`` after ``delay_s`` (default: ``replica.fetch.backoff.ms``)."""
+        delay = self.settings.backoff_ms / 1000 if delay_s is None else delay_s
+        retry_at = asyncio.get_running_loop().time() + delay
         for key, state in keys.items():
             if self.states.get(key) is state:
                 state.retry_at = retry_at
@@ -199,16 +207,25 @@ class ReplicaFetcher:
     async def _fetch(self, states: dict[TopicPartition, FetchState]) -> None:
         requested: dict[TopicPartition, int] = {}
         topics: dict[str, list[dict[str, Any]]] = {}
+        throttled: set[TopicPartition] = set()
+        held: dict[TopicPartition, FetchState] = {}
+        exceeded = self.quota.exceeded()
         for key, state in states.items():
             partition = self._partition_of(key)
             if partition is None:
                 continue
+            if self.local_id not in partition.isr and self.quota.is_throttled(*key):
+                if exceeded:  # over the follower throttle: not fetched for now
+                    held[key] = state
+                    continue
+                throttled.add(key)
             offset = partition.log.log_end_offset
             requested[key] = offset
             topics.setdefault(key[0], []).append({
                 "partition": key[1], "current_leader_epoch": state.leader_epoch,
                 "fetch_offset": offset, "log_start_offset": partition.log.log_start_offset,
                 "partition_max_bytes": self.settings.max_bytes})
+        self._back_off(held, THROTTLED_RETRY_S)
         if not requested:
             return
         settings = self.settings
@@ -231,6 +248,8 @@ class ReplicaFetcher:
                         or self.states.get(key) is not asked_state
                         or partition.log.log_end_offset != requested.get(key)):
                     continue
+                if key in throttled:
+                    self.quota.record(len(answer["records"] or b""))
                 if not self._process(key, asked_state, partition, answer):
                     failed[key] = asked_state
         self._back_off(failed)
@@ -275,10 +294,11 @@ class ReplicaFetcherManager:
 
     def __init__(self, local_id: int,
                  partition_of: Callable[[TopicPartition], Partition | None],
-                 settings: FetcherSettings) -> None:
+                 settings: FetcherSettings, quota: ReplicationQuota) -> None:
         self.local_id = local_id
         self._partition_of = partition_of
         self.settings = settings
+        self.quota = quota
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self._source_of: dict[TopicPartition, int] = {}
 
@@ -288,7 +308,7 @@ class ReplicaFetcherManager:
         if fetcher is None or fetcher.source != leader:
             old = fetcher
             fetcher = self.fetchers[leader.node_id] = ReplicaFetcher(
-                self.local_id, leader, self._partition_of, self.settings)
+                self.local_id, leader, self._partition_of, self.settings, self.quota)
             if old is not None:  # the broker came back at a new address
                 asyncio.get_running_loop().create_task(old.stop())
                 for moved, state in old.states.items():

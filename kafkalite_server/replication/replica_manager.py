@@ -56,6 +56,7 @@ from kafkalite_server.log.manager import LogManager
 from kafkalite_server.log.transaction_index import AbortedTxn
 from kafkalite_server.log.validator import RecordValidationError
 from kafkalite_server.metrics.counters import ReplicaCounters
+from kafkalite_server.quotas.replication import ReplicationQuotas
 from kafkalite_server.replication.delayed import DelayedFetch, DelayedProduce, FetchPosition
 from kafkalite_server.replication.fetcher import FetcherSettings, ReplicaFetcherManager
 from kafkalite_server.replication.isr_store import IsrStore, StaleIsrVersionError
@@ -146,15 +147,17 @@ class ReplicaManager:
                  topic_config: Callable[[str], LogConfig],
                  state_store: IsrStore, settings: ReplicationSettings | None = None, *,
                  log_dir_failures: LogDirFailureReporter,
+                 quotas: ReplicationQuotas | None = None,
                  now_ms: Callable[[], int] = wall_clock_ms) -> None:
         """Leaders write ISR changes to ``state_store``; a failed log dir is reported
-        through ``log_dir_failures``."""
+        through ``log_dir_failures``; ``quotas`` are the replication throttles (KIP-73)."""
         self.broker_id = broker_id
         self.log_manager = log_manager
         self.metadata = metadata
         self.topic_config = topic_config
         self.state_store = state_store
         self.settings = settings or ReplicationSettings()
+        self.quotas = quotas or ReplicationQuotas.unthrottled(broker_id)
         self.now_ms = now_ms
         self.partitions: dict[TopicPartition, Partition] = {}
         self.controller_epoch = -1
@@ -242,7 +245,7 @@ class ReplicaManager:
             return
         if self._fetchers is None:
             self._fetchers = ReplicaFetcherManager(self.broker_id, self.partitions.get,
-                                                   self.settings.fetcher)
+                                                   self.settings.fetcher, self.quotas.follower)
         self._fetchers.follow(partition.key, leader, partition.leader_epoch)
 
     def _unfollow(self, key: TopicPartition) -> None:
@@ -577,11 +580,18 @@ class ReplicaManager:
         high watermark (kept as metadata) or the last stable offset for a consumer."""
         log_ = partition.log
         if replica_id >= 0:
+            if self._leader_throttled(partition, replica_id) and self.quotas.leader.exceeded():
+                return log_.offset_metadata(log_.log_start_offset)  # nothing to send yet
             return log_.offset_metadata(log_.log_end_offset)
         bound = self.read_upper_bound(partition, isolation_level)
         if bound == partition.high_watermark:
             return partition.high_watermark_metadata
         return log_.offset_metadata(bound)
+
+    def _leader_throttled(self, partition: Partition, replica_id: int) -> bool:
+        """A follower outside the ISR of a partition under the leader throttle."""
+        return (replica_id not in partition.isr
+                and self.quotas.leader.is_throttled(partition.topic, partition.index))
 
     def _read_one(self, replica_id: int, request: FetchRequest, max_bytes: int, *,
                   min_one_batch: bool, isolation_level: int = 0,
@@ -593,8 +603,13 @@ class ReplicaManager:
                          else None) or self.leader_partition(*key)
             partition.check_leader_epoch(request.current_leader_epoch)
             if replica_id >= 0:  # a follower: up to the log end, and it tells its LEO
-                region = partition.log.read(request.fetch_offset, max_bytes,
-                                            min_one_batch=min_one_batch)
+                throttled = self._leader_throttled(partition, replica_id)
+                region = None
+                if not (throttled and self.quotas.leader.exceeded()):
+                    region = partition.log.read(request.fetch_offset, max_bytes,
+                                                min_one_batch=min_one_batch)
+                if throttled and region is not None:
+                    self.quotas.leader.record(len(region))
                 if partition.update_follower_fetch(replica_id, request.fetch_offset):
                     self._wake(partition.key)
                 return FetchResult(0, partition.high_watermark, partition.log.log_start_offset,

@@ -13,6 +13,7 @@ from scenarios import (
     leader_kill,
     leader_pause,
     preferred_leader_returns,
+    reassignment_under_load,
     retention_under_load,
     torn_tail,
     unclean_control,
@@ -48,4 +49,6 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              clean_stop_during_announcement),
     Scenario("F16", "ZooKeeper restarted for 3 s, then a new topic, leader and controller "
              "SIGKILL", zookeeper_blip, {"zookeeper.session.timeout.ms": "10000"}),
+    Scenario("F17", "reassignment under load, with a leader SIGKILL in the middle",
+             reassignment_under_load),
 ]}

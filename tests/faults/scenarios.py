@@ -1,4 +1,4 @@
-"""The fault scenarios (F1-F14 of the reliability notes, and the Jepsen-2013 negative
+"""The fault scenarios (F1-F17 of the reliability notes, and the Jepsen-2013 negative
 control), each a short schedule over a :class:`~cluster.FaultCluster` under the
 :class:`~workload.Workload`, shared by the CI tests and ``benchmarks.faults``.
 
@@ -12,6 +12,7 @@ picks victims and timings, so the long runner randomizes what CI runs once.
 
 from __future__ import annotations
 
+import json
 import random
 import struct
 import threading
@@ -19,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from checker import History, Report, check
 from cluster import FaultCluster, ZooKeeperServer, until
@@ -429,3 +431,49 @@ def java_hash(text: str) -> int:
         value = (31 * value + unit) & 0xFFFFFFFF
     return value - (1 << 32) if value >= 1 << 31 else value
 
+
+
+def _assignment(cluster: FaultCluster, topic: str) -> dict[str, Any]:
+    data, _ = cluster.zk.get(f"/brokers/topics/{topic}")
+    return dict(json.loads(data))
+
+
+def _reassign(cluster: FaultCluster, partition: int, replicas: list[int]) -> None:
+    """Through kafka-python's admin client, as an operator's tool would."""
+    from kafka import TopicPartition
+    from kafka.admin import KafkaAdminClient
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=20_000)
+    try:
+        key = TopicPartition(TOPIC, partition)
+        assert admin.alter_partition_reassignments({key: replicas}) == {key: None}
+    finally:
+        admin.close()
+
+
+def _moved(cluster: FaultCluster, partition: int, replicas: list[int]) -> bool:
+    stored = _assignment(cluster, TOPIC)
+    return (stored["partitions"][str(partition)] == replicas
+            and not stored.get("adding_replicas"))
+
+
+def reassignment_under_load(run: Run) -> None:
+    """F17: partition 0 moves off its leader (that replica is deleted), then back onto it;
+    the leader is SIGKILLed while the returning replica copies the log. The copy goes on
+    from the next leader, the move completes once the killed broker returns, and nothing
+    acknowledged is lost."""
+    cluster = run.cluster
+    for _ in range(run.rounds):
+        replicas = _assignment(cluster, TOPIC)["partitions"]["0"]
+        leaving = cluster.leader(TOPIC, 0)
+        fewer = [b for b in replicas if b != leaving]
+        _reassign(cluster, 0, fewer)
+        until(lambda r=fewer: _moved(cluster, 0, r), "the move off the leader")
+        run.workload.wait_acked(50)
+        _reassign(cluster, 0, replicas)
+        victim = cluster.leader(TOPIC, 0)
+        cluster.kill(victim)
+        cluster.wait_leader(TOPIC, 0, not_in=[victim])
+        run.workload.wait_acked(50)
+        cluster.start(victim)
+        until(lambda r=replicas: _moved(cluster, 0, r), "the move back to complete")
+        run.note(f"moved 0 off {leaving} and back; killed leader {victim} in the middle")

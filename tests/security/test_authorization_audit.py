@@ -158,6 +158,9 @@ REQUESTS: dict[ApiKey, list[Body]] = {
     ApiKey.DELETE_GROUPS: [{"groups_names": [GROUP]}],
     ApiKey.ELECT_LEADERS: [{"election_type": 1, "timeout_ms": 5000, "topic_partitions": [
         {"topic": TOPIC, "partitions": [0]}]}],
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: [{"timeout_ms": 5000, "topics": [
+        {"name": TOPIC, "partitions": [{"partition_index": 0, "replicas": [0]}]}]}],
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: [{"timeout_ms": 5000, "topics": None}],
     ApiKey.INCREMENTAL_ALTER_CONFIGS: [{"resources": [
         {"resource_type": 2, "resource_name": TOPIC,
          "configs": [{"name": "retention.ms", "config_operation": 0, "value": "1"}]}]}],

@@ -8,6 +8,7 @@ from typing import Any
 from kafkalite.admin.cluster import DescribeCluster, DescribeLogDirs
 from kafkalite.admin.elections import ElectLeaders, first_real_failure
 from kafkalite.admin.lookup import CLUSTER, Controller, Coordinator, EachBroker
+from kafkalite.admin.reassignments import AlterPartitionReassignments, ListPartitionReassignments
 from kafkalite.admin.transactions import (
     AbortTransaction,
     AbortTransactionSpec,
@@ -25,6 +26,7 @@ from kafkalite.protocol.errors import (
     ClusterAuthorizationFailedError,
     ElectionNotNeededError,
     InvalidProducerEpochError,
+    NoReassignmentInProgressError,
     NotControllerError,
     PreferredLeaderNotAvailableError,
     TransactionalIdNotFoundError,
@@ -86,6 +88,32 @@ def test_elect_leaders_pair() -> None:
     moved = handler.handle_response(0, [CLUSTER], {"error_code": NotControllerError.errno,
                                                    "replica_election_results": []})
     assert list(moved.look_up_again) == [CLUSTER]
+
+
+def test_partition_reassignment_pairs() -> None:
+    alter = AlterPartitionReassignments({T0: [3, 4], TopicPartition("orders", 1): None}, 5000)
+    assert isinstance(alter.lookup, Controller)
+    assert alter.build_request(0, [CLUSTER]).body == {"timeout_ms": 5000, "topics": [
+        {"name": "orders", "partitions": [{"partition_index": 0, "replicas": [3, 4]},
+                                          {"partition_index": 1, "replicas": None}]}]}
+    results = alter.handle_response(0, [CLUSTER], {
+        "error_code": 0, "error_message": None, "responses": [{"name": "orders", "partitions": [
+            {"partition_index": 0, "error_code": 0, "error_message": None},
+            {"partition_index": 1, "error_code": NoReassignmentInProgressError.errno,
+             "error_message": "nothing to cancel"}]}]}).completed[CLUSTER]
+    assert results[T0] is None
+    assert isinstance(results[TopicPartition("orders", 1)], NoReassignmentInProgressError)
+    assert "reassigning orders-1: nothing to cancel" in str(results[TopicPartition("orders", 1)])
+    moved = alter.handle_response(0, [CLUSTER], {"error_code": NotControllerError.errno,
+                                                 "error_message": None, "responses": []})
+    assert list(moved.look_up_again) == [CLUSTER]
+    listing = ListPartitionReassignments(None, 5000)
+    assert listing.build_request(0, [CLUSTER]).body == {"timeout_ms": 5000, "topics": None}
+    assert listing.handle_response(0, [CLUSTER], {
+        "error_code": 0, "error_message": None, "topics": [{"name": "orders", "partitions": [
+            {"partition_index": 0, "replicas": [3, 1], "adding_replicas": [3],
+             "removing_replicas": [1]}]}]}).completed[CLUSTER] == {T0: {
+                 "replicas": [3, 1], "adding_replicas": [3], "removing_replicas": [1]}}
 
 
 def test_list_transactions_needs_the_version_its_filters_need() -> None:

@@ -1,0 +1,213 @@
+"""``kafkalite partitions reassign``: kafka-reassign-partitions, with its options, its JSON
+documents and its messages (see :mod:`kafkalite.cli.reassignment_plan`).
+
+``--generate`` proposes a plan for moving topics onto ``--broker-list`` and prints the
+current assignment (for a rollback) with it; ``--execute`` starts the moves of a plan;
+``--verify`` tells which are done; ``--cancel`` stops those under way (their partitions go
+back to their original replicas); ``--list`` shows every move under way.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from kafkalite.admin import AdminClient
+from kafkalite.cli.options import CliError, UsageError, add_command
+from kafkalite.cli.reassignment_plan import (
+    Plan,
+    parse_reassignment,
+    parse_topics_to_move,
+    propose,
+    render,
+)
+from kafkalite.cli.session import admin_client, cluster_metadata
+from kafkalite.errors import NoReassignmentInProgressError
+from kafkalite.structs import TopicPartition
+
+REASSIGN_EPILOG = """examples:
+  kafkalite partitions reassign --generate --topics-to-move-json-file topics.json \\
+      --broker-list 1,2,3,4 > plan.txt
+  kafkalite partitions reassign --execute --reassignment-json-file plan.json
+  kafkalite partitions reassign --verify --reassignment-json-file plan.json
+  kafkalite partitions reassign --cancel --reassignment-json-file plan.json
+  kafkalite partitions reassign --list
+
+topics.json: {"version": 1, "topics": [{"topic": "orders"}]}
+plan.json:   {"version": 1, "partitions": [{"topic": "orders", "partition": 0,
+              "replicas": [4, 2]}]}"""
+
+ACTIONS = ("generate", "execute", "verify", "cancel", "list")
+
+
+def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    partitions = commands.add_parser(
+        "partitions", help="move partitions between brokers",
+        description="Move partitions between brokers.")
+    actions = partitions.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                        parser_class=type(partitions))
+    reassign = add_command(actions, "reassign", run_reassign,
+                           help="plan, start, verify, cancel or list partition "
+                                "reassignments, like kafka-reassign-partitions",
+                           epilog=REASSIGN_EPILOG, parents=parents)
+    mode = reassign.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--generate", action="store_true",
+                      help="propose a plan moving the topics of --topics-to-move-json-file "
+                           "onto --broker-list (prints the current assignment too)")
+    mode.add_argument("--execute", action="store_true",
+                      help="start the moves of --reassignment-json-file")
+    mode.add_argument("--verify", action="store_true",
+                      help="tell which moves of --reassignment-json-file are done")
+    mode.add_argument("--cancel", action="store_true",
+                      help="cancel the moves of --reassignment-json-file under way")
+    mode.add_argument("--list", action="store_true", help="list every move under way")
+    reassign.add_argument("--topics-to-move-json-file", type=Path, metavar="FILE")
+    reassign.add_argument("--reassignment-json-file", type=Path, metavar="FILE")
+    reassign.add_argument("--broker-list", type=_broker_list, metavar="ID,ID,...",
+                          help="the brokers --generate may place replicas on")
+
+
+def _broker_list(text: str) -> list[int]:
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of broker "
+                                         "ids") from None
+    if not ids or len(set(ids)) != len(ids):
+        raise argparse.ArgumentTypeError(f"{text!r}: give each broker id once")
+    return ids
+
+
+def run_reassign(args: argparse.Namespace) -> int:
+    action = next(name for name in ACTIONS if getattr(args, name))
+    if action == "list":
+        return _list(args)
+    if action == "generate":
+        return _generate(args)
+    if args.reassignment_json_file is None:
+        raise UsageError(f"--{action} needs --reassignment-json-file")
+    path = args.reassignment_json_file
+    plan = parse_reassignment(_read(path), str(path))
+    return {"execute": _execute, "verify": _verify, "cancel": _cancel}[action](args, plan)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _current(args: argparse.Namespace, topics: set[str]) -> Plan:
+    cluster = cluster_metadata(args, topics)
+    current: Plan = {}
+    for topic in topics:
+        for index in cluster.partitions_for_topic(topic) or ():
+            partition = cluster.partition_metadata(TopicPartition(topic, index))
+            if partition is not None:
+                current[(topic, index)] = list(partition.replicas)
+    return current
+
+
+def _brokers(admin: AdminClient) -> dict[int, str | None]:
+    return {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]}
+
+
+def _check_brokers(wanted: set[int], known: dict[int, str | None], where: str) -> None:
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        raise CliError(f"{where} names broker(s) {', '.join(map(str, unknown))}, which the "
+                       f"cluster does not have (brokers: {', '.join(map(str, sorted(known)))})")
+
+
+def _generate(args: argparse.Namespace) -> int:
+    if args.topics_to_move_json_file is None or args.broker_list is None:
+        raise UsageError("--generate needs --topics-to-move-json-file and --broker-list")
+    path = args.topics_to_move_json_file
+    topics = set(parse_topics_to_move(_read(path), str(path)))
+    current = _current(args, topics)
+    with admin_client(args) as admin:
+        known = _brokers(admin)
+    _check_brokers(set(args.broker_list), known, "--broker-list")
+    proposed = propose(current, {b: known[b] for b in args.broker_list})
+    print(f"Current partition replica assignment\n{render(current)}\n")
+    print(f"Proposed partition reassignment configuration\n{render(proposed)}")
+    return 0
+
+
+def _execute(args: argparse.Namespace, plan: Plan) -> int:
+    current = _current(args, {topic for topic, _ in plan})
+    missing = sorted(key for key in plan if key not in current)
+    if missing:
+        raise CliError(f"{args.reassignment_json_file}: unknown partition(s) "
+                       f"{', '.join(f'{t}-{p}' for t, p in missing)}")
+    with admin_client(args) as admin:
+        _check_brokers({b for replicas in plan.values() for b in replicas}, _brokers(admin),
+                       str(args.reassignment_json_file))
+        results = admin.alter_partition_reassignments(
+            {TopicPartition(*key): replicas for key, replicas in plan.items()})
+    print(f"Current partition replica assignment\n\n{render({k: current[k] for k in plan})}\n")
+    print("Save this to use as the --reassignment-json-file option during rollback")
+    failed = {tp: error for tp, error in results.items() if error is not None}
+    for tp, error in sorted(failed.items()):
+        print(f"Error reassigning partition(s): {tp.topic}-{tp.partition}: {error}")
+    started = sorted(tp for tp, error in results.items() if error is None)
+    if started:
+        print("Successfully started partition reassignments for "
+              + ",".join(f"{tp.topic}-{tp.partition}" for tp in started))
+    return 1 if failed else 0
+
+
+def _verify(args: argparse.Namespace, plan: Plan) -> int:
+    with admin_client(args) as admin:
+        ongoing = admin.list_partition_reassignments([TopicPartition(*key) for key in plan])
+    current = _current(args, {topic for topic, _ in plan})
+    print("Status of partition reassignment:")
+    done = True
+    for key, replicas in sorted(plan.items()):
+        name = f"{key[0]}-{key[1]}"
+        if TopicPartition(*key) in ongoing:
+            done = False
+            print(f"Reassignment of partition {name} is still in progress.")
+        elif current.get(key) == replicas:
+            print(f"Reassignment of partition {name} is completed.")
+        else:
+            done = False
+            print(f"There is no active reassignment of partition {name}, but replica set is "
+                  f"{_ids(current.get(key, []))} rather than {_ids(replicas)}.")
+    return 0 if done else 1
+
+
+def _cancel(args: argparse.Namespace, plan: Plan) -> int:
+    with admin_client(args) as admin:
+        results = admin.alter_partition_reassignments(
+            {TopicPartition(*key): None for key in plan})
+    failed = {tp: error for tp, error in results.items() if error is not None
+              and not isinstance(error, NoReassignmentInProgressError)}
+    for tp, error in sorted(failed.items()):
+        print(f"Error cancelling the reassignment of {tp.topic}-{tp.partition}: {error}")
+    cancelled = sorted(tp for tp, error in results.items() if error is None)
+    if cancelled:
+        print("Successfully cancelled partition reassignments for: "
+              + ",".join(f"{tp.topic}-{tp.partition}" for tp in cancelled))
+    elif not failed:
+        print("None of the specified partition reassignments are active.")
+    return 1 if failed else 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    with admin_client(args) as admin:
+        ongoing = admin.list_partition_reassignments()
+    if not ongoing:
+        print("No partition reassignments found.")
+        return 0
+    print("Current partition reassignments:")
+    for tp, move in sorted(ongoing.items()):
+        print(f"{tp.topic}-{tp.partition}: replicas: {_ids(move['replicas'])}. adding: "
+              f"{_ids(move['adding_replicas'])}. removing: {_ids(move['removing_replicas'])}.")
+    return 0
+
+
+def _ids(ids: list[int]) -> str:
+    return ",".join(map(str, ids))

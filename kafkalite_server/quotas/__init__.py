@@ -1,0 +1,1 @@
+"""Quotas: replication throttles (KIP-73)."""
