@@ -113,7 +113,9 @@ def test_killing_a_leader_moves_its_partitions_with_bumped_epochs(cluster, wire)
 
 def test_a_second_broker_with_the_same_id_fails_to_start(cluster, tmp_path):
     duplicate = cluster.process_type(tmp_path / "duplicate", [
-        "--set", "broker.id=2", "--set", f"zookeeper.connect={cluster.connect}"])
+        "--set", "broker.id=2", "--set", f"zookeeper.connect={cluster.connect}",
+        # it waits twice its session timeout for the registration to go before it gives up
+        "--set", f"zookeeper.session.timeout.ms={SESSION_MS}"])
     with pytest.raises(RuntimeError, match=r"broker\.id 2 is already registered"):
         duplicate.start()
 
