@@ -32,8 +32,8 @@ class Events:
         self.events.append(event)
         self._arrived.set()
 
-    def wait(self) -> list[WatchEvent]:
-        assert self._arrived.wait(WAIT_S), "no watch event arrived"
+    def wait(self, timeout_s: float = WAIT_S) -> list[WatchEvent]:
+        assert self._arrived.wait(timeout_s), "no watch event arrived"
         return self.events
 
 
@@ -98,10 +98,15 @@ def test_a_change_fires_a_data_watch_once(connect):
 def test_watches_armed_across_a_server_restart_fire_when_the_connection_is_back(
         zookeeper, chroot):
     """kazoo drops armed watches with the connection; the store fires each once the
-    connection is back (the session survived), so its owner reads again and re-arms."""
+    connection is back (the session survived), so its owner reads again and re-arms.
+
+    A reconnection attempt that reaches the restarting server too early can wait a whole
+    session timeout (kazoo's handshake bound) before the next one, so the session is long
+    and the wait covers two attempts."""
     from kafkalite_server.cluster.zk_store import ZooKeeperCoordination
 
-    zk = ZooKeeperCoordination(zookeeper.connect + chroot, session_timeout_ms=10_000,
+    session_s = 20
+    zk = ZooKeeperCoordination(zookeeper.connect + chroot, session_timeout_ms=session_s * 1000,
                                connection_timeout_ms=10_000)
     try:
         zk.create("/config/changes", makepath=True)
@@ -112,7 +117,8 @@ def test_watches_armed_across_a_server_restart_fire_when_the_connection_is_back(
         zk.exists("/controller", watch=data_watch)
         zookeeper.stop()
         zookeeper.start()
-        assert child_watch.wait() == [WatchEvent(EventType.WATCH_LOST, "/config/changes")]
+        assert child_watch.wait(2 * session_s) == [
+            WatchEvent(EventType.WATCH_LOST, "/config/changes")]
         assert data_watch.wait() == [WatchEvent(EventType.WATCH_LOST, "/controller")]
         assert zk.session_id == session
         assert zk.exists("/brokers/ids/1").ephemeral_owner == session

@@ -2,7 +2,8 @@
 
 It writes a ``zoo.cfg`` into a fresh directory (loopback address, a free port, no admin
 server), runs ``java`` with the package's jar (its manifest carries the classpath), waits
-until the server answers ``ruok``, and stops it with SIGTERM (SIGKILL after a bound).
+until the server says it is serving (``srvr`` names its mode: ``ruok`` answers ``imok``
+before the database is loaded), and stops it with SIGTERM (SIGKILL after a bound).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class ZooKeeperServer:
             "clientPortAddress=127.0.0.1",
             "maxSessionTimeout=60000",
             "admin.enableServer=false",
-            "4lw.commands.whitelist=ruok,srvr",
+            "4lw.commands.whitelist=srvr",
             "",
         ]))
         log_file = (self.directory / "zookeeper.log").open("ab")
@@ -68,18 +69,21 @@ class ZooKeeperServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"ZooKeeper exited: {self.log_text()}")
-            if self._answers_ruok():
+            if self._serving():
                 return self
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"ZooKeeper did not start within {START_TIMEOUT_S}s: "
                            f"{self.log_text()}")
 
-    def _answers_ruok(self) -> bool:
+    def _serving(self) -> bool:
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                sock.sendall(b"ruok")
-                return sock.recv(4) == b"imok"
+                sock.sendall(b"srvr")
+                reply = b""
+                while chunk := sock.recv(4096):
+                    reply += chunk
+                return b"Mode:" in reply
         except OSError:
             return False
 

@@ -80,7 +80,8 @@ def with_kafka_python(secure: SecureBroker, protocol: str, mechanism: str | None
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
     conf = python_conf(secure, protocol, mechanism, password)
-    producer = KafkaProducer(**conf, max_block_ms=8000)
+    # kafka-python retries a refused login until its bootstrap timeout (30 s by default)
+    producer = KafkaProducer(**conf, max_block_ms=8000, bootstrap_timeout_ms=8000)
     producer.send(topic, b"kafka-python").get(TIMEOUT_S)
     producer.close()
     consumer = KafkaConsumer(**conf, consumer_timeout_ms=TIMEOUT_S * 1000)
