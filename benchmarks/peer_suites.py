@@ -11,7 +11,8 @@ pass/fail/skip table and exits 0.
   testscram (SCRAM-SHA-256/512), a CA and broker certificate generated per run and put
   where the suite reads its CA (``testHelpers/certs/cert-signed``, restored afterwards).
 - ``librdkafka DIR``: one broker (or ``--brokers 3``), ``tests/test.conf`` naming it,
-  ``TEST_KAFKA_VERSION`` and a ``--tests`` subset passed as ``TESTS=``.
+  ``TEST_KAFKA_VERSION``, ``TEST_CONSUMER_GROUP_PROTOCOL`` (``--group-protocol``) and a
+  ``--tests`` subset passed as ``TESTS=``.
 """
 
 from __future__ import annotations
@@ -329,7 +330,8 @@ def run_librdkafka(checkout: Path, root: Path, args: argparse.Namespace) -> None
             conf.write_text("bootstrap.servers=" +
                             ",".join(f"127.0.0.1:{p}" for p in ports) + "\n")
             try:
-                env = {**os.environ, "TEST_KAFKA_VERSION": args.kafka_version}
+                env = {**os.environ, "TEST_KAFKA_VERSION": args.kafka_version,
+                       "TEST_CONSUMER_GROUP_PROTOCOL": args.group_protocol}
                 if args.tests:
                     env["TESTS"] = args.tests
                 log = run_bounded(["./run-test.sh"], tests_dir, env, args.timeout,
@@ -366,6 +368,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="librdkafka only; KafkaJS always gets three brokers")
     parser.add_argument("--kafka-version", default="",
                         help="KAFKA_VERSION (default 2.4) / TEST_KAFKA_VERSION (default 2.4.0)")
+    parser.add_argument("--group-protocol", default="classic", choices=("classic", "consumer"),
+                        help="librdkafka only: TEST_CONSUMER_GROUP_PROTOCOL, the group "
+                             "protocol its consumers use (consumer = KIP-848)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the suite")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args(argv)
