@@ -39,12 +39,13 @@ ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 START_TIMEOUT_S = 90.0
 
 KAFKAJS_STEPS = ("git clone --branch v2.2.4 https://github.com/tulios/kafkajs DIR"
-                 " && cd DIR && npm ci")
+                 " && cd DIR && npx --yes yarn@1 install --frozen-lockfile")
 LIBRDKAFKA_STEPS = ("git clone --branch v2.16.0 https://github.com/confluentinc/librdkafka DIR"
                     " && cd DIR && ./configure && make -j2 && make -C tests build")
 
-KAFKAJS_PORTS = {1: (9092, 9093, 9094), 2: (9095, 9096, 9097), 3: (9098, 9099, 9100)}
-"""Broker id -> (PLAINTEXT, SSL, SASL_SSL) ports, as KafkaJS's testHelpers name them."""
+KAFKAJS_PORTS = {0: (9092, 9093, 9094), 1: (9095, 9096, 9097), 2: (9098, 9099, 9100)}
+"""Broker id -> (PLAINTEXT, SSL, SASL_SSL) ports, as docker-compose.2_4.yml numbers them (its
+BrokerPool tests expect node ids 0, 1 and 2)."""
 KAFKAJS_PLAIN_USERS = {"test": "testtest"}
 KAFKAJS_SCRAM_USERS = (("testscram", "testtestscram=256", "SCRAM-SHA-256"),
                        ("testscram", "testtestscram=512", "SCRAM-SHA-512"))
