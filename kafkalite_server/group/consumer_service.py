@@ -21,7 +21,7 @@ from kafkalite_server.group.consumer_groups import (
     HeartbeatResult,
     Topics,
 )
-from kafkalite_server.group.consumer_records import KeyValue
+from kafkalite_server.group.modern_records import KeyValue
 from kafkalite_server.group.timers import Scheduler, TimerHandle
 from kafkalite_server.share.config import SHARE_STATE_TOPIC
 from kafkalite_server.topic_ids import topic_id
