@@ -103,6 +103,8 @@ class Topics:
     topic_id: Callable[[str], uuid.UUID]
     names: Callable[[], frozenset[str]] = frozenset
     """Every topic a regex subscription may match (the internal ones left out)."""
+    partition_racks: Callable[[str], tuple[frozenset[str], ...]] = lambda _name: ()
+    """Per partition of a topic, the racks of its replicas' brokers (empty: none known)."""
 
 
 @dataclass(frozen=True)
@@ -385,7 +387,8 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
         for name in names:
             count = self._topics.partition_count(name)
             if count is not None:
-                now[name] = SubscribedTopic(self._topics.topic_id(name), count)
+                now[name] = SubscribedTopic(self._topics.topic_id(name), count,
+                                            self._topics.partition_racks(name))
         if now == group.subscribed:
             return []
         group.subscribed = now
@@ -398,7 +401,8 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
         group.assignor = max(sorted(set(asked)), key=asked.count) if asked \
             else self.config.assignors[0]
         subscriptions = self._subscriptions(group)
-        target = ASSIGNORS[group.assignor](subscriptions, group.subscribed, group.target)
+        racks = {m.member_id: m.rack_id for m in group.members.values()}
+        target = ASSIGNORS[group.assignor](subscriptions, group.subscribed, group.target, racks)
         records = []
         for member_id, assignment in sorted(target.items()):
             if assignment != group.target.get(member_id):
@@ -495,8 +499,18 @@ def _current_assignment(group: ConsumerGroup, member: ConsumerMember) -> KeyValu
 def _partition_metadata(group: ConsumerGroup) -> KeyValue:
     return group_record(PARTITION_METADATA, {"group_id": group.group_id}, {"topics": [
         {"topic_id": topic.topic_id, "topic_name": name, "num_partitions": topic.partitions,
-         "partition_metadata": []}
+         "partition_metadata": [{"partition": p, "racks": sorted(racks)}
+                                for p, racks in enumerate(topic.racks) if racks]}
         for name, topic in sorted(group.subscribed.items())]})
+
+
+def _racks_from_wire(topic: dict[str, Any]) -> tuple[frozenset[str], ...]:
+    """A topic's partition racks as ConsumerGroupPartitionMetadata holds them (only the
+    partitions with racks are listed)."""
+    listed = {p["partition"]: frozenset(p["racks"]) for p in topic["partition_metadata"]}
+    if not listed:
+        return ()
+    return tuple(listed.get(p, frozenset()) for p in range(topic["num_partitions"]))
 
 
 class ConsumerGroupLoader(ModernGroupLoader[ConsumerGroup]):
@@ -519,7 +533,8 @@ class ConsumerGroupLoader(ModernGroupLoader[ConsumerGroup]):
                      value: dict[str, Any] | None) -> None:
         if kind is PARTITION_METADATA:
             group.subscribed = {} if value is None else {
-                t["topic_name"]: SubscribedTopic(t["topic_id"], t["num_partitions"])
+                t["topic_name"]: SubscribedTopic(t["topic_id"], t["num_partitions"],
+                                                 _racks_from_wire(t))
                 for t in value["topics"]}
         elif kind is TARGET_ASSIGNMENT_MEMBER:
             if value is None:
