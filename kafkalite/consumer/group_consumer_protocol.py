@@ -64,6 +64,8 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
         self._reported: Assignment | None = None
         self._answered = threading.Event()
         self._remote_assignor: str | None = config["group_remote_assignor"]
+        self._rack: str | None = config["client_rack"] or None
+        """Sent on joining: the coordinator prefers partitions with a replica in it."""
         super().__init__(client, subscriptions, config, wakeup, clock)
 
     @property
@@ -203,7 +205,7 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
             self._reported = None
         future = self._client.send(node, ApiKey.CONSUMER_GROUP_HEARTBEAT, {
             "group_id": self.group_id, "member_id": member.member_id, "member_epoch": epoch,
-            "instance_id": None, "rack_id": None,
+            "instance_id": None, "rack_id": self._rack if full else None,
             "rebalance_timeout_ms": self._max_poll_interval_ms if full else -1,
             "subscribed_topic_names": subscribed, "subscribed_topic_regex": None,
             "server_assignor": self._remote_assignor if full else None,

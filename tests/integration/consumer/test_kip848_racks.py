@@ -1,15 +1,18 @@
-"""Rack-aware consumer-group assignment (KIP-881 in KIP-848) with librdkafka members: three
-brokers, one per rack, a topic with each partition's only replica in another rack, and
-three ``group.protocol=consumer`` members each giving its rack (``client.rack``): each
-ends with the partition whose replica is in its own rack."""
+"""Rack-aware consumer-group assignment (KIP-881 in KIP-848): three brokers, one per rack,
+a topic with each partition's only replica in another rack, and three
+``group.protocol=consumer`` members each giving its rack (librdkafka's ``client.rack``,
+kafkalite's ``client_rack``): each ends with the partition whose replica is in its own
+rack."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from kafkalite import Consumer as KafkaliteConsumer
 from kafkalite.admin import AdminClient, NewTopic
 from kafkalite_server import EmbeddedCluster
 from kafkalite_server.config import BrokerConfig
@@ -51,12 +54,16 @@ class Member:
         self.owned: set[int] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._consumer = Consumer({
-            "bootstrap.servers": cluster.bootstrap_servers, "group.id": GROUP,
-            "group.protocol": "consumer", "client.rack": rack, "client.id": rack})
-        self._consumer.subscribe([TOPIC], on_assign=self._assigned, on_revoke=self._revoked)
+        self._consumer = self._subscribed(cluster)
         self._thread = threading.Thread(target=self._run, name=rack)
         self._thread.start()
+
+    def _subscribed(self, cluster: EmbeddedCluster) -> Any:
+        consumer = Consumer({
+            "bootstrap.servers": cluster.bootstrap_servers, "group.id": GROUP,
+            "group.protocol": "consumer", "client.rack": self.rack, "client.id": self.rack})
+        consumer.subscribe([TOPIC], on_assign=self._assigned, on_revoke=self._revoked)
+        return consumer
 
     def _assigned(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
         with self._lock:
@@ -80,11 +87,30 @@ class Member:
         self._thread.join(30)
 
 
+class KafkaliteMember(Member):
+    """A kafkalite ``Consumer(group_protocol="consumer")`` in ``rack``."""
+
+    def _subscribed(self, cluster: EmbeddedCluster) -> Any:
+        consumer = KafkaliteConsumer(bootstrap_servers=cluster.bootstrap_servers,
+                                     group_id=GROUP, group_protocol="consumer",
+                                     client_rack=self.rack, client_id=self.rack)
+        consumer.subscribe([TOPIC])
+        return consumer
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._consumer.poll(timeout_ms=100)
+            with self._lock:
+                self.owned = {tp.partition for tp in self._consumer.assignment()}
+        self._consumer.close()
+
+
 def test_each_member_gets_the_partition_in_its_rack(cluster: EmbeddedCluster) -> None:
     members: list[Member] = []
     try:
         for rack in RACKS:  # one at a time: the first holds all, each newcomer takes over
-            members.append(Member(cluster, rack))  # its rack's partition from the others
+            kind = KafkaliteMember if rack == RACKS[0] else Member  # its rack's partition
+            members.append(kind(cluster, rack))
             until(members[-1].partitions, f"the member in {rack} holding a partition", 60)
         local = {rack: {2 - RACKS.index(rack)} for rack in RACKS}
         until(lambda: {m.rack: m.partitions() for m in members} == local,
