@@ -14,6 +14,16 @@ first one configured; any other name is UNSUPPORTED_ASSIGNOR.
 - ``range`` gives each member, per topic, a contiguous range of partitions (members in id
   order, the first ``partitions % members`` one extra), so members subscribed to
   co-partitioned topics get the same partition numbers of each.
+
+Both are rack-aware (KIP-881): when members give their rack (``rack_id``) and the brokers
+theirs (``broker.rack``), a partition goes, where the balance allows, to a member in a rack
+that holds one of its replicas, so that the member can fetch from a replica in its own rack
+(KIP-392). Balance comes first: the number of partitions each member gets is the same as
+without racks; only which partitions change. ``uniform`` keeps a member's partitions
+(stickiness) before it looks at racks, and of a member that must give some up keeps those
+in its rack; ``range`` keeps its contiguous ranges when racks do
+not tell partitions apart (every replica set spans every member's rack, or no racks are
+known).
 """
 
 from __future__ import annotations
@@ -30,14 +40,21 @@ Assignment = dict[uuid.UUID, frozenset[int]]
 class SubscribedTopic:
     topic_id: uuid.UUID
     partitions: int
+    racks: tuple[frozenset[str], ...] = ()
+    """Per partition, the racks of its replicas' brokers (empty: not known)."""
+
+    def in_rack(self, partition: int, rack: str | None) -> bool:
+        """Whether a replica of ``partition`` is in ``rack``."""
+        return rack is not None and partition < len(self.racks) and rack in self.racks[partition]
 
 
 Assignor = Callable[
-    [Mapping[str, frozenset[str]], Mapping[str, SubscribedTopic], Mapping[str, Assignment]],
+    [Mapping[str, frozenset[str]], Mapping[str, SubscribedTopic], Mapping[str, Assignment],
+     Mapping[str, str | None]],
     dict[str, Assignment],
 ]
-"""(member id -> subscribed topic names, topic name -> topic, member id -> current target)
--> member id -> new target"""
+"""(member id -> subscribed topic names, topic name -> topic, member id -> current target,
+member id -> its rack) -> member id -> new target"""
 
 UNIFORM = "uniform"
 RANGE = "range"
@@ -46,7 +63,8 @@ _TopicPartition = tuple[str, int]
 
 
 def uniform(subscriptions: Mapping[str, frozenset[str]], topics: Mapping[str, SubscribedTopic],
-            current: Mapping[str, Assignment]) -> dict[str, Assignment]:
+            current: Mapping[str, Assignment],
+            racks: Mapping[str, str | None] | None = None) -> dict[str, Assignment]:
     members = sorted(subscriptions)
     eligible = {m: {(t, p) for t in subscriptions[m] if t in topics
                     for p in range(topics[t].partitions)} for m in members}
@@ -60,8 +78,11 @@ def uniform(subscriptions: Mapping[str, frozenset[str]], topics: Mapping[str, Su
         kept: dict[str, list[_TopicPartition]] = {}
         for member in active:
             had = current.get(member, {})
-            kept[member] = sorted(tp for tp in ((ids[t], p) for t, ps in had.items() if t in ids
-                                                for p in ps) if tp in eligible[member])
+            rack = (racks or {}).get(member)
+            kept[member] = sorted((tp for tp in ((ids[t], p) for t, ps in had.items()
+                                                 if t in ids for p in ps)
+                                   if tp in eligible[member]),  # its rack's first
+                                  key=lambda tp: (not topics[tp[0]].in_rack(tp[1], rack), tp))
             chosen[member] = kept[member][:min_quota]
             taken.update(chosen[member])
         for member in active:  # the remainder's extra partitions stay where they were
@@ -70,28 +91,51 @@ def uniform(subscriptions: Mapping[str, frozenset[str]], topics: Mapping[str, Su
                 chosen[member].append(spare[0])
                 taken.add(spare[0])
                 extra -= 1
-        for tp in assignable:
-            if tp not in taken:
-                owner = min((m for m in active if tp in eligible[m]),
-                            key=lambda m: (len(chosen[m]), m))
-                chosen[owner].append(tp)
+        free = [tp for tp in assignable if tp not in taken]
+        if racks:  # first, members below their share take free partitions in their rack
+            for tp in list(free):
+                local = [m for m in active if tp in eligible[m] and len(chosen[m]) < min_quota
+                         and topics[tp[0]].in_rack(tp[1], racks.get(m))]
+                if local:
+                    chosen[min(local, key=lambda m: (len(chosen[m]), m))].append(tp)
+                    free.remove(tp)
+        for tp in free:
+            owner = min((m for m in active if tp in eligible[m]),
+                        key=lambda m: (len(chosen[m]), m))
+            chosen[owner].append(tp)
     return {m: _by_topic_id(chosen[m], topics) for m in members}
 
 
 def range_(subscriptions: Mapping[str, frozenset[str]], topics: Mapping[str, SubscribedTopic],
-           current: Mapping[str, Assignment]) -> dict[str, Assignment]:
+           current: Mapping[str, Assignment],
+           racks: Mapping[str, str | None] | None = None) -> dict[str, Assignment]:
     chosen: dict[str, list[_TopicPartition]] = {m: [] for m in subscriptions}
     for name in sorted(topics):
         members = sorted(m for m, subscribed in subscriptions.items() if name in subscribed)
         if not members:
             continue
-        share, extra = divmod(topics[name].partitions, len(members))
-        start = 0
-        for index, member in enumerate(members):
-            count = share + (1 if index < extra else 0)
-            chosen[member] += [(name, p) for p in range(start, start + count)]
-            start += count
+        topic = topics[name]
+        share, extra = divmod(topic.partitions, len(members))
+        counts = {m: share + (1 if index < extra else 0) for index, m in enumerate(members)}
+        left = list(range(topic.partitions))
+        if racks and not _racks_alike(topic, [racks.get(m) for m in members]):
+            for member in members:  # first, each member's own rack's partitions, in order
+                local = [p for p in left if topic.in_rack(p, racks.get(member))]
+                mine = local[:counts[member]]
+                chosen[member] += [(name, p) for p in mine]
+                left = [p for p in left if p not in mine]
+        for member in members:
+            count = counts[member] - sum(1 for t, _p in chosen[member] if t == name)
+            chosen[member] += [(name, p) for p in left[:count]]
+            left = left[count:]
     return {m: _by_topic_id(chosen[m], topics) for m in sorted(subscriptions)}
+
+
+def _racks_alike(topic: SubscribedTopic, member_racks: list[str | None]) -> bool:
+    """Whether no member's rack tells the topic's partitions apart (each member's rack holds
+    a replica of every partition or of none): the contiguous ranges are then as local."""
+    return all(len({topic.in_rack(p, rack) for p in range(topic.partitions)}) <= 1
+               for rack in member_racks)
 
 
 ASSIGNORS: dict[str, Assignor] = {UNIFORM: uniform, RANGE: range_}

@@ -34,7 +34,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kafkalite.errors import ProtocolDecodeError
 from kafkalite.protocol.errors import (
     FencedMemberEpochError,
     GroupIdNotFoundError,
@@ -49,31 +48,38 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite.protocol.states import GroupState
-from kafkalite.records import Record
 from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.group.consumer_assignors import ASSIGNORS, Assignment, SubscribedTopic
 from kafkalite_server.group.consumer_reconciliation import MemberState, Reconciled, reconcile
 from kafkalite_server.group.consumer_records import (
+    CONSUMER_RECORDS,
     CURRENT_MEMBER_ASSIGNMENT,
     GROUP_METADATA,
-    MEMBER_METADATA,
-    MEMBER_RECORD_TYPES,
     PARTITION_METADATA,
     TARGET_ASSIGNMENT_MEMBER,
     TARGET_ASSIGNMENT_METADATA,
+)
+from kafkalite_server.group.modern_group import (
+    JOIN_EPOCH,
+    LEAVE_EPOCH,
+    HeartbeatResult,
+    ModernGroup,
+    ModernGroupLoader,
+    ModernGroups,
+    ModernMember,
+)
+from kafkalite_server.group.modern_records import (
+    GroupRecordType,
     KeyValue,
-    consumer_record,
-    decode_consumer_record,
+    group_record,
+    wire_assignment,
 )
 from kafkalite_server.group.topic_regex import (
     TopicRegexError,
     compile_topic_regex,
     matching_topics,
 )
-from kafkalite_server.share.records import GroupRecordType
 
-JOIN_EPOCH = 0
-LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2
 CONSUMER_GROUP_TYPE = "consumer"
 """ListGroups' group_type (and protocol type) of a consumer group."""
@@ -97,6 +103,8 @@ class Topics:
     topic_id: Callable[[str], uuid.UUID]
     names: Callable[[], frozenset[str]] = frozenset
     """Every topic a regex subscription may match (the internal ones left out)."""
+    partition_racks: Callable[[str], tuple[frozenset[str], ...]] = lambda _name: ()
+    """Per partition of a topic, the racks of its replicas' brokers (empty: none known)."""
 
 
 @dataclass(frozen=True)
@@ -118,19 +126,12 @@ class Heartbeat:
 
 
 @dataclass
-class ConsumerMember:
-    member_id: str
+class ConsumerMember(ModernMember):
     instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
-    subscribed_topics: tuple[str, ...] = ()
     subscribed_regex: str | None = None
     rebalance_timeout_ms: int = 300_000
     server_assignor: str | None = None
-    previous_member_epoch: int = -1
     current: Reconciled = field(default_factory=lambda: Reconciled(MemberState.STABLE, 0))
-    session_deadline_ms: int = 0
     revocation_deadline_ms: int | None = None
     static_left: bool = False
     """A static member that left with epoch -2: its place is kept for its instance id."""
@@ -139,17 +140,18 @@ class ConsumerMember:
     def member_epoch(self) -> int:
         return self.current.member_epoch
 
+    def expired(self, now_ms: int) -> bool:
+        """Its session timed out, or it did not revoke within its rebalance timeout."""
+        return super().expired(now_ms) or (self.revocation_deadline_ms is not None
+                                           and self.revocation_deadline_ms <= now_ms)
+
     def owns(self, topic_id: uuid.UUID, partition: int) -> bool:
         return any(partition in held.get(topic_id, frozenset())
                    for held in (self.current.assigned, self.current.pending_revocation))
 
 
 @dataclass
-class ConsumerGroup:
-    group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
-    members: dict[str, ConsumerMember] = field(default_factory=dict)
+class ConsumerGroup(ModernGroup[ConsumerMember]):
     target: dict[str, Assignment] = field(default_factory=dict)
     subscribed: dict[str, SubscribedTopic] = field(default_factory=dict)
     """The subscribed topics as of the group epoch (ConsumerGroupPartitionMetadata)."""
@@ -168,37 +170,22 @@ class ConsumerGroup:
         return GroupState.STABLE
 
 
-@dataclass(frozen=True)
-class HeartbeatResult:
-    error: int
-    member_id: str | None = None
-    member_epoch: int = -1
-    assignment: Assignment | None = None
-    """None: the member has it already."""
-    message: str | None = None
+class ConsumerGroups(ModernGroups[ConsumerGroup]):
+    records = CONSUMER_RECORDS
 
-
-class ConsumerGroups:
     def __init__(self, ownership: Ownership, append: Callable[[int, list[KeyValue]], None],
                  topics: Topics, clock: Callable[[], int], config: ConsumerGroupConfig, *,
                  other_group_type: Callable[[str], str | None]) -> None:
-        self.ownership = ownership
-        self._append = append
+        super().__init__(ownership, append, clock)
         self._topics = topics
-        self._clock = clock
         self.config = config
+        self.session_timeout_ms = config.session_timeout_ms
         self._other_group_type = other_group_type
         """The type of a group of another kind with this id that has members (or is a share
         group), which a consumer group must not take over; None when there is none."""
-        self._groups: dict[int, dict[str, ConsumerGroup]] = {}
-        """``__consumer_offsets`` partition -> its consumer groups."""
 
-    def group(self, group_id: str) -> ConsumerGroup | None:
-        return self._groups.get(self.ownership.partition_for(group_id), {}).get(group_id)
-
-    def groups(self) -> list[ConsumerGroup]:
-        return [g for partition in sorted(self.ownership.owned)
-                for g in self._groups.get(partition, {}).values()]
+    def new_group(self, group_id: str) -> ConsumerGroup:
+        return ConsumerGroup(group_id)
 
     # ------------------------------------------------------------------ heartbeat
 
@@ -208,17 +195,9 @@ class ConsumerGroups:
             error, message = self._invalid(hb)
         if error:
             return HeartbeatResult(error, message=message)
-        group = self.group(hb.group_id)
-        if group is None:
-            other = self._other_group_type(hb.group_id)
-            if other is not None:
-                return HeartbeatResult(GroupIdNotFoundError.errno,
-                                       message=f"group {hb.group_id!r} is a {other} group")
-            if hb.member_epoch != JOIN_EPOCH:
-                return HeartbeatResult(UnknownMemberIdError.errno)
-            group = ConsumerGroup(hb.group_id)
-            self._groups.setdefault(self.ownership.partition_for(hb.group_id),
-                                    {})[hb.group_id] = group
+        group = self._group_for(hb.group_id, hb.member_epoch, self._other_group_type)
+        if isinstance(group, HeartbeatResult):
+            return group
         if hb.member_epoch == LEAVE_EPOCH:
             return self._leave(group, hb.member_id)
         if hb.member_epoch == STATIC_LEAVE_EPOCH:
@@ -253,7 +232,7 @@ class ConsumerGroups:
         member.static_left = False
         changed = self._update_member(member, hb, joined)
         if changed:
-            records.append(_member_metadata(group, member))
+            records.append(self._consumer_metadata(group, member))
         topics = self._refresh_topics(group)
         if changed or topics:
             records += [*topics, *self._bump(group)]  # one new epoch for all of it
@@ -374,30 +353,22 @@ class ConsumerGroups:
         target = group.target.pop(old.member_id, {})
         group.target[member_id] = target
         gone = {"group_id": group.group_id, "member_id": old.member_id}
-        records = [consumer_record(kind, gone, None) for kind in MEMBER_RECORD_TYPES]
-        records.append(_member_metadata(group, member))
-        records.append(consumer_record(TARGET_ASSIGNMENT_MEMBER, {
+        records = [group_record(kind, gone, None) for kind in self.records.member_kinds]
+        records.append(self._consumer_metadata(group, member))
+        records.append(group_record(TARGET_ASSIGNMENT_MEMBER, {
             "group_id": group.group_id, "member_id": member_id},
-            {"topic_partitions": _wire(target)}))
+            {"topic_partitions": wire_assignment(target)}))
         return member, records
 
-    def _leave(self, group: ConsumerGroup, member_id: str) -> HeartbeatResult:
-        if member_id not in group.members:
-            return HeartbeatResult(UnknownMemberIdError.errno)
-        self._write(group, self._remove(group, member_id))
-        return HeartbeatResult(0, member_id, LEAVE_EPOCH)
-
     def _remove(self, group: ConsumerGroup, member_id: str) -> list[KeyValue]:
-        del group.members[member_id]
         group.target.pop(member_id, None)
-        key = {"group_id": group.group_id, "member_id": member_id}
-        return [consumer_record(kind, key, None) for kind in MEMBER_RECORD_TYPES] + \
-            self._bump(group)
+        return super()._remove(group, member_id)
 
-    def _bump(self, group: ConsumerGroup) -> list[KeyValue]:
-        group.group_epoch += 1
-        return [consumer_record(GROUP_METADATA, {"group_id": group.group_id},
-                                {"epoch": group.group_epoch})]
+    def _consumer_metadata(self, group: ConsumerGroup, member: ConsumerMember) -> KeyValue:
+        return self._member_metadata(group, member, {
+            "instance_id": member.instance_id, "subscribed_topic_regex": member.subscribed_regex,
+            "rebalance_timeout_ms": member.rebalance_timeout_ms,
+            "server_assignor": member.server_assignor})
 
     def _subscriptions(self, group: ConsumerGroup) -> dict[str, frozenset[str]]:
         """Each member's topics: those it names and those its regex matches now."""
@@ -416,7 +387,8 @@ class ConsumerGroups:
         for name in names:
             count = self._topics.partition_count(name)
             if count is not None:
-                now[name] = SubscribedTopic(self._topics.topic_id(name), count)
+                now[name] = SubscribedTopic(self._topics.topic_id(name), count,
+                                            self._topics.partition_racks(name))
         if now == group.subscribed:
             return []
         group.subscribed = now
@@ -429,17 +401,18 @@ class ConsumerGroups:
         group.assignor = max(sorted(set(asked)), key=asked.count) if asked \
             else self.config.assignors[0]
         subscriptions = self._subscriptions(group)
-        target = ASSIGNORS[group.assignor](subscriptions, group.subscribed, group.target)
+        racks = {m.member_id: m.rack_id for m in group.members.values()}
+        target = ASSIGNORS[group.assignor](subscriptions, group.subscribed, group.target, racks)
         records = []
         for member_id, assignment in sorted(target.items()):
             if assignment != group.target.get(member_id):
-                records.append(consumer_record(
+                records.append(group_record(
                     TARGET_ASSIGNMENT_MEMBER, {"group_id": group.group_id,
                                                "member_id": member_id},
-                    {"topic_partitions": _wire(assignment)}))
+                    {"topic_partitions": wire_assignment(assignment)}))
         group.target = target
         group.assignment_epoch = group.group_epoch
-        records.append(consumer_record(TARGET_ASSIGNMENT_METADATA, {"group_id": group.group_id},
+        records.append(group_record(TARGET_ASSIGNMENT_METADATA, {"group_id": group.group_id},
                                        {"assignment_epoch": group.assignment_epoch}))
         return records
 
@@ -471,19 +444,6 @@ class ConsumerGroups:
             return frozenset()
         return frozenset().union(*self._subscriptions(group).values())
 
-    def expire_members(self) -> None:
-        """Members whose session timed out, or who did not revoke in time, leave."""
-        now = self._clock()
-        for group in self.groups():
-            expired = [m for m, member in group.members.items()
-                       if member.session_deadline_ms <= now
-                       or (member.revocation_deadline_ms is not None
-                           and member.revocation_deadline_ms <= now)]
-            records: list[KeyValue] = []
-            for member_id in expired:
-                records += self._remove(group, member_id)
-            self._write(group, records)
-
     def delete(self, group_id: str) -> int:
         """DeleteGroups of a consumer group: only an empty one (its offsets are deleted by
         the caller)."""
@@ -493,7 +453,7 @@ class ConsumerGroups:
         if group.members:
             return NonEmptyGroupError.errno
         key = {"group_id": group_id}
-        self._write(group, [consumer_record(kind, key, None) for kind in (
+        self._write(group, [group_record(kind, key, None) for kind in (
             TARGET_ASSIGNMENT_METADATA, PARTITION_METADATA, GROUP_METADATA)])
         del self._groups[self.ownership.partition_for(group_id)][group_id]
         return 0
@@ -504,51 +464,27 @@ class ConsumerGroups:
         return ConsumerGroupLoader(self, partition)
 
     def install(self, partition: int, groups: dict[str, ConsumerGroup]) -> None:
-        """A loaded partition's groups; every member gets a fresh session (the clock of the
-        previous coordinator is not this one's)."""
-        deadline = self._clock() + self.config.session_timeout_ms
+        """A loaded partition's groups; a member that owes a revocation gets a fresh
+        rebalance timeout too."""
+        super().install(partition, groups)
         for group in groups.values():
             for member in group.members.values():
-                member.session_deadline_ms = deadline
                 if member.current.state is MemberState.UNREVOKED_PARTITIONS:
                     member.revocation_deadline_ms = self._clock() + member.rebalance_timeout_ms
-        self._groups[partition] = groups
-
-    def unload(self, partition: int) -> None:
-        self._groups.pop(partition, None)
 
     def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
         """Deleted topics drop out of the groups' assignments at the next heartbeat (their
         metadata no longer matches); nothing to do eagerly."""
 
-    def _write(self, group: ConsumerGroup, records: list[KeyValue]) -> None:
-        if records:
-            self._append(self.ownership.partition_for(group.group_id), records)
-
-
-def _wire(assignment: Assignment) -> list[dict[str, Any]]:
-    return [{"topic_id": topic_id, "partitions": sorted(partitions)}
-            for topic_id, partitions in sorted(assignment.items())]
 
 
 def _from_wire(topics: list[dict[str, Any]]) -> Assignment:
     return {t["topic_id"]: frozenset(t["partitions"]) for t in topics if t["partitions"]}
 
 
-def _member_metadata(group: ConsumerGroup, member: ConsumerMember) -> KeyValue:
-    return consumer_record(MEMBER_METADATA, {"group_id": group.group_id,
-                                             "member_id": member.member_id}, {
-        "instance_id": member.instance_id, "rack_id": member.rack_id,
-        "client_id": member.client_id, "client_host": member.client_host,
-        "subscribed_topic_names": list(member.subscribed_topics),
-        "subscribed_topic_regex": member.subscribed_regex,
-        "rebalance_timeout_ms": member.rebalance_timeout_ms,
-        "server_assignor": member.server_assignor})
-
-
 def _current_assignment(group: ConsumerGroup, member: ConsumerMember) -> KeyValue:
     current = member.current
-    return consumer_record(CURRENT_MEMBER_ASSIGNMENT, {"group_id": group.group_id,
+    return group_record(CURRENT_MEMBER_ASSIGNMENT, {"group_id": group.group_id,
                                                        "member_id": member.member_id}, {
         # a static member away for now is written at epoch -2 (as Kafka does), its own
         # epoch kept as the previous one
@@ -556,79 +492,57 @@ def _current_assignment(group: ConsumerGroup, member: ConsumerMember) -> KeyValu
         "previous_member_epoch": current.member_epoch if member.static_left
         else member.previous_member_epoch,
         "state": int(current.state),
-        "assigned_partitions": _wire(current.assigned),
-        "partitions_pending_revocation": _wire(current.pending_revocation)})
+        "assigned_partitions": wire_assignment(current.assigned),
+        "partitions_pending_revocation": wire_assignment(current.pending_revocation)})
 
 
 def _partition_metadata(group: ConsumerGroup) -> KeyValue:
-    return consumer_record(PARTITION_METADATA, {"group_id": group.group_id}, {"topics": [
+    return group_record(PARTITION_METADATA, {"group_id": group.group_id}, {"topics": [
         {"topic_id": topic.topic_id, "topic_name": name, "num_partitions": topic.partitions,
-         "partition_metadata": []}
+         "partition_metadata": [{"partition": p, "racks": sorted(racks)}
+                                for p, racks in enumerate(topic.racks) if racks]}
         for name, topic in sorted(group.subscribed.items())]})
 
 
-class ConsumerGroupLoader:
-    """Replays one ``__consumer_offsets`` partition's consumer-group records (the last
-    value per key wins, a tombstone deletes), skipping every other record type."""
+def _racks_from_wire(topic: dict[str, Any]) -> tuple[frozenset[str], ...]:
+    """A topic's partition racks as ConsumerGroupPartitionMetadata holds them (only the
+    partitions with racks are listed)."""
+    listed = {p["partition"]: frozenset(p["racks"]) for p in topic["partition_metadata"]}
+    if not listed:
+        return ()
+    return tuple(listed.get(p, frozenset()) for p in range(topic["num_partitions"]))
+
+
+class ConsumerGroupLoader(ModernGroupLoader[ConsumerGroup]):
+    """Replays one ``__consumer_offsets`` partition's consumer-group records."""
 
     def __init__(self, groups: ConsumerGroups, partition: int) -> None:
+        super().__init__(groups, partition)
         self._consumer_groups = groups
-        self._partition = partition
-        self._groups: dict[str, ConsumerGroup] = {}
-        self.skipped = 0
 
-    def load(self, records: Sequence[Record]) -> None:
-        for record in records:
-            if record.batch.is_control or record.key is None:
-                continue
-            try:
-                decoded = decode_consumer_record(record.key, record.value)
-            except (ProtocolDecodeError, KeyError, ValueError):
-                self.skipped += 1
-                continue
-            if decoded is not None:
-                self._apply(*decoded)
+    def _member(self, group: ConsumerGroup, member_id: str) -> ConsumerMember:
+        return group.members.setdefault(member_id, ConsumerMember(member_id))
 
-    def _apply(self, kind: GroupRecordType, key: dict[str, Any],
-               value: dict[str, Any] | None) -> None:
-        group_id = key["group_id"]
-        group = self._groups.get(group_id)
-        if group is None:
-            if value is None:
-                return
-            group = self._groups[group_id] = ConsumerGroup(group_id)
-        member_id: str = key.get("member_id", "")
-        if kind is GROUP_METADATA:
-            if value is None:
-                del self._groups[group_id]
-            else:
-                group.group_epoch = value["epoch"]
-        elif kind is TARGET_ASSIGNMENT_METADATA:
-            group.assignment_epoch = value["assignment_epoch"] if value else 0
-        elif kind is PARTITION_METADATA:
+    def _apply_member_metadata(self, member: ConsumerMember, value: dict[str, Any]) -> None:
+        member.instance_id = value["instance_id"]
+        member.subscribed_regex = value["subscribed_topic_regex"]
+        member.rebalance_timeout_ms = value["rebalance_timeout_ms"]
+        member.server_assignor = value["server_assignor"]
+
+    def _apply_other(self, group: ConsumerGroup, kind: GroupRecordType, member_id: str,
+                     value: dict[str, Any] | None) -> None:
+        if kind is PARTITION_METADATA:
             group.subscribed = {} if value is None else {
-                t["topic_name"]: SubscribedTopic(t["topic_id"], t["num_partitions"])
+                t["topic_name"]: SubscribedTopic(t["topic_id"], t["num_partitions"],
+                                                 _racks_from_wire(t))
                 for t in value["topics"]}
         elif kind is TARGET_ASSIGNMENT_MEMBER:
             if value is None:
                 group.target.pop(member_id, None)
             else:
                 group.target[member_id] = _from_wire(value["topic_partitions"])
-        elif kind is MEMBER_METADATA:
-            if value is None:
-                group.members.pop(member_id, None)
-            else:
-                member = group.members.setdefault(member_id, ConsumerMember(member_id))
-                member.instance_id = value["instance_id"]
-                member.rack_id = value["rack_id"]
-                member.client_id = value["client_id"]
-                member.client_host = value["client_host"]
-                member.subscribed_topics = tuple(value["subscribed_topic_names"])
-                member.subscribed_regex = value["subscribed_topic_regex"]
-                member.rebalance_timeout_ms = value["rebalance_timeout_ms"]
-                member.server_assignor = value["server_assignor"]
         elif kind is CURRENT_MEMBER_ASSIGNMENT and value is not None:
-            member = group.members.setdefault(member_id, ConsumerMember(member_id))
+            member = self._member(group, member_id)
             member.static_left = value["member_epoch"] == STATIC_LEAVE_EPOCH
             epoch = value["previous_member_epoch"] if member.static_left \
                 else value["member_epoch"]
@@ -643,4 +557,4 @@ class ConsumerGroupLoader:
             group.assignor = next((m.server_assignor for m in group.members.values()
                                    if m.server_assignor),
                                   self._consumer_groups.config.assignors[0])
-        self._consumer_groups.install(self._partition, self._groups)
+        super().complete()

@@ -12,27 +12,15 @@ consumer group) is never written: kafkalite does not mix protocols in one group.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from kafkalite.protocol.offsets_topic import decode_versioned, encode_versioned, read_version
-from kafkalite.protocol.primitives import INT8, INT32, STRING, UUID, Buffer
-from kafkalite.protocol.schema import Array, Field, Message, Struct
-from kafkalite_server.share.records import GroupRecordType
-
-_GROUP_KEY = (Field("group_id", STRING),)
-_MEMBER_KEY = (Field("group_id", STRING), Field("member_id", STRING))
-_TOPIC_PARTITIONS = Array(Struct(Field("topic_id", UUID), Field("partitions", Array(INT32))))
-
-
-def _kind(key_version: int, name: str, value_fields: tuple[Field, ...], *,
-          member: bool) -> GroupRecordType:
-    return GroupRecordType(
-        key_version,
-        Message(f"{name}Key", valid=str(key_version), flexible="none",
-                fields=_MEMBER_KEY if member else _GROUP_KEY),
-        Message(f"{name}Value", valid="0", flexible="0+", fields=value_fields))
-
+from kafkalite.protocol.primitives import INT32, STRING, UUID
+from kafkalite.protocol.schema import Array, Field, Struct
+from kafkalite_server.group.modern_records import (
+    CURRENT_ASSIGNMENT_FIELDS,
+    MEMBER_FIELDS,
+    TOPIC_PARTITIONS,
+    ModernRecordTypes,
+)
+from kafkalite_server.group.modern_records import record_type as _kind
 
 GROUP_METADATA = _kind(3, "ConsumerGroupMetadata", (Field("epoch", INT32),), member=False)
 PARTITION_METADATA = _kind(4, "ConsumerGroupPartitionMetadata", (
@@ -48,10 +36,7 @@ PARTITION_METADATA = _kind(4, "ConsumerGroupPartitionMetadata", (
 ), member=False)
 MEMBER_METADATA = _kind(5, "ConsumerGroupMemberMetadata", (
     Field("instance_id", STRING, nullable="0+"),
-    Field("rack_id", STRING, nullable="0+"),
-    Field("client_id", STRING),
-    Field("client_host", STRING),
-    Field("subscribed_topic_names", Array(STRING)),
+    *MEMBER_FIELDS,
     Field("subscribed_topic_regex", STRING, nullable="0+"),
     Field("rebalance_timeout_ms", INT32, default=-1),
     Field("server_assignor", STRING, nullable="0+"),
@@ -60,40 +45,13 @@ TARGET_ASSIGNMENT_METADATA = _kind(6, "ConsumerGroupTargetAssignmentMetadata", (
     Field("assignment_epoch", INT32),
 ), member=False)
 TARGET_ASSIGNMENT_MEMBER = _kind(7, "ConsumerGroupTargetAssignmentMember", (
-    Field("topic_partitions", _TOPIC_PARTITIONS),
+    Field("topic_partitions", TOPIC_PARTITIONS),
 ), member=True)
 CURRENT_MEMBER_ASSIGNMENT = _kind(8, "ConsumerGroupCurrentMemberAssignment", (
-    Field("member_epoch", INT32),
-    Field("previous_member_epoch", INT32),
-    Field("state", INT8),
-    Field("assigned_partitions", _TOPIC_PARTITIONS),
-    Field("partitions_pending_revocation", _TOPIC_PARTITIONS),
+    *CURRENT_ASSIGNMENT_FIELDS,
+    Field("partitions_pending_revocation", TOPIC_PARTITIONS),
 ), member=True)
 
-RECORD_TYPES: dict[int, GroupRecordType] = {kind.key_version: kind for kind in (
-    GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA, TARGET_ASSIGNMENT_METADATA,
-    TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT)}
-MEMBER_RECORD_TYPES = (CURRENT_MEMBER_ASSIGNMENT, TARGET_ASSIGNMENT_MEMBER, MEMBER_METADATA)
-"""A member's records, in the order its tombstones are written when it leaves (Kafka's)."""
-
-KeyValue = tuple[bytes, bytes | None]
-
-
-def consumer_record(kind: GroupRecordType, key: Mapping[str, Any],
-                    value: Mapping[str, Any] | None) -> KeyValue:
-    """A consumer-group record (a tombstone when ``value`` is None)."""
-    return (encode_versioned(kind.key, kind.key_version, key),
-            None if value is None else encode_versioned(kind.value, 0, value))
-
-
-def decode_consumer_record(key: Buffer, value: Buffer | None
-                           ) -> tuple[GroupRecordType, dict[str, Any], dict[str, Any] | None] | None:
-    """The record's type, key and value (None: a tombstone), or None when the key is no
-    consumer group's (classic and share groups share the topic)."""
-    kind = RECORD_TYPES.get(read_version("__consumer_offsets key", key))
-    if kind is None:
-        return None
-    body = decode_versioned(kind.key, kind.key_version, key)
-    if value is None:
-        return kind, body, None
-    return kind, body, decode_versioned(kind.value, read_version(kind.value.name, value), value)
+CONSUMER_RECORDS = ModernRecordTypes(GROUP_METADATA, MEMBER_METADATA,
+                                     TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER,
+                                     CURRENT_MEMBER_ASSIGNMENT, others=(PARTITION_METADATA,))

@@ -21,7 +21,7 @@ from kafkalite_server.group.consumer_groups import (
     HeartbeatResult,
     Topics,
 )
-from kafkalite_server.group.consumer_records import KeyValue
+from kafkalite_server.group.modern_records import KeyValue
 from kafkalite_server.group.timers import Scheduler, TimerHandle
 from kafkalite_server.share.config import SHARE_STATE_TOPIC
 from kafkalite_server.topic_ids import topic_id
@@ -51,6 +51,13 @@ class ConsumerGroupService:
             partitions = metadata.partitions_of(topic)
             return None if partitions is None else len(partitions)
 
+        def partition_racks(topic: str) -> tuple[frozenset[str], ...]:
+            brokers = metadata.brokers
+            racks = tuple(frozenset(rack for r in state.replicas
+                                    if r in brokers and (rack := brokers[r].rack) is not None)
+                          for state in metadata.partitions_of(topic) or ())
+            return racks if any(racks) else ()
+
         def other_group_type(group_id: str) -> str | None:
             group = classic.group(group_id)
             if group is not None and group.members:
@@ -64,7 +71,7 @@ class ConsumerGroupService:
             runtime.ownership, self._append,
             Topics(partition_count, lambda topic: topic_id(metadata.cluster_id, topic),
                    lambda: frozenset(metadata.topic_names()) - INTERNAL_TOPICS
-                   - {SHARE_STATE_TOPIC}),
+                   - {SHARE_STATE_TOPIC}, partition_racks),
             scheduler.now_ms,
             ConsumerGroupConfig(config.group_consumer_session_timeout_ms,
                                 config.group_consumer_heartbeat_interval_ms,

@@ -16,32 +16,26 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from kafkalite.protocol.errors import (
-    GroupAuthorizationFailedError,
-    GroupIdNotFoundError,
-    TopicAuthorizationFailedError,
-)
-from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
-from kafkalite_server.cluster.authorized_operations import authorized_operations
+from kafkalite.protocol.errors import TopicAuthorizationFailedError
 from kafkalite_server.group.consumer_assignors import Assignment
-from kafkalite_server.group.consumer_groups import ConsumerGroup, Heartbeat
+from kafkalite_server.group.consumer_groups import CONSUMER_GROUP_TYPE, ConsumerGroup, Heartbeat
 from kafkalite_server.group.service import GroupCoordinatorService
-from kafkalite_server.handlers.groups import client_host
-from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.security.acls import AclOperation, ResourceType
-from kafkalite_server.security.api_checks import (
-    DESCRIBE_TOPICS,
-    READ_GROUP,
-    Check,
-    declares,
-    requires,
+from kafkalite_server.handlers.groups import DESCRIBE_GROUPS, client_host
+from kafkalite_server.handlers.modern_groups import (
+    SUBSCRIBED_TOPICS,
+    describe_state,
+    described_assignment,
+    described_group,
+    described_member,
+    heartbeat_response,
+    subscription_refused,
 )
+from kafkalite_server.handlers.registry import RequestContext
+from kafkalite_server.security.api_checks import DESCRIBE_TOPICS, READ_GROUP, declares, requires
 from kafkalite_server.topic_ids import topic_named
 
 Body = dict[str, Any]
 
-SUBSCRIBED_TOPICS = replace(DESCRIBE_TOPICS, target="each subscribed topic")
-DESCRIBE_GROUPS = Check(AclOperation.DESCRIBE, ResourceType.GROUP, "each group")
 DESCRIBED_TOPICS = replace(DESCRIBE_TOPICS, target="each topic a described group names")
 
 
@@ -56,13 +50,9 @@ def _owned(topics: list[Body] | None) -> Assignment | None:
 async def handle_consumer_group_heartbeat(service: GroupCoordinatorService, ctx: RequestContext,
                                           body: Body) -> Body:
     subscribed = body["subscribed_topic_names"]
-    refused: Body = {"throttle_time_ms": 0, "member_id": None, "member_epoch": -1,
-                     "heartbeat_interval_ms": 0, "assignment": None}
-    if subscribed:
-        denied = SUBSCRIBED_TOPICS.denied(ctx, subscribed)
-        if denied:
-            return {**refused, "error_code": SUBSCRIBED_TOPICS.error.errno,
-                    "error_message": f"not authorized to describe {sorted(denied)}"}
+    refused = subscription_refused(ctx, subscribed)
+    if refused is not None:
+        return refused
     result = await service.consumer.heartbeat(Heartbeat(
         group_id=body["group_id"], member_id=body["member_id"],
         member_epoch=body["member_epoch"], instance_id=body["instance_id"],
@@ -71,15 +61,7 @@ async def handle_consumer_group_heartbeat(service: GroupCoordinatorService, ctx:
         subscribed_topic_regex=body["subscribed_topic_regex"],
         server_assignor=body["server_assignor"], owned=_owned(body["topic_partitions"]),
         client_id=ctx.header.client_id or "", client_host=client_host(ctx)))
-    if result.error:
-        return {**refused, "error_code": result.error, "error_message": result.message}
-    assignment = None if result.assignment is None else {"topic_partitions": [
-        {"topic_id": id_, "partitions": sorted(partitions)}
-        for id_, partitions in sorted(result.assignment.items())]}
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-            "member_id": result.member_id, "member_epoch": result.member_epoch,
-            "heartbeat_interval_ms": service.consumer.groups.config.heartbeat_interval_ms,
-            "assignment": assignment}
+    return heartbeat_response(result, service.consumer.groups.config.heartbeat_interval_ms)
 
 
 @declares(DESCRIBE_GROUPS, DESCRIBED_TOPICS)
@@ -92,45 +74,25 @@ async def handle_consumer_group_describe(service: GroupCoordinatorService,
     def name_of(id_: uuid.UUID) -> str:
         return topic_named(cache.cluster_id, id_, names) or ""
 
-    def described(assignment: Assignment) -> Body:
-        return {"topic_partitions": [
-            {"topic_id": id_, "topic_name": name_of(id_), "partitions": sorted(partitions)}
-            for id_, partitions in sorted(assignment.items())]}
-
     answers = []
     for group_id in body["group_ids"]:
-        entry: Body = {"group_id": group_id, "error_code": 0, "error_message": None,
-                       "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
-                       "assignor_name": "", "members": [],
-                       "authorized_operations": AUTHORIZED_OPERATIONS_NOT_REQUESTED}
-        if not DESCRIBE_GROUPS.allows(ctx, group_id):
-            answers.append({**entry, "error_code": GroupAuthorizationFailedError.errno})
-            continue
-        error = groups.ownership.error_for(group_id)
-        group = groups.group(group_id) if not error else None
-        if error or group is None:
-            answers.append({**entry, "error_code": error or GroupIdNotFoundError.errno,
-                            "error_message": None if error else
-                            f"group {group_id!r} is not a consumer group"})
+        entry, group = described_group(ctx, groups, group_id, CONSUMER_GROUP_TYPE)
+        if group is None:
+            answers.append(entry)
             continue
         if DESCRIBED_TOPICS.denied(ctx, _topics_named(group, name_of)):
             answers.append({**entry, "error_code": TopicAuthorizationFailedError.errno,
                             "error_message": "the group names topics the client is not "
                                              "authorized to describe"})
             continue
-        entry.update(group_state=group.state, group_epoch=group.group_epoch,
-                     assignment_epoch=group.assignment_epoch, assignor_name=group.assignor)
+        describe_state(ctx, body, entry, group, group.assignor)
         entry["members"] = [{
-            "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
-            "member_epoch": m.member_epoch, "client_id": m.client_id,
-            "client_host": m.client_host, "subscribed_topic_names": list(m.subscribed_topics),
+            **described_member(m, m.member_epoch), "instance_id": m.instance_id,
             "subscribed_topic_regex": m.subscribed_regex,
-            "assignment": described(m.current.assigned),
-            "target_assignment": described(group.target.get(m.member_id, {})),
+            "assignment": described_assignment(m.current.assigned, name_of),
+            "target_assignment": described_assignment(group.target.get(m.member_id, {}),
+                                                      name_of),
         } for m in group.members.values()]
-        if body["include_authorized_operations"]:
-            entry["authorized_operations"] = authorized_operations(
-                ctx.authorize, ResourceType.GROUP, group_id)
         answers.append(entry)
     return {"throttle_time_ms": 0, "groups": answers}
 

@@ -30,20 +30,26 @@ from kafkalite.protocol.errors import (
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
-from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
-from kafkalite_server.cluster.authorized_operations import authorized_operations
+from kafkalite_server.handlers.groups import DESCRIBE_GROUPS, client_host
+from kafkalite_server.handlers.modern_groups import (
+    SUBSCRIBED_TOPICS,
+    describe_state,
+    described_assignment,
+    described_group,
+    described_member,
+    heartbeat_response,
+    subscription_refused,
+)
 from kafkalite_server.handlers.registry import RequestContext
-from kafkalite_server.security.acls import AclOperation, ResourceType
 from kafkalite_server.security.api_checks import (
     CLUSTER_ACTION,
     DESCRIBE_TOPICS,
     READ_GROUP,
     READ_TOPICS,
-    Check,
     declares,
     requires,
 )
-from kafkalite_server.share.config import SIMPLE_ASSIGNOR
+from kafkalite_server.share.config import SHARE_GROUP_TYPE, SIMPLE_ASSIGNOR
 from kafkalite_server.share.coordinator import NO_LEADER_EPOCH
 from kafkalite_server.share.partition import Acknowledgement
 from kafkalite_server.share.records import StateKey
@@ -54,14 +60,7 @@ from kafkalite_server.topic_ids import ZERO, topic_id, topic_named
 
 Body = dict[str, Any]
 
-SUBSCRIBED_TOPICS = replace(DESCRIBE_TOPICS, target="each subscribed topic")
-DESCRIBE_GROUPS = Check(AclOperation.DESCRIBE, ResourceType.GROUP, "each group")
 FETCHED_TOPICS = replace(READ_TOPICS, target="each topic fetched or acknowledged")
-
-
-def _client_host(ctx: RequestContext) -> str:
-    host = ctx.peer.rsplit(":", 1)[0] if ":" in ctx.peer else ctx.peer
-    return f"/{host}"
 
 
 def _topic_name(ctx: RequestContext, id_: uuid.UUID) -> str | None:
@@ -87,60 +86,28 @@ def _error_response(body: Body, errno: int, message: str | None = None) -> Body:
 async def handle_share_group_heartbeat(service: ShareService, ctx: RequestContext,
                                        body: Body) -> Body:
     subscribed = body["subscribed_topic_names"]
-    if subscribed is not None:
-        denied = SUBSCRIBED_TOPICS.denied(ctx, subscribed)
-        if denied:
-            return {"throttle_time_ms": 0, "error_code": SUBSCRIBED_TOPICS.error.errno,
-                    "error_message": f"not authorized to describe {sorted(denied)}",
-                    "member_id": None, "member_epoch": -1,
-                    "heartbeat_interval_ms": 0, "assignment": None}
+    refused = subscription_refused(ctx, subscribed)
+    if refused is not None:
+        return refused
     result = await service.groups.heartbeat(
         body["group_id"], body["member_id"], body["member_epoch"], body["rack_id"], subscribed,
-        client_id=ctx.header.client_id or "", client_host=_client_host(ctx))
-    assignment = None if result.assignment is None else {"topic_partitions": [
-        {"topic_id": id_, "partitions": list(partitions)}
-        for id_, partitions in sorted(result.assignment.items())]}
-    return {"throttle_time_ms": 0, "error_code": result.error,
-            "error_message": result.message, "member_id": result.member_id,
-            "member_epoch": result.member_epoch,
-            "heartbeat_interval_ms": service.groups.heartbeat_interval_ms,
-            "assignment": assignment if not result.error else None}
+        client_id=ctx.header.client_id or "", client_host=client_host(ctx))
+    return heartbeat_response(result, service.groups.heartbeat_interval_ms)
 
 
 @declares(DESCRIBE_GROUPS)
 async def handle_share_group_describe(service: ShareService, ctx: RequestContext,
                                       body: Body) -> Body:
-    groups = service.groups.groups
     described = []
     for group_id in body["group_ids"]:
-        entry: Body = {"group_id": group_id, "error_code": 0, "error_message": None,
-                       "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
-                       "assignor_name": "", "members": [],
-                       "authorized_operations": AUTHORIZED_OPERATIONS_NOT_REQUESTED}
-        if not DESCRIBE_GROUPS.allows(ctx, group_id):
-            described.append({**entry, "error_code": GroupAuthorizationFailedError.errno})
-            continue
-        error = groups.ownership.error_for(group_id)
-        group = groups.group(group_id) if not error else None
-        if error or group is None:
-            described.append({**entry, "error_code": error or GroupIdNotFoundError.errno,
-                              "error_message": None if error else
-                              f"group {group_id!r} is not a share group"})
-            continue
-        entry.update(group_state=group.state, group_epoch=group.group_epoch,
-                     assignment_epoch=group.assignment_epoch, assignor_name=SIMPLE_ASSIGNOR)
-        entry["members"] = [{
-            "member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
-            "client_id": m.client_id, "client_host": m.client_host,
-            "subscribed_topic_names": list(m.subscribed_topics),
-            "assignment": {"topic_partitions": [
-                {"topic_id": id_, "topic_name": _topic_name(ctx, id_) or "",
-                 "partitions": list(partitions)}
-                for id_, partitions in sorted(m.assignment.items())]},
-        } for m in group.members.values()]
-        if body["include_authorized_operations"]:
-            entry["authorized_operations"] = authorized_operations(
-                ctx.authorize, ResourceType.GROUP, group_id)
+        entry, group = described_group(ctx, service.groups.groups, group_id, SHARE_GROUP_TYPE)
+        if group is not None:
+            describe_state(ctx, body, entry, group, SIMPLE_ASSIGNOR)
+            entry["members"] = [{
+                **described_member(m, m.member_epoch),
+                "assignment": described_assignment(
+                    m.assignment, lambda id_: _topic_name(ctx, id_) or ""),
+            } for m in group.members.values()]
         described.append(entry)
     return {"throttle_time_ms": 0, "groups": described}
 

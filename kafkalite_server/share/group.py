@@ -32,75 +32,55 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkalite.errors import ProtocolDecodeError
 from kafkalite.protocol.errors import (
     FencedMemberEpochError,
-    GroupIdNotFoundError,
     GroupMaxSizeReachedError,
     InvalidRequestError,
     UnknownMemberIdError,
 )
-from kafkalite.protocol.states import GroupState
-from kafkalite.records import Record
 from kafkalite_server.coordinator.ownership import Ownership
+from kafkalite_server.group.modern_group import (
+    JOIN_EPOCH,
+    LEAVE_EPOCH,
+    HeartbeatResult,
+    ModernGroup,
+    ModernGroupLoader,
+    ModernGroups,
+    ModernMember,
+)
+from kafkalite_server.group.modern_records import (
+    GroupRecordType,
+    KeyValue,
+    group_record,
+    wire_assignment,
+)
 from kafkalite_server.share.records import (
     CURRENT_MEMBER_ASSIGNMENT,
     GROUP_CONFIG,
     GROUP_METADATA,
-    MEMBER_METADATA,
+    SHARE_RECORDS,
     STATE_PARTITION_METADATA,
     TARGET_ASSIGNMENT_MEMBER,
     TARGET_ASSIGNMENT_METADATA,
-    decode_group_record,
-    group_record,
 )
 
-JOIN_EPOCH = 0
-LEAVE_EPOCH = -1
 STABLE_STATE = 0
 """ShareGroupCurrentMemberAssignment's member state: share members are always stable."""
 
-KeyValue = tuple[bytes, bytes | None]
 Assignment = dict[uuid.UUID, tuple[int, ...]]
 """topic id -> partitions"""
 
 
 @dataclass
-class ShareMember:
-    member_id: str
+class ShareMember(ModernMember):
     member_epoch: int = 0
-    previous_member_epoch: int = -1
-    client_id: str = ""
-    client_host: str = ""
-    rack_id: str | None = None
-    subscribed_topics: tuple[str, ...] = ()
     assignment: Assignment = field(default_factory=dict)
-    deadline_ms: int = 0
 
 
 @dataclass
-class ShareGroup:
-    group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
-    members: dict[str, ShareMember] = field(default_factory=dict)
+class ShareGroup(ModernGroup[ShareMember]):
     initialized: dict[uuid.UUID, tuple[str, frozenset[int]]] = field(default_factory=dict)
     """topic id -> (topic name, partitions whose share state exists)"""
-
-    @property
-    def state(self) -> str:
-        """Kafka's ShareGroupState as ListGroups and ShareGroupDescribe name it."""
-        return GroupState.STABLE if self.members else GroupState.EMPTY
-
-
-@dataclass(frozen=True)
-class HeartbeatResult:
-    error: int
-    member_id: str | None = None
-    member_epoch: int = -1
-    assignment: Assignment | None = None
-    """None: unchanged since the member's last heartbeat."""
-    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,29 +91,25 @@ class Topics:
     topic_id: Callable[[str], uuid.UUID]
 
 
-class ShareGroups:
+class ShareGroups(ModernGroups[ShareGroup]):
+    records = SHARE_RECORDS
+
     def __init__(self, ownership: Ownership, append: Callable[[int, list[KeyValue]], None],
                  topics: Topics, clock: Callable[[], int], *, session_timeout_ms: int,
-                 max_size: int, classic_group_exists: Callable[[str], bool]) -> None:
-        self.ownership = ownership
-        self._append = append
+                 max_size: int, other_group_type: Callable[[str], str | None]) -> None:
+        super().__init__(ownership, append, clock)
         self._topics = topics
-        self._clock = clock
         self.session_timeout_ms = session_timeout_ms
         self._max_size = max_size
-        self._classic_group_exists = classic_group_exists
-        self._groups: dict[int, dict[str, ShareGroup]] = {}
-        """``__consumer_offsets`` partition -> its share groups."""
+        self._other_group_type = other_group_type
+        """The type of a classic or consumer group with this id, which a share group must
+        not take over; None when there is none."""
         self._configs: dict[int, dict[str, dict[str, str]]] = {}
         """``__consumer_offsets`` partition -> group id -> the group configs set for it
         (a group may have configs before it has members)."""
 
-    def group(self, group_id: str) -> ShareGroup | None:
-        return self._groups.get(self.ownership.partition_for(group_id), {}).get(group_id)
-
-    def groups(self) -> list[ShareGroup]:
-        return [g for partition in sorted(self.ownership.owned)
-                for g in self._groups.get(partition, {}).values()]
+    def new_group(self, group_id: str) -> ShareGroup:
+        return ShareGroup(group_id)
 
     # ------------------------------------------------------------------ heartbeat
 
@@ -144,15 +120,9 @@ class ShareGroups:
                                                               member_epoch, subscribed)
         if error:
             return HeartbeatResult(error)
-        group = self.group(group_id)
-        if group is None:
-            if self._classic_group_exists(group_id):
-                return HeartbeatResult(GroupIdNotFoundError.errno,
-                                       message=f"group {group_id!r} is not a share group")
-            if member_epoch != JOIN_EPOCH:
-                return HeartbeatResult(UnknownMemberIdError.errno)
-            group = ShareGroup(group_id)
-            self._groups.setdefault(self.ownership.partition_for(group_id), {})[group_id] = group
+        group = self._group_for(group_id, member_epoch, self._other_group_type)
+        if isinstance(group, HeartbeatResult):
+            return group
         if member_epoch == LEAVE_EPOCH:
             return self._leave(group, member_id)
         if member_epoch == JOIN_EPOCH:
@@ -165,11 +135,11 @@ class ShareGroups:
             return HeartbeatResult(FencedMemberEpochError.errno,
                                    message=f"epoch {member_epoch}, the member is at "
                                            f"{member.member_epoch}")
-        member.deadline_ms = self._clock() + self.session_timeout_ms
+        member.session_deadline_ms = self._clock() + self.session_timeout_ms
         records: list[KeyValue] = []
         if subscribed is not None and tuple(sorted(set(subscribed))) != member.subscribed_topics:
             member.subscribed_topics = tuple(sorted(set(subscribed)))
-            records.append(_member_metadata(group, member))
+            records.append(self._member_metadata(group, member, {}))
             records += self._bump(group)
         self._write(group, records)
         return self.answer(group_id, member_id, member_epoch)
@@ -191,37 +161,23 @@ class ShareGroups:
                                    message=f"group.share.max.size is {self._max_size}")
         member = ShareMember(member_id, client_id=client_id, client_host=client_host,
                              rack_id=rack_id, subscribed_topics=tuple(sorted(set(subscribed))))
-        member.deadline_ms = self._clock() + self.session_timeout_ms
+        member.session_deadline_ms = self._clock() + self.session_timeout_ms
         group.members[member_id] = member
-        self._write(group, [_member_metadata(group, member), *self._bump(group)])
+        self._write(group, [self._member_metadata(group, member, {}), *self._bump(group)])
         return HeartbeatResult(0, member_id, member.member_epoch, dict(member.assignment))
-
-    def _leave(self, group: ShareGroup, member_id: str) -> HeartbeatResult:
-        if member_id not in group.members:
-            return HeartbeatResult(UnknownMemberIdError.errno)
-        self._write(group, self._remove(group, member_id))
-        return HeartbeatResult(0, member_id, LEAVE_EPOCH)
-
-    def _remove(self, group: ShareGroup, member_id: str) -> list[KeyValue]:
-        del group.members[member_id]
-        key = {"group_id": group.group_id, "member_id": member_id}
-        return [group_record(kind, key, None) for kind in (
-            CURRENT_MEMBER_ASSIGNMENT, TARGET_ASSIGNMENT_MEMBER, MEMBER_METADATA)] + \
-            self._bump(group)
 
     def _bump(self, group: ShareGroup) -> list[KeyValue]:
         """A new group epoch, the assignment it implies, every member moved to it."""
-        group.group_epoch += 1
+        records = super()._bump(group)
         group.assignment_epoch = group.group_epoch
         key = {"group_id": group.group_id}
-        records = [group_record(GROUP_METADATA, key, {"epoch": group.group_epoch})]
         for member in group.members.values():
             member.assignment = self._assignment(group, member)
             member.previous_member_epoch = member.member_epoch
             member.member_epoch = group.group_epoch
             records.append(group_record(
                 TARGET_ASSIGNMENT_MEMBER, {**key, "member_id": member.member_id},
-                {"topic_partitions": _wire_assignment(member.assignment)}))
+                {"topic_partitions": wire_assignment(member.assignment)}))
             records.append(_current_assignment(group, member))
         records.append(group_record(TARGET_ASSIGNMENT_METADATA, key,
                                     {"assignment_epoch": group.assignment_epoch}))
@@ -279,16 +235,6 @@ class ShareGroups:
 
     # ------------------------------------------------------------------ timers, admin
 
-    def expire_members(self) -> None:
-        """Members whose session timed out leave their groups."""
-        now = self._clock()
-        for group in self.groups():
-            expired = [m for m, member in group.members.items() if member.deadline_ms <= now]
-            records: list[KeyValue] = []
-            for member_id in expired:
-                records += self._remove(group, member_id)
-            self._write(group, records)
-
     def delete(self, group_id: str) -> None:
         """Forgets an empty group and its configs (its share state is deleted by the
         caller)."""
@@ -332,17 +278,12 @@ class ShareGroups:
     def loader(self, partition: int) -> ShareGroupLoader:
         return ShareGroupLoader(self, partition)
 
-    def install(self, partition: int, groups: dict[str, ShareGroup],
-                configs: dict[str, dict[str, str]]) -> None:
-        deadline = self._clock() + self.session_timeout_ms
-        for group in groups.values():
-            for member in group.members.values():
-                member.deadline_ms = deadline
-        self._groups[partition] = groups
+    def install_configs(self, partition: int, configs: dict[str, dict[str, str]]) -> None:
+        """A loaded partition's group configs."""
         self._configs[partition] = configs
 
     def unload(self, partition: int) -> None:
-        self._groups.pop(partition, None)
+        super().unload(partition)
         self._configs.pop(partition, None)
 
     def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
@@ -355,9 +296,6 @@ class ShareGroups:
                 if gone:
                     self.forget_topics(group.group_id, gone)
 
-    def _write(self, group: ShareGroup, records: list[KeyValue]) -> None:
-        if records:
-            self._append(self.ownership.partition_for(group.group_id), records)
 
 
 def _invalid(group_id: str, member_id: str, epoch: int, subscribed: Sequence[str] | None) -> int:
@@ -368,25 +306,12 @@ def _invalid(group_id: str, member_id: str, epoch: int, subscribed: Sequence[str
     return 0
 
 
-def _wire_assignment(assignment: Assignment) -> list[dict[str, Any]]:
-    return [{"topic_id": topic_id, "partitions": list(partitions)}
-            for topic_id, partitions in sorted(assignment.items())]
-
-
-def _member_metadata(group: ShareGroup, member: ShareMember) -> KeyValue:
-    return group_record(MEMBER_METADATA, {"group_id": group.group_id,
-                                          "member_id": member.member_id}, {
-        "rack_id": member.rack_id, "client_id": member.client_id,
-        "client_host": member.client_host,
-        "subscribed_topic_names": list(member.subscribed_topics)})
-
-
 def _current_assignment(group: ShareGroup, member: ShareMember) -> KeyValue:
     return group_record(CURRENT_MEMBER_ASSIGNMENT, {"group_id": group.group_id,
                                                     "member_id": member.member_id}, {
         "member_epoch": member.member_epoch,
         "previous_member_epoch": member.previous_member_epoch,
-        "state": STABLE_STATE, "assigned_partitions": _wire_assignment(member.assignment)})
+        "state": STABLE_STATE, "assigned_partitions": wire_assignment(member.assignment)})
 
 
 def _state_partitions(group: ShareGroup) -> KeyValue:
@@ -397,63 +322,33 @@ def _state_partitions(group: ShareGroup) -> KeyValue:
         "deleting_topics": []})
 
 
-class ShareGroupLoader:
-    """Replays one ``__consumer_offsets`` partition's share-group records (the last value
-    per key wins, a tombstone deletes), skipping every other record type."""
+class ShareGroupLoader(ModernGroupLoader[ShareGroup]):
+    """Replays one ``__consumer_offsets`` partition's share-group records and group
+    configs."""
 
     def __init__(self, groups: ShareGroups, partition: int) -> None:
+        super().__init__(groups, partition)
         self._share_groups = groups
-        self._partition = partition
-        self._groups: dict[str, ShareGroup] = {}
         self._configs: dict[str, dict[str, str]] = {}
-        self.skipped = 0
 
-    def load(self, records: Sequence[Record]) -> None:
-        for record in records:
-            if record.batch.is_control or record.key is None:
-                continue
-            try:
-                decoded = decode_group_record(record.key, record.value)
-            except (ProtocolDecodeError, KeyError, ValueError):
-                self.skipped += 1
-                continue
-            if decoded is not None:
-                self._apply(*decoded)
+    def _apply(self, kind: GroupRecordType, key: dict[str, Any],
+               value: dict[str, Any] | None) -> None:
+        if kind is not GROUP_CONFIG:
+            super()._apply(kind, key, value)
+        elif value is None:
+            self._configs.pop(key["group_id"], None)
+        else:
+            self._configs[key["group_id"]] = {c["name"]: c["value"] for c in value["configs"]}
 
-    def _apply(self, kind: Any, key: dict[str, Any], value: dict[str, Any] | None) -> None:
-        group_id = key["group_id"]
-        if kind is GROUP_CONFIG:
-            if value is None:
-                self._configs.pop(group_id, None)
-            else:
-                self._configs[group_id] = {c["name"]: c["value"] for c in value["configs"]}
-            return
-        group = self._groups.get(group_id)
-        if group is None:
-            if value is None:
-                return
-            group = self._groups[group_id] = ShareGroup(group_id)
-        member_id: str = key.get("member_id", "")
-        if kind is GROUP_METADATA:
-            if value is None:
-                del self._groups[group_id]
-            else:
-                group.group_epoch = value["epoch"]
-        elif kind is TARGET_ASSIGNMENT_METADATA:
-            group.assignment_epoch = value["assignment_epoch"] if value else 0
-        elif kind is STATE_PARTITION_METADATA:
+    def _member(self, group: ShareGroup, member_id: str) -> ShareMember:
+        return group.members.setdefault(member_id, ShareMember(member_id))
+
+    def _apply_other(self, group: ShareGroup, kind: GroupRecordType, member_id: str,
+                     value: dict[str, Any] | None) -> None:
+        if kind is STATE_PARTITION_METADATA:
             group.initialized = {} if value is None else {
                 t["topic_id"]: (t["topic_name"], frozenset(t["partitions"]))
                 for t in value["initialized_topics"]}
-        elif kind is MEMBER_METADATA:
-            if value is None:
-                group.members.pop(member_id, None)
-            else:
-                member = group.members.setdefault(member_id, ShareMember(member_id))
-                member.rack_id = value["rack_id"]
-                member.client_id = value["client_id"]
-                member.client_host = value["client_host"]
-                member.subscribed_topics = tuple(value["subscribed_topic_names"])
         elif kind is CURRENT_MEMBER_ASSIGNMENT and value is not None \
                 and member_id in group.members:
             member = group.members[member_id]
@@ -463,4 +358,5 @@ class ShareGroupLoader:
                                  for t in value["assigned_partitions"]}
 
     def complete(self) -> None:
-        self._share_groups.install(self._partition, self._groups, self._configs)
+        super().complete()
+        self._share_groups.install_configs(self._partition, self._configs)

@@ -30,6 +30,8 @@ from kafkalite.protocol.errors import (
 from kafkalite.records import encode_batch
 from kafkalite_server.cluster.peer_requests import PeerRequests
 from kafkalite_server.coordinator.errors import write_error
+from kafkalite_server.group.consumer_groups import CONSUMER_GROUP_TYPE
+from kafkalite_server.group.consumer_service import CLASSIC_GROUP_TYPE
 from kafkalite_server.share.config import SHARE_GROUP_TYPE, ShareConfig
 from kafkalite_server.share.coordinator import NO_LEADER_EPOCH
 from kafkalite_server.share.group import HeartbeatResult, KeyValue, ShareGroups, Topics
@@ -71,9 +73,10 @@ class ShareGroupService:
             Topics(partition_count, lambda topic: topic_id(metadata.cluster_id, topic)),
             broker.now_ms, session_timeout_ms=config.session_timeout_ms,
             max_size=config.max_group_size,
-            classic_group_exists=lambda group_id: (
-                classic.coordinator.group(group_id) is not None
-                or classic.consumer.groups.group(group_id) is not None))
+            other_group_type=lambda group_id: (
+                CLASSIC_GROUP_TYPE if classic.coordinator.group(group_id) is not None
+                else CONSUMER_GROUP_TYPE if classic.consumer.groups.group(group_id) is not None
+                else None))
         self.runtime.also_serve(self.groups)
 
     def _append(self, partition: int, records: list[KeyValue]) -> None:

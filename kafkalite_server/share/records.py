@@ -28,6 +28,13 @@ from kafkalite.errors import ProtocolDecodeError
 from kafkalite.protocol.offsets_topic import decode_versioned, encode_versioned, read_version
 from kafkalite.protocol.primitives import INT8, INT16, INT32, INT64, STRING, UINT16, UUID, Buffer
 from kafkalite.protocol.schema import Array, Field, Message, Struct
+from kafkalite_server.group.modern_records import (
+    CURRENT_ASSIGNMENT_FIELDS,
+    MEMBER_FIELDS,
+    TOPIC_PARTITIONS,
+    ModernRecordTypes,
+    record_type,
+)
 
 # ------------------------------------------------------------------ __share_group_state
 
@@ -105,112 +112,37 @@ def decode_share_state_value(snapshot: bool, data: Buffer) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ __consumer_offsets
 
-_GROUP_KEY = (Field("group_id", STRING),)
-_MEMBER_KEY = (Field("group_id", STRING), Field("member_id", STRING))
-_TOPIC_PARTITIONS = Array(Struct(Field("topic_id", UUID), Field("partitions", Array(INT32))))
-
-
-@dataclass(frozen=True)
-class GroupRecordType:
-    """One kind of share-group record on ``__consumer_offsets``: its key version, key and
-    value schemas."""
-
-    key_version: int
-    key: Message
-    value: Message
-
-
-MEMBER_METADATA = GroupRecordType(
-    10,
-    Message("ShareGroupMemberMetadataKey", valid="10", flexible="none", fields=_MEMBER_KEY),
-    Message("ShareGroupMemberMetadataValue", valid="0", flexible="0+", fields=(
-        Field("rack_id", STRING, nullable="0+"),
-        Field("client_id", STRING),
-        Field("client_host", STRING),
-        Field("subscribed_topic_names", Array(STRING)),
-    )))
-GROUP_METADATA = GroupRecordType(
-    11,
-    Message("ShareGroupMetadataKey", valid="11", flexible="none", fields=_GROUP_KEY),
-    Message("ShareGroupMetadataValue", valid="0", flexible="0+", fields=(
-        Field("epoch", INT32),
-    )))
-TARGET_ASSIGNMENT_METADATA = GroupRecordType(
-    12,
-    Message("ShareGroupTargetAssignmentMetadataKey", valid="12", flexible="none",
-            fields=_GROUP_KEY),
-    Message("ShareGroupTargetAssignmentMetadataValue", valid="0", flexible="0+", fields=(
-        Field("assignment_epoch", INT32),
-    )))
-TARGET_ASSIGNMENT_MEMBER = GroupRecordType(
-    13,
-    Message("ShareGroupTargetAssignmentMemberKey", valid="13", flexible="none",
-            fields=_MEMBER_KEY),
-    Message("ShareGroupTargetAssignmentMemberValue", valid="0", flexible="0+", fields=(
-        Field("topic_partitions", _TOPIC_PARTITIONS),
-    )))
-CURRENT_MEMBER_ASSIGNMENT = GroupRecordType(
-    14,
-    Message("ShareGroupCurrentMemberAssignmentKey", valid="14", flexible="none",
-            fields=_MEMBER_KEY),
-    Message("ShareGroupCurrentMemberAssignmentValue", valid="0", flexible="0+", fields=(
-        Field("member_epoch", INT32),
-        Field("previous_member_epoch", INT32),
-        Field("state", INT8),
-        Field("assigned_partitions", _TOPIC_PARTITIONS),
-    )))
-STATE_PARTITION_METADATA = GroupRecordType(
-    15,
-    Message("ShareGroupStatePartitionMetadataKey", valid="15", flexible="none",
-            fields=_GROUP_KEY),
-    Message("ShareGroupStatePartitionMetadataValue", valid="0", flexible="0+", fields=(
-        Field("initialized_topics", Array(Struct(
-            Field("topic_id", UUID),
-            Field("topic_name", STRING),
-            Field("partitions", Array(INT32)),
-        ))),
-        Field("deleting_topics", Array(Struct(
-            Field("topic_id", UUID),
-            Field("topic_name", STRING),
-        ))),
-    )))
+MEMBER_METADATA = record_type(10, "ShareGroupMemberMetadata", MEMBER_FIELDS, member=True)
+GROUP_METADATA = record_type(11, "ShareGroupMetadata", (Field("epoch", INT32),), member=False)
+TARGET_ASSIGNMENT_METADATA = record_type(12, "ShareGroupTargetAssignmentMetadata", (
+    Field("assignment_epoch", INT32),
+), member=False)
+TARGET_ASSIGNMENT_MEMBER = record_type(13, "ShareGroupTargetAssignmentMember", (
+    Field("topic_partitions", TOPIC_PARTITIONS),
+), member=True)
+CURRENT_MEMBER_ASSIGNMENT = record_type(14, "ShareGroupCurrentMemberAssignment",
+                                        CURRENT_ASSIGNMENT_FIELDS, member=True)
+STATE_PARTITION_METADATA = record_type(15, "ShareGroupStatePartitionMetadata", (
+    Field("initialized_topics", Array(Struct(
+        Field("topic_id", UUID),
+        Field("topic_name", STRING),
+        Field("partitions", Array(INT32)),
+    ))),
+    Field("deleting_topics", Array(Struct(
+        Field("topic_id", UUID),
+        Field("topic_name", STRING),
+    ))),
+), member=False)
 
 GROUP_CONFIG_KEY_VERSION = 1000
 """Far from Kafka's record types (0-21 in Kafka 4.1), which may grow."""
-GROUP_CONFIG = GroupRecordType(
-    GROUP_CONFIG_KEY_VERSION,
-    Message("GroupConfigKey", valid=str(GROUP_CONFIG_KEY_VERSION), flexible="none",
-            fields=_GROUP_KEY),
-    Message("GroupConfigValue", valid="0", flexible="0+", fields=(
-        Field("configs", Array(Struct(
-            Field("name", STRING),
-            Field("value", STRING),
-        ))),
-    )))
+GROUP_CONFIG = record_type(GROUP_CONFIG_KEY_VERSION, "GroupConfig", (
+    Field("configs", Array(Struct(
+        Field("name", STRING),
+        Field("value", STRING),
+    ))),
+), member=False)
 
-GROUP_RECORD_TYPES: dict[int, GroupRecordType] = {
-    kind.key_version: kind
-    for kind in (MEMBER_METADATA, GROUP_METADATA, TARGET_ASSIGNMENT_METADATA,
-                 TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT, STATE_PARTITION_METADATA,
-                 GROUP_CONFIG)
-}
-
-
-def group_record(kind: GroupRecordType, key: Mapping[str, Any],
-                 value: Mapping[str, Any] | None) -> tuple[bytes, bytes | None]:
-    """A share-group record (a tombstone when ``value`` is None)."""
-    return (encode_versioned(kind.key, kind.key_version, key),
-            None if value is None else encode_versioned(kind.value, 0, value))
-
-
-def decode_group_record(key: Buffer, value: Buffer | None
-                        ) -> tuple[GroupRecordType, dict[str, Any], dict[str, Any] | None] | None:
-    """The record's type, key and value (None: a tombstone), or None when the key is not
-    a share group's (classic and consumer groups share the topic)."""
-    kind = GROUP_RECORD_TYPES.get(read_version("__consumer_offsets key", key))
-    if kind is None:
-        return None
-    body = decode_versioned(kind.key, kind.key_version, key)
-    if value is None:
-        return kind, body, None
-    return kind, body, decode_versioned(kind.value, read_version(kind.value.name, value), value)
+SHARE_RECORDS = ModernRecordTypes(GROUP_METADATA, MEMBER_METADATA, TARGET_ASSIGNMENT_METADATA,
+                                  TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT,
+                                  others=(STATE_PARTITION_METADATA, GROUP_CONFIG))

@@ -10,7 +10,6 @@ import functools
 import time
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from polling import until
 
 from kafkalite.protocol import ApiKey
+from tests.cluster.group_processes import running, started_brokers
 from tests.conftest import WireClient
 
 pytestmark = pytest.mark.slow
@@ -36,33 +36,9 @@ _until = functools.partial(until, timeout=90.0, interval=0.2,
 @pytest.fixture(scope="module")
 def brokers(tmp_path_factory: pytest.TempPathFactory, zookeeper: Any,
             request: pytest.FixtureRequest) -> Iterator[dict[int, Any]]:
-    make = request.getfixturevalue("broker_process_type")
-    data = tmp_path_factory.mktemp("kip848-cluster")
-    chroot = "/kip848_processes"
-    started = {b: make(Path(data) / f"broker-{b}", [
-        arg for key, value in {**SETTINGS, "broker.id": str(b),
-                               "zookeeper.connect": zookeeper.connect + chroot}.items()
-        for arg in ("--set", f"{key}={value}")]) for b in BROKERS}
-    try:
-        for broker in started.values():
-            broker.start()
+    with started_brokers(request, tmp_path_factory.mktemp("kip848-cluster"), zookeeper.connect,
+                         "/kip848_processes", SETTINGS, BROKERS) as started:
         yield started
-    finally:
-        for broker in started.values():
-            broker.kill()
-
-
-@pytest.fixture(scope="module")
-def broker_process_type(request: pytest.FixtureRequest) -> type:
-    suite = Path(__file__).resolve().parent.parent / "conftest.py"
-    for plugin in request.config.pluginmanager.get_plugins():
-        if Path(getattr(plugin, "__file__", "") or "").resolve() == suite:
-            return plugin.BrokerProcess  # type: ignore[no-any-return]
-    raise LookupError("tests/conftest.py is not loaded")
-
-
-def _running(brokers: dict[int, Any]) -> str:
-    return ",".join(b.bootstrap_servers for b in brokers.values() if b.process)
 
 
 def _described(brokers: dict[int, Any]) -> tuple[int, dict[str, Any]]:
@@ -136,7 +112,7 @@ def _consume(members: list[Member], seen: Counter[bytes], total: int, what: str)
 
 
 def test_the_group_resumes_at_the_next_coordinator(brokers: dict[int, Any]) -> None:
-    bootstrap = _running(brokers)
+    bootstrap = running(brokers)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     _until(lambda: len(admin.list_topics(timeout=10).brokers) == 3, "three live brokers")
     admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3, config={"min.insync.replicas": "2"})]
@@ -153,7 +129,7 @@ def test_the_group_resumes_at_the_next_coordinator(brokers: dict[int, Any]) -> N
                 member.poll(seen)
         coordinator, before = _described(brokers)
         brokers[coordinator].kill()
-        produced += _produce(_running(brokers), 60, 60)
+        produced += _produce(running(brokers), 60, 60)
         _consume(members, seen, 120, "after the kill")
         successor, after = _described(brokers)
     finally:

@@ -14,7 +14,6 @@ import functools
 import time
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +28,7 @@ from kafkalite_server.share.config import SHARE_STATE_TOPIC
 from kafkalite_server.share.coordinator import coordinator_key
 from kafkalite_server.share.records import StateKey
 from kafkalite_server.topic_ids import topic_id
+from tests.cluster.group_processes import running, started_brokers
 from tests.conftest import WireClient
 from tests.integration.share.helpers import set_group_configs, start_offset
 
@@ -52,33 +52,9 @@ _until = functools.partial(until, timeout=90.0, interval=0.2,
 @pytest.fixture(scope="module")
 def brokers(tmp_path_factory: pytest.TempPathFactory, zookeeper: Any,
             request: pytest.FixtureRequest) -> Iterator[dict[int, Any]]:
-    make = request.getfixturevalue("broker_process_type")
-    data = tmp_path_factory.mktemp("share-cluster")
-    chroot = "/share_groups_processes"
-    started = {b: make(Path(data) / f"broker-{b}", [
-        arg for key, value in {**SETTINGS, "broker.id": str(b),
-                               "zookeeper.connect": zookeeper.connect + chroot}.items()
-        for arg in ("--set", f"{key}={value}")]) for b in BROKERS}
-    try:
-        for broker in started.values():
-            broker.start()
+    with started_brokers(request, tmp_path_factory.mktemp("share-cluster"), zookeeper.connect,
+                         "/share_groups_processes", SETTINGS, BROKERS) as started:
         yield started
-    finally:
-        for broker in started.values():
-            broker.kill()
-
-
-@pytest.fixture(scope="module")
-def broker_process_type(request: pytest.FixtureRequest) -> type:
-    suite = Path(__file__).resolve().parent.parent / "conftest.py"
-    for plugin in request.config.pluginmanager.get_plugins():
-        if Path(getattr(plugin, "__file__", "") or "").resolve() == suite:
-            return plugin.BrokerProcess  # type: ignore[no-any-return]
-    raise LookupError("tests/conftest.py is not loaded")
-
-
-def _running(brokers: dict[int, Any]) -> str:
-    return ",".join(b.bootstrap_servers for b in brokers.values() if b.process)
 
 
 def _metadata(brokers: dict[int, Any], *topics: str) -> dict[str, Any]:
@@ -197,7 +173,7 @@ class Ledger:
 
 def test_no_accepted_record_is_redelivered_across_broker_kills(
         brokers: dict[int, Any]) -> None:
-    bootstrap = _running(brokers)
+    bootstrap = running(brokers)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     _until(lambda: len(admin.list_topics(timeout=10).brokers) == 3, "three live brokers")
     admin.create_topics([NewTopic(TOPIC, 1, 3, config={"min.insync.replicas": "2"})]
@@ -240,5 +216,5 @@ def test_no_accepted_record_is_redelivered_across_broker_kills(
     assert ledger.accepted == set(range(RECORDS))
     twice = [offset for offset, times in ledger.confirmed.items() if times > 1]
     assert twice == []
-    _until(lambda: start_offset(_running(brokers), GROUP, TOPIC) == RECORDS,
+    _until(lambda: start_offset(running(brokers), GROUP, TOPIC) == RECORDS,
            "the share-partition start offset at the end of the log")

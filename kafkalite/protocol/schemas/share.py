@@ -16,7 +16,6 @@ accept, 2 release, 3 reject; one type for the whole range, or one per offset.
 """
 
 from kafkalite.protocol.primitives import (
-    BOOL,
     INT8,
     INT16,
     INT32,
@@ -27,11 +26,12 @@ from kafkalite.protocol.primitives import (
     UUID,
 )
 from kafkalite.protocol.schema import Array, Field, Message, Struct
-from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
-
-_TOPIC_PARTITIONS = Struct(
-    Field("topic_id", UUID),
-    Field("partitions", Array(INT32)),
+from kafkalite.protocol.schemas.modern_groups import (
+    DESCRIBE_REQUEST_FIELDS,
+    DESCRIBED_ASSIGNMENT,
+    HEARTBEAT_RESPONSE_FIELDS,
+    TOPIC_PARTITIONS,
+    describe_response_fields,
 )
 
 SHARE_GROUP_HEARTBEAT_REQUEST = Message(
@@ -45,56 +45,22 @@ SHARE_GROUP_HEARTBEAT_REQUEST = Message(
 )
 
 SHARE_GROUP_HEARTBEAT_RESPONSE = Message(
-    "ShareGroupHeartbeatResponse", valid="1", flexible="0+", fields=(
-        Field("throttle_time_ms", INT32),
-        Field("error_code", INT16),
-        Field("error_message", STRING, nullable="0+"),
-        Field("member_id", STRING, nullable="0+"),
-        Field("member_epoch", INT32),
-        Field("heartbeat_interval_ms", INT32),
-        Field("assignment", Struct(
-            Field("topic_partitions", Array(_TOPIC_PARTITIONS)),
-        ), nullable="0+"),
-    ),
-)
+    "ShareGroupHeartbeatResponse", valid="1", flexible="0+", fields=HEARTBEAT_RESPONSE_FIELDS)
 
 SHARE_GROUP_DESCRIBE_REQUEST = Message(
-    "ShareGroupDescribeRequest", valid="0-1", flexible="0+", fields=(
-        Field("group_ids", Array(STRING)),
-        Field("include_authorized_operations", BOOL),
-    ),
-)
+    "ShareGroupDescribeRequest", valid="0-1", flexible="0+", fields=DESCRIBE_REQUEST_FIELDS)
 
 SHARE_GROUP_DESCRIBE_RESPONSE = Message(
-    "ShareGroupDescribeResponse", valid="0-1", flexible="0+", fields=(
-        Field("throttle_time_ms", INT32),
-        Field("groups", Array(Struct(
-            Field("error_code", INT16),
-            Field("error_message", STRING, nullable="0+"),
-            Field("group_id", STRING),
-            Field("group_state", STRING),
-            Field("group_epoch", INT32),
-            Field("assignment_epoch", INT32),
-            Field("assignor_name", STRING),
-            Field("members", Array(Struct(
-                Field("member_id", STRING),
-                Field("rack_id", STRING, nullable="0+"),
-                Field("member_epoch", INT32),
-                Field("client_id", STRING),
-                Field("client_host", STRING),
-                Field("subscribed_topic_names", Array(STRING)),
-                Field("assignment", Struct(
-                    Field("topic_partitions", Array(Struct(
-                        Field("topic_id", UUID),
-                        Field("topic_name", STRING),
-                        Field("partitions", Array(INT32)),
-                    ))),
-                )),
-            ))),
-            Field("authorized_operations", INT32, default=AUTHORIZED_OPERATIONS_NOT_REQUESTED),
-        ))),
-    ),
-)
+    "ShareGroupDescribeResponse", valid="0-1", flexible="0+",
+    fields=describe_response_fields(
+        Field("member_id", STRING),
+        Field("rack_id", STRING, nullable="0+"),
+        Field("member_epoch", INT32),
+        Field("client_id", STRING),
+        Field("client_host", STRING),
+        Field("subscribed_topic_names", Array(STRING)),
+        Field("assignment", DESCRIBED_ASSIGNMENT),
+    ))
 
 _ACKNOWLEDGEMENT_BATCHES = Array(Struct(
     Field("first_offset", INT64),
@@ -131,7 +97,7 @@ SHARE_FETCH_REQUEST = Message(
                 Field("acknowledgement_batches", _ACKNOWLEDGEMENT_BATCHES),
             ))),
         ))),
-        Field("forgotten_topics_data", Array(_TOPIC_PARTITIONS)),
+        Field("forgotten_topics_data", Array(TOPIC_PARTITIONS)),
     ),
 )
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from fake_clock import FakeClock as Clock
+from group_records_log import Log, owning_everything
 
 from kafkalite.errors import ConfigError
 from kafkalite.protocol.errors import (
@@ -21,7 +23,6 @@ from kafkalite.protocol.errors import (
     UnreleasedInstanceIdError,
     UnsupportedAssignorError,
 )
-from kafkalite.records import Record, decode_batches, encode_batch
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.group.consumer_assignors import (
@@ -43,42 +44,14 @@ from kafkalite_server.group.consumer_reconciliation import (
     Trigger,
     next_assignment,
 )
-from kafkalite_server.group.consumer_records import decode_consumer_record
+from kafkalite_server.group.consumer_records import CONSUMER_RECORDS
+from kafkalite_server.group.modern_records import decode_group_record
 from kafkalite_server.group.topic_regex import TopicRegexError, compile_topic_regex
 
 ORDERS = uuid.uuid5(uuid.NAMESPACE_DNS, "orders")
 AUDIT = uuid.uuid5(uuid.NAMESPACE_DNS, "audit")
-KeyValue = tuple[bytes, bytes | None]
 SESSION_MS = 45_000
 REBALANCE_MS = 30_000
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        return self.now
-
-
-class Log:
-    def __init__(self) -> None:
-        self.appended: dict[int, list[KeyValue]] = {}
-
-    def append(self, partition: int, records: list[KeyValue]) -> None:
-        self.appended.setdefault(partition, []).extend(records)
-
-    def records(self, partition: int) -> list[Record]:
-        batch = encode_batch([(k, v, 0, ()) for k, v in self.appended.get(partition, [])])
-        return list(decode_batches(batch))
-
-
-def owning_everything(partitions: int = 1) -> Ownership:
-    ownership = Ownership(partitions)
-    for partition in range(partitions):
-        ownership.begin_loading(partition, 0)
-        ownership.complete_loading(partition)
-    return ownership
 
 
 class Cluster:
@@ -349,7 +322,7 @@ def test_groups_come_back_from_their_records(clock: Clock) -> None:
     c.heartbeat()
     a.heartbeat()  # a is mid-revocation when the coordinator moves
     records = log.records(0)
-    assert all(decode_consumer_record(r.key, r.value) is not None for r in records if r.key)
+    assert all(decode_group_record(CONSUMER_RECORDS.by_key_version, r.key, r.value) is not None for r in records if r.key)
     replayed = make_groups(clock, log)  # the successor appends to the same partition
     loader = replayed.loader(0)
     loader.load(records)

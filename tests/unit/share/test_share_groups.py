@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 from fake_clock import FakeClock as Clock
+from group_records_log import Log, owning_everything
 
 from kafkalite.protocol.errors import (
     FencedLeaderEpochError,
@@ -19,7 +20,6 @@ from kafkalite.protocol.errors import (
     NotCoordinatorError,
     UnknownMemberIdError,
 )
-from kafkalite.records import Record, decode_batches, encode_batch
 from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.share.coordinator import ShareCoordinator
 from kafkalite_server.share.group import ShareGroups, Topics
@@ -27,29 +27,6 @@ from kafkalite_server.share.records import StateKey
 from kafkalite_server.share.state import PartitionState, StateBatch
 
 ORDERS = uuid.uuid5(uuid.NAMESPACE_DNS, "orders")
-KeyValue = tuple[bytes, bytes | None]
-
-
-class Log:
-    """What a state machine appended, per partition, readable back as records."""
-
-    def __init__(self) -> None:
-        self.appended: dict[int, list[KeyValue]] = {}
-
-    def append(self, partition: int, records: list[KeyValue]) -> None:
-        self.appended.setdefault(partition, []).extend(records)
-
-    def records(self, partition: int) -> list[Record]:
-        batch = encode_batch([(k, v, 0, ()) for k, v in self.appended.get(partition, [])])
-        return list(decode_batches(batch))
-
-
-def owning_everything(partitions: int = 1) -> Ownership:
-    ownership = Ownership(partitions)
-    for partition in range(partitions):
-        ownership.begin_loading(partition, 0)
-        ownership.complete_loading(partition)
-    return ownership
 
 
 @pytest.fixture
@@ -63,7 +40,7 @@ def make_groups(clock: Clock, log: Log, ownership: Ownership | None = None, *,
                     lambda topic: ORDERS if topic == "orders" else uuid.uuid4())
     return ShareGroups(ownership or owning_everything(), log.append, topics, clock,
                        session_timeout_ms=45_000, max_size=max_size,
-                       classic_group_exists=lambda group: group in classic)
+                       other_group_type=lambda group: "classic" if group in classic else None)
 
 
 def test_members_join_and_get_every_initialized_partition(clock: Clock) -> None:
