@@ -262,11 +262,13 @@ def kafkajs_table(log: str) -> tuple[dict[str, collections.Counter[str]], list[s
 
 
 RDKAFKA_RESULT = re.compile(r"\|\s*(\d{4}\w*)\s*\|\s*(PASSED|FAILED|SKIPPED)")
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+"""run-test.sh colours its summary table; the colour codes sit between the table's bars."""
 
 
 def librdkafka_table(log: str) -> tuple[dict[str, collections.Counter[str]], list[str]]:
     table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for test, result in RDKAFKA_RESULT.findall(log):
+    for test, result in RDKAFKA_RESULT.findall(ANSI_ESCAPE.sub("", log)):
         table[test] = collections.Counter({result.lower(): 1})
     return table, [test for test, counts in table.items() if counts["failed"]]
 
