@@ -1,0 +1,259 @@
+"""The web console in headless Chromium against a two-broker EmbeddedCluster.
+
+Each page is loaded by Debian's ``chromium --headless`` with a virtual time budget (the
+page's script runs, fetches the console's API and renders, and the live pages take a few
+samples), which prints the rendered DOM and saves a screenshot in one run. The screenshots
+go to the test's tmp dir, or to ``$KAFKALITE_CONSOLE_SCREENSHOTS`` when set (how
+docs/images/ is made).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+import uvicorn
+
+from kafkalite import Consumer, Producer, TopicPartition
+from kafkalite.admin import AdminClient, NewTopic
+from kafkalite.console import ClusterReader, create_app
+from kafkalite_server import EmbeddedCluster
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (tests/prerequisites.py)")
+
+TOPIC = "orders"
+GROUP = "billing"
+RECORDS = 20  # 10 per partition
+COMMITTED = {0: 4, 1: 10}  # the group's lag: 6 on partition 0, none on 1
+
+
+class Console:
+    """A console served by uvicorn in a thread, on a free loopback port."""
+
+    def __init__(self, reader: ClusterReader, allow_writes: bool) -> None:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        self.server = uvicorn.Server(uvicorn.Config(
+            create_app(reader, allow_writes=allow_writes), host="127.0.0.1", port=self.port,
+            log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the console did not start within 10 s"
+            time.sleep(0.05)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[EmbeddedCluster]:
+    with EmbeddedCluster(2) as cluster:
+        bootstrap = cluster.bootstrap_servers
+        admin = AdminClient(bootstrap_servers=bootstrap)
+        admin.create_topics([NewTopic(TOPIC, 2, 2)])
+        admin.wait_for_topics([TOPIC])
+        admin.close()
+        with Producer(bootstrap_servers=bootstrap) as producer:
+            for i in range(RECORDS):
+                value = (json.dumps({"order": i}).encode() if i % 2 == 0
+                         else msgpack.packb({"order": i}))
+                producer.send(TOPIC, value, key=f"customer-{i}".encode(), partition=i // 10,
+                              headers=[("source", b"checkout")])
+            producer.flush()
+        consumer = Consumer(bootstrap_servers=bootstrap, group_id=GROUP, enable_auto_commit=False)
+        consumer.assign([TopicPartition(TOPIC, p) for p in COMMITTED])
+        consumer.commit({TopicPartition(TOPIC, p): o for p, o in COMMITTED.items()})
+        consumer.close(autocommit=False)
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def reader(cluster: EmbeddedCluster) -> Iterator[ClusterReader]:
+    reader = ClusterReader({"bootstrap_servers": cluster.bootstrap_servers})
+    yield reader
+    reader.close()
+
+
+@pytest.fixture(scope="module")
+def console(reader: ClusterReader) -> Iterator[Console]:
+    console = Console(reader, allow_writes=False)
+    yield console
+    console.stop()
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    chosen = os.environ.get("KAFKALITE_CONSOLE_SCREENSHOTS")
+    return Path(chosen) if chosen else tmp_path_factory.mktemp("console-screenshots")
+
+
+def render(console: Console, path: str, screenshot: Path) -> str:
+    """The page's DOM after its script ran (5 s of virtual time), and its screenshot."""
+    profile = screenshot.with_suffix(".profile")
+    assert CHROMIUM is not None
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--hide-scrollbars", f"--user-data-dir={profile}",
+         "--virtual-time-budget=5000", "--window-size=1100,760",
+         f"--screenshot={screenshot}", "--dump-dom", console.url(path)],
+        capture_output=True, text=True, timeout=60, check=False)
+    shutil.rmtree(profile, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert screenshot.stat().st_size > 10_000, "the screenshot is (nearly) blank"
+    dom = done.stdout
+    assert 'data-ready="true"' in dom, f"the page's script did not finish: {dom[-2000:]}"
+    assert 'class="error"' not in dom, dom
+    return dom
+
+
+def cells(dom: str, cls: str) -> list[str]:
+    return re.findall(rf'<td class="[^"]*\b{cls}\b[^"]*">([^<]*)</td>', dom)
+
+
+def expected_isrs(cluster: EmbeddedCluster) -> list[str]:
+    admin = AdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        partitions = admin.describe_topics([TOPIC])[TOPIC].partitions
+    finally:
+        admin.close()
+    return [",".join(map(str, p.isr)) for p in sorted(partitions, key=lambda p: p.partition)]
+
+
+def test_overview_shows_the_brokers_controller_and_no_unhealthy_partitions(
+        console: Console, screenshots: Path) -> None:
+    dom = render(console, "/overview", screenshots / "overview.png")
+    assert re.search(r"Brokers</div><div class=\"big\">2<", dom)
+    assert "controller" in dom
+    assert "No under-replicated partitions." in dom
+    assert "No offline partitions." in dom
+
+
+def test_topics_shows_the_topic_with_its_replicas_and_isr(
+        cluster: EmbeddedCluster, console: Console, screenshots: Path) -> None:
+    dom = render(console, "/topics", screenshots / "topics.png")
+    assert f'href="/topic?name={TOPIC}"' in dom
+    isrs = expected_isrs(cluster)
+    assert all(len(isr.split(",")) == 2 for isr in isrs)
+    assert cells(dom, "isr") == isrs
+
+
+def test_a_topic_page_browses_its_messages_decoded(
+        cluster: EmbeddedCluster, console: Console, screenshots: Path) -> None:
+    dom = render(console, f"/topic?name={TOPIC}&partition=0&offset=0",
+                 screenshots / "topic.png")
+    assert f'<span id="topic-name">{TOPIC}</span>' in dom
+    assert cells(dom, "isr") == expected_isrs(cluster)
+    assert '<span class="tag">json</span>{"order": 0}' in dom
+    assert '<span class="tag">msgpack</span>{"order": 1}' in dom
+    assert '<span class="tag">utf-8</span>customer-9' in dom
+    assert 'source: <span><span class="tag">utf-8</span>checkout' in dom
+    assert "showing 10 from 0." in dom
+
+
+def test_groups_lists_the_group(console: Console, screenshots: Path) -> None:
+    dom = render(console, "/groups", screenshots / "groups.png")
+    assert f'href="/group?id={GROUP}"' in dom
+
+
+def test_a_group_page_shows_its_lag_and_charts_it(console: Console, screenshots: Path) -> None:
+    dom = render(console, f"/group?id={GROUP}", screenshots / "group.png")
+    lag = {p: RECORDS // 2 - committed for p, committed in COMMITTED.items()}
+    assert f'<span id="total-lag">{sum(lag.values())}</span>' in dom
+    assert cells(dom, "lag") == [str(lag[p]) for p in sorted(lag)]
+    assert dom.count("<polyline") == 1 + len(lag)  # the total and each partition
+
+
+def test_throughput_charts_the_growth_of_end_offsets(
+        cluster: EmbeddedCluster, console: Console, screenshots: Path) -> None:
+    dom = render(console, "/throughput", screenshots / "throughput.png")
+    assert "<polyline" in dom  # two samples or more were taken: a rate was charted
+    assert f'{TOPIC}</a></td><td class="num ">{RECORDS}</td>' in dom  # its end offsets
+
+
+def post(url: str, body: Any, content_type: str = "application/json") -> tuple[int, Any]:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"content-type": content_type})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+
+
+def test_a_read_only_console_refuses_to_write(console: Console) -> None:
+    status, body = post(console.url(f"/api/topics/{TOPIC}/records"), {"value": "test"})
+    assert (status, body) == (403, {"error": "the console is read-only: start it with "
+                                             "--allow-writes"})
+
+
+def test_with_writes_allowed_a_test_record_is_produced(
+        cluster: EmbeddedCluster, reader: ClusterReader) -> None:
+    console = Console(reader, allow_writes=True)
+    try:
+        url = console.url(f"/api/topics/{TOPIC}/records")
+        assert post(url, {"value": "hello"}, "text/plain")[0] == 415  # no cross-site form post
+        assert post(url, {"nope": 1})[0] == 400
+        status, body = post(url, {"value": "hello console"})
+    finally:
+        console.stop()
+    assert status == 200
+    messages = reader.messages(TOPIC, body["partition"], body["offset"], 1)
+    assert [r["value"] for r in messages["records"]] == [
+        {"as": "utf-8", "text": "hello console"}]
+
+
+def test_an_unknown_group_is_a_404_naming_it(console: Console) -> None:
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(console.url("/api/groups/no-such-group"), timeout=30)
+    assert raised.value.code == 404
+    assert json.load(raised.value) == {"error": "consumer group 'no-such-group' does not exist"}
+
+
+def test_the_cli_serves_the_console_on_loopback(cluster: EmbeddedCluster) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kafkalite.cli", "console", "-b", cluster.bootstrap_servers,
+         "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        banner = process.stdout.readline()
+        assert banner.startswith(f"kafkalite console on http://127.0.0.1:{port} (read-only)")
+        overview: dict[str, Any] = {}
+        deadline = time.monotonic() + 20
+        while not overview:
+            assert time.monotonic() < deadline, "the console did not answer within 20 s"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/overview",
+                                            timeout=10) as response:
+                    overview = json.load(response)
+            except urllib.error.URLError:
+                time.sleep(0.1)
+        assert [b["broker_id"] for b in overview["brokers"]] == [0, 1]
+    finally:
+        process.terminate()
+        process.wait(10)
