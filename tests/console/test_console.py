@@ -1,10 +1,9 @@
 """The web console in headless Chromium against a two-broker EmbeddedCluster.
 
-Each page is loaded by Debian's ``chromium --headless`` with a virtual time budget (the
-page's script runs, fetches the console's API and renders, and the live pages take a few
-samples), which prints the rendered DOM and saves a screenshot in one run. The screenshots
-go to the test's tmp dir, or to ``$KAFKALITE_CONSOLE_SCREENSHOTS`` when set (how
-docs/images/ is made).
+One Debian ``chromium --headless`` (see browser.py) loads each page with a virtual time
+budget: the page's script runs, fetches the console's API and renders, and the live pages
+take a few samples; then the test reads the rendered DOM and saves a screenshot, in the
+test's tmp dir, or in ``$KAFKALITE_CONSOLE_SCREENSHOTS`` when set.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -27,13 +25,13 @@ from typing import Any
 import msgpack
 import pytest
 import uvicorn
+from browser import CHROMIUM, Browser
 
 from kafkalite import Consumer, Producer, TopicPartition
 from kafkalite.admin import AdminClient, NewTopic
 from kafkalite.console import ClusterReader, create_app
 from kafkalite_server import EmbeddedCluster
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (tests/prerequisites.py)")
 
 TOPIC = "orders"
@@ -109,21 +107,18 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(chosen) if chosen else tmp_path_factory.mktemp("console-screenshots")
 
 
-def render(console: Console, path: str, screenshot: Path) -> str:
-    """The page's DOM after its script ran (5 s of virtual time), and its screenshot."""
-    profile = screenshot.with_suffix(".profile")
-    assert CHROMIUM is not None
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--hide-scrollbars", f"--user-data-dir={profile}",
-         "--virtual-time-budget=5000", "--window-size=1100,760",
-         f"--screenshot={screenshot}", "--dump-dom", console.url(path)],
-        capture_output=True, text=True, timeout=60, check=False)
-    shutil.rmtree(profile, ignore_errors=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert screenshot.stat().st_size > 10_000, "the screenshot is (nearly) blank"
-    dom = done.stdout
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    browser = Browser()
+    yield browser
+    browser.close()
+
+
+def render(browser: Browser, console: Console, path: str, screenshot: Path) -> str:
+    """The page's DOM after 5 s of its (virtual) time; its screenshot saved."""
+    dom, png = browser.render(console.url(path))
+    screenshot.write_bytes(png)
+    assert len(png) > 10_000, "the screenshot is (nearly) blank"
     assert 'data-ready="true"' in dom, f"the page's script did not finish: {dom[-2000:]}"
     assert 'class="error"' not in dom, dom
     return dom
@@ -143,8 +138,8 @@ def expected_isrs(cluster: EmbeddedCluster) -> list[str]:
 
 
 def test_overview_shows_the_brokers_controller_and_no_unhealthy_partitions(
-        console: Console, screenshots: Path) -> None:
-    dom = render(console, "/overview", screenshots / "overview.png")
+        browser: Browser, console: Console, screenshots: Path) -> None:
+    dom = render(browser, console, "/overview", screenshots / "overview.png")
     assert re.search(r"Brokers</div><div class=\"big\">2<", dom)
     assert "controller" in dom
     assert "No under-replicated partitions." in dom
@@ -152,8 +147,8 @@ def test_overview_shows_the_brokers_controller_and_no_unhealthy_partitions(
 
 
 def test_topics_shows_the_topic_with_its_replicas_and_isr(
-        cluster: EmbeddedCluster, console: Console, screenshots: Path) -> None:
-    dom = render(console, "/topics", screenshots / "topics.png")
+        cluster: EmbeddedCluster, browser: Browser, console: Console, screenshots: Path) -> None:
+    dom = render(browser, console, "/topics", screenshots / "topics.png")
     assert f'href="/topic?name={TOPIC}"' in dom
     isrs = expected_isrs(cluster)
     assert all(len(isr.split(",")) == 2 for isr in isrs)
@@ -161,8 +156,8 @@ def test_topics_shows_the_topic_with_its_replicas_and_isr(
 
 
 def test_a_topic_page_browses_its_messages_decoded(
-        cluster: EmbeddedCluster, console: Console, screenshots: Path) -> None:
-    dom = render(console, f"/topic?name={TOPIC}&partition=0&offset=0",
+        cluster: EmbeddedCluster, browser: Browser, console: Console, screenshots: Path) -> None:
+    dom = render(browser, console, f"/topic?name={TOPIC}&partition=0&offset=0",
                  screenshots / "topic.png")
     assert f'<span id="topic-name">{TOPIC}</span>' in dom
     assert cells(dom, "isr") == expected_isrs(cluster)
@@ -173,13 +168,14 @@ def test_a_topic_page_browses_its_messages_decoded(
     assert "showing 10 from 0." in dom
 
 
-def test_groups_lists_the_group(console: Console, screenshots: Path) -> None:
-    dom = render(console, "/groups", screenshots / "groups.png")
+def test_groups_lists_the_group(browser: Browser, console: Console, screenshots: Path) -> None:
+    dom = render(browser, console, "/groups", screenshots / "groups.png")
     assert f'href="/group?id={GROUP}"' in dom
 
 
-def test_a_group_page_shows_its_lag_and_charts_it(console: Console, screenshots: Path) -> None:
-    dom = render(console, f"/group?id={GROUP}", screenshots / "group.png")
+def test_a_group_page_shows_its_lag_and_charts_it(
+        browser: Browser, console: Console, screenshots: Path) -> None:
+    dom = render(browser, console, f"/group?id={GROUP}", screenshots / "group.png")
     lag = {p: RECORDS // 2 - committed for p, committed in COMMITTED.items()}
     assert f'<span id="total-lag">{sum(lag.values())}</span>' in dom
     assert cells(dom, "lag") == [str(lag[p]) for p in sorted(lag)]
@@ -187,8 +183,8 @@ def test_a_group_page_shows_its_lag_and_charts_it(console: Console, screenshots:
 
 
 def test_throughput_charts_the_growth_of_end_offsets(
-        cluster: EmbeddedCluster, console: Console, screenshots: Path) -> None:
-    dom = render(console, "/throughput", screenshots / "throughput.png")
+        cluster: EmbeddedCluster, browser: Browser, console: Console, screenshots: Path) -> None:
+    dom = render(browser, console, "/throughput", screenshots / "throughput.png")
     assert "<polyline" in dom  # two samples or more were taken: a rate was charted
     assert f'{TOPIC}</a></td><td class="num ">{RECORDS}</td>' in dom  # its end offsets
 

@@ -68,7 +68,8 @@ function lineChart(series, unit) {
   }
   el("text", {x: L, y: H - 8}, points.length ? new Date(t0).toLocaleTimeString() : "");
   el("text", {x: W - R, y: H - 8, "text-anchor": "end"}, points.length ? new Date(t1).toLocaleTimeString() + "  (" + unit + ")" : "");
-  series.forEach((s, i) => {
+  // drawn last to first, so the first series (a total) lies on top of the others
+  [...series.entries()].reverse().forEach(([i, s]) => {
     if (!s.points.length) return;
     el("polyline", {fill: "none", stroke: COLORS[i % COLORS.length], "stroke-width": 2,
       points: s.points.map(p => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" ")});
