@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from kafkalite.cli.options import CliError
 from kafkalite.console.cluster import ClusterReader
 from kafkalite.errors import KafkaError
+from kafkalite.protocol.errors import UnknownTopicOrPartitionError
 
 STATIC = Path(__file__).parent / "static"
 PAGES = ("overview", "topics", "topic", "groups", "group", "throughput")
@@ -35,8 +36,10 @@ def create_app(reader: ClusterReader, *, allow_writes: bool = False) -> Starlett
         def endpoint(request: Request) -> Response:
             try:
                 return JSONResponse(read(request))
-            except (ValueError, CliError) as exc:
-                return _error(404 if isinstance(exc, CliError) else 400, str(exc))
+            except ValueError as exc:
+                return _error(400, str(exc))
+            except (CliError, UnknownTopicOrPartitionError) as exc:  # no such group or topic
+                return _error(404, str(exc))
             except KafkaError as exc:
                 return _error(502, f"{type(exc).__name__}: {exc}")
         return endpoint

@@ -17,6 +17,7 @@ from kafkalite.cli.group_view import describe_group
 from kafkalite.console.values import decode_bytes
 from kafkalite.consumer import Consumer
 from kafkalite.producer import Producer
+from kafkalite.protocol.errors import UnknownTopicOrPartitionError
 from kafkalite.structs import PartitionMetadata, TopicPartition
 
 MAX_BROWSE_RECORDS = 200
@@ -47,17 +48,19 @@ class ClusterReader:
     # -- pages ------------------------------------------------------------------------------
 
     def overview(self) -> dict[str, Any]:
-        """Brokers, the controller, and the partitions under-replicated or offline."""
+        """Brokers, the controller, and the partitions under-replicated or offline (of every
+        topic: an internal topic's partitions are as much the operator's concern)."""
         with self._lock:
             cluster = self._admin.describe_cluster()
             topics = self._admin.describe_topics()
         partitions = [p for t in topics.values() for p in t.partitions]
+        own = [t for t in topics.values() if not t.internal]
         return {
             "cluster_id": cluster["cluster_id"],
             "controller_id": cluster["controller_id"],
             "brokers": sorted(cluster["brokers"], key=lambda b: b["broker_id"]),
-            "topic_count": sum(not t.internal for t in topics.values()),
-            "partition_count": len(partitions),
+            "topic_count": len(own),  # as the Topics page: internal topics left out
+            "partition_count": sum(len(t.partitions) for t in own),
             "under_replicated": [_partition(p) for p in partitions if _under_replicated(p)],
             "offline": [_partition(p) for p in partitions if p.leader < 0],
         }
@@ -94,6 +97,10 @@ class ClusterReader:
         limit = max(1, min(limit, MAX_BROWSE_RECORDS))
         tp = TopicPartition(topic, partition)
         with self._lock:
+            described = self._admin.describe_topics([topic])[topic]
+            if partition not in {p.partition for p in described.partitions}:
+                raise UnknownTopicOrPartitionError(f"topic {topic!r} has no partition "
+                                                   f"{partition}")
             begin = self._consumer.beginning_offsets([tp])[tp]
             end = self._consumer.end_offsets([tp])[tp]
             start = max(end - limit, begin) if offset is None else min(max(offset, begin), end)

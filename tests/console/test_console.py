@@ -253,3 +253,15 @@ def test_the_cli_serves_the_console_on_loopback(cluster: EmbeddedCluster) -> Non
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.mark.parametrize(("path", "named"), [
+    ("/api/topics/no-such-topic", "no-such-topic"),
+    (f"/api/topics/{TOPIC}/messages?partition=7", f"topic '{TOPIC}' has no partition 7"),
+])
+def test_an_unknown_topic_or_partition_is_a_404_naming_it(console: Console, path: str,
+                                                            named: str) -> None:
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(console.url(path), timeout=30)
+    assert raised.value.code == 404
+    assert named in json.load(raised.value)["error"]
