@@ -22,11 +22,18 @@ from starlette.staticfiles import StaticFiles
 from kafkalite.cli.options import CliError
 from kafkalite.console.cluster import ClusterReader
 from kafkalite.errors import KafkaError
-from kafkalite.protocol.errors import UnknownTopicOrPartitionError
+from kafkalite.protocol.errors import (
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 
 STATIC = Path(__file__).parent / "static"
 PAGES = ("overview", "topics", "topic", "groups", "group", "throughput")
 DEFAULT_BROWSE_RECORDS = 50
+AUTHORIZATION_ERRORS = (TopicAuthorizationFailedError, GroupAuthorizationFailedError,
+                        ClusterAuthorizationFailedError)
 
 
 def create_app(reader: ClusterReader, *, allow_writes: bool = False) -> Starlette:
@@ -41,7 +48,7 @@ def create_app(reader: ClusterReader, *, allow_writes: bool = False) -> Starlett
             except (CliError, UnknownTopicOrPartitionError) as exc:  # no such group or topic
                 return _error(404, str(exc))
             except KafkaError as exc:
-                return _error(502, f"{type(exc).__name__}: {exc}")
+                return _cluster_error(exc)
         return endpoint
 
     def settings(_: Request) -> dict[str, Any]:
@@ -67,7 +74,7 @@ def create_app(reader: ClusterReader, *, allow_writes: bool = False) -> Starlett
         try:
             return JSONResponse(await run_in_threadpool(reader.produce_test_record, topic, value))
         except KafkaError as exc:
-            return _error(502, f"{type(exc).__name__}: {exc}")
+            return _cluster_error(exc)
 
     routes = [
         Route("/", lambda _: RedirectResponse("/overview")),
@@ -96,6 +103,13 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError:
         raise ValueError(f"{text!r} is not an integer") from None
+
+
+def _cluster_error(exc: KafkaError) -> JSONResponse:
+    """403 when the cluster refused the console's principal, else 502 (a bad gateway: the
+    cluster failed, not the console)."""
+    return _error(403 if isinstance(exc, AUTHORIZATION_ERRORS) else 502,
+                  f"{type(exc).__name__}: {exc}")
 
 
 def _error(status: int, message: str) -> JSONResponse:

@@ -17,7 +17,11 @@ from kafkalite.cli.group_view import describe_group
 from kafkalite.console.values import decode_bytes
 from kafkalite.consumer import Consumer
 from kafkalite.producer import Producer
-from kafkalite.protocol.errors import UnknownTopicOrPartitionError
+from kafkalite.protocol.errors import (
+    ClusterAuthorizationFailedError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 from kafkalite.structs import PartitionMetadata, TopicPartition
 
 MAX_BROWSE_RECORDS = 200
@@ -83,12 +87,11 @@ class ClusterReader:
             ends = self._end_offsets([name], described)
             begins = self._consumer.beginning_offsets(
                 [TopicPartition(name, p.partition) for p in described[name].partitions])
-            resource = ConfigResource(ConfigResourceType.TOPIC, name)
-            configs = self._admin.describe_configs([resource], config_filter="modified")
+            configs = self._configs(name)
         view = self._topic(described[name].partitions, sizes, ends) | {"name": name}
         for row in view["partitions"]:
             row["begin_offset"] = begins.get(TopicPartition(name, row["partition"]))
-        view["configs"] = dict(sorted(configs[resource].items()))
+        view["configs"] = configs
         return view
 
     def messages(self, topic: str, partition: int, offset: int | None,
@@ -144,10 +147,14 @@ class ClusterReader:
     # -- writes (only with --allow-writes) ----------------------------------------------------
 
     def produce_test_record(self, topic: str, value: str) -> dict[str, Any]:
-        """Produces one record (key None, the UTF-8 ``value``) and waits for its offset."""
+        """Produces one record (key None, the UTF-8 ``value``) and waits for its offset.
+
+        Without idempotence: one record needs no sequence numbers, and Write on the topic
+        is then the only permission the principal needs (not IdempotentWrite)."""
         with self._lock:
             if self._producer is None:
-                self._producer = Producer(**self._config)
+                self._producer = Producer(**self._config, enable_idempotence=False,
+                                          acks="all")
             metadata = self._producer.send(topic, value.encode()).get(timeout=30)
         return {"topic": topic, "partition": metadata.partition, "offset": metadata.offset}
 
@@ -161,20 +168,36 @@ class ClusterReader:
             rows.append(_partition(p) | {"size": sizes.get(tp), "end_offset": ends.get(tp)})
         return {"partitions": rows,
                 "replication_factor": max((len(p.replicas) for p in partitions), default=0),
-                "size": sum(r["size"] or 0 for r in rows),
+                "size": (None if any(r["size"] is None for r in rows)
+                         else sum(r["size"] for r in rows)),
                 "messages": sum(r["end_offset"] or 0 for r in rows),
                 "under_replicated": sum(r["under_replicated"] for r in rows)}
 
+    def _configs(self, topic: str) -> dict[str, str | None] | None:
+        """The topic's configs that are not Kafka's defaults; None when the principal may
+        not describe them (DescribeConfigs on the topic)."""
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+        try:
+            configs = self._admin.describe_configs([resource], config_filter="modified")
+        except (TopicAuthorizationFailedError, ClusterAuthorizationFailedError):
+            return None
+        return dict(sorted(configs[resource].items()))
+
     def _leader_sizes(self, names: list[str], described: dict[str, Any]
                       ) -> dict[TopicPartition, int]:
-        """Each partition's size on disk at its leader (DescribeLogDirs)."""
+        """Each partition's size on disk at its leader (DescribeLogDirs); none when the
+        principal may not describe the cluster, which DescribeLogDirs needs."""
         if not names:
             return {}
         leaders = {TopicPartition(p.topic, p.partition): p.leader
                    for name in names for p in described[name].partitions}
         wanted = {name: [p.partition for p in described[name].partitions] for name in names}
-        sizes = {}
-        for broker in self._admin.describe_log_dirs(wanted):
+        sizes: dict[TopicPartition, int] = {}
+        try:
+            brokers = self._admin.describe_log_dirs(wanted)
+        except ClusterAuthorizationFailedError:
+            return sizes
+        for broker in brokers:
             for log_dir in broker["log_dirs"]:
                 for topic in log_dir["topics"]:
                     for p in topic["partitions"]:

@@ -14,7 +14,6 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -24,13 +23,13 @@ from typing import Any
 
 import msgpack
 import pytest
-import uvicorn
-from browser import CHROMIUM, Browser
 
 from kafkalite import Consumer, Producer, TopicPartition
 from kafkalite.admin import AdminClient, NewTopic
-from kafkalite.console import ClusterReader, create_app
+from kafkalite.console import ClusterReader
 from kafkalite_server import EmbeddedCluster
+from tests.console.browser import CHROMIUM, Browser
+from tests.console.console_server import Console
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (tests/prerequisites.py)")
 
@@ -38,31 +37,6 @@ TOPIC = "orders"
 GROUP = "billing"
 RECORDS = 20  # 10 per partition
 COMMITTED = {0: 4, 1: 10}  # the group's lag: 6 on partition 0, none on 1
-
-
-class Console:
-    """A console served by uvicorn in a thread, on a free loopback port."""
-
-    def __init__(self, reader: ClusterReader, allow_writes: bool) -> None:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
-        self.server = uvicorn.Server(uvicorn.Config(
-            create_app(reader, allow_writes=allow_writes), host="127.0.0.1", port=self.port,
-            log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert time.monotonic() < deadline, "the console did not start within 10 s"
-            time.sleep(0.05)
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 @pytest.fixture(scope="module")

@@ -143,13 +143,14 @@ const pages = {
     const m = await getJSON("/api/topics/" + encodeURIComponent(name) + "/messages?" +
       new URLSearchParams({partition, offset}));
     const settings = await getJSON("/api/settings");
-    const configs = Object.entries(t.configs);
+    const configs = t.configs === null ? null : Object.entries(t.configs);
     show(h("h1", {}, "Topic ", h("span", {id: "topic-name"}, name)),
       h("div", {class: "cards"}, card("Partitions", t.partitions.length),
         card("Replication", t.replication_factor), card("Messages", t.messages), card("Size", bytes(t.size))),
       h("h2", {}, "Partitions"), partitionTable(t.partitions, false),
       h("h2", {}, "Configs (not Kafka's defaults)"),
-      configs.length ? table(["Key", "Value"], configs) : h("p", {class: "muted"}, "All defaults."),
+      configs === null ? h("p", {class: "muted"}, "Not authorized to describe the topic's configs.")
+        : configs.length ? table(["Key", "Value"], configs) : h("p", {class: "muted"}, "All defaults."),
       h("h2", {}, "Messages"),
       h("form", {class: "inline", method: "get", action: "/topic"},
         h("input", {type: "hidden", name: "name", value: name}),
