@@ -239,3 +239,16 @@ def test_an_unknown_topic_or_partition_is_a_404_naming_it(console: Console, path
         urllib.request.urlopen(console.url(path), timeout=30)
     assert raised.value.code == 404
     assert named in json.load(raised.value)["error"]
+
+
+@pytest.mark.parametrize(("arguments", "code", "message"), [
+    (["--port", "70000"], 2, "argument --port: '70000' is not a TCP port (1-65535)"),
+    (["-b", "127.0.0.1:1", "--connect-timeout-ms", "1000"], 1,
+     "kafkalite: no broker reachable at 127.0.0.1:1 within 1000 ms"),
+])
+def test_the_cli_refuses_in_one_line(arguments: list[str], code: int, message: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "kafkalite.cli", "console", *arguments],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == code
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

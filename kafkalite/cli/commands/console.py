@@ -30,10 +30,17 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
                           parents=parents)
     console.add_argument("--host", default=DEFAULT_HOST,
                          help=f"address to listen on (default: {DEFAULT_HOST})")
-    console.add_argument("--port", type=positive_int, default=DEFAULT_PORT,
+    console.add_argument("--port", type=tcp_port, default=DEFAULT_PORT,
                          help=f"port to listen on (default: {DEFAULT_PORT})")
     console.add_argument("--allow-writes", action="store_true",
                          help="allow producing a test record from a topic's page")
+
+
+def tcp_port(text: str) -> int:
+    port = positive_int(text)
+    if port > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (1-65535)")
+    return port
 
 
 def run(args: argparse.Namespace) -> int:
