@@ -7,6 +7,7 @@ the charts are drawn as inline SVG, so there is no JavaScript dependency and no 
 """
 
 from kafkalite.console.app import create_app
+from kafkalite.console.broker_metrics import BrokerMetrics
 from kafkalite.console.cluster import ClusterReader
 
-__all__ = ["ClusterReader", "create_app"]
+__all__ = ["BrokerMetrics", "ClusterReader", "create_app"]

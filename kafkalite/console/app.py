@@ -20,6 +20,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kafkalite.cli.options import CliError
+from kafkalite.console.broker_metrics import BrokerMetrics
 from kafkalite.console.cluster import ClusterReader
 from kafkalite.errors import KafkaError
 from kafkalite.protocol.errors import (
@@ -36,8 +37,10 @@ AUTHORIZATION_ERRORS = (TopicAuthorizationFailedError, GroupAuthorizationFailedE
                         ClusterAuthorizationFailedError)
 
 
-def create_app(reader: ClusterReader, *, allow_writes: bool = False) -> Starlette:
-    """The console over ``reader``'s cluster; read-only unless ``allow_writes``."""
+def create_app(reader: ClusterReader, *, allow_writes: bool = False,
+               metrics: BrokerMetrics | None = None) -> Starlette:
+    """The console over ``reader``'s cluster; read-only unless ``allow_writes``; the
+    throughput page also charts the brokers' ``metrics`` endpoints when given."""
 
     def api(read: Any) -> Any:
         def endpoint(request: Request) -> Response:
@@ -52,7 +55,13 @@ def create_app(reader: ClusterReader, *, allow_writes: bool = False) -> Starlett
         return endpoint
 
     def settings(_: Request) -> dict[str, Any]:
-        return {"allow_writes": allow_writes}
+        return {"allow_writes": allow_writes,
+                "metrics_urls": [] if metrics is None else metrics.urls}
+
+    def broker_metrics(_: Request) -> Response:
+        if metrics is None:
+            return _error(404, "the console was started without --metrics-url")
+        return JSONResponse(metrics.sample())
 
     def messages(request: Request) -> dict[str, Any]:
         query = request.query_params
@@ -88,6 +97,7 @@ def create_app(reader: ClusterReader, *, allow_writes: bool = False) -> Starlett
         Route("/api/groups", api(lambda _: reader.groups())),
         Route("/api/groups/{group}", api(lambda r: reader.group(r.path_params["group"]))),
         Route("/api/offsets", api(lambda _: reader.offsets())),
+        Route("/api/broker-metrics", broker_metrics),
         Mount("/static", StaticFiles(directory=STATIC)),
     ]
     return Starlette(routes=routes)

@@ -8,19 +8,20 @@ import time
 
 import uvicorn
 
-from kafkalite.console import ClusterReader, create_app
+from kafkalite.console import BrokerMetrics, ClusterReader, create_app
 
 
 class Console:
     """A console served by uvicorn in a thread, on a free loopback port."""
 
-    def __init__(self, reader: ClusterReader, allow_writes: bool) -> None:
+    def __init__(self, reader: ClusterReader, allow_writes: bool,
+                 metrics: BrokerMetrics | None = None) -> None:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = int(sock.getsockname()[1])
         self.server = uvicorn.Server(uvicorn.Config(
-            create_app(reader, allow_writes=allow_writes), host="127.0.0.1", port=self.port,
-            log_level="warning"))
+            create_app(reader, allow_writes=allow_writes, metrics=metrics), host="127.0.0.1",
+            port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 10

@@ -26,7 +26,7 @@ import pytest
 
 from kafkalite import Consumer, Producer, TopicPartition
 from kafkalite.admin import AdminClient, NewTopic
-from kafkalite.console import ClusterReader
+from kafkalite.console import BrokerMetrics, ClusterReader
 from kafkalite_server import EmbeddedCluster
 from tests.console.browser import CHROMIUM, Browser
 from tests.console.console_server import Console
@@ -41,7 +41,7 @@ COMMITTED = {0: 4, 1: 10}  # the group's lag: 6 on partition 0, none on 1
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(2) as cluster:
+    with EmbeddedCluster(2, config={"kafkalite.metrics.listener": "127.0.0.1:0"}) as cluster:
         bootstrap = cluster.bootstrap_servers
         admin = AdminClient(bootstrap_servers=bootstrap)
         admin.create_topics([NewTopic(TOPIC, 2, 2)])
@@ -163,6 +163,24 @@ def test_throughput_charts_the_growth_of_end_offsets(
     assert f'{TOPIC}</a></td><td class="num ">{RECORDS}</td>' in dom  # its end offsets
 
 
+def test_throughput_also_charts_the_brokers_metrics_when_given(
+        cluster: EmbeddedCluster, reader: ClusterReader, browser: Browser,
+        screenshots: Path) -> None:
+    urls = [f"http://127.0.0.1:{broker.metrics.port}/metrics"
+            for broker in cluster.brokers if broker.metrics is not None]
+    dead = "http://127.0.0.1:1/metrics"
+    console = Console(reader, allow_writes=False, metrics=BrokerMetrics([*urls, dead]))
+    try:
+        dom = render(browser, console, "/throughput", screenshots / "throughput-metrics.png")
+    finally:
+        console.stop()
+    assert len(urls) == 2
+    assert "Bytes per second, from the brokers' metrics" in dom
+    assert dom.count("<polyline") == 2 + 2  # messages/s (all, orders); bytes in, out
+    assert f'<td>{TOPIC}</td><td class="num messages-in">{RECORDS}</td>' in dom
+    assert f"Not answering: {dead}" in dom
+
+
 def post(url: str, body: Any, content_type: str = "application/json") -> tuple[int, Any]:
     request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                      headers={"content-type": content_type})
@@ -206,9 +224,13 @@ def test_the_cli_serves_the_console_on_loopback(cluster: EmbeddedCluster) -> Non
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
+    metrics = cluster.brokers[0].metrics
+    assert metrics is not None
+    metrics_url = f"http://127.0.0.1:{metrics.port}/metrics"
     process = subprocess.Popen(
         [sys.executable, "-m", "kafkalite.cli", "console", "-b", cluster.bootstrap_servers,
-         "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "--port", str(port), "--metrics-url", metrics_url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         banner = process.stdout.readline()
@@ -224,6 +246,9 @@ def test_the_cli_serves_the_console_on_loopback(cluster: EmbeddedCluster) -> Non
             except urllib.error.URLError:
                 time.sleep(0.1)
         assert [b["broker_id"] for b in overview["brokers"]] == [0, 1]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/settings",
+                                    timeout=10) as response:
+            assert json.load(response)["metrics_urls"] == [metrics_url]
     finally:
         process.terminate()
         process.wait(10)

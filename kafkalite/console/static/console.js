@@ -33,7 +33,7 @@ function table(headers, rows) {
 
 function num(value, cls) { return h("td", {class: "num " + (cls || "")}, value === null || value === undefined ? "-" : value); }
 function ids(list) { return list.length ? list.join(",") : "-"; }
-function bytes(n) {
+function formatBytes(n) {
   if (n === null || n === undefined) return "-";
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let i = 0;
@@ -41,7 +41,7 @@ function bytes(n) {
   return (i ? n.toFixed(1) : n) + " " + units[i];
 }
 function link(path, params, text) { return h("a", {href: path + "?" + new URLSearchParams(params)}, text); }
-function show(...children) { const main = document.getElementById("main"); main.replaceChildren(...children); }
+function show(...children) { document.getElementById("main").replaceChildren(...children.filter(c => c !== null)); }
 function done() { document.body.dataset.ready = "true"; }
 
 // A line chart of series [{name, points: [[time_ms, value], ...]}] as SVG.
@@ -128,13 +128,13 @@ const pages = {
     show(h("h1", {}, "Topics"),
       table(["Topic", "Partitions", "Replication", "Messages (end offsets)", "Size", "Under-replicated"],
         topics.map(t => [link("/topic", {name: t.name}, t.name), num(t.partitions.length),
-          num(t.replication_factor), num(t.messages), num(bytes(t.size)),
+          num(t.replication_factor), num(t.messages), num(formatBytes(t.size)),
           num(t.under_replicated, t.under_replicated ? "bad" : "")])),
       h("h2", {}, "Partitions"),
       partitionTable(topics.flatMap(t => t.partitions), true));
   },
 
-  async topic() {
+  async topic(settings) {
     const params = new URLSearchParams(location.search);
     const name = params.get("name");
     const t = await getJSON("/api/topics/" + encodeURIComponent(name));
@@ -142,11 +142,10 @@ const pages = {
     const offset = params.get("offset") || "";
     const m = await getJSON("/api/topics/" + encodeURIComponent(name) + "/messages?" +
       new URLSearchParams({partition, offset}));
-    const settings = await getJSON("/api/settings");
     const configs = t.configs === null ? null : Object.entries(t.configs);
     show(h("h1", {}, "Topic ", h("span", {id: "topic-name"}, name)),
       h("div", {class: "cards"}, card("Partitions", t.partitions.length),
-        card("Replication", t.replication_factor), card("Messages", t.messages), card("Size", bytes(t.size))),
+        card("Replication", t.replication_factor), card("Messages", t.messages), card("Size", formatBytes(t.size))),
       h("h2", {}, "Partitions"), partitionTable(t.partitions, false),
       h("h2", {}, "Configs (not Kafka's defaults)"),
       configs === null ? h("p", {class: "muted"}, "Not authorized to describe the topic's configs.")
@@ -194,10 +193,28 @@ const pages = {
     });
   },
 
-  async throughput() {
+  async throughput(settings) {
     const history = new History();
-    let previous = null;
+    const traffic = new History();
+    let previous = null, previousMetrics = null;
     live(async () => {
+      let fromMetrics = null;
+      if (settings.metrics_urls.length) {
+        const m = await getJSON("/api/broker-metrics");
+        if (previousMetrics) {
+          const seconds = Math.max((m.time_ms - previousMetrics.time_ms) / 1000, 0.001);
+          const rate = key => Math.max(m[key] - previousMetrics[key], 0) / seconds;
+          traffic.add(m.time_ms, {"bytes in": rate("bytes_in"), "bytes out": rate("bytes_out")});
+        }
+        previousMetrics = m;
+        const failed = Object.entries(m.failed);
+        fromMetrics = [h("h2", {}, "Bytes per second, from the brokers' metrics"),
+          lineChart(traffic.list(), "bytes/s"),
+          table(["Since the brokers started", "Messages in", "Bytes in", "Bytes out"],
+            [["all topics", num(m.messages_in), num(formatBytes(m.bytes_in)), num(formatBytes(m.bytes_out))],
+             ...Object.entries(m.topics).map(([t, n]) => [t, num(n, "messages-in"), "", ""])]),
+          failed.length ? h("p", {class: "bad"}, "Not answering: " + failed.map(([u, why]) => u + " (" + why + ")").join("; ")) : ""];
+      }
       const sample = await getJSON("/api/offsets");
       if (previous) {
         const seconds = Math.max((sample.time_ms - previous.time_ms) / 1000, 0.001);
@@ -214,7 +231,8 @@ const pages = {
       show(h("h1", {}, "Throughput"),
         h("p", {class: "muted"}, "Messages produced per second, from the growth of each topic's end offsets, sampled every " + POLL_MS / 1000 + " s."),
         lineChart(history.list().slice(0, COLORS.length), "messages/s"),
-        table(["Topic", "End offsets (sum)"], Object.entries(sample.topics).map(([t, n]) => [link("/topic", {name: t}, t), num(n)])));
+        table(["Topic", "End offsets (sum)"], Object.entries(sample.topics).map(([t, n]) => [link("/topic", {name: t}, t), num(n)])),
+        ...(fromMetrics || []));
     });
   },
 };
@@ -228,7 +246,7 @@ function partitionTable(partitions, withTopic) {
   return table([...(withTopic ? ["Topic"] : []), "Partition", "Leader", "Replicas", "ISR", "End offset", "Size", "Status"],
     partitions.map(p => [...(withTopic ? [link("/topic", {name: p.topic}, p.topic)] : []),
       num(p.partition), num(p.leader < 0 ? "none" : p.leader), ids(p.replicas),
-      h("td", {class: "isr"}, ids(p.isr)), num(p.end_offset), num(bytes(p.size)),
+      h("td", {class: "isr"}, ids(p.isr)), num(p.end_offset), num(formatBytes(p.size)),
       h("td", {class: p.leader < 0 || p.under_replicated ? "bad" : "good"},
         p.leader < 0 ? "offline" : p.under_replicated ? "under-replicated" : "in sync")]));
 }
@@ -270,7 +288,7 @@ function produceForm(topic) {
   try {
     const settings = await getJSON("/api/settings");
     document.getElementById("mode").textContent = settings.allow_writes ? "writes allowed" : "read-only";
-    await pages[page]();
+    await pages[page](settings);
   } catch (e) {
     show(h("p", {class: "error"}, e.message));
   }
