@@ -140,6 +140,7 @@ def test_a_topic_page_browses_its_messages_decoded(
     assert '<span class="tag">utf-8</span>customer-9' in dom
     assert 'source: <span><span class="tag">utf-8</span>checkout' in dom
     assert "showing 10 from 0." in dom
+    assert "</table></main>" in dom  # read-only: the records end the page (no write form)
 
 
 def test_groups_lists_the_group(browser: Browser, console: Console, screenshots: Path) -> None:
