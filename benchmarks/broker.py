@@ -10,8 +10,8 @@ limit, fetch to the sendfile limit) and the broker's CPU use (share of one core)
 below 100% means the load generator, not the broker, set the pace.
 
 Then the cost of metrics: the 100-byte uncompressed case against two fresh brokers, one
-without ``kafkalite.metrics.listener`` and one with it, scraped every second during the
-run; the difference in throughput is printed (it should stay within 3%).
+without ``kafkalite.metrics.listener`` and one with it, scraped every second, their runs
+alternating; the difference in throughput is printed (it should stay within 3%).
 
     python -m benchmarks.broker [--megabytes 256] [--repeat 3]
 """
@@ -232,22 +232,30 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def metrics_cost(work: Path, count: int, repeat: int) -> None:
-    """Produce and fetch MB/s with the metrics endpoint off, then on and scraped each
-    second; the best of ``repeat`` runs each, and the difference."""
-    rates: dict[str, tuple[float, float]] = {}
-    for mode in ("off", "on"):
-        port = _free_port()
-        settings = (f"kafkalite.metrics.listener=127.0.0.1:{port}",) if mode == "on" else ()
-        with broker_subprocess(work / f"data-metrics-{mode}", settings=settings) as (
-                bootstrap, _pid), _scraping(port if mode == "on" else None):
-            produced, fetched = [], []
-            for run in range(repeat):
+    """Produce and fetch MB/s with the metrics endpoint off and on (scraped each second):
+    both brokers run at once and the runs alternate (off, on, off, on, ...), so a change in
+    the machine's load weighs on both alike; the best of ``repeat`` runs each, and the
+    difference."""
+    port = _free_port()
+    with contextlib.ExitStack() as stack:
+        bootstraps = {
+            "off": stack.enter_context(broker_subprocess(work / "data-metrics-off"))[0],
+            "on": stack.enter_context(broker_subprocess(
+                work / "data-metrics-on",
+                settings=(f"kafkalite.metrics.listener=127.0.0.1:{port}",)))[0],
+        }
+        stack.enter_context(_scraping(port))
+        produced: dict[str, list[float]] = {mode: [] for mode in bootstraps}
+        fetched: dict[str, list[float]] = {mode: [] for mode in bootstraps}
+        for run in range(repeat):
+            for mode, bootstrap in bootstraps.items():
                 topic = f"bench-metrics-{run}"
-                produced.append(produce(bootstrap, topic, RECORD_SIZES[0], count, "none"))
-                fetched.append(fetch(bootstrap, topic, RECORD_SIZES[0], count))
-            rates[mode] = max(produced), max(fetched)
-        print(f"metrics {mode:<4} produce {rates[mode][0]:8.1f} MB/s   "
-              f"fetch {rates[mode][1]:8.1f} MB/s", flush=True)
+                produced[mode].append(produce(bootstrap, topic, RECORD_SIZES[0], count, "none"))
+                fetched[mode].append(fetch(bootstrap, topic, RECORD_SIZES[0], count))
+    rates = {mode: (max(produced[mode]), max(fetched[mode])) for mode in bootstraps}
+    for mode, (produce_rate, fetch_rate) in rates.items():
+        print(f"metrics {mode:<4} produce {produce_rate:8.1f} MB/s   "
+              f"fetch {fetch_rate:8.1f} MB/s", flush=True)
     for index, name in enumerate(("produce", "fetch")):
         off, on = rates["off"][index], rates["on"][index]
         print(f"metrics cost {name:<8} {(off - on) / off:+6.1%} of throughput", flush=True)
@@ -260,8 +268,8 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _scraping(port: int | None) -> Iterator[None]:
-    """Scrapes ``/metrics`` every second while the block runs (nothing for None)."""
+def _scraping(port: int) -> Iterator[None]:
+    """Scrapes ``/metrics`` every second while the block runs."""
     stop = threading.Event()
 
     def scrape() -> None:
@@ -270,14 +278,12 @@ def _scraping(port: int | None) -> Iterator[None]:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
 
     thread = threading.Thread(target=scrape, daemon=True)
-    if port is not None:
-        thread.start()
+    thread.start()
     try:
         yield
     finally:
         stop.set()
-        if port is not None:
-            thread.join()
+        thread.join()
 
 
 def run_case(bootstrap: str, pid: int, size: int, codec: str, count: int, repeat: int,

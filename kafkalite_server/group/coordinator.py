@@ -128,6 +128,10 @@ class GroupCoordinator:
     def group(self, group_id: str) -> ClassicGroup | None:
         return self._groups.get(group_id)
 
+    def groups(self) -> list[ClassicGroup]:
+        """Every group coordinated here now, with its committed offsets (the lag metrics)."""
+        return list(self._groups.values())
+
     def install(self, partition: int, loaded: Iterable[LoadedGroup]) -> None:
         """Install the groups replayed from an owned partition's log: Empty, with their
         offsets."""

@@ -7,12 +7,15 @@ a ``...PerSec`` meter's count is a ``..._total`` counter, a timer's percentiles 
 prometheus_client calls :meth:`BrokerCollector.collect` on its HTTP thread; the broker's
 state belongs to the event loop, so the families are built there (a loop callback) and
 handed back. Building them reads counters and walks the partitions hosted here: no I/O.
+Only the consumer lag needs the leaders' high watermarks: the HTTP thread first waits (up
+to SCRAPE_TIMEOUT_S) for the loop to refresh them (see :mod:`.consumer_lag`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -20,10 +23,13 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from kafkalite_server.cluster.messages import NO_LEADER
+from kafkalite_server.metrics.consumer_lag import ConsumerLag
 from kafkalite_server.metrics.latency import QUANTILES
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
+
+log = logging.getLogger(__name__)
 
 SCRAPE_TIMEOUT_S = 10.0
 """How long a scrape waits for the event loop before the endpoint answers an error."""
@@ -36,9 +42,16 @@ class BrokerCollector(Collector):
     def __init__(self, broker: Broker, loop: asyncio.AbstractEventLoop) -> None:
         self._broker = broker
         self._loop = loop
+        self.consumer_lag = ConsumerLag(broker)
 
     def collect(self) -> Iterable[Metric]:
         """The families, built on the broker's loop (called from the HTTP thread)."""
+        refresh = asyncio.run_coroutine_threadsafe(self.consumer_lag.refresh(), self._loop)
+        try:
+            refresh.result(SCRAPE_TIMEOUT_S)
+        except (TimeoutError, OSError) as exc:  # the lag of the last refresh is shown
+            refresh.cancel()
+            log.info("consumer lag: the leaders' high watermarks were not refreshed: %r", exc)
         result: concurrent.futures.Future[list[Metric]] = concurrent.futures.Future()
 
         def build() -> None:
@@ -54,7 +67,7 @@ class BrokerCollector(Collector):
         """Every family, read from the broker's state now (on the loop)."""
         return [*self._replica_manager(), *self._controller(), *self._topic_traffic(),
                 *self._requests(), *self._logs(), self._broker_state(), *self._purgatories(),
-                self._fetcher_lag()]
+                self._fetcher_lag(), *self.consumer_lag.families()]
 
     def _replica_manager(self) -> list[Metric]:
         manager = self._broker.replica_manager

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
     from kafkalite_server.broker import Broker
+    from kafkalite_server.metrics.broker_collector import BrokerCollector
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ class MetricsEndpoint:
         if importlib.util.find_spec("prometheus_client") is None:
             raise ConfigError(KEY, "needs prometheus_client: pip install 'kafkalite[metrics]'")
         self._server: WSGIServer | None = None
+        self._collector: BrokerCollector | None = None
 
     def start(self, broker: Broker) -> None:
         """Binds and serves; the bound port replaces 0 in :attr:`port`."""
@@ -40,7 +42,8 @@ class MetricsEndpoint:
         from kafkalite_server.metrics.broker_collector import BrokerCollector
 
         registry = CollectorRegistry()
-        registry.register(BrokerCollector(broker, asyncio.get_running_loop()))
+        self._collector = BrokerCollector(broker, asyncio.get_running_loop())
+        registry.register(self._collector)
         ProcessCollector(registry=registry)
         try:
             self._server, _thread = start_http_server(self.port, self.host, registry)
@@ -55,3 +58,5 @@ class MetricsEndpoint:
         if server is not None:
             await asyncio.to_thread(server.shutdown)
             server.server_close()
+        if self._collector is not None:
+            self._collector.consumer_lag.close()

@@ -59,6 +59,7 @@ def test_traffic_counts_match_what_was_produced_and_consumed(broker: EmbeddedClu
             read += 1
         if read == RECORDS:
             break
+    consumer.commit(asynchronous=False)  # all it read: its lag is 0
     consumer.close()
     assert read == RECORDS
 
@@ -68,6 +69,9 @@ def test_traffic_counts_match_what_was_produced_and_consumed(broker: EmbeddedClu
     assert metrics["kafka_server_brokertopicmetrics_bytesin_total", topic] > 0
     assert metrics["kafka_server_brokertopicmetrics_bytesout_total", topic] > 0
     assert metrics["kafka_server_brokertopicmetrics_failedproducerequests_total", topic] == 0
+    group = (("consumergroup", "metered"), ("partition", "0"), ("topic", "metered"))
+    assert metrics["kafka_consumergroup_current_offset", group] == RECORDS
+    assert metrics["kafka_consumergroup_lag", group] == 0
     all_topics = metrics["kafka_server_brokertopicmetrics_messagesin_total", ()]
     assert all_topics >= RECORDS  # with the group's offsets-topic records, if any
     log_size = metrics["kafka_log_log_size", (("partition", "0"), ("topic", "metered"))]
