@@ -5,19 +5,25 @@ synchronous endpoints in its thread pool, so a slow cluster never stalls the ser
 cluster error becomes a 502 naming it; the write endpoint answers 403 unless the console was
 started with ``--allow-writes``, and takes only a JSON body, which a page of another origin
 cannot send without the console's consent (CORS), so a visited web page cannot write.
+A console on a loopback address also answers only requests naming a loopback host: a web
+page whose DNS name is rebound to 127.0.0.1 would otherwise count as the same origin.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kafkalite.cli.options import CliError
 from kafkalite.console.broker_metrics import BrokerMetrics
@@ -33,14 +39,17 @@ from kafkalite.protocol.errors import (
 STATIC = Path(__file__).parent / "static"
 PAGES = ("overview", "topics", "topic", "groups", "group", "throughput")
 DEFAULT_BROWSE_RECORDS = 50
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 AUTHORIZATION_ERRORS = (TopicAuthorizationFailedError, GroupAuthorizationFailedError,
                         ClusterAuthorizationFailedError)
 
 
 def create_app(reader: ClusterReader, *, allow_writes: bool = False,
-               metrics: BrokerMetrics | None = None) -> Starlette:
+               metrics: BrokerMetrics | None = None,
+               allowed_hosts: Collection[str] | None = LOOPBACK_HOSTS) -> Starlette:
     """The console over ``reader``'s cluster; read-only unless ``allow_writes``; the
-    throughput page also charts the brokers' ``metrics`` endpoints when given."""
+    throughput page also charts the brokers' ``metrics`` endpoints when given. A request
+    whose Host header names none of ``allowed_hosts`` is refused (None: any host)."""
 
     def api(read: Any) -> Any:
         def endpoint(request: Request) -> Response:
@@ -100,7 +109,30 @@ def create_app(reader: ClusterReader, *, allow_writes: bool = False,
         Route("/api/broker-metrics", broker_metrics),
         Mount("/static", StaticFiles(directory=STATIC)),
     ]
-    return Starlette(routes=routes)
+    guard = [] if allowed_hosts is None else [Middleware(HostGuard, hosts=allowed_hosts)]
+    return Starlette(routes=routes, middleware=guard)
+
+
+class HostGuard:
+    """Answers 421 to a request whose Host header is not one of ``hosts`` (a DNS-rebinding
+    page names its own domain there, never the console's loopback address)."""
+
+    def __init__(self, app: ASGIApp, hosts: Collection[str]) -> None:
+        self.app = app
+        self.hosts = frozenset(hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            try:
+                host = urlsplit(f"//{header}").hostname
+            except ValueError:
+                host = None
+            if host not in self.hosts:
+                await _error(421, f"this console answers only requests to "
+                                  f"{', '.join(sorted(self.hosts))}")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _page(_: Request) -> Response:

@@ -198,6 +198,23 @@ def test_a_read_only_console_refuses_to_write(console: Console) -> None:
                                              "--allow-writes"})
 
 
+def test_a_request_naming_another_host_is_refused(reader: ClusterReader) -> None:
+    """A page whose DNS name was rebound to 127.0.0.1 sends its own name as Host."""
+    console = Console(reader, allow_writes=True)
+    try:
+        url = console.url(f"/api/topics/{TOPIC}/records")
+        request = urllib.request.Request(url, data=b'{"value": "rebound"}', method="POST",
+                                         headers={"Content-Type": "application/json",
+                                                  "Host": "attacker.example:8080"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 421
+        with urllib.request.urlopen(console.url("/api/settings"), timeout=30) as answer:
+            assert answer.status == 200  # the loopback address itself is served
+    finally:
+        console.stop()
+
+
 def test_with_writes_allowed_a_test_record_is_produced(
         cluster: EmbeddedCluster, reader: ClusterReader) -> None:
     console = Console(reader, allow_writes=True)

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from kafkalite.console import BrokerMetrics, ClusterReader, create_app
+        from kafkalite.console.app import LOOPBACK_HOSTS
 
         metrics = BrokerMetrics(args.metrics_url) if args.metrics_url else None
     except ImportError as exc:
@@ -65,7 +66,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"kafkalite console on http://{args.host}:{args.port} "
               f"({'writes allowed' if args.allow_writes else 'read-only'}); Ctrl-C stops",
               flush=True)
-        uvicorn.run(create_app(reader, allow_writes=args.allow_writes, metrics=metrics),
+        # On a loopback address only loopback Host headers (DNS rebinding); elsewhere the
+        # operator who exposed it decides who may reach it.
+        hosts = LOOPBACK_HOSTS if args.host in LOOPBACK_HOSTS else None
+        uvicorn.run(create_app(reader, allow_writes=args.allow_writes, metrics=metrics,
+                               allowed_hosts=hosts),
                     host=args.host, port=args.port, log_level="warning")
     finally:
         reader.close()
