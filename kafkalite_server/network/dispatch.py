@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from time import perf_counter
+from time import monotonic, perf_counter
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kafkalite.errors import ProtocolDecodeError
@@ -80,6 +80,11 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str,
         response = _error_response(header)
         if response is None:
             raise Disconnect("handler failed") from None
+    if response is not None and session is not None:
+        throttle_ms = broker.client_throttles.throttle(
+            header.api_key, body, response, len(frame), session.principal, header.client_id)
+        if throttle_ms:
+            session.mute_for(throttle_ms, monotonic())
     chunks = None if response is None else encode_response(header, response)
     broker.request_counters.record(request_name(header.api_key, body), header.api_version,
                                    (perf_counter() - started) * 1000)
