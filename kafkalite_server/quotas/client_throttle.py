@@ -10,6 +10,12 @@ connection then reads nothing more for that time (KIP-219, see
 :mod:`kafkalite_server.network.connection`), so a client that ignores ``throttle_time_ms``
 is held back all the same. Follower fetches are not client traffic: replication throttles
 (:mod:`kafkalite_server.quotas.replication`) cover them.
+
+``request_percentage`` counts the time each request's handler runs (see
+:mod:`kafkalite_server.quotas.handler_time`) as a percentage of one second, Kafka's
+percentage of one request thread, for every request of a client but the login, the version
+handshake and the brokers' own requests; its throttle time goes in any response with a
+``throttle_time_ms`` field. Handlers are timed only while some entity has such a quota.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from kafkalite.protocol import ApiKey
 from kafkalite_server.quotas.client_quotas import (
     CONSUMER_BYTE_RATE,
     PRODUCER_BYTE_RATE,
+    REQUEST_PERCENTAGE,
     QuotaConfigs,
     QuotaEntity,
     applicable,
@@ -45,6 +52,8 @@ class ClientThrottles:
         self._now = now
         self._meters: dict[tuple[str, QuotaEntity], RateMeter] = {}
         self._swept = now()
+        self._timing_checked_for: QuotaConfigs | None = None
+        self._timing = False
 
     def record(self, key: str, user: str, client_id: str, amount: float) -> int:
         """Counts ``amount`` against the connection's ``key`` quota; the throttle time (ms)
@@ -80,21 +89,54 @@ class ClientThrottles:
             if meter.rate(now) == 0:
                 del self._meters[entity]
 
+    @property
+    def times_requests(self) -> bool:
+        """Does any entity have a ``request_percentage`` quota (so handlers are timed)?"""
+        quotas = self._quotas()
+        if quotas is not self._timing_checked_for:
+            self._timing_checked_for = quotas
+            self._timing = any(REQUEST_PERCENTAGE in values for values in quotas.values())
+        return self._timing
+
     def throttle(self, api_key: int, body: dict[str, Any], response: dict[str, Any],
-                 request_bytes: int, principal: str, client_id: str | None) -> int:
-        """Records a Produce's or a consumer Fetch's bytes, and sets the throttle time it
-        earned in its response (keeping a longer one already there); returns it (ms)."""
+                 request_bytes: int, principal: str, client_id: str | None,
+                 handler_seconds: float | None = None) -> int:
+        """Records a Produce's or a consumer Fetch's bytes, and ``handler_seconds`` (the
+        time its handler ran, when timed) as a percentage of one second, then sets the
+        longer throttle time they earned in the response (keeping a longer one already
+        there); returns it (ms)."""
+        user, client = quota_user(principal), client_id or ""
+        throttle_ms = 0
         if api_key == ApiKey.PRODUCE:
-            key, amount = PRODUCER_BYTE_RATE, request_bytes
+            throttle_ms = self.record(PRODUCER_BYTE_RATE, user, client, request_bytes)
         elif api_key == ApiKey.FETCH and body["replica_id"] < 0:
-            key, amount = CONSUMER_BYTE_RATE, _fetched_bytes(response)
-        else:
-            return 0
-        throttle_ms = self.record(key, quota_user(principal), client_id or "", amount)
-        if throttle_ms:
-            response["throttle_time_ms"] = max(response.get("throttle_time_ms", 0),
-                                               throttle_ms)
+            throttle_ms = self.record(CONSUMER_BYTE_RATE, user, client,
+                                      _fetched_bytes(response))
+        if handler_seconds is not None:
+            throttle_ms = max(throttle_ms, self.record(REQUEST_PERCENTAGE, user, client,
+                                                       handler_seconds * 100))
+        if throttle_ms and "throttle_time_ms" in response:
+            response["throttle_time_ms"] = max(response["throttle_time_ms"], throttle_ms)
         return throttle_ms
+
+
+EXEMPT_FROM_REQUEST_QUOTAS = frozenset({
+    ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE,
+    ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA,
+    ApiKey.CONTROLLED_SHUTDOWN, ApiKey.WRITE_TXN_MARKERS,
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE,
+    ApiKey.WRITE_SHARE_GROUP_STATE, ApiKey.DELETE_SHARE_GROUP_STATE,
+    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY})
+"""Not counted against ``request_percentage``: the login and version handshake (before a
+client knows it is throttled), and what brokers ask each other."""
+
+
+def counts_handler_time(api_key: int, body: dict[str, Any]) -> bool:
+    """Is this request's handler time a client's, counted against ``request_percentage``?
+    (A follower's Fetch is replication.)"""
+    if api_key in EXEMPT_FROM_REQUEST_QUOTAS:
+        return False
+    return api_key != ApiKey.FETCH or body["replica_id"] < 0
 
 
 def _fetched_bytes(response: dict[str, Any]) -> int:

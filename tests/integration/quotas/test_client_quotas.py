@@ -25,6 +25,7 @@ from kafkalite.admin import (
     TopicPartition,
     UserScramCredentialUpsertion,
 )
+from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import ClusterAuthorizationFailedError, InvalidRequestError
 from kafkalite_server import EmbeddedCluster
 from kafkalite_server.quotas.client_quotas import (
@@ -33,7 +34,7 @@ from kafkalite_server.quotas.client_quotas import (
     Name,
     QuotaEntity,
 )
-from tests.security.authorized import AUTHORIZER, USERS, admin_client
+from tests.security.authorized import AUTHORIZER, USERS, admin_client, login
 
 MB = 1024 * 1024
 TOPIC = "quota-t"
@@ -210,3 +211,23 @@ def test_a_consumer_over_its_quota_is_throttled(cluster: EmbeddedCluster,
     assert elapsed >= (end * len(MESSAGE) - 2 * 2 * MB) / (2 * MB)
     rate = broker.client_throttles.rate(CONSUMER_BYTE_RATE, "admin", "throttled-consumer")
     assert 0 < rate <= 3 * MB
+
+
+def test_request_percentage_throttles_a_busy_user_and_not_another(
+        cluster: EmbeddedCluster, admin: AdminClient) -> None:
+    busy = entity(user="bob")
+    assert admin.alter_client_quotas([ClientQuotaAlteration(
+        busy, {"request_percentage": 0.0001})]) == {busy: None}
+    broker = cluster.brokers[0]
+    until(lambda: QuotaEntity(Name("bob")) in broker.client_quotas.quotas, timeout=10,
+          what="the quota is read")
+    metadata = {"topics": [{"name": TOPIC}], "allow_auto_topic_creation": False}
+    bob, alice = login(cluster, "bob"), login(cluster, "alice")
+    try:
+        # Any time at all a handler runs is well over 0.0001% of a second.
+        assert bob.call(ApiKey.METADATA, 9, metadata)["throttle_time_ms"] > 0
+        assert alice.call(ApiKey.METADATA, 9, metadata)["throttle_time_ms"] == 0
+    finally:
+        bob.sock.close()
+        alice.sock.close()
+        admin.alter_client_quotas([ClientQuotaAlteration(busy, {"request_percentage": None})])

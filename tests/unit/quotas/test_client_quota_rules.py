@@ -3,13 +3,17 @@ DescribeClientQuotas filter, and the throttle time on a fake clock."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import InvalidRequestError
+from kafkalite_server.quotas import handler_time
 from kafkalite_server.quotas.client_quotas import (
     DEFAULT,
     PRODUCER_BYTE_RATE,
+    REQUEST_PERCENTAGE,
     Name,
     QuotaConfigs,
     QuotaEntity,
@@ -20,7 +24,11 @@ from kafkalite_server.quotas.client_quotas import (
     filter_from_wire,
     matching,
 )
-from kafkalite_server.quotas.client_throttle import ClientThrottles, quota_user
+from kafkalite_server.quotas.client_throttle import (
+    ClientThrottles,
+    counts_handler_time,
+    quota_user,
+)
 from tests.fake_clock import FakeClock
 
 ALICE, APP = Name("alice"), Name("app")
@@ -122,3 +130,72 @@ def test_the_throttle_is_capped_at_the_measured_span_and_lands_in_the_response()
     # A follower's fetch is replication, not a client's consumption.
     assert throttles.throttle(ApiKey.FETCH, {"replica_id": 1}, {}, 0, "User:alice", "x") == 0
     assert quota_user("User:ANONYMOUS") == "ANONYMOUS"
+
+
+def test_a_handlers_time_counts_its_steps_not_its_waits(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr(handler_time, "perf_counter", clock)
+
+    async def handler() -> str:
+        clock.advance(2)
+        await asyncio.sleep(0)   # meanwhile the loop serves others: not this request's time
+        clock.advance(3)
+        return "answer"
+
+    async def others() -> None:
+        clock.advance(100)
+
+    async def run() -> tuple[str, float]:
+        timed = handler_time.TimedCall(handler())
+        other = asyncio.get_running_loop().create_task(others())
+        result = await timed
+        await other
+        return result, timed.seconds
+
+    assert asyncio.run(run()) == ("answer", 5)
+
+
+def test_a_timed_handler_is_cancelled_and_fails_as_it_would_untimed() -> None:
+    seen: list[str] = []
+
+    async def waiting() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    async def failing() -> None:
+        await asyncio.sleep(0)
+        raise ValueError("bad request")
+
+    async def run() -> None:
+        async def timed_waiting() -> None:
+            await handler_time.TimedCall(waiting())
+
+        task = asyncio.get_running_loop().create_task(timed_waiting())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        with pytest.raises(ValueError, match="bad request"):
+            await handler_time.TimedCall(failing())
+
+    asyncio.run(run())
+    assert seen == ["cancelled"]
+
+
+def test_request_percentage_counts_handler_time_on_every_clients_request() -> None:
+    clock = FakeClock()
+    configs: QuotaConfigs = {QuotaEntity(None, DEFAULT): {REQUEST_PERCENTAGE: 10.0}}
+    throttles = ClientThrottles(lambda: configs, now=clock)
+    assert throttles.times_requests
+    response = {"throttle_time_ms": 0}
+    # 0.5 s of handler time in one second: 50% of a thread, 40 points over 10%: 4 s.
+    assert throttles.throttle(ApiKey.METADATA, {}, response, 100, "User:u", "c", 0.5) == 4000
+    assert response["throttle_time_ms"] == 4000
+    assert not counts_handler_time(ApiKey.API_VERSIONS, {})
+    assert not counts_handler_time(ApiKey.FETCH, {"replica_id": 2})
+    assert counts_handler_time(ApiKey.FETCH, {"replica_id": -1})
+    assert not ClientThrottles(lambda: {}).times_requests
