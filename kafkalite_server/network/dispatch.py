@@ -85,7 +85,7 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str,
         response = _error_response(header)
         if response is None:
             raise Disconnect("handler failed") from None
-    if response is not None and session is not None:
+    if session is not None:
         throttle_ms = throttles.throttle(
             header.api_key, body, response, len(frame), session.principal, header.client_id,
             None if timed is None else timed.seconds)

@@ -98,24 +98,27 @@ class ClientThrottles:
             self._timing = any(REQUEST_PERCENTAGE in values for values in quotas.values())
         return self._timing
 
-    def throttle(self, api_key: int, body: dict[str, Any], response: dict[str, Any],
+    def throttle(self, api_key: int, body: dict[str, Any], response: dict[str, Any] | None,
                  request_bytes: int, principal: str, client_id: str | None,
                  handler_seconds: float | None = None) -> int:
         """Records a Produce's or a consumer Fetch's bytes, and ``handler_seconds`` (the
         time its handler ran, when timed) as a percentage of one second, then sets the
         longer throttle time they earned in the response (keeping a longer one already
-        there); returns it (ms)."""
+        there); returns it (ms). An acks=0 Produce has no response: its connection is
+        muted all the same."""
+        if not self._quotas():
+            return 0
         user, client = quota_user(principal), client_id or ""
         throttle_ms = 0
         if api_key == ApiKey.PRODUCE:
             throttle_ms = self.record(PRODUCER_BYTE_RATE, user, client, request_bytes)
-        elif api_key == ApiKey.FETCH and body["replica_id"] < 0:
+        elif api_key == ApiKey.FETCH and body["replica_id"] < 0 and response is not None:
             throttle_ms = self.record(CONSUMER_BYTE_RATE, user, client,
                                       _fetched_bytes(response))
         if handler_seconds is not None:
             throttle_ms = max(throttle_ms, self.record(REQUEST_PERCENTAGE, user, client,
                                                        handler_seconds * 100))
-        if throttle_ms and "throttle_time_ms" in response:
+        if throttle_ms and response is not None and "throttle_time_ms" in response:
             response["throttle_time_ms"] = max(response["throttle_time_ms"], throttle_ms)
         return throttle_ms
 

@@ -127,6 +127,8 @@ def test_the_throttle_is_capped_at_the_measured_span_and_lands_in_the_response()
     response = {"throttle_time_ms": 0, "responses": []}
     assert throttles.throttle(ApiKey.PRODUCE, {}, response, 10**6, "User:alice", None) == 11000
     assert response["throttle_time_ms"] == 11000
+    # An acks=0 Produce has no response, and earns its throttle (a muted connection) too.
+    assert throttles.throttle(ApiKey.PRODUCE, {}, None, 10**6, "User:alice", None) == 11000
     # A follower's fetch is replication, not a client's consumption.
     assert throttles.throttle(ApiKey.FETCH, {"replica_id": 1}, {}, 0, "User:alice", "x") == 0
     assert quota_user("User:ANONYMOUS") == "ANONYMOUS"
