@@ -172,7 +172,9 @@ class Broker:
         dropped, and must be closed, not served by a stopped broker."""
         self.connection_limits = ConnectionLimits(config)
         self.client_quotas = ClientQuotaStore(membership.require_store, membership.worker)
-        self.client_throttles = ClientThrottles(lambda: self.client_quotas.quotas)
+        self.client_throttles = ClientThrottles(lambda: self.client_quotas.quotas,
+                                                config.quota_window_size_seconds,
+                                                config.quota_window_num)
         """Byte rates measured against client quotas (the network dispatch records them)."""
         self.metrics = (MetricsEndpoint(config.kafkalite_metrics_listener)
                         if config.kafkalite_metrics_listener else None)

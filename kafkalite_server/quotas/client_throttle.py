@@ -35,9 +35,6 @@ from kafkalite_server.quotas.client_quotas import (
 )
 from kafkalite_server.quotas.rate import RateMeter
 
-WINDOW_S = 1.0
-WINDOWS = 11
-
 
 def quota_user(principal: str) -> str:
     """The user a quota names: the principal's name (``ANONYMOUS`` without authentication)."""
@@ -45,10 +42,13 @@ def quota_user(principal: str) -> str:
 
 
 class ClientThrottles:
-    def __init__(self, quotas: Callable[[], QuotaConfigs],
-                 now: Callable[[], float] = time.monotonic) -> None:
-        """``quotas()`` is every entity's quotas now."""
+    def __init__(self, quotas: Callable[[], QuotaConfigs], window_s: float = 1.0,
+                 windows: int = 11, now: Callable[[], float] = time.monotonic) -> None:
+        """``quotas()`` is every entity's quotas now; rates are measured over ``windows``
+        windows of ``window_s`` seconds."""
         self._quotas = quotas
+        self._window_s = window_s
+        self._windows = windows
         self._now = now
         self._meters: dict[tuple[str, QuotaEntity], RateMeter] = {}
         self._swept = now()
@@ -66,13 +66,14 @@ class ClientThrottles:
         self._sweep(now)
         meter = self._meters.get((key, entity))
         if meter is None:
-            meter = self._meters[key, entity] = RateMeter(WINDOW_S, WINDOWS)
+            meter = self._meters[key, entity] = RateMeter(self._window_s, self._windows)
         meter.record(amount, now)
         rate = meter.rate(now)
         if rate <= limit:
             return 0
         span = meter.span(now)
-        return round(min((rate - limit) / limit * span, WINDOW_S * WINDOWS) * 1000)
+        return round(min((rate - limit) / limit * span,
+                         self._window_s * self._windows) * 1000)
 
     def rate(self, key: str, user: str, client_id: str) -> float:
         """The measured rate of the connection's ``key`` quota entity (0 without a quota)."""
@@ -82,7 +83,7 @@ class ClientThrottles:
 
     def _sweep(self, now: float) -> None:
         """Forgets the meters of entities idle for the whole span (client ids come and go)."""
-        if now - self._swept < WINDOW_S * WINDOWS:
+        if now - self._swept < self._window_s * self._windows:
             return
         self._swept = now
         for entity, meter in list(self._meters.items()):

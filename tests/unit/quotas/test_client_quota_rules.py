@@ -132,6 +132,9 @@ def test_the_throttle_is_capped_at_the_measured_span_and_lands_in_the_response()
     # A follower's fetch is replication, not a client's consumption.
     assert throttles.throttle(ApiKey.FETCH, {"replica_id": 1}, {}, 0, "User:alice", "x") == 0
     assert quota_user("User:ANONYMOUS") == "ANONYMOUS"
+    # quota.window.size.seconds=2, quota.window.num=3: a 6 s span, so at most 6 s.
+    shorter = ClientThrottles(lambda: configs, 2.0, 3, now=clock)
+    assert shorter.record(PRODUCER_BYTE_RATE, "alice", "x", 10**6) == 6000
 
 
 def test_a_handlers_time_counts_its_steps_not_its_waits(
