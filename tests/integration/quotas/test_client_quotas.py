@@ -148,7 +148,8 @@ def test_a_principal_without_the_clusters_config_permissions_is_refused(
         assert isinstance(result[target], ClusterAuthorizationFailedError)
 
 
-def produce(cluster: EmbeddedCluster, client_id: str, total: int) -> tuple[list[Any], float]:
+def produce(cluster: EmbeddedCluster, client_id: str, total: int,
+            topic: str = TOPIC) -> tuple[list[Any], float]:
     """Sends ``total`` bytes; the throttle events seen and the seconds it took."""
     events: list[Any] = []
     producer = Producer(librdkafka(cluster, client_id, events, **{"linger.ms": 5}))
@@ -156,7 +157,7 @@ def produce(cluster: EmbeddedCluster, client_id: str, total: int) -> tuple[list[
     for _ in range(total // len(MESSAGE)):
         while True:
             try:
-                producer.produce(TOPIC, MESSAGE)
+                producer.produce(topic, MESSAGE)
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -191,13 +192,16 @@ def test_a_consumer_over_its_quota_is_throttled(cluster: EmbeddedCluster,
     broker = cluster.brokers[0]
     until(lambda: QuotaEntity(Name("admin"), Name("throttled-consumer"))
           in broker.client_quotas.quotas, timeout=10, what="the quota is read")
-    partition = TopicPartition(TOPIC, 0)
+    admin.create_topics([NewTopic("quota-c", replica_assignments={0: [0]})],
+                        wait_for_metadata=True)
+    produce(cluster, "consumer-feeder", 6 * MB, "quota-c")
+    partition = TopicPartition("quota-c", 0)
     end = admin.list_partition_offsets({partition: OffsetSpec.LATEST})[partition].offset
-    assert end * len(MESSAGE) >= 6 * MB
+    assert end * len(MESSAGE) == 6 * MB
     events: list[Any] = []
     consumer = Consumer(librdkafka(cluster, "throttled-consumer", events, **{
         "group.id": "quota-g", "enable.auto.commit": False}))
-    consumer.assign([KafkaTopicPartition(TOPIC, 0, OFFSET_BEGINNING)])
+    consumer.assign([KafkaTopicPartition("quota-c", 0, OFFSET_BEGINNING)])
     started, received = time.monotonic(), 0
     deadline = started + 60
     while received < end and time.monotonic() < deadline:
