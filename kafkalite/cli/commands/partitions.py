@@ -110,7 +110,7 @@ def _read(path: Path) -> str:
         raise CliError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _current(args: argparse.Namespace, topics: set[str]) -> Plan:
+def current_assignment(args: argparse.Namespace, topics: set[str]) -> Plan:
     cluster = cluster_metadata(args, topics)
     current: Plan = {}
     for topic in topics:
@@ -121,11 +121,11 @@ def _current(args: argparse.Namespace, topics: set[str]) -> Plan:
     return current
 
 
-def _brokers(admin: AdminClient) -> dict[int, str | None]:
+def broker_racks(admin: AdminClient) -> dict[int, str | None]:
     return {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]}
 
 
-def _check_brokers(wanted: set[int], known: dict[int, str | None], where: str) -> None:
+def check_brokers(wanted: set[int], known: dict[int, str | None], where: str) -> None:
     unknown = sorted(wanted - set(known))
     if unknown:
         raise CliError(f"{where} names broker(s) {', '.join(map(str, unknown))}, which the "
@@ -137,10 +137,10 @@ def _generate(args: argparse.Namespace) -> int:
         raise UsageError("--generate needs --topics-to-move-json-file and --broker-list")
     path = args.topics_to_move_json_file
     topics = set(parse_topics_to_move(_read(path), str(path)))
-    current = _current(args, topics)
+    current = current_assignment(args, topics)
     with admin_client(args) as admin:
-        known = _brokers(admin)
-    _check_brokers(set(args.broker_list), known, "--broker-list")
+        known = broker_racks(admin)
+    check_brokers(set(args.broker_list), known, "--broker-list")
     proposed = propose(current, {b: known[b] for b in args.broker_list})
     print(f"Current partition replica assignment\n{render(current)}\n")
     print(f"Proposed partition reassignment configuration\n{render(proposed)}")
@@ -148,16 +148,16 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _execute(args: argparse.Namespace, plan: Plan) -> int:
-    current = _current(args, {topic for topic, _ in plan})
+    current = current_assignment(args, {topic for topic, _ in plan})
     missing = sorted(key for key in plan if key not in current)
     if missing:
         raise CliError(f"{args.reassignment_json_file}: unknown partition(s) "
                        f"{', '.join(f'{t}-{p}' for t, p in missing)}")
     with admin_client(args) as admin:
-        _check_brokers({b for replicas in plan.values() for b in replicas}, _brokers(admin),
+        check_brokers({b for replicas in plan.values() for b in replicas}, broker_racks(admin),
                        str(args.reassignment_json_file))
         if args.throttle is not None:
-            _throttle(admin, plan, current, args.throttle)
+            set_throttle(admin, plan, current, args.throttle)
         results = admin.alter_partition_reassignments(
             {TopicPartition(*key): replicas for key, replicas in plan.items()})
     print(f"Current partition replica assignment\n\n{render({k: current[k] for k in plan})}\n")
@@ -181,7 +181,7 @@ _THROTTLED_REPLICAS = ("leader.replication.throttled.replicas",
                        "follower.replication.throttled.replicas")
 
 
-def _throttle(admin: AdminClient, plan: Plan, current: Plan, rate: int) -> None:
+def set_throttle(admin: AdminClient, plan: Plan, current: Plan, rate: int) -> None:
     """Kafka's throttle of a reassignment: the rate on the brokers involved, and per topic
     the replicas the copying leaves (current) and reaches (added)."""
     moving = {key: target for key, target in plan.items() if target != current[key]}
@@ -192,18 +192,18 @@ def _throttle(admin: AdminClient, plan: Plan, current: Plan, rate: int) -> None:
         followers.setdefault(topic, []).extend(
             f"{index}:{b}" for b in target if b not in current[(topic, index)])
     brokers = sorted({b for key, target in moving.items() for b in [*target, *current[key]]})
-    resources = [ConfigResource(ConfigResourceType.BROKER, str(b), configs=dict.fromkeys(_RATES, str(rate)))
-                 for b in brokers]
+    resources = [ConfigResource(ConfigResourceType.BROKER, str(b),
+                                configs=dict.fromkeys(_RATES, str(rate))) for b in brokers]
     resources += [ConfigResource(ConfigResourceType.TOPIC, topic, configs={
         _THROTTLED_REPLICAS[0]: ",".join(leaders[topic]),
         _THROTTLED_REPLICAS[1]: ",".join(followers[topic])}) for topic in sorted(leaders)]
     _alter(admin, resources, "setting the throttle")
 
 
-def _clear_throttles(admin: AdminClient, topics: set[str]) -> None:
+def clear_throttles(admin: AdminClient, topics: set[str]) -> None:
     """What --verify does once every move is done: no throttle left anywhere."""
-    brokers = sorted(_brokers(admin))
-    print(f"Clearing broker-level throttles on brokers {_ids(brokers)}")
+    brokers = sorted(broker_racks(admin))
+    print(f"Clearing broker-level throttles on brokers {ids_text(brokers)}")
     resources = [ConfigResource(ConfigResourceType.BROKER, str(b), configs={
         key: (AlterConfigOp.DELETE, None) for key in _RATES}) for b in brokers]
     for topic in sorted(topics):
@@ -224,7 +224,7 @@ def _alter(admin: AdminClient, resources: list[ConfigResource], doing: str) -> N
 def _verify(args: argparse.Namespace, plan: Plan) -> int:
     with admin_client(args) as admin:
         ongoing = admin.list_partition_reassignments([TopicPartition(*key) for key in plan])
-    current = _current(args, {topic for topic, _ in plan})
+    current = current_assignment(args, {topic for topic, _ in plan})
     print("Status of partition reassignment:")
     done = True
     for key, replicas in sorted(plan.items()):
@@ -237,10 +237,10 @@ def _verify(args: argparse.Namespace, plan: Plan) -> int:
         else:
             done = False
             print(f"There is no active reassignment of partition {name}, but replica set is "
-                  f"{_ids(current.get(key, []))} rather than {_ids(replicas)}.")
+                  f"{ids_text(current.get(key, []))} rather than {ids_text(replicas)}.")
     if done:
         with admin_client(args) as admin:
-            _clear_throttles(admin, {topic for topic, _ in plan})
+            clear_throttles(admin, {topic for topic, _ in plan})
     return 0 if done else 1
 
 
@@ -269,10 +269,11 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     print("Current partition reassignments:")
     for tp, move in sorted(ongoing.items()):
-        print(f"{tp.topic}-{tp.partition}: replicas: {_ids(move['replicas'])}. adding: "
-              f"{_ids(move['adding_replicas'])}. removing: {_ids(move['removing_replicas'])}.")
+        print(f"{tp.topic}-{tp.partition}: replicas: {ids_text(move['replicas'])}. "
+              f"adding: {ids_text(move['adding_replicas'])}. "
+              f"removing: {ids_text(move['removing_replicas'])}.")
     return 0
 
 
-def _ids(ids: list[int]) -> str:
+def ids_text(ids: list[int]) -> str:
     return ",".join(map(str, ids))
