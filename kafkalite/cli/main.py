@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from kafkalite import __version__
 from kafkalite.cli.commands import (
     acls,
+    cluster,
     configs,
     consume,
     groups,
@@ -47,8 +48,8 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=Parser)
     parents = [connection_options()]
-    for module in (produce, consume, topics, partitions, groups, acls, configs, metadata,
-                   perf):
+    for module in (produce, consume, topics, partitions, cluster, groups, acls, configs,
+                   metadata, perf):
         module.register(commands, parents)
     return parser
 

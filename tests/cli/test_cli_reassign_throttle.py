@@ -1,6 +1,7 @@
 """``kafkalite partitions reassign --execute --throttle``: the throttle Kafka's tool sets
 (the rates on the brokers involved, the moving replicas on the topic), and ``--verify``
-removing it once every move is done. The commands run in this process, through the CLI's
+removing it once every move is done; ``kafkalite cluster rebalance`` planning, running and
+waiting for the moves in one command. The commands run in this process, through the CLI's
 ``main``, against a two-broker EmbeddedCluster."""
 
 from __future__ import annotations
@@ -70,3 +71,27 @@ def test_execute_sets_kafkas_throttle_and_verify_clears_it_when_done(
         assert "Clearing broker-level throttles on brokers 0,1" in out
         assert "Clearing topic-level throttles on topic moved" in out
         assert modified(admin) == {"0": {}, "1": {}, "moved": {}}
+
+
+def test_cluster_rebalance_moves_replicas_onto_the_emptier_broker_under_a_throttle(
+        cluster: EmbeddedCluster, capsys: pytest.CaptureFixture[str]) -> None:
+    bootstrap = cluster.bootstrap_servers
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic("lopsided", replica_assignments={
+            index: [0] for index in range(4)})], wait_for_metadata=True)
+        capsys.readouterr()
+        assert main(["cluster", "rebalance", "-b", bootstrap, "--topic", "lopsided",
+                     "--throttle", str(RATE), "--timeout", "60"]) == 0
+        out = capsys.readouterr().out
+        assert "Moving 2 of 4 partition(s) to spread their replicas over brokers 0,1." in out
+        rollback = json.loads(out.split("current assignment):\n", 1)[1].splitlines()[0])
+        assert [p["replicas"] for p in rollback["partitions"]] == [[0], [0]]
+        assert "Clearing topic-level throttles on topic lopsided" in out
+        assert "Rebalanced: 2 partition(s) moved." in out
+        replicas = [p.replicas for p in
+                    admin.describe_topics(["lopsided"])["lopsided"].partitions]
+        assert sorted(r[0] for r in replicas) == [0, 0, 1, 1]
+        assert admin.list_partition_reassignments() == {}
+        assert modified(admin)["0"] == {}  # the throttle is gone
+        assert main(["cluster", "rebalance", "-b", bootstrap, "--topic", "lopsided"]) == 0
+        assert "Nothing to move" in capsys.readouterr().out

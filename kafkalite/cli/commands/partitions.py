@@ -72,14 +72,14 @@ def register(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     mode.add_argument("--list", action="store_true", help="list every move under way")
     reassign.add_argument("--topics-to-move-json-file", type=Path, metavar="FILE")
     reassign.add_argument("--reassignment-json-file", type=Path, metavar="FILE")
-    reassign.add_argument("--broker-list", type=_broker_list, metavar="ID,ID,...",
+    reassign.add_argument("--broker-list", type=broker_list_arg, metavar="ID,ID,...",
                           help="the brokers --generate may place replicas on")
     reassign.add_argument("--throttle", type=positive_int, metavar="BYTES_PER_S",
                           help="--execute: cap the copying of the moves at this rate per "
                                "broker (--verify removes the cap once they are done)")
 
 
-def _broker_list(text: str) -> list[int]:
+def broker_list_arg(text: str) -> list[int]:
     try:
         ids = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
