@@ -68,7 +68,7 @@ async def handle_alter_client_quotas(ctx: RequestContext,
         return _refuse_all(body, ALTER_CLUSTER_CONFIGS.error.errno)
     store = ctx.broker.client_quotas
     errors: dict[int, BrokerResponseError] = {}
-    changes: dict[QuotaEntity, dict[str, float]] = {}
+    changes: dict[QuotaEntity, list[QuotaOp]] = {}
     owners: dict[QuotaEntity, int] = {}
     for index, entry in enumerate(body["entries"]):
         try:
@@ -77,8 +77,9 @@ async def handle_alter_client_quotas(ctx: RequestContext,
             if entity in owners:
                 raise InvalidRequestError(f"Duplicate quota entity {entity}")
             owners[entity] = index
-            changes[entity] = altered(store.quotas.get(entity, {}), [
-                QuotaOp(op["key"], op["value"], op["remove"]) for op in entry["ops"]])
+            ops = [QuotaOp(op["key"], op["value"], op["remove"]) for op in entry["ops"]]
+            altered(store.quotas.get(entity, {}), ops)  # refuses bad ops before any write
+            changes[entity] = ops
         except InvalidRequestError as exc:
             errors[index] = exc
     if changes and not body["validate_only"]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import unquote
 
 from kafkalite_server.cluster.config_watcher import ConfigChangeWatcher, notify_config_change
@@ -35,6 +35,8 @@ from kafkalite_server.quotas.client_quotas import (
     Name,
     QuotaConfigs,
     QuotaEntity,
+    QuotaOp,
+    altered,
 )
 from kafkalite_server.security.security_store import USERS, user_path
 
@@ -109,8 +111,9 @@ class ClientQuotaStore:
         if entity is None or entity.startswith(("users/", "clients/")):
             await self._worker.call(self._read)
 
-    async def alter(self, changes: Mapping[QuotaEntity, Mapping[str, float]]) -> None:
-        """Writes each entity's complete new quotas, then announces it."""
+    async def alter(self, changes: Mapping[QuotaEntity, Sequence[QuotaOp]]) -> None:
+        """Applies each entity's (validated) ops to its node as it is in the store (a
+        change another broker made meanwhile is kept), then announces it."""
         await self._worker.call(self._write, changes)
 
     def _read(self) -> None:
@@ -132,11 +135,10 @@ class ClientQuotaStore:
                 read(f"{USERS}/{node}/clients/{client}", QuotaEntity(user, _name_of(client)))
         self.quotas = found
 
-    def _write(self, changes: Mapping[QuotaEntity, Mapping[str, float]]) -> None:
+    def _write(self, changes: Mapping[QuotaEntity, Sequence[QuotaOp]]) -> None:
         store = self._store()
-        for entity, quotas in changes.items():
-            path = f"/config/{entity_path(entity)}"
-            _replace_quotas(store, path, {key: _text(key, v) for key, v in quotas.items()})
+        for entity, ops in changes.items():
+            _alter_node(store, f"/config/{entity_path(entity)}", ops)
             notify_config_change(store, entity_path(entity))
         self._read()
 
@@ -148,16 +150,19 @@ def _children(store: Coordination, path: str) -> list[str]:
         return []
 
 
-def _replace_quotas(store: Coordination, path: str, quotas: dict[str, str]) -> None:
-    """The node's quota keys become ``quotas``; its other keys stay."""
+def _alter_node(store: Coordination, path: str, ops: Sequence[QuotaOp]) -> None:
+    """The node's quotas after ``ops``, written if the node did not change meanwhile (else
+    read and applied again); its other keys stay."""
     for _attempt in range(_RETRIES):
         try:
             data, stat = store.get(path)
             document = json.loads(data.decode())
         except NoNodeError:
             stat, document = None, {"version": 1, "config": {}}
+            data = b""
+        quotas = altered(_quotas_of(path, data) if stat is not None else {}, ops)
         config = {k: v for k, v in document.get("config", {}).items() if k not in QUOTA_KEYS}
-        config.update(quotas)
+        config.update({key: _text(key, value) for key, value in quotas.items()})
         encoded = json.dumps({"version": 1, "config": config}).encode()
         try:
             if stat is None:

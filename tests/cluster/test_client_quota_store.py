@@ -18,6 +18,7 @@ from kafkalite_server.quotas.client_quotas import (
     PRODUCER_BYTE_RATE,
     Name,
     QuotaEntity,
+    QuotaOp,
 )
 
 ODD_USER = Name("CN=app, O=acme/west")
@@ -46,16 +47,28 @@ def test_quotas_are_kept_in_kafkas_nodes_and_followed_by_another_session(
             workers.append(worker)
             stores.append(ClientQuotaStore(lambda s=session: s, worker))
         writer, reader = stores
+        try:
+            await exchange(writer, reader)
+        finally:
+            for worker in workers:
+                worker.close()
+        return reader
+
+    async def exchange(writer: ClientQuotaStore, reader: ClientQuotaStore) -> None:
+        loop = asyncio.get_running_loop()
         await reader.load()
         following = loop.create_task(reader.follow_changes())
         try:
-            await writer.alter(changes)
+            await writer.alter({entity: [QuotaOp(key, value, False)
+                                         for key, value in quotas.items()]
+                                for entity, quotas in changes.items()})
             for _ in range(200):
                 if reader.quotas == changes:
                     break
                 await asyncio.sleep(0.05)
             assert reader.quotas == changes
-            await writer.alter({alice_default: {}})  # every key removed: no quotas left
+            # Every key removed: no quotas left.
+            await writer.alter({alice_default: [QuotaOp(CONSUMER_BYTE_RATE, 0, True)]})
             for _ in range(200):
                 if alice_default not in reader.quotas:
                     break
@@ -64,9 +77,12 @@ def test_quotas_are_kept_in_kafkas_nodes_and_followed_by_another_session(
         finally:
             following.cancel()
             await asyncio.gather(following, return_exceptions=True)
-            for worker in workers:
-                worker.close()
-        return reader
+        # The reader, no longer following, changes alice after the writer did: its change
+        # applies to the node as stored, not to what it last read.
+        alice = QuotaEntity(Name("alice"))
+        await writer.alter({alice: [QuotaOp(PRODUCER_BYTE_RATE, 4096, False)]})
+        await reader.alter({alice: [QuotaOp("request_percentage", 30.0, False)]})
+        assert reader.quotas[alice] == {PRODUCER_BYTE_RATE: 4096.0, "request_percentage": 30.0}
 
     asyncio.run(scenario())
 
@@ -74,7 +90,8 @@ def test_quotas_are_kept_in_kafkas_nodes_and_followed_by_another_session(
         return dict(json.loads(writer_session.get(path)[0])["config"])
 
     assert config("/config/users/alice") == {
-        "SCRAM-SHA-256": "salt=c2FsdA==,iterations=4096", PRODUCER_BYTE_RATE: "1024"}
+        "SCRAM-SHA-256": "salt=c2FsdA==,iterations=4096", PRODUCER_BYTE_RATE: "4096",
+        "request_percentage": "30.0"}
     assert config("/config/users/alice/clients/<default>") == {}
     assert config("/config/clients/<default>") == {"request_percentage": "12.5"}
     assert config("/config/users/CN%3Dapp%2C%20O%3Dacme%2Fwest") == {PRODUCER_BYTE_RATE: "5"}
