@@ -29,6 +29,7 @@ from kafkalite_server.group.broker_handlers import install as install_group_coor
 from kafkalite_server.handlers import (
     acls,
     admin,
+    client_quotas,
     cluster,
     configs,
     elections,
@@ -55,6 +56,8 @@ from kafkalite_server.metrics.requests import RequestCounters
 from kafkalite_server.network.connection import ConnectionLimits, serve_connection
 from kafkalite_server.network.listeners import Listener
 from kafkalite_server.network.server import ListenerSet
+from kafkalite_server.quotas.client_quota_store import ClientQuotaStore
+from kafkalite_server.quotas.client_throttle import ClientThrottles
 from kafkalite_server.quotas.replication import broker_quotas
 from kafkalite_server.replication.fetcher import FetcherSettings
 from kafkalite_server.replication.isr_store import IsrStore
@@ -92,6 +95,8 @@ CORE_HANDLERS = {
     ApiKey.DESCRIBE_ACLS: acls.handle_describe_acls,
     ApiKey.CREATE_ACLS: acls.handle_create_acls,
     ApiKey.DELETE_ACLS: acls.handle_delete_acls,
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: client_quotas.handle_describe_client_quotas,
+    ApiKey.ALTER_CLIENT_QUOTAS: client_quotas.handle_alter_client_quotas,
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: scram_users.handle_describe_user_scram_credentials,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: scram_users.handle_alter_user_scram_credentials,
     ApiKey.ELECT_LEADERS: elections.handle_elect_leaders,
@@ -166,6 +171,11 @@ class Broker:
         closed reaches :meth:`_on_connection` a loop turn later, after the connections were
         dropped, and must be closed, not served by a stopped broker."""
         self.connection_limits = ConnectionLimits(config)
+        self.client_quotas = ClientQuotaStore(membership.require_store, membership.worker)
+        self.client_throttles = ClientThrottles(lambda: self.client_quotas.quotas,
+                                                config.quota_window_size_seconds,
+                                                config.quota_window_num)
+        """Byte rates measured against client quotas (the network dispatch records them)."""
         self.metrics = (MetricsEndpoint(config.kafkalite_metrics_listener)
                         if config.kafkalite_metrics_listener else None)
         """The Prometheus endpoint (``kafkalite.metrics.listener``), if one is set."""
@@ -210,6 +220,8 @@ class Broker:
         self.log_manager.start_cleaner(self.replica_manager.high_watermark_of)
         await self.membership.join(self.endpoint, self.inbox)
         await self.security.load()
+        await self.client_quotas.load()
+        self.tasks.spawn(self.client_quotas.follow_changes(), "client-quota-changes")
 
     def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:

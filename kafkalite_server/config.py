@@ -166,6 +166,9 @@ class BrokerConfig:
     replica_fetch_backoff_ms: int = 1000
     replica_socket_timeout_ms: int = 30_000
     replica_high_watermark_checkpoint_interval_ms: int = 5000
+    # -- client quotas
+    quota_window_num: int = 11
+    quota_window_size_seconds: int = 1
     # -- security (listeners, TLS, SASL, authorization): see kafkalite_server/security
     listeners: str | None = None
     """``NAME://host:port,...``; unset: one PLAINTEXT listener on ``host.name:port``."""
@@ -537,10 +540,16 @@ _REPLICATION_SPECS: dict[str, _Spec] = {
         "replica_high_watermark_checkpoint_interval_ms", integer(1, INT32_MAX)),
 }
 """Follower fetching and the ISR (Kafka's names and defaults)."""
+_QUOTA_SPECS: dict[str, _Spec] = {
+    "quota.window.num": _Spec("quota_window_num", integer(1, INT32_MAX)),
+    "quota.window.size.seconds": _Spec("quota_window_size_seconds", integer(1, INT32_MAX)),
+}
+"""How client quotas measure rates: windows kept, and each window's length."""
 _UNSET_IS_NULL = frozenset({"broker.rack", "replica.selector.class", "zookeeper.connect",
                             "kafkalite.metrics.listener"})
 _SPECS.update(_CLUSTER_SPECS)
 _SPECS.update(_REPLICATION_SPECS)
+_SPECS.update(_QUOTA_SPECS)
 
 
 def _listener_names(key: str, text: str) -> str:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kafkalite_server.handlers.registry import HandlerRegistry
     from kafkalite_server.log.down_conversion import DownConversionBudget
     from kafkalite_server.log.manager import LogManager
+    from kafkalite_server.quotas.client_quota_store import ClientQuotaStore
     from kafkalite_server.replication.replica_manager import ReplicaManager
     from kafkalite_server.security.broker_security import BrokerSecurity
     from kafkalite_server.share.service import ShareService
@@ -54,6 +55,9 @@ class BrokerServices(Protocol):
         """Appends, fetches, their purgatories and the ISR."""
     @property
     def log_manager(self) -> LogManager: ...
+    @property
+    def client_quotas(self) -> ClientQuotaStore:
+        """Client quotas, as last read from the coordination store."""
     @property
     def down_conversion(self) -> DownConversionBudget: ...
     @property

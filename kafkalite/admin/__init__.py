@@ -1,4 +1,5 @@
-"""The AdminClient: topics, partitions, configs, consumer groups, ACLs, SCRAM users, records,
+"""The AdminClient: topics, partitions, configs, consumer groups, ACLs, SCRAM users, client
+quotas, records,
 elections and transactions, over the Kafka protocol.
 
 Every method blocks until the cluster answers (up to ``default_api_timeout_ms``, by default
@@ -24,6 +25,11 @@ from typing import Any
 
 from kafkalite.admin.acls import ACL, ACLFilter, ResourcePattern, ResourcePatternFilter
 from kafkalite.admin.client import UNSENT_ADMIN_APIS, AdminClient, KafkaAdminClient
+from kafkalite.admin.client_quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilterComponent,
+)
 from kafkalite.admin.cluster import UpdateFeatureType
 from kafkalite.admin.configs import AlterConfigOp, ConfigChanges, ConfigResource
 from kafkalite.admin.consumer_groups import ConsumerGroupDescription, ConsumerGroupMember
@@ -77,6 +83,9 @@ __all__ = [
     "AdminClient",
     "AlterConfigOp",
     "BrokerVersionData",
+    "ClientQuotaAlteration",
+    "ClientQuotaEntity",
+    "ClientQuotaFilterComponent",
     "ConfigChanges",
     "ConfigResource",
     "ConfigResourceType",

@@ -17,6 +17,14 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from kafkalite.admin.acls import ACL, ACLFilter, CreateAcls, DeleteAcls, DescribeAcls
+from kafkalite.admin.client_quotas import (
+    AlterClientQuotas,
+    ClientQuotaAlteration,
+    ClientQuotaFilterComponent,
+    DescribeClientQuotas,
+)
+from kafkalite.admin.client_quotas import Outcomes as QuotaOutcomes
+from kafkalite.admin.client_quotas import Quotas as ClientQuotas
 from kafkalite.admin.cluster import DescribeCluster, DescribeLogDirs
 from kafkalite.admin.configs import (
     AlterConfigs,
@@ -190,6 +198,24 @@ class AdminClient:
         alterations = list(alterations)
         users = list(dict.fromkeys(a.user for a in alterations))
         return self._run(AlterUserScramCredentials(alterations), users)
+
+    # -- client quotas -------------------------------------------------------------------------
+
+    def describe_client_quotas(self, components: Iterable[ClientQuotaFilterComponent] = (),
+                               strict: bool = False) -> ClientQuotas:
+        """The quotas of the entities matching every component of the filter (no
+        components: every entity; ``strict``: only entities with no other entity type):
+        ``{ClientQuotaEntity({"user": "alice"}): {"producer_byte_rate": 1048576.0}}``."""
+        return self._run(DescribeClientQuotas(list(components), strict),
+                         [CLUSTER])[CLUSTER]
+
+    def alter_client_quotas(self, alterations: Iterable[ClientQuotaAlteration],
+                            validate_only: bool = False) -> QuotaOutcomes:
+        """Sets (or, for a value of None, removes) quotas; each entity's answer: None or its
+        error (InvalidRequestError for an unknown key or a value that is not positive).
+        ``validate_only`` checks without changing anything."""
+        return self._run(AlterClientQuotas(list(alterations), validate_only),
+                         [CLUSTER])[CLUSTER]
 
     # -- topics --------------------------------------------------------------------------------
 

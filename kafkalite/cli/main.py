@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from kafkalite import __version__
 from kafkalite.cli.commands import (
     acls,
+    cluster,
+    configs,
     console,
     consume,
     groups,
@@ -47,8 +49,8 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=Parser)
     parents = [connection_options()]
-    for module in (produce, consume, topics, partitions, groups, acls, metadata, perf,
-                   console):
+    for module in (produce, consume, topics, partitions, cluster, groups, acls, configs,
+                   metadata, perf, console):
         module.register(commands, parents)
     return parser
 

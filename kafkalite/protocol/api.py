@@ -10,6 +10,7 @@ from kafkalite.protocol.schemas import (
     acls,
     admin,
     api_versions,
+    client_quotas,
     cluster,
     configs,
     consumer_groups,
@@ -74,6 +75,8 @@ class ApiKey(IntEnum):
     ALTER_PARTITION_REASSIGNMENTS = 45
     LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    DESCRIBE_CLIENT_QUOTAS = 48
+    ALTER_CLIENT_QUOTAS = 49
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
@@ -215,6 +218,16 @@ APIS: dict[ApiKey, Api] = {
             reassignments.LIST_PARTITION_REASSIGNMENTS_RESPONSE,
         ),
         Api(ApiKey.OFFSET_DELETE, groups.OFFSET_DELETE_REQUEST, groups.OFFSET_DELETE_RESPONSE),
+        Api(
+            ApiKey.DESCRIBE_CLIENT_QUOTAS,
+            client_quotas.DESCRIBE_CLIENT_QUOTAS_REQUEST,
+            client_quotas.DESCRIBE_CLIENT_QUOTAS_RESPONSE,
+        ),
+        Api(
+            ApiKey.ALTER_CLIENT_QUOTAS,
+            client_quotas.ALTER_CLIENT_QUOTAS_REQUEST,
+            client_quotas.ALTER_CLIENT_QUOTAS_RESPONSE,
+        ),
         Api(
             ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
             scram_credentials.DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST,

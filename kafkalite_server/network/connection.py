@@ -18,6 +18,8 @@ principal and SASL state). After a v0 SaslHandshake the SASL tokens arrive as ba
 and are answered as bare frames; a failed exchange closes the connection after its reply.
 A request other than SaslHandshake after the SASL session's lifetime ran out (KIP-368,
 see :mod:`kafkalite_server.security.authenticator`) closes the connection unanswered.
+A response that carries a client quota's throttle time mutes the connection for that
+time (KIP-219): it reads and handles nothing more until then.
 A failed exchange's reply (or, for bare tokens, the close) is held back
 ``connection.failed.authentication.delay.ms``, as Kafka does, so guessing passwords costs
 the guesser time: only this connection's task waits, every other connection is served.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
@@ -120,6 +123,7 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
     deferred = DeferredResponses(writer, write_chunks, charge)
     try:
         while True:
+            await wait_unmuted(session)
             size = decoder.next_frame_size
             if decoder.buffered:
                 timeout = None if receive_deadline is None else receive_deadline - loop.time()
@@ -158,6 +162,7 @@ async def serve_connection(broker: Broker, listener: Listener, reader: asyncio.S
             pending = sum(len(frame) for frame in frames)
             charge()
             while frames:
+                await wait_unmuted(session)
                 frame = frames.popleft()
                 chunks: list[Any] | None
                 if session.expired(int.from_bytes(frame[:2], "big")):
@@ -225,6 +230,14 @@ async def _produce(broker: Broker, frame: bytearray, peer: str, session: Session
         return task.result()
     deferred.defer(task, len(frame))
     return _DEFERRED
+
+
+async def wait_unmuted(session: Session) -> None:
+    """A connection a client quota throttled reads and handles nothing until the throttle
+    time ends (KIP-219); its response was sent at once."""
+    delay = session.muted_until - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
 
 
 async def hold_back_failed_login(session: Session, limits: ConnectionLimits) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from time import perf_counter
+from time import monotonic, perf_counter
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kafkalite.errors import ProtocolDecodeError
@@ -29,6 +29,8 @@ from kafkalite.protocol.errors import UnknownServerError, UnsupportedVersionErro
 from kafkalite.protocol.schema import Versions
 from kafkalite_server.handlers.registry import CloseConnection, RequestContext
 from kafkalite_server.metrics.requests import request_name
+from kafkalite_server.quotas.client_throttle import counts_handler_time
+from kafkalite_server.quotas.handler_time import TimedCall
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -69,8 +71,11 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str,
         _refuse(peer, header, f"unreadable request body: {exc}")
     context = RequestContext(header, broker, peer, session, on_appended)
     started = perf_counter()
+    throttles = broker.client_throttles
+    timed = TimedCall(handler(context, body)) if session is not None \
+        and throttles.times_requests and counts_handler_time(header.api_key, body) else None
     try:
-        response = await handler(context, body)
+        response = await (handler(context, body) if timed is None else timed)
     except CloseConnection as exc:
         _refuse(peer, header, str(exc), level=logging.INFO)
     except Exception:
@@ -80,6 +85,12 @@ async def dispatch(broker: Broker, frame: bytearray, peer: str,
         response = _error_response(header)
         if response is None:
             raise Disconnect("handler failed") from None
+    if session is not None:
+        throttle_ms = throttles.throttle(
+            header.api_key, body, response, len(frame), session.principal, header.client_id,
+            None if timed is None else timed.seconds)
+        if throttle_ms:
+            session.mute_for(throttle_ms, monotonic())
     chunks = None if response is None else encode_response(header, response)
     broker.request_counters.record(request_name(header.api_key, body), header.api_version,
                                    (perf_counter() - started) * 1000)

@@ -23,6 +23,12 @@ class Session:
     authenticator: SaslAuthenticator | None = None
     close_reason: str | None = None
     """Set when the response being sent is the last (a failed SASL exchange): why."""
+    muted_until: float = 0.0
+    """``time.monotonic()`` before which the connection reads no request: a client quota's
+    throttle (KIP-219)."""
+
+    def mute_for(self, throttle_ms: int, now: float) -> None:
+        self.muted_until = max(self.muted_until, now + throttle_ms / 1000)
 
     def allows(self, api_key: int) -> bool:
         """May this request be handled now? (Before SASL succeeds, only ApiVersions and the

@@ -33,8 +33,13 @@ class RateMeter:
         self._expire(now)
         if not self._samples:
             return 0.0
-        elapsed = max(now - self._samples[0][0], self.window_s)
-        return sum(amount for _start, amount in self._samples) / elapsed
+        return sum(amount for _start, amount in self._samples) / self.span(now)
+
+    def span(self, now: float) -> float:
+        """The seconds the rate is measured over (at least one window)."""
+        self._expire(now)
+        return self.window_s if not self._samples else max(now - self._samples[0][0],
+                                                             self.window_s)
 
     def _expire(self, now: float) -> None:
         horizon = now - self.window_s * self.windows

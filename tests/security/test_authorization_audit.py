@@ -166,6 +166,10 @@ REQUESTS: dict[ApiKey, list[Body]] = {
          "configs": [{"name": "retention.ms", "config_operation": 0, "value": "1"}]}]}],
     ApiKey.OFFSET_DELETE: [{"group_id": GROUP, "topics": [
         {"name": TOPIC, "partitions": [{"partition_index": 0}]}]}],
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: [{"components": [], "strict": False}],
+    ApiKey.ALTER_CLIENT_QUOTAS: [{"validate_only": False, "entries": [
+        {"entity": [{"entity_type": "client-id", "entity_name": "audit-app"}],
+         "ops": [{"key": "producer_byte_rate", "value": 1e9, "remove": False}]}]}],
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: [{"users": None}],
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: [{"deletions": [], "upsertions": [
         {"name": "admin", "mechanism": 1, "iterations": 4096, "salt": b"s" * 24,
