@@ -1,0 +1,384 @@
+"""``AIOKafkaProducer``: aiokafka's producer, natively on the event loop.
+
+``send`` appends the record to its partition's open batch (encoded at once by the compiled
+record codec) and returns the record's future; a sender task drains ready batches into one
+Produce request per leader, with at most one batch per partition in flight (so retries keep
+order). A batch is ready when it is full, when ``linger_ms`` has passed since its first
+record, or when someone flushes. With ``linger_ms=0`` the batch leaves as soon as the loop
+runs the sender: records sent meanwhile (while a request is in flight) travel together.
+
+``send`` waits (yielding to the loop) while its partition has a full batch queued behind
+one in flight: the back-pressure that keeps a tight ``send`` loop from holding the loop or
+growing without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
+from typing import Any
+
+from kafkalite.aio.batches import BatchBuilder, ProducerBatch, Serializer, serialize
+from kafkalite.aio.client import AIOClient, security_settings
+from kafkalite.aio.errors import ProducerClosed
+from kafkalite.aio.structs import RecordMetadata
+from kafkalite.errors import (
+    ConfigError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    MessageSizeTooLargeError,
+    NetworkError,
+)
+from kafkalite.producer.partitioners import partition_for_key
+from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import DuplicateSequenceNumberError, error_for_code
+from kafkalite.records.builder import BatchBuilder as RecordsBuilder
+from kafkalite.records.builder import estimate_record_size
+from kafkalite.records.compression import codec_id
+from kafkalite.structs import TopicPartition
+
+__all__ = ["AIOKafkaProducer"]
+
+log = logging.getLogger(__name__)
+
+_MISSING: Any = object()
+_QUEUED_BATCHES_PER_PARTITION = 2
+"""Full batches a partition may hold waiting before ``send`` waits for one to leave."""
+
+
+def default_partitioner(key: bytes | None, all_partitions: Sequence[int],
+                        available: Sequence[int]) -> int:
+    """aiokafka's default: murmur2 of the key (Java's choice); a random available
+    partition for records without one."""
+    if key is not None:
+        return all_partitions[partition_for_key(key, len(all_partitions))]
+    return random.choice(available or all_partitions)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class AIOKafkaProducer:
+    """See the module docstring; the parameters are aiokafka's."""
+
+    _client_ids = 0
+
+    def __init__(
+        self, *, loop: Any = None, bootstrap_servers: str | Iterable[str] = "localhost",
+        client_id: str | None = None, metadata_max_age_ms: int = 300000,
+        request_timeout_ms: int = 40000, api_version: Any = None, acks: Any = _MISSING,
+        key_serializer: Serializer = None, value_serializer: Serializer = None,
+        compression_type: str | None = None, max_batch_size: int = 16384,
+        partitioner: Callable[[bytes | None, Sequence[int], Sequence[int]], int]
+        = default_partitioner,
+        max_request_size: int = 1048576, linger_ms: int = 0, retry_backoff_ms: int = 100,
+        security_protocol: str = "PLAINTEXT", ssl_context: Any = None,
+        connections_max_idle_ms: int = 540000, enable_idempotence: bool = False,
+        transactional_id: str | None = None, transaction_timeout_ms: int = 60000,
+        sasl_mechanism: str = "PLAIN", sasl_plain_password: str | None = None,
+        sasl_plain_username: str | None = None, sasl_kerberos_service_name: str = "kafka",
+        sasl_kerberos_domain_name: str | None = None, sasl_oauth_token_provider: Any = None,
+    ) -> None:
+        if acks not in (0, 1, -1, "all", _MISSING):
+            raise ConfigError("acks", f"must be 0, 1, -1 or 'all', not {acks!r}")
+        if compression_type not in ("gzip", "snappy", "lz4", "zstd", None):
+            raise ConfigError("compression_type", f"{compression_type!r} is not a codec")
+        if transactional_id is not None or enable_idempotence:
+            raise ConfigError("enable_idempotence", "the asyncio producer does not speak "
+                              "idempotence or transactions yet")
+        self._acks = 1 if acks is _MISSING else -1 if acks == "all" else int(acks)
+        AIOKafkaProducer._client_ids += 1
+        self._client = AIOClient(
+            bootstrap_servers=bootstrap_servers,
+            client_id=client_id or f"aiokafka-producer-{AIOKafkaProducer._client_ids}",
+            request_timeout_ms=request_timeout_ms, metadata_max_age_ms=metadata_max_age_ms,
+            retry_backoff_ms=retry_backoff_ms,
+            security=security_settings(security_protocol, ssl_context, sasl_mechanism,
+                                       sasl_plain_username, sasl_plain_password,
+                                       sasl_oauth_token_provider))
+        self._key_serializer = key_serializer
+        self._value_serializer = value_serializer
+        self._compression = codec_id(compression_type)
+        self._batch_size = max_batch_size
+        self._partitioner = partitioner
+        self._max_request_size = max_request_size
+        self._linger = linger_ms / 1000
+        self._request_timeout = request_timeout_ms / 1000
+        self._retry_backoff = retry_backoff_ms / 1000
+        self._open: dict[TopicPartition, ProducerBatch] = {}
+        self._queued: defaultdict[TopicPartition, deque[ProducerBatch]] = defaultdict(deque)
+        self._in_flight: set[TopicPartition] = set()
+        self._requests: set[asyncio.Task[None]] = set()
+        self._drained = asyncio.Event()
+        self._wakeup = asyncio.Event()
+        self._flushing = 0
+        self._sender: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def client(self) -> AIOClient:
+        return self._client
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect to the cluster and start the sender."""
+        await self._client.bootstrap()
+        self._sender = asyncio.get_running_loop().create_task(self._send_loop())
+
+    async def flush(self) -> None:
+        """Wait until every record sent so far is delivered (or failed)."""
+        self._flushing += 1
+        try:
+            while self._open or any(self._queued.values()) or self._requests:
+                self._wakeup.set()
+                self._drained.clear()
+                await self._drained.wait()
+        finally:
+            self._flushing -= 1
+
+    async def stop(self) -> None:
+        """Deliver what is queued, then close the connections."""
+        if self._closed:
+            return
+        if self._sender is not None:
+            await self.flush()
+        self._closed = True
+        if self._sender is not None:
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+        error = ProducerClosed("the producer was stopped")
+        for batch in self._open.values():
+            batch.failure(error)
+        for queue in self._queued.values():
+            for batch in queue:
+                batch.failure(error)
+        self._open.clear()
+        self._queued.clear()
+        await self._client.close()
+
+    async def __aenter__(self) -> AIOKafkaProducer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.stop()
+
+    # -- sending ---------------------------------------------------------------------------
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        """The partition ids of ``topic`` (waiting for its metadata)."""
+        return set(await self._client.wait_on_metadata(topic, self._request_timeout))
+
+    async def _partition(self, topic: str, partition: int | None, key: Any,
+                         key_bytes: bytes | None) -> int:
+        partitions = await self._client.wait_on_metadata(topic, self._request_timeout)
+        if partition is not None:
+            if partition not in partitions:
+                raise ValueError(f"{topic} has no partition {partition}")
+            return partition
+        all_partitions = sorted(partitions)
+        available = sorted(self._client.cluster.available_partitions_for_topic(topic))
+        return int(self._partitioner(key_bytes, all_partitions, available))
+
+    def _check_open(self) -> None:
+        if self._closed or self._sender is None:
+            raise ProducerClosed("the producer is not started" if not self._closed
+                                 else "the producer is stopped")
+
+    async def send(self, topic: str, value: Any = None, key: Any = None,
+                   partition: int | None = None, timestamp_ms: int | None = None,
+                   headers: Sequence[tuple[str, bytes]] | None = None
+                   ) -> asyncio.Future[RecordMetadata]:
+        """Queue a record; the future of its :class:`RecordMetadata`."""
+        if value is None and key is None:
+            raise ValueError("a record needs a key or a value")
+        self._check_open()
+        key_bytes = serialize(self._key_serializer, key)
+        value_bytes = serialize(self._value_serializer, value)
+        header_list = list(headers) if headers else None
+        size = estimate_record_size(key_bytes, value_bytes, header_list)
+        if size > self._max_request_size:
+            raise MessageSizeTooLargeError(
+                f"a record of about {size} bytes is larger than max_request_size "
+                f"({self._max_request_size})")
+        tp = TopicPartition(topic, await self._partition(topic, partition, key, key_bytes))
+        while len(self._queued[tp]) >= _QUEUED_BATCHES_PER_PARTITION:
+            self._drained.clear()
+            await self._drained.wait()
+            self._check_open()
+        timestamp = _now_ms() if timestamp_ms is None else timestamp_ms
+        future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        batch = self._open.get(tp)
+        if batch is None or not batch.builder.append(timestamp, key_bytes, value_bytes,
+                                                     header_list):
+            if batch is not None:
+                self._close_batch(batch)
+            batch = self._new_batch(tp)
+            batch.builder.append(timestamp, key_bytes, value_bytes, header_list)
+        batch.record_futures.append((future, timestamp))
+        return future
+
+    async def send_and_wait(self, topic: str, value: Any = None, key: Any = None,
+                            partition: int | None = None, timestamp_ms: int | None = None,
+                            headers: Sequence[tuple[str, bytes]] | None = None
+                            ) -> RecordMetadata:
+        """Send a record and wait for its :class:`RecordMetadata`."""
+        future = await self.send(topic, value, key, partition, timestamp_ms, headers)
+        return await future
+
+    def create_batch(self) -> BatchBuilder:
+        """An empty batch for :meth:`send_batch`."""
+        return BatchBuilder(RecordsBuilder(2, self._compression, self._batch_size),
+                            self._key_serializer, self._value_serializer, _now_ms)
+
+    async def send_batch(self, batch: BatchBuilder, topic: str, *, partition: int
+                         ) -> asyncio.Future[RecordMetadata]:
+        """Queue a batch from :meth:`create_batch` as it is; the future of its metadata
+        (the offset of its first record)."""
+        self._check_open()
+        tp = TopicPartition(topic, await self._partition(topic, partition, None, None))
+        sending = ProducerBatch(tp, batch.builder, asyncio.get_running_loop().time())
+        sending.whole_batch = asyncio.get_running_loop().create_future()
+        open_batch = self._open.pop(tp, None)
+        if open_batch is not None:
+            self._queued[tp].append(open_batch)
+        self._queued[tp].append(sending)
+        self._wakeup.set()
+        return sending.whole_batch
+
+    def _new_batch(self, tp: TopicPartition) -> ProducerBatch:
+        loop = asyncio.get_running_loop()
+        batch = self._open[tp] = ProducerBatch(
+            tp, RecordsBuilder(2, self._compression, self._batch_size), loop.time())
+        if self._linger:
+            loop.call_later(self._linger, self._wakeup.set)
+        else:
+            self._wakeup.set()
+        return batch
+
+    def _close_batch(self, batch: ProducerBatch) -> None:
+        del self._open[batch.tp]
+        self._queued[batch.tp].append(batch)
+        self._wakeup.set()
+
+    # -- the sender ------------------------------------------------------------------------
+
+    async def _send_loop(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            await self._client.maybe_refresh()
+            by_node = self._ready_batches()
+            for node, batches in by_node.items():
+                task = asyncio.get_running_loop().create_task(self._produce(node, batches))
+                self._requests.add(task)
+                task.add_done_callback(self._request_done)
+            if not by_node:
+                self._drained.set()
+
+    def _request_done(self, task: asyncio.Task[None]) -> None:
+        self._requests.discard(task)
+        self._drained.set()
+        self._wakeup.set()
+        if not task.cancelled() and task.exception() is not None:
+            log.error("produce request failed unexpectedly", exc_info=task.exception())
+
+    def _ready_batches(self) -> dict[int, list[ProducerBatch]]:
+        """The next batch of each partition not in flight, by leader."""
+        now = asyncio.get_running_loop().time()
+        linger_done = now - self._linger
+        for tp, batch in list(self._open.items()):
+            if not self._queued[tp] and (self._flushing or batch.created <= linger_done):
+                self._close_batch(batch)
+        by_node: dict[int, list[ProducerBatch]] = defaultdict(list)
+        cluster = self._client.cluster
+        for tp, queue in self._queued.items():
+            if not queue or tp in self._in_flight:
+                continue
+            leader = cluster.leader_for(tp)
+            if leader is None:
+                cluster.request_update()
+                asyncio.get_running_loop().call_later(self._retry_backoff, self._wakeup.set)
+                continue
+            self._in_flight.add(tp)
+            by_node[leader].append(queue.popleft())
+        return by_node
+
+    async def _produce(self, node: int, batches: list[ProducerBatch]) -> None:
+        by_topic: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        try:
+            for batch in batches:
+                by_topic[batch.tp.topic].append(
+                    {"index": batch.tp.partition, "records": await batch.seal()})
+            body = {"transactional_id": None, "acks": self._acks,
+                    "timeout_ms": int(self._request_timeout * 1000),
+                    "topic_data": [{"name": topic, "partition_data": parts}
+                                   for topic, parts in by_topic.items()]}
+            answer = await self._client.send(node, ApiKey.PRODUCE, body,
+                                             expect_response=self._acks != 0)
+        except KafkaError as exc:
+            for batch in batches:
+                self._retry_or_fail(batch, exc)
+            return
+        except OSError as exc:
+            error = KafkaConnectionError(f"produce to node {node}: {exc}")
+            for batch in batches:
+                self._retry_or_fail(batch, error)
+            return
+        if self._acks == 0:
+            for batch in batches:
+                self._complete(batch, -1, -1, -1)
+            return
+        sending = {batch.tp: batch for batch in batches}
+        for topic in answer["responses"]:
+            for part in topic["partition_responses"]:
+                done = sending.pop(TopicPartition(topic["name"], part["index"]), None)
+                if done is None:
+                    continue
+                code = part["error_code"]
+                if code == 0:
+                    self._complete(done, part["base_offset"], part["log_append_time_ms"],
+                                   part["log_start_offset"])
+                elif code == DuplicateSequenceNumberError.errno:
+                    self._complete(done, -1, -1, -1)
+                else:
+                    message = part.get("error_message")
+                    self._retry_or_fail(done, error_for_code(code)(
+                        f"produce to {done.tp.topic}-{done.tp.partition} on node {node}"
+                        + (f": {message}" if message else "")))
+        for batch in sending.values():
+            self._retry_or_fail(batch, NetworkError(f"node {node} did not answer for "
+                                                    f"{batch.tp}"))
+
+    def _complete(self, batch: ProducerBatch, base_offset: int, append_time: int,
+                  log_start: int) -> None:
+        self._in_flight.discard(batch.tp)
+        batch.done(base_offset, append_time, log_start)
+
+    def _retry_or_fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        self._in_flight.discard(batch.tp)
+        if getattr(error, "invalid_metadata", False) or isinstance(error,
+                                                                   KafkaConnectionError):
+            self._client.cluster.request_update()
+        loop = asyncio.get_running_loop()
+        retriable = getattr(error, "retriable", False) or isinstance(
+            error, (KafkaConnectionError, KafkaTimeoutError))
+        if retriable and not self._closed and \
+                loop.time() + self._retry_backoff < batch.created + self._request_timeout:
+            batch.attempts += 1
+            self._queued[batch.tp].appendleft(batch)
+            loop.call_later(self._retry_backoff, self._wakeup.set)
+            return
+        batch.failure(error)
+
