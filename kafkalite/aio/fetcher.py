@@ -1,0 +1,268 @@
+"""The asyncio consumer's fetching: one Fetch in flight per leader, records decoded lazily.
+
+A background task sends a Fetch to each leader of the fetchable partitions that have
+nothing buffered; each answered partition becomes a :class:`FetchedPartition`, which
+decodes one batch at a time only as records are taken (so a large, compressed fetch costs
+the loop one batch per step, never the whole response at once). Data fetched for a position
+that has since moved (seek, pause, reassignment) is dropped, as in the threaded consumer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kafkalite.aio.client import AIOClient
+from kafkalite.aio.structs import ConsumerRecord
+from kafkalite.consumer.subscription_state import SubscriptionState
+from kafkalite.errors import KafkaError
+from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import (
+    OffsetOutOfRangeError,
+    TopicAuthorizationFailedError,
+    error_for_code,
+)
+from kafkalite.records import RecordBatchView, iter_batches
+from kafkalite.structs import TopicPartition
+
+log = logging.getLogger(__name__)
+
+Deserializer = Callable[[bytes], Any] | None
+_CONTROL_KEY = struct.Struct(">hh")
+_ABORT_MARKER = 0
+OFFSET_NOT_AVAILABLE = 78
+
+
+class FetchedPartition:
+    """One partition's records from one Fetch answer, decoded a batch at a time."""
+
+    def __init__(self, tp: TopicPartition, fetch_offset: int, raw: bytes,
+                 aborted: list[dict[str, int]] | None, check_crcs: bool, max_bytes: int
+                 ) -> None:
+        self.tp = tp
+        self.position = fetch_offset
+        self._batches = self._decode(raw, aborted, check_crcs, max_bytes)
+        self._pending: list[ConsumerRecord] = []
+        self._index = 0
+        self._batch_end = fetch_offset
+        self.exhausted = False
+
+    def _decode(self, raw: bytes, aborted: list[dict[str, int]] | None, check_crcs: bool,
+                max_bytes: int) -> Iterator[tuple[list[tuple[Any, ...]], int, int]]:
+        """Per batch: its records at or after the fetch offset as (offset, timestamp, key,
+        value, headers) tuples, its timestamp type, and the offset after it."""
+        aborted_producers: set[int] = set()
+        start = self.position
+        for batch in iter_batches(raw):
+            if batch.next_offset <= start:
+                continue
+            if aborted is not None:
+                while aborted and aborted[0]["first_offset"] <= batch.last_offset:
+                    aborted_producers.add(aborted.pop(0)["producer_id"])
+                if batch.is_control and batch.producer_id in aborted_producers \
+                        and _is_abort_marker(batch, max_bytes):
+                    aborted_producers.discard(batch.producer_id)
+                if batch.is_transactional and batch.producer_id in aborted_producers:
+                    yield [], 0, batch.next_offset
+                    continue
+            if batch.is_control:
+                yield [], 0, batch.next_offset
+                continue
+            if check_crcs:
+                batch.ensure_valid()
+            offsets, timestamps, keys, values, headers = batch.columns(max_bytes=max_bytes)
+            rows = [row for row in zip(offsets, timestamps, keys, values, headers, strict=True)
+                    if row[0] >= start]
+            yield rows, batch.timestamp_type, batch.next_offset
+
+    def take(self, count: int, key_deserializer: Deserializer,
+             value_deserializer: Deserializer) -> list[ConsumerRecord]:
+        """Up to ``count`` records; :attr:`position` moves past them (and past a batch's
+        control records or compacted gaps once its last record is taken)."""
+        taken: list[ConsumerRecord] = []
+        while len(taken) < count:
+            pending = self._pending
+            if self._index < len(pending):
+                stop = min(len(pending), self._index + count - len(taken))
+                taken += pending[self._index:stop]
+                self._index = stop
+                self.position = pending[stop - 1].offset + 1
+                if stop == len(pending):
+                    self.position = max(self.position, self._batch_end)
+                continue
+            batch = next(self._batches, None)
+            if batch is None:
+                self.exhausted = True
+                break
+            rows, timestamp_type, self._batch_end = batch
+            topic, partition = self.tp
+            self._pending = [ConsumerRecord(
+                topic, partition, offset, timestamp, timestamp_type,
+                key if key_deserializer is None or key is None else key_deserializer(key),
+                value if value_deserializer is None or value is None
+                else value_deserializer(value),
+                None, -1 if key is None else len(key), -1 if value is None else len(value),
+                list(headers)) for offset, timestamp, key, value, headers in rows]
+            self._index = 0
+            if not rows:
+                self.position = max(self.position, self._batch_end)
+        return taken
+
+
+def _is_abort_marker(batch: RecordBatchView, max_bytes: int) -> bool:
+    records = batch.records(max_bytes=max_bytes)
+    if not records or records[0].key is None or len(records[0].key) < 4:
+        return False
+    return bool(_CONTROL_KEY.unpack_from(records[0].key)[1] == _ABORT_MARKER)
+
+
+class Fetcher:
+    """Sends fetches for the fetchable partitions and buffers what comes back."""
+
+    def __init__(self, client: AIOClient, subscriptions: SubscriptionState, *,
+                 max_wait_ms: int, min_bytes: int, max_bytes: int, partition_max_bytes: int,
+                 isolation_level: int, check_crcs: bool, rack_id: str) -> None:
+        self._client = client
+        self._subscriptions = subscriptions
+        self._max_wait_ms = max_wait_ms
+        self._min_bytes = min_bytes
+        self._max_bytes = max_bytes
+        self._partition_max_bytes = partition_max_bytes
+        self._isolation_level = isolation_level
+        self._check_crcs = check_crcs
+        self._rack_id = rack_id
+        self.buffered: dict[TopicPartition, FetchedPartition] = {}
+        self._in_flight: dict[int, asyncio.Task[None]] = {}
+        self.arrived = asyncio.Event()
+        """Set when the fetch loop should look again (an answer, a seek, a resume)."""
+        self.has_data = asyncio.Event()
+        """Set when records (or an error) are buffered for the application."""
+        self.error: BaseException | None = None
+        """A fetch error for the application (raised by the next getone/getmany)."""
+
+    def send_fetches(self) -> None:
+        """A Fetch to each leader with fetchable, unbuffered partitions and none in flight."""
+        subscriptions = self._subscriptions
+        cluster = self._client.cluster
+        by_node: dict[int, list[tuple[TopicPartition, int]]] = defaultdict(list)
+        for tp in subscriptions.fetchable_partitions():
+            buffered = self.buffered.get(tp)
+            if buffered is not None and not buffered.exhausted:
+                continue
+            leader = cluster.leader_for(tp)
+            if leader is None:
+                cluster.request_update()
+                continue
+            if leader not in self._in_flight:
+                position = subscriptions.state(tp).position
+                assert position is not None
+                by_node[leader].append((tp, position))
+        loop = asyncio.get_running_loop()
+        for node, partitions in by_node.items():
+            self._in_flight[node] = loop.create_task(self._fetch(node, dict(partitions)))
+
+    async def _fetch(self, node: int, offsets: dict[TopicPartition, int]) -> None:
+        by_topic: dict[str, list[dict[str, int]]] = defaultdict(list)
+        for tp, offset in offsets.items():
+            by_topic[tp.topic].append({
+                "partition": tp.partition, "current_leader_epoch": -1, "fetch_offset": offset,
+                "log_start_offset": -1, "partition_max_bytes": self._partition_max_bytes})
+        body = {"replica_id": -1, "max_wait_ms": self._max_wait_ms,
+                "min_bytes": self._min_bytes, "max_bytes": self._max_bytes,
+                "isolation_level": self._isolation_level, "session_id": 0,
+                "session_epoch": -1, "forgotten_topics_data": [], "rack_id": self._rack_id,
+                "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()]}
+        try:
+            answer = await self._client.send(node, ApiKey.FETCH, body)
+        except KafkaError as exc:
+            log.debug("Fetch from node %s failed: %r", node, exc)
+            self._client.cluster.request_update()
+            await asyncio.sleep(self._client.retry_backoff)
+            self._in_flight.pop(node, None)
+            self.arrived.set()
+            return
+        self._in_flight.pop(node, None)
+        for topic in answer["responses"]:
+            for part in topic["partitions"]:
+                tp = TopicPartition(topic["topic"], part["partition_index"])
+                fetched_from = offsets.get(tp)
+                if fetched_from is not None:
+                    self._completed(tp, fetched_from, part)
+        self.arrived.set()
+
+    def _completed(self, tp: TopicPartition, fetch_offset: int, data: dict[str, Any]) -> None:
+        subscriptions = self._subscriptions
+        if not subscriptions.is_fetchable(tp) or \
+                subscriptions.state(tp).position != fetch_offset:
+            return
+        state = subscriptions.state(tp)
+        code = data["error_code"]
+        if code:
+            error = error_for_code(code)
+            if error is OffsetOutOfRangeError:
+                if subscriptions.default_reset_strategy == "none":
+                    self.fail(OffsetOutOfRangeError(f"{tp} at offset {fetch_offset}"))
+                else:
+                    subscriptions.request_reset(tp)
+            elif error.invalid_metadata or code == OFFSET_NOT_AVAILABLE:
+                self._client.cluster.request_update()
+            elif error is TopicAuthorizationFailedError or not error.retriable:
+                self.fail(error(f"fetching {tp} at offset {fetch_offset}"))
+            return
+        state.high_watermark = data["high_watermark"]
+        state.last_stable_offset = data["last_stable_offset"]
+        state.log_start_offset = data["log_start_offset"]
+        raw = data["records"]
+        if not raw:
+            return
+        aborted = None
+        if self._isolation_level and data["aborted_transactions"]:
+            aborted = sorted(data["aborted_transactions"], key=lambda a: a["first_offset"])
+        self.buffered[tp] = FetchedPartition(tp, fetch_offset, bytes(raw), aborted,
+                                             self._check_crcs, self._max_bytes)
+        self.has_data.set()
+
+    def fail(self, error: BaseException) -> None:
+        """Hand ``error`` to the application's next getone/getmany."""
+        self.error = error
+        self.has_data.set()
+
+    def take(self, partitions: set[TopicPartition] | None, max_records: int,
+             key_deserializer: Deserializer, value_deserializer: Deserializer
+             ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Up to ``max_records`` buffered records (of ``partitions``, if given), positions
+        moved past them; stale buffers are dropped."""
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        subscriptions = self._subscriptions
+        drained: dict[TopicPartition, list[ConsumerRecord]] = {}
+        remaining = max_records
+        for tp, fetched in list(self.buffered.items()):
+            if remaining <= 0:
+                break
+            if partitions is not None and tp not in partitions:
+                continue
+            if not subscriptions.is_fetchable(tp) or \
+                    subscriptions.state(tp).position != fetched.position:
+                del self.buffered[tp]
+                continue
+            records = fetched.take(remaining, key_deserializer, value_deserializer)
+            subscriptions.state(tp).position = fetched.position
+            if records:
+                drained[tp] = records
+                remaining -= len(records)
+            if fetched.exhausted:
+                del self.buffered[tp]
+        return drained
+
+    async def close(self) -> None:
+        tasks = list(self._in_flight.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._in_flight.clear()
