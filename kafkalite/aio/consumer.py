@@ -21,8 +21,11 @@ from typing import Any
 from kafkalite.aio.client import AIOClient, security_settings
 from kafkalite.aio.errors import ConsumerStoppedError
 from kafkalite.aio.fetcher import Deserializer, Fetcher
+from kafkalite.aio.group import GroupMember
 from kafkalite.aio.structs import ConsumerRecord, OffsetAndMetadata, OffsetAndTimestamp
+from kafkalite.consumer.assignors import RoundRobinAssignor, resolve_assignors
 from kafkalite.consumer.commits import (
+    Verdict,
     committed_offsets,
     first_offset_fetch_error,
     judge_commit,
@@ -32,6 +35,7 @@ from kafkalite.consumer.commits import (
 from kafkalite.consumer.list_offsets import list_offsets_request
 from kafkalite.consumer.subscription_state import SubscriptionState
 from kafkalite.errors import (
+    CommitFailedError,
     ConfigError,
     IllegalStateError,
     KafkaError,
@@ -86,9 +90,6 @@ class AIOKafkaConsumer:
         if isolation_level not in _ISOLATION:
             raise ConfigError("isolation_level", f"must be read_uncommitted or "
                               f"read_committed, not {isolation_level!r}")
-        if topics:
-            raise ConfigError("topics", "the asyncio consumer does not join groups yet: "
-                              "assign() partitions instead")
         self._client = AIOClient(
             bootstrap_servers=bootstrap_servers, client_id=client_id,
             request_timeout_ms=request_timeout_ms, metadata_max_age_ms=metadata_max_age_ms,
@@ -110,15 +111,33 @@ class AIOKafkaConsumer:
             rack_id=client_rack or "")
         self._request_timeout = request_timeout_ms / 1000
         self._fetch_task: asyncio.Task[None] | None = None
-        self._coordinator: int | None = None
         self._closed = False
+        self._auto_commit_interval = auto_commit_interval_ms / 1000 \
+            if enable_auto_commit and group_id is not None else None
+        self._auto_commit_task: asyncio.Task[None] | None = None
+        self._group: GroupMember | None = None
+        if group_id is not None:
+            self._group = GroupMember(
+                self._client, self._subscriptions, group_id,
+                assignors=resolve_assignors(list(partition_assignment_strategy)
+                                            or [RoundRobinAssignor]),
+                session_timeout_ms=session_timeout_ms,
+                rebalance_timeout_ms=rebalance_timeout_ms or session_timeout_ms,
+                heartbeat_interval_ms=heartbeat_interval_ms,
+                retry_backoff_ms=retry_backoff_ms, instance_id=group_instance_id,
+                before_revoke=self._commit_before_revoke)
+        if topics:
+            self.subscribe(topics)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Connect to the cluster and start fetching."""
         await self._client.bootstrap()
-        self._fetch_task = asyncio.get_running_loop().create_task(self._fetch_loop())
+        loop = asyncio.get_running_loop()
+        self._fetch_task = loop.create_task(self._fetch_loop())
+        if self._auto_commit_interval is not None:
+            self._auto_commit_task = loop.create_task(self._auto_commit_loop())
 
     async def stop(self) -> None:
         """Stop fetching and close the connections."""
@@ -127,10 +146,17 @@ class AIOKafkaConsumer:
         self._closed = True
         self._fetcher.arrived.set()
         self._fetcher.has_data.set()
-        if self._fetch_task is not None:
-            self._fetch_task.cancel()
-            await asyncio.gather(self._fetch_task, return_exceptions=True)
+        for task in (self._fetch_task, self._auto_commit_task):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await self._fetcher.close()
+        if self._group is not None and self._fetch_task is not None:
+            try:
+                await self._commit_before_revoke()
+                await self._group.leave()
+            except KafkaError as exc:
+                log.warning("leaving group %r: %s", self._group_id, exc)
         await self._client.close()
 
     async def __aenter__(self) -> AIOKafkaConsumer:
@@ -154,6 +180,40 @@ class AIOKafkaConsumer:
         self._client.topics.update(tp.topic for tp in wanted)
         self._client.cluster.request_update()
         self._fetcher.arrived.set()
+
+    def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None,
+                  listener: Any = None) -> None:
+        """Join the group for ``topics`` (or every topic matching ``pattern``); the group
+        assigns the partitions. ``listener``'s callbacks may be coroutines."""
+        if self._group is None:
+            raise IllegalStateError("subscribe() needs a group_id; use assign() without one")
+        if bool(list(topics) if not isinstance(topics, str) else True) == (pattern is not None):
+            raise IllegalStateError("Subscription to topics and pattern are mutually "
+                                    "exclusive; give one of them")
+        if listener is not None and not all(
+                hasattr(listener, hook)
+                for hook in ("on_partitions_revoked", "on_partitions_assigned")):
+            raise TypeError("listener should be an instance of ConsumerRebalanceListener")
+        if pattern is not None:
+            self._subscriptions.subscribe_pattern(pattern)
+            self._client.all_topics = True
+            self._client.cluster.request_update()
+        else:
+            self._subscriptions.subscribe([topics] if isinstance(topics, str) else topics)
+            self._client.topics.update(self._subscriptions.topics)
+        self._group.listener = listener
+        self._group.request_rejoin()
+        self._fetcher.arrived.set()
+
+    def subscription(self) -> frozenset[str]:
+        """The subscribed topics (those matching the pattern, with one)."""
+        return self._subscriptions.topics
+
+    def unsubscribe(self) -> None:
+        self._subscriptions.unsubscribe()
+        self._client.all_topics = False
+        if self._group is not None:
+            self._group.request_rejoin()
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._subscriptions.assigned_partitions())
@@ -333,11 +393,10 @@ class AIOKafkaConsumer:
             raise IllegalStateError(f"{action} needs a group_id")
         return self._group_id
 
-    async def _coordinator_node(self) -> int:
-        if self._coordinator is None:
-            self._coordinator = await self._client.find_coordinator(
-                self._require_group("committing offsets"))
-        return self._coordinator
+    def _member(self) -> GroupMember:
+        self._require_group("committing offsets")
+        assert self._group is not None
+        return self._group
 
     async def commit(self, offsets: Mapping[TopicPartition, Any] | None = None) -> None:
         """Commit ``offsets`` (an offset or (offset, metadata) per partition), or every
@@ -352,13 +411,43 @@ class AIOKafkaConsumer:
                 wanted[tp] = SdkOffsetAndMetadata(offset, metadata)
         if not wanted:
             return
-        body = offset_commit_request(group_id, -1, "", None, wanted)
-        answer = await self._client.send(await self._coordinator_node(), ApiKey.OFFSET_COMMIT,
-                                         body)
-        outcome = judge_commit(answer, group_id, -1)
+        member = self._member()
+        generation, member_id = -1, ""
+        if self._subscriptions.is_auto_assigned:
+            identity = member.membership.commit_identity()
+            if identity is None:
+                raise CommitFailedError(f"group {group_id!r}: this member has not joined")
+            generation, member_id = identity
+        body = offset_commit_request(group_id, generation, member_id, None, wanted)
+        answer = await self._client.send(await member.coordinator_node(),
+                                         ApiKey.OFFSET_COMMIT, body)
+        outcome = judge_commit(answer, group_id, generation)
+        if outcome.verdict is Verdict.FENCED:
+            member.membership.fenced(forget_member=False, generation=generation)
+        elif outcome.verdict is Verdict.REBALANCING:
+            member.request_rejoin()
+        elif outcome.verdict is Verdict.COORDINATOR_MOVED:
+            member.coordinator_lost()
         if outcome.error is not None:
-            self._coordinator = None
             raise outcome.error
+
+    async def _commit_before_revoke(self) -> None:
+        """Auto commit: the positions reached, before the partitions go."""
+        if self._auto_commit_interval is None:
+            return
+        try:
+            await self.commit()
+        except KafkaError as exc:
+            log.warning("group %r: auto commit failed: %s", self._group_id, exc)
+
+    async def _auto_commit_loop(self) -> None:
+        assert self._auto_commit_interval is not None
+        while True:
+            await asyncio.sleep(self._auto_commit_interval)
+            if self._group is not None and self._subscriptions.is_auto_assigned and \
+                    not self._group.membership.holds_assignment:
+                continue
+            await self._commit_before_revoke()
 
     async def committed(self, partition: TopicPartition) -> int | None:
         """The group's committed offset of ``partition`` (None: none committed)."""
@@ -371,13 +460,13 @@ class AIOKafkaConsumer:
         deadline = time.monotonic() + self._request_timeout
         while True:
             try:
-                body = await self._client.send(await self._coordinator_node(),
+                body = await self._client.send(await self._member().coordinator_node(),
                                                ApiKey.OFFSET_FETCH,
                                                offset_fetch_request(group_id, list(partitions)))
             except KafkaError as exc:
                 if not exc.retriable or time.monotonic() >= deadline:
                     raise
-                self._coordinator = None
+                self._member().coordinator_lost()
                 await asyncio.sleep(self._client.retry_backoff)
                 continue
             code = first_offset_fetch_error(body)
@@ -385,7 +474,7 @@ class AIOKafkaConsumer:
                 error = error_for_code(code)
                 if not error.retriable or time.monotonic() >= deadline:
                     raise error(f"fetching committed offsets of group {group_id!r}")
-                self._coordinator = None
+                self._member().coordinator_lost()
                 await asyncio.sleep(self._client.retry_backoff)
                 continue
             return {tp: OffsetAndMetadata(meta.offset, meta.metadata)
@@ -395,16 +484,38 @@ class AIOKafkaConsumer:
 
     async def _fetch_loop(self) -> None:
         fetcher = self._fetcher
+        loop = asyncio.get_running_loop()
+        group = self._group
         while not self._closed:
             try:
                 await self._client.maybe_refresh()
+                self._match_pattern()
+                if group is not None and group.needs_join:
+                    await group.ensure_active()
                 await self._update_positions()
             except KafkaError as exc:
                 fetcher.fail(exc)
                 await asyncio.sleep(self._client.retry_backoff)
             fetcher.send_fetches()
             fetcher.arrived.clear()
-            await fetcher.arrived.wait()
+            waits = [loop.create_task(fetcher.arrived.wait())]
+            if group is not None:
+                waits.append(loop.create_task(group.changed.wait()))
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in waits:
+                    task.cancel()
+
+    def _match_pattern(self) -> None:
+        """With a pattern, follow the topics the metadata shows that match it."""
+        subscriptions = self._subscriptions
+        if subscriptions.pattern is None or self._group is None:
+            return
+        matching = subscriptions.matching_topics(self._client.cluster.topics(
+            exclude_internal=True))
+        if subscriptions.change_topics(matching):
+            self._group.request_rejoin()
 
     async def getmany(self, *partitions: TopicPartition, timeout_ms: int = 0,
                       max_records: int | None = None
