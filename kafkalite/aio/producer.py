@@ -20,14 +20,15 @@ import logging
 import random
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 from kafkalite.aio.batches import BatchBuilder, ProducerBatch, Serializer, serialize
 from kafkalite.aio.client import AIOClient, security_settings
-from kafkalite.aio.errors import ProducerClosed
+from kafkalite.aio.errors import IllegalOperation, ProducerClosed
 from kafkalite.aio.structs import RecordMetadata
+from kafkalite.aio.transactions import Transactions
 from kafkalite.errors import (
     ConfigError,
     KafkaConnectionError,
@@ -37,6 +38,7 @@ from kafkalite.errors import (
     NetworkError,
 )
 from kafkalite.producer.partitioners import partition_for_key
+from kafkalite.producer.transactions import State
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import DuplicateSequenceNumberError, error_for_code
 from kafkalite.records.builder import BatchBuilder as RecordsBuilder
@@ -91,9 +93,14 @@ class AIOKafkaProducer:
             raise ConfigError("acks", f"must be 0, 1, -1 or 'all', not {acks!r}")
         if compression_type not in ("gzip", "snappy", "lz4", "zstd", None):
             raise ConfigError("compression_type", f"{compression_type!r} is not a codec")
-        if transactional_id is not None or enable_idempotence:
-            raise ConfigError("enable_idempotence", "the asyncio producer does not speak "
-                              "idempotence or transactions yet")
+        if transactional_id is not None:
+            enable_idempotence = True
+        if enable_idempotence:
+            if acks is _MISSING:
+                acks = -1
+            elif acks not in ("all", -1):
+                raise ConfigError("acks", f"acks={acks} not supported if "
+                                  "enable_idempotence=True")
         self._acks = 1 if acks is _MISSING else -1 if acks == "all" else int(acks)
         AIOKafkaProducer._client_ids += 1
         self._client = AIOClient(
@@ -122,6 +129,9 @@ class AIOKafkaProducer:
         self._flushing = 0
         self._sender: asyncio.Task[None] | None = None
         self._closed = False
+        self._txn = None if not enable_idempotence else Transactions(
+            self._client, transactional_id, transaction_timeout_ms, request_timeout_ms,
+            retry_backoff_ms, self.flush)
 
     @property
     def client(self) -> AIOClient:
@@ -132,6 +142,8 @@ class AIOKafkaProducer:
     async def start(self) -> None:
         """Connect to the cluster and start the sender."""
         await self._client.bootstrap()
+        if self._txn is not None:
+            await self._txn.initialize()
         self._sender = asyncio.get_running_loop().create_task(self._send_loop())
 
     async def flush(self) -> None:
@@ -213,6 +225,7 @@ class AIOKafkaProducer:
                 f"a record of about {size} bytes is larger than max_request_size "
                 f"({self._max_request_size})")
         tp = TopicPartition(topic, await self._partition(topic, partition, key, key_bytes))
+        await self._join_transaction(tp)
         while len(self._queued[tp]) >= _QUEUED_BATCHES_PER_PARTITION:
             self._drained.clear()
             await self._drained.wait()
@@ -248,6 +261,7 @@ class AIOKafkaProducer:
         (the offset of its first record)."""
         self._check_open()
         tp = TopicPartition(topic, await self._partition(topic, partition, None, None))
+        await self._join_transaction(tp)
         sending = ProducerBatch(tp, batch.builder, asyncio.get_running_loop().time())
         sending.whole_batch = asyncio.get_running_loop().create_future()
         open_batch = self._open.pop(tp, None)
@@ -256,6 +270,43 @@ class AIOKafkaProducer:
         self._queued[tp].append(sending)
         self._wakeup.set()
         return sending.whole_batch
+
+    async def _join_transaction(self, tp: TopicPartition) -> None:
+        """With a transactional id: refuse a send outside a transaction, and add ``tp`` to
+        the transaction before its first record."""
+        txn = self._txn
+        if txn is None or txn.manager is None:
+            return
+        if not txn.in_transaction():
+            raise IllegalOperation("Can't send messages while not in transaction")
+        await txn.add_partition(tp)
+
+    # -- transactions ----------------------------------------------------------------------
+
+    def _transactions(self) -> Transactions:
+        if self._txn is None or self._txn.manager is None:
+            raise IllegalOperation("You need to configure transaction_id to use "
+                                   "transactions")
+        return self._txn
+
+    async def begin_transaction(self) -> None:
+        await self._transactions().begin()
+
+    async def commit_transaction(self) -> None:
+        await self._transactions().commit()
+
+    async def abort_transaction(self) -> None:
+        await self._transactions().abort()
+
+    def transaction(self) -> TransactionContext:
+        """``async with producer.transaction():`` begins a transaction, commits it when
+        the block ends and aborts it when the block raises."""
+        return TransactionContext(self)
+
+    async def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, Any],
+                                          group_id: str) -> None:
+        """Commit a consumer group's ``offsets`` as part of the transaction."""
+        await self._transactions().send_offsets(offsets, group_id)
 
     def _new_batch(self, tp: TopicPartition) -> ProducerBatch:
         loop = asyncio.get_running_loop()
@@ -317,11 +368,18 @@ class AIOKafkaProducer:
 
     async def _produce(self, node: int, batches: list[ProducerBatch]) -> None:
         by_topic: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        txn = self._txn
         try:
             for batch in batches:
+                if txn is not None and batch.data is None:
+                    builder: Any = batch.builder
+                    builder.producer_id, builder.producer_epoch, builder.base_sequence = \
+                        txn.idempotence.stamp(batch.tp, batch.record_count)
+                    builder.is_transactional = txn.manager is not None
                 by_topic[batch.tp.topic].append(
                     {"index": batch.tp.partition, "records": await batch.seal()})
-            body = {"transactional_id": None, "acks": self._acks,
+            body = {"transactional_id": None if txn is None or txn.manager is None
+                    else txn.manager.transactional_id, "acks": self._acks,
                     "timeout_ms": int(self._request_timeout * 1000),
                     "topic_data": [{"name": topic, "partition_data": parts}
                                    for topic, parts in by_topic.items()]}
@@ -380,5 +438,28 @@ class AIOKafkaProducer:
             self._queued[batch.tp].appendleft(batch)
             loop.call_later(self._retry_backoff, self._wakeup.set)
             return
+        if self._txn is not None and batch.data is not None:
+            builder: Any = batch.builder
+            self._txn.batch_failed(builder.producer_id, builder.producer_epoch, error)
         batch.failure(error)
 
+
+
+class TransactionContext:
+    """What :meth:`AIOKafkaProducer.transaction` returns (an async context manager)."""
+
+    def __init__(self, producer: AIOKafkaProducer) -> None:
+        self._producer = producer
+
+    async def __aenter__(self) -> TransactionContext:
+        await self._producer.begin_transaction()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc_type is None:
+            await self._producer.commit_transaction()
+            return
+        manager = self._producer._transactions().manager
+        if manager is not None and manager.state is not State.FATAL_ERROR:
+            await self._producer.abort_transaction()
