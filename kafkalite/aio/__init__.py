@@ -6,7 +6,7 @@ Everything runs on the event loop over the SDK's sans-IO protocol and record cod
 threads behind futures. See docs/asyncio.md.
 """
 
-from kafkalite.aio.abc import ConsumerRebalanceListener
+from kafkalite.aio.abc import AbstractTokenProvider, ConsumerRebalanceListener
 from kafkalite.aio.consumer import AIOKafkaConsumer
 from kafkalite.aio.errors import ConsumerStoppedError, IllegalOperation
 from kafkalite.aio.producer import AIOKafkaProducer
@@ -21,6 +21,7 @@ from kafkalite.aio.structs import (
 __all__ = [
     "AIOKafkaConsumer",
     "AIOKafkaProducer",
+    "AbstractTokenProvider",
     "ConsumerRebalanceListener",
     "ConsumerRecord",
     "ConsumerStoppedError",

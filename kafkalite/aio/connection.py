@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import inspect
 import logging
 import socket
 import ssl
@@ -54,6 +56,22 @@ Response = dict[str, Any]
 _READ_BYTES = 256 * 1024
 _SOFTWARE_NAME = "kafkalite-aio"
 _SOFTWARE_VERSION = "0.1.0"
+
+
+class _AwaitedToken:
+    """An aiokafka token provider whose ``token()`` coroutine was awaited for this login,
+    as the SDK's sans-IO SASL exchange takes it (a plain ``token()``)."""
+
+    def __init__(self, token: str, provider: Any) -> None:
+        self._token = token
+        self._provider = provider
+
+    def token(self) -> str:
+        return self._token
+
+    def extensions(self) -> Mapping[str, str]:
+        extensions = getattr(self._provider, "extensions", None)
+        return {} if extensions is None else dict(extensions())
 
 
 class AIOConnection:
@@ -151,7 +169,12 @@ class AIOConnection:
 
     async def _authenticate(self) -> None:
         assert self._security is not None and self._security.sasl is not None
-        exchange = self._security.sasl.exchange()
+        credentials = self._security.sasl
+        provider = credentials.token_provider
+        if provider is not None and inspect.iscoroutinefunction(provider.token):
+            credentials = dataclasses.replace(
+                credentials, token_provider=_AwaitedToken(await provider.token(), provider))
+        exchange = credentials.exchange()
         try:
             if self.api_version(ApiKey.SASL_HANDSHAKE) < 1:
                 raise IncompatibleBrokerVersionError("SaslHandshake v1 is needed")

@@ -112,6 +112,7 @@ class AIOKafkaConsumer:
         self._request_timeout = request_timeout_ms / 1000
         self._fetch_task: asyncio.Task[None] | None = None
         self._closed = False
+        self._exclude_internal = exclude_internal_topics
         self._auto_commit_interval = auto_commit_interval_ms / 1000 \
             if enable_auto_commit and group_id is not None else None
         self._auto_commit_task: asyncio.Task[None] | None = None
@@ -225,7 +226,7 @@ class AIOKafkaConsumer:
             await self._client.refresh_metadata()
         finally:
             self._client.all_topics = False
-        return set(self._client.cluster.topics(exclude_internal=True))
+        return set(self._client.cluster.topics(exclude_internal=self._exclude_internal))
 
     def partitions_for_topic(self, topic: str) -> set[int] | None:
         partitions = self._client.cluster.partitions_for_topic(topic)
@@ -282,6 +283,12 @@ class AIOKafkaConsumer:
     def last_stable_offset(self, partition: TopicPartition) -> int | None:
         value = self._subscriptions.state(partition).last_stable_offset
         return None if value < 0 else value
+
+    def last_poll_timestamp(self, partition: TopicPartition) -> int | None:
+        """When (ms since the epoch) a fetch answer last updated :meth:`highwater` and
+        :meth:`last_stable_offset` for ``partition``."""
+        self._subscriptions.state(partition)  # raises if not assigned
+        return self._fetcher.answered_at.get(partition)
 
     def pause(self, *partitions: TopicPartition) -> None:
         for tp in partitions:
@@ -513,7 +520,7 @@ class AIOKafkaConsumer:
         if subscriptions.pattern is None or self._group is None:
             return
         matching = subscriptions.matching_topics(self._client.cluster.topics(
-            exclude_internal=True))
+            exclude_internal=self._exclude_internal))
         if subscriptions.change_topics(matching):
             self._group.request_rejoin()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -142,6 +143,8 @@ class Fetcher:
         self.has_data = asyncio.Event()
         """Set when records (or an error) are buffered for the application."""
         self.error: BaseException | None = None
+        self.answered_at: dict[TopicPartition, int] = {}
+        """When (ms since the epoch) each partition's latest fetch answer came."""
         """A fetch error for the application (raised by the next getone/getmany)."""
 
     def send_fetches(self) -> None:
@@ -213,6 +216,7 @@ class Fetcher:
             elif error is TopicAuthorizationFailedError or not error.retriable:
                 self.fail(error(f"fetching {tp} at offset {fetch_offset}"))
             return
+        self.answered_at[tp] = int(time.time() * 1000)
         state.high_watermark = data["high_watermark"]
         state.last_stable_offset = data["last_stable_offset"]
         state.log_start_offset = data["log_start_offset"]

@@ -14,8 +14,24 @@ from typing import Any, NamedTuple
 
 from kafkalite.structs import TopicPartition
 
-__all__ = ["ConsumerRecord", "OffsetAndMetadata", "OffsetAndTimestamp", "RecordMetadata",
-           "TopicPartition"]
+__all__ = ["BrokerMetadata", "ConsumerRecord", "OffsetAndMetadata", "OffsetAndTimestamp",
+           "PartitionMetadata", "RecordMetadata", "TopicPartition"]
+
+
+class BrokerMetadata(NamedTuple):
+    nodeId: int | str
+    host: str
+    port: int
+    rack: str | None
+
+
+class PartitionMetadata(NamedTuple):
+    topic: str
+    partition: int
+    leader: int
+    replicas: list[int]
+    isr: list[int]
+    error: Exception | None
 
 
 class RecordMetadata(NamedTuple):
