@@ -107,7 +107,7 @@ class FetchedPartition:
                 value if value_deserializer is None or value is None
                 else value_deserializer(value),
                 None, -1 if key is None else len(key), -1 if value is None else len(value),
-                list(headers)) for offset, timestamp, key, value, headers in rows]
+                headers) for offset, timestamp, key, value, headers in rows]
             self._index = 0
             if not rows:
                 self.position = max(self.position, self._batch_end)

@@ -239,7 +239,8 @@ class AIOKafkaProducer:
                 self._close_batch(batch)
             batch = self._new_batch(tp)
             batch.builder.append(timestamp, key_bytes, value_bytes, header_list)
-        batch.record_futures.append((future, timestamp))
+        batch.record_futures.append(future)
+        batch.record_timestamps.append(timestamp)
         return future
 
     async def send_and_wait(self, topic: str, value: Any = None, key: Any = None,
