@@ -55,6 +55,8 @@ EARLIEST = -2
 LATEST = -1
 _ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
 _RESET = {"earliest": EARLIEST, "latest": LATEST}
+_DECODE_SLICE = 4096
+"""Records ``getmany`` decodes before it lets the loop run again."""
 
 
 class AIOKafkaConsumer:
@@ -536,9 +538,7 @@ class AIOKafkaConsumer:
         fetcher = self._fetcher
         while True:
             fetcher.has_data.clear()
-            records = fetcher.take(wanted, limit, self._key_deserializer,
-                                   self._value_deserializer)
-            fetcher.arrived.set()  # positions moved: the fetch loop sends the next round
+            records = await self._take(wanted, limit)
             if records:
                 return records
             left = deadline - loop.time()
@@ -547,6 +547,28 @@ class AIOKafkaConsumer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(fetcher.has_data.wait(), left)
             self._check_running()
+
+    async def _take(self, wanted: set[TopicPartition] | None, limit: int
+                    ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Up to ``limit`` buffered records, decoded a slice at a time with the loop let in
+        between (a fetch answer can hold hundreds of thousands of records)."""
+        fetcher = self._fetcher
+        records: dict[TopicPartition, list[ConsumerRecord]] = {}
+        taken = 0
+        while taken < limit:
+            part = fetcher.take(wanted, min(limit - taken, _DECODE_SLICE),
+                                self._key_deserializer, self._value_deserializer)
+            fetcher.arrived.set()  # positions moved: the fetch loop sends the next round
+            count = 0
+            for tp, chunk in part.items():
+                records.setdefault(tp, []).extend(chunk)
+                count += len(chunk)
+            taken += count
+            if count < _DECODE_SLICE or taken >= limit:
+                break
+            await asyncio.sleep(0)
+            self._check_running()
+        return records
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
         """The next record (waiting as long as it takes)."""
