@@ -51,6 +51,10 @@ __all__ = ["AIOKafkaProducer"]
 log = logging.getLogger(__name__)
 
 _MISSING: Any = object()
+_Partitions = tuple[list[int], list[int], list[TopicPartition]]
+_RECORD_OVERHEAD_BOUND = 128
+"""More than a record without headers adds to its key and value bytes, alone in a batch
+(the batch header, the record's varints and attributes; see estimate_record_size)."""
 _QUEUED_BATCHES_PER_PARTITION = 2
 """Full batches a partition may hold waiting before ``send`` waits for one to leave."""
 
@@ -61,7 +65,8 @@ def default_partitioner(key: bytes | None, all_partitions: Sequence[int],
     partition for records without one."""
     if key is not None:
         return all_partitions[partition_for_key(key, len(all_partitions))]
-    return random.choice(available or all_partitions)
+    choices = available or all_partitions
+    return choices[int(random.random() * len(choices))]
 
 
 def _now_ms() -> int:
@@ -129,6 +134,12 @@ class AIOKafkaProducer:
         self._flushing = 0
         self._sender: asyncio.Task[None] | None = None
         self._closed = False
+        self._loop = asyncio.get_running_loop()
+        self._partitions_cache: dict[str, _Partitions] = {}
+        self._partitions_version = -1
+        self._size_check_from = max_request_size - _RECORD_OVERHEAD_BOUND
+        """Keys and values larger than this together get their size estimated (with
+        headers, always): smaller ones cannot reach max_request_size."""
         self._txn = None if not enable_idempotence else Transactions(
             self._client, transactional_id, transaction_timeout_ms, request_timeout_ms,
             retry_backoff_ms, self.flush)
@@ -192,15 +203,40 @@ class AIOKafkaProducer:
         """The partition ids of ``topic`` (waiting for its metadata)."""
         return set(await self._client.wait_on_metadata(topic, self._request_timeout))
 
-    async def _partition(self, topic: str, partition: int | None, key: Any,
+    def _known_partitions(self, topic: str) -> _Partitions | None:
+        """(all, available) partition ids of ``topic`` from the metadata, sorted, and its
+        TopicPartitions by id; cached until the metadata changes (every send asks)."""
+        cluster = self._client.cluster
+        if self._partitions_version != cluster.version:
+            self._partitions_cache.clear()
+            self._partitions_version = cluster.version
+        known = self._partitions_cache.get(topic)
+        if known is None:
+            partitions = cluster.partitions_for_topic(topic)
+            if not partitions:
+                return None
+            known = self._partitions_cache[topic] = (
+                sorted(partitions), sorted(cluster.available_partitions_for_topic(topic)),
+                [TopicPartition(topic, p) for p in range(max(partitions) + 1)])
+        return known
+
+    async def _partition(self, topic: str, partition: int | None,
                          key_bytes: bytes | None) -> int:
-        partitions = await self._client.wait_on_metadata(topic, self._request_timeout)
+        """The partition of a record (waiting for the topic's metadata if unknown)."""
+        known = self._known_partitions(topic)
+        if known is None:
+            await self._client.wait_on_metadata(topic, self._request_timeout)
+            known = self._known_partitions(topic)
+            assert known is not None
+        return self._choose(topic, partition, key_bytes, known)
+
+    def _choose(self, topic: str, partition: int | None, key_bytes: bytes | None,
+                known: _Partitions) -> int:
+        all_partitions, available, _ = known
         if partition is not None:
-            if partition not in partitions:
+            if partition not in all_partitions:
                 raise ValueError(f"{topic} has no partition {partition}")
             return partition
-        all_partitions = sorted(partitions)
-        available = sorted(self._client.cluster.available_partitions_for_topic(topic))
         return int(self._partitioner(key_bytes, all_partitions, available))
 
     def _check_open(self) -> None:
@@ -215,30 +251,36 @@ class AIOKafkaProducer:
         """Queue a record; the future of its :class:`RecordMetadata`."""
         if value is None and key is None:
             raise ValueError("a record needs a key or a value")
-        self._check_open()
-        key_bytes = serialize(self._key_serializer, key)
-        value_bytes = serialize(self._value_serializer, value)
+        if self._closed or self._sender is None:
+            self._check_open()
+        key_bytes = key if self._key_serializer is None else serialize(self._key_serializer, key)
+        value_bytes = value if self._value_serializer is None else \
+            serialize(self._value_serializer, value)
         header_list = list(headers) if headers else None
-        size = estimate_record_size(key_bytes, value_bytes, header_list)
-        if size > self._max_request_size:
-            raise MessageSizeTooLargeError(
-                f"a record of about {size} bytes is larger than max_request_size "
-                f"({self._max_request_size})")
-        tp = TopicPartition(topic, await self._partition(topic, partition, key, key_bytes))
-        await self._join_transaction(tp)
+        if header_list is not None or (0 if value_bytes is None else len(value_bytes)) + (
+                0 if key_bytes is None else len(key_bytes)) > self._size_check_from:
+            size = estimate_record_size(key_bytes, value_bytes, header_list)
+            if size > self._max_request_size:
+                raise MessageSizeTooLargeError(
+                    f"a record of about {size} bytes is larger than max_request_size "
+                    f"({self._max_request_size})")
+        known = self._known_partitions(topic)
+        tp = TopicPartition(topic, await self._partition(topic, partition, key_bytes)) \
+            if known is None else known[2][self._choose(topic, partition, key_bytes, known)]
+        if self._txn is not None:
+            await self._join_transaction(tp)
         while len(self._queued[tp]) >= _QUEUED_BATCHES_PER_PARTITION:
             self._drained.clear()
             await self._drained.wait()
             self._check_open()
-        timestamp = _now_ms() if timestamp_ms is None else timestamp_ms
-        future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        timestamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+        future: asyncio.Future[RecordMetadata] = self._loop.create_future()
         batch = self._open.get(tp)
-        if batch is None or not batch.builder.append(timestamp, key_bytes, value_bytes,
-                                                     header_list):
+        if batch is None or not batch.append(timestamp, key_bytes, value_bytes, header_list):
             if batch is not None:
                 self._close_batch(batch)
             batch = self._new_batch(tp)
-            batch.builder.append(timestamp, key_bytes, value_bytes, header_list)
+            batch.append(timestamp, key_bytes, value_bytes, header_list)
         batch.record_futures.append(future)
         batch.record_timestamps.append(timestamp)
         return future
@@ -261,7 +303,7 @@ class AIOKafkaProducer:
         """Queue a batch from :meth:`create_batch` as it is; the future of its metadata
         (the offset of its first record)."""
         self._check_open()
-        tp = TopicPartition(topic, await self._partition(topic, partition, None, None))
+        tp = TopicPartition(topic, await self._partition(topic, partition, None))
         await self._join_transaction(tp)
         sending = ProducerBatch(tp, batch.builder, asyncio.get_running_loop().time())
         sending.whole_batch = asyncio.get_running_loop().create_future()
