@@ -13,6 +13,7 @@ import asyncio
 import logging
 import struct
 import time
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -28,6 +29,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite.records import RecordBatchView, iter_batches
+from kafkalite.records.v2_records import Columns
 from kafkalite.structs import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,7 @@ Deserializer = Callable[[bytes], Any] | None
 _CONTROL_KEY = struct.Struct(">hh")
 _ABORT_MARKER = 0
 OFFSET_NOT_AVAILABLE = 78
+_NO_RECORDS = Columns([], [], [], [], [])
 
 
 class FetchedPartition:
@@ -53,9 +56,9 @@ class FetchedPartition:
         self.exhausted = False
 
     def _decode(self, raw: bytes, aborted: list[dict[str, int]] | None, check_crcs: bool,
-                max_bytes: int) -> Iterator[tuple[list[tuple[Any, ...]], int, int]]:
-        """Per batch: its records at or after the fetch offset as (offset, timestamp, key,
-        value, headers) tuples, its timestamp type, and the offset after it."""
+                max_bytes: int) -> Iterator[tuple[Columns, int, int]]:
+        """Per batch: its records at or after the fetch offset (as columns), its timestamp
+        type, and the offset after it."""
         aborted_producers: set[int] = set()
         start = self.position
         for batch in iter_batches(raw):
@@ -68,17 +71,17 @@ class FetchedPartition:
                         and _is_abort_marker(batch, max_bytes):
                     aborted_producers.discard(batch.producer_id)
                 if batch.is_transactional and batch.producer_id in aborted_producers:
-                    yield [], 0, batch.next_offset
+                    yield _NO_RECORDS, 0, batch.next_offset
                     continue
             if batch.is_control:
-                yield [], 0, batch.next_offset
+                yield _NO_RECORDS, 0, batch.next_offset
                 continue
             if check_crcs:
                 batch.ensure_valid()
-            offsets, timestamps, keys, values, headers = batch.columns(max_bytes=max_bytes)
-            rows = [row for row in zip(offsets, timestamps, keys, values, headers, strict=True)
-                    if row[0] >= start]
-            yield rows, batch.timestamp_type, batch.next_offset
+            columns = batch.columns(max_bytes=max_bytes)
+            if columns.offsets and columns.offsets[0] < start:  # fetched from inside it
+                columns = columns.slice(bisect_left(columns.offsets, start))
+            yield columns, batch.timestamp_type, batch.next_offset
 
     def take(self, count: int, key_deserializer: Deserializer,
              value_deserializer: Deserializer) -> list[ConsumerRecord]:
@@ -99,19 +102,32 @@ class FetchedPartition:
             if batch is None:
                 self.exhausted = True
                 break
-            rows, timestamp_type, self._batch_end = batch
-            topic, partition = self.tp
-            self._pending = [ConsumerRecord(
-                topic, partition, offset, timestamp, timestamp_type,
-                key if key_deserializer is None or key is None else key_deserializer(key),
-                value if value_deserializer is None or value is None
-                else value_deserializer(value),
-                None, -1 if key is None else len(key), -1 if value is None else len(value),
-                headers) for offset, timestamp, key, value, headers in rows]
+            columns, timestamp_type, self._batch_end = batch
+            self._pending = _records(self.tp, columns, timestamp_type, key_deserializer,
+                                     value_deserializer)
             self._index = 0
-            if not rows:
+            if not columns.offsets:
                 self.position = max(self.position, self._batch_end)
         return taken
+
+
+def _records(tp: TopicPartition, columns: Columns, timestamp_type: int,
+             key_deserializer: Deserializer, value_deserializer: Deserializer
+             ) -> list[ConsumerRecord]:
+    """A batch's records as aiokafka's ConsumerRecords (one comprehension)."""
+    topic, partition = tp
+    offsets, timestamps, raw_keys, raw_values, headers = columns
+    keys = raw_keys if key_deserializer is None else [
+        None if key is None else key_deserializer(key) for key in raw_keys]
+    values = raw_values if value_deserializer is None else [
+        None if value is None else value_deserializer(value) for value in raw_values]
+    record = ConsumerRecord
+    return [record(topic, partition, offset, timestamp, timestamp_type, key, value, None,
+                   -1 if raw_key is None else len(raw_key),
+                   -1 if raw_value is None else len(raw_value), header)
+            for offset, timestamp, key, value, raw_key, raw_value, header
+            in zip(offsets, timestamps, keys, values, raw_keys, raw_values, headers,
+                   strict=True)]
 
 
 def _is_abort_marker(batch: RecordBatchView, max_bytes: int) -> bool:
