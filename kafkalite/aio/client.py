@@ -18,7 +18,7 @@ from typing import Any
 from kafkalite.aio.connection import AIOConnection, Response
 from kafkalite.client.client import parse_bootstrap_servers
 from kafkalite.client.cluster import ClusterMetadata
-from kafkalite.client.security import client_security
+from kafkalite.client.security import AUTHENTICATION_ERRORS, client_security
 from kafkalite.client.settings import check_security
 from kafkalite.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from kafkalite.protocol import ApiKey
@@ -126,6 +126,8 @@ class AIOClient:
             try:
                 await self.connection(node)
                 return node
+            except AUTHENTICATION_ERRORS:
+                raise  # the next broker will not accept these credentials either
             except KafkaError as exc:
                 errors.append(str(exc))
         raise KafkaConnectionError("no broker is reachable: " + "; ".join(errors))
@@ -140,6 +142,8 @@ class AIOClient:
             try:
                 await self.refresh_metadata()
                 return
+            except AUTHENTICATION_ERRORS:
+                raise
             except KafkaError as exc:
                 if time.monotonic() + self.retry_backoff >= deadline:
                     raise KafkaConnectionError(
