@@ -1,10 +1,12 @@
 """The asyncio consumer's fetching: one Fetch in flight per leader, records decoded lazily.
 
-A background task sends a Fetch to each leader of the fetchable partitions that have
-nothing buffered; each answered partition becomes a :class:`FetchedPartition`, which
-decodes one batch at a time only as records are taken (so a large, compressed fetch costs
-the loop one batch per step, never the whole response at once). Data fetched for a position
-that has since moved (seek, pause, reassignment) is dropped, as in the threaded consumer.
+A background task sends a Fetch to each leader of the fetchable partitions, one request in
+flight per leader; a partition's next fetch starts where its last buffered one ends, so the
+broker reads the next records while the application takes the current ones. Each answered
+partition becomes a :class:`FetchedPartition`, which decodes one batch at a time only as
+records are taken (so a large, compressed fetch costs the loop one batch per step, never
+the whole response at once). Data fetched for a position that has since moved (seek, pause,
+reassignment) is dropped, as in the threaded consumer.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 import struct
 import time
 from bisect import bisect_left
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -38,6 +40,8 @@ Deserializer = Callable[[bytes], Any] | None
 _CONTROL_KEY = struct.Struct(">hh")
 _ABORT_MARKER = 0
 OFFSET_NOT_AVAILABLE = 78
+PREFETCH_DEPTH = 2
+"""Fetches buffered per partition: the one being taken and the next."""
 _NO_RECORDS = Columns([], [], [], [], [])
 
 
@@ -49,6 +53,10 @@ class FetchedPartition:
                  ) -> None:
         self.tp = tp
         self.position = fetch_offset
+        self.end_offset = max((batch.next_offset for batch in iter_batches(raw)),
+                              default=fetch_offset)
+        """The offset after its last whole batch: where the next fetch starts, sent
+        before these records are taken (prefetching)."""
         self._batches = self._decode(raw, aborted, check_crcs, max_bytes)
         self._pending: list[ConsumerRecord] = []
         self._index = 0
@@ -152,34 +160,35 @@ class Fetcher:
         self._isolation_level = isolation_level
         self._check_crcs = check_crcs
         self._rack_id = rack_id
-        self.buffered: dict[TopicPartition, FetchedPartition] = {}
+        self.buffered: dict[TopicPartition, deque[FetchedPartition]] = {}
+        """Per partition, fetched records in offset order: the one being taken, and the
+        next fetch's, asked for while the application works through the first."""
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self.arrived = asyncio.Event()
         """Set when the fetch loop should look again (an answer, a seek, a resume)."""
         self.has_data = asyncio.Event()
         """Set when records (or an error) are buffered for the application."""
         self.error: BaseException | None = None
+        """A fetch error for the application (raised by the next getone/getmany)."""
         self.answered_at: dict[TopicPartition, int] = {}
         """When (ms since the epoch) each partition's latest fetch answer came."""
-        """A fetch error for the application (raised by the next getone/getmany)."""
 
     def send_fetches(self) -> None:
-        """A Fetch to each leader with fetchable, unbuffered partitions and none in flight."""
+        """A Fetch to each leader with none in flight, for its fetchable partitions with
+        less than :data:`PREFETCH_DEPTH` fetches buffered (from where the last one ends)."""
         subscriptions = self._subscriptions
         cluster = self._client.cluster
         by_node: dict[int, list[tuple[TopicPartition, int]]] = defaultdict(list)
         for tp in subscriptions.fetchable_partitions():
-            buffered = self.buffered.get(tp)
-            if buffered is not None and not buffered.exhausted:
+            queue = self._queue(tp)
+            if len(queue) >= PREFETCH_DEPTH:
                 continue
             leader = cluster.leader_for(tp)
             if leader is None:
                 cluster.request_update()
                 continue
             if leader not in self._in_flight:
-                position = subscriptions.state(tp).position
-                assert position is not None
-                by_node[leader].append((tp, position))
+                by_node[leader].append((tp, self._next_offset(tp, queue)))
         loop = asyncio.get_running_loop()
         for node, partitions in by_node.items():
             self._in_flight[node] = loop.create_task(self._fetch(node, dict(partitions)))
@@ -213,11 +222,27 @@ class Fetcher:
                     self._completed(tp, fetched_from, part)
         self.arrived.set()
 
+    def _queue(self, tp: TopicPartition) -> deque[FetchedPartition]:
+        """``tp``'s buffered fetches, emptied first if its position moved (a seek) since."""
+        queue = self.buffered.setdefault(tp, deque())
+        if queue and queue[0].position != self._subscriptions.state(tp).position:
+            queue.clear()
+        return queue
+
+    def _next_offset(self, tp: TopicPartition, queue: deque[FetchedPartition]) -> int:
+        if queue:
+            return queue[-1].end_offset
+        position = self._subscriptions.state(tp).position
+        assert position is not None
+        return position
+
     def _completed(self, tp: TopicPartition, fetch_offset: int, data: dict[str, Any]) -> None:
         subscriptions = self._subscriptions
-        if not subscriptions.is_fetchable(tp) or \
-                subscriptions.state(tp).position != fetch_offset:
+        if not subscriptions.is_fetchable(tp):
             return
+        queue = self._queue(tp)
+        if self._next_offset(tp, queue) != fetch_offset:
+            return  # fetched for a position since moved
         state = subscriptions.state(tp)
         code = data["error_code"]
         if code:
@@ -242,9 +267,11 @@ class Fetcher:
         aborted = None
         if self._isolation_level and data["aborted_transactions"]:
             aborted = sorted(data["aborted_transactions"], key=lambda a: a["first_offset"])
-        self.buffered[tp] = FetchedPartition(tp, fetch_offset, bytes(raw), aborted,
-                                             self._check_crcs, self._max_bytes)
-        self.has_data.set()
+        fetched = FetchedPartition(tp, fetch_offset, bytes(raw), aborted, self._check_crcs,
+                                   self._max_bytes)
+        if fetched.end_offset > fetch_offset:  # else no whole batch came: fetch it again
+            queue.append(fetched)
+            self.has_data.set()
 
     def fail(self, error: BaseException) -> None:
         """Hand ``error`` to the application's next getone/getmany."""
@@ -262,22 +289,24 @@ class Fetcher:
         subscriptions = self._subscriptions
         drained: dict[TopicPartition, list[ConsumerRecord]] = {}
         remaining = max_records
-        for tp, fetched in list(self.buffered.items()):
-            if remaining <= 0:
-                break
+        for tp, queue in list(self.buffered.items()):
             if partitions is not None and tp not in partitions:
                 continue
-            if not subscriptions.is_fetchable(tp) or \
-                    subscriptions.state(tp).position != fetched.position:
+            if not subscriptions.is_fetchable(tp):
                 del self.buffered[tp]
                 continue
-            records = fetched.take(remaining, key_deserializer, value_deserializer)
-            subscriptions.state(tp).position = fetched.position
-            if records:
-                drained[tp] = records
-                remaining -= len(records)
-            if fetched.exhausted:
-                del self.buffered[tp]
+            queue = self._queue(tp)
+            while queue and remaining > 0:
+                fetched = queue[0]
+                records = fetched.take(remaining, key_deserializer, value_deserializer)
+                subscriptions.state(tp).position = fetched.position
+                if records:
+                    drained.setdefault(tp, []).extend(records)
+                    remaining -= len(records)
+                if fetched.exhausted:
+                    queue.popleft()
+            if remaining <= 0:
+                break
         return drained
 
     async def close(self) -> None:
