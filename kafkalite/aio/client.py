@@ -22,7 +22,11 @@ from kafkalite.client.security import AUTHENTICATION_ERRORS, client_security
 from kafkalite.client.settings import check_security
 from kafkalite.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from kafkalite.protocol import ApiKey
-from kafkalite.protocol.errors import error_for_code
+from kafkalite.protocol.errors import (
+    InvalidTopicError,
+    TopicAuthorizationFailedError,
+    error_for_code,
+)
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +168,14 @@ class AIOClient:
             "topics": topics, "allow_auto_topic_creation": self.allow_auto_topic_creation})
         self.cluster.update_from_metadata(body, int(time.time() * 1000))
 
+    def check_topic(self, topic: str) -> None:
+        """Raise the typed error the metadata gave for ``topic``: not authorized (the
+        principal may not describe it) or an invalid name. Retrying would not help."""
+        if topic in self.cluster.unauthorized_topics():
+            raise TopicAuthorizationFailedError(f"not authorized to access topic {topic!r}")
+        if topic in self.cluster.invalid_topics():
+            raise InvalidTopicError(f"{topic!r} is not a valid topic name")
+
     async def wait_on_metadata(self, topic: str, timeout: float) -> frozenset[int]:
         """The partitions of ``topic``, refreshing metadata until it is known."""
         if topic not in self.topics:
@@ -173,10 +185,12 @@ class AIOClient:
             partitions = self.cluster.partitions_for_topic(topic)
             if partitions:
                 return partitions
+            self.check_topic(topic)
             if time.monotonic() >= deadline:
                 raise KafkaTimeoutError(f"topic {topic!r} is not in the metadata after "
                                         f"{timeout:g} s")
             await self.refresh_metadata()
+            self.check_topic(topic)
             if not self.cluster.partitions_for_topic(topic):
                 await asyncio.sleep(self.retry_backoff)
 

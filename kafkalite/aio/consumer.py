@@ -343,6 +343,8 @@ class AIOKafkaConsumer:
                 client.topics.add(tp.topic)
             if any(client.cluster.leader_for(tp) is None for tp in pending):
                 await client.refresh_metadata()
+                for tp in pending:
+                    client.check_topic(tp.topic)
             by_node: dict[int, list[TopicPartition]] = {}
             for tp in pending:
                 leader = client.cluster.leader_for(tp)

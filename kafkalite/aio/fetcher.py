@@ -185,6 +185,10 @@ class Fetcher:
                 continue
             leader = cluster.leader_for(tp)
             if leader is None:
+                try:
+                    self._client.check_topic(tp.topic)
+                except KafkaError as exc:
+                    self.fail(exc)
                 cluster.request_update()
                 continue
             if leader not in self._in_flight:
