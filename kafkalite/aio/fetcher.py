@@ -18,6 +18,7 @@ import time
 from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
+from itertools import repeat
 from typing import Any
 
 from kafkalite.aio.client import AIOClient
@@ -122,20 +123,29 @@ class FetchedPartition:
 def _records(tp: TopicPartition, columns: Columns, timestamp_type: int,
              key_deserializer: Deserializer, value_deserializer: Deserializer
              ) -> list[ConsumerRecord]:
-    """A batch's records as aiokafka's ConsumerRecords (one comprehension)."""
+    """A batch's records as aiokafka's ConsumerRecords."""
     topic, partition = tp
     offsets, timestamps, raw_keys, raw_values, headers = columns
     keys = raw_keys if key_deserializer is None else [
         None if key is None else key_deserializer(key) for key in raw_keys]
     values = raw_values if value_deserializer is None else [
         None if value is None else value_deserializer(value) for value in raw_values]
-    record = ConsumerRecord
-    return [record(topic, partition, offset, timestamp, timestamp_type, key, value, None,
-                   -1 if raw_key is None else len(raw_key),
-                   -1 if raw_value is None else len(raw_value), header)
-            for offset, timestamp, key, value, raw_key, raw_value, header
-            in zip(offsets, timestamps, keys, values, raw_keys, raw_values, headers,
-                   strict=True)]
+    key_sizes = _sizes(raw_keys)
+    value_sizes = _sizes(raw_values)
+    # map() with one iterable per field calls the class from C: no bytecode per record
+    return list(map(ConsumerRecord, repeat(topic), repeat(partition), offsets, timestamps,
+                    repeat(timestamp_type), keys, values, repeat(None), key_sizes,
+                    value_sizes, headers))
+
+
+def _sizes(column: list[bytes | None]) -> list[int]:
+    """Each entry's length, -1 for None; a column all of one kind costs no Python loop."""
+    nulls = column.count(None)
+    if not nulls:
+        return list(map(len, column))  # type: ignore[arg-type]
+    if nulls == len(column):
+        return [-1] * nulls
+    return [-1 if data is None else len(data) for data in column]
 
 
 def _is_abort_marker(batch: RecordBatchView, max_bytes: int) -> bool:
