@@ -504,7 +504,7 @@ class AIOKafkaConsumer:
                 if group is not None and group.needs_join:
                     await group.ensure_active()
                 await self._update_positions()
-            except KafkaError as exc:
+            except Exception as exc:  # the application hears of it at its next getmany
                 fetcher.fail(exc)
                 await asyncio.sleep(self._client.retry_backoff)
             fetcher.send_fetches()

@@ -26,7 +26,7 @@ from kafkalite.consumer.group_wire import (
     join_protocols,
     subscription_from_wire,
 )
-from kafkalite.consumer.membership import Membership
+from kafkalite.consumer.membership import Membership, MemberState
 from kafkalite.consumer.subscription_state import SubscriptionState
 from kafkalite.errors import KafkaError
 from kafkalite.protocol import ApiKey
@@ -101,12 +101,14 @@ class GroupMember:
                 await asyncio.sleep(delay)
             try:
                 await self._join_once()
-            except KafkaError as exc:
-                if not exc.retriable:
+            except Exception as exc:
+                retriable = isinstance(exc, KafkaError) and exc.retriable
+                if retriable or membership.state is MemberState.AWAITING_SYNC:
+                    membership.rejoin(backoff=True)  # the next try is a new JoinGroup
+                if not retriable:
                     raise
                 log.debug("group %r: join failed (%r); retrying", self.group_id, exc)
                 self.coordinator_lost()
-                membership.rejoin(backoff=True)
         if self._heartbeat is None or self._heartbeat.done():
             self._heartbeat = asyncio.get_running_loop().create_task(self._heartbeat_loop())
 

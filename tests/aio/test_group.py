@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from kafkalite.aio import (
     TopicPartition,
 )
 from kafkalite.aio.errors import ConsumerStoppedError
+from kafkalite.consumer.assignors import RoundRobinAssignor
 from kafkalite_server import EmbeddedCluster
 from tests.conftest import TEST_BROKER_CONFIG
 
@@ -131,3 +133,32 @@ def test_a_stopped_consumer_ends_iteration_and_refuses_getmany(broker: EmbeddedC
         return offsets
 
     assert asyncio.run(asyncio.wait_for(main(), DEADLINE_S)) == []
+
+
+class BrokenAssignor(RoundRobinAssignor):
+    """An application's assignor with a bug."""
+
+    name = "broken"
+
+    def assign(self, cluster: Any, subscriptions: Any) -> Any:
+        raise RuntimeError("the assignor's bug")
+
+
+def test_a_failing_assignor_reaches_getmany_instead_of_stalling(broker: EmbeddedCluster
+                                                                ) -> None:
+    async def main() -> None:
+        consumer = AIOKafkaConsumer("aio-broken", bootstrap_servers=broker.bootstrap_servers,
+                                    group_id="aio-broken-g",
+                                    partition_assignment_strategy=[BrokenAssignor])
+        await consumer.start()
+        try:
+            with pytest.raises(RuntimeError, match="the assignor's bug"):
+                for _ in range(50):  # bounded: 50 x 200 ms
+                    await consumer.getmany(timeout_ms=200)
+            with pytest.raises(RuntimeError, match="the assignor's bug"):
+                for _ in range(50):  # the next join fails the same way, and says so again
+                    await consumer.getmany(timeout_ms=200)
+        finally:
+            await consumer.stop()
+
+    asyncio.run(asyncio.wait_for(main(), DEADLINE_S))
