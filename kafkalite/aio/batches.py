@@ -43,7 +43,7 @@ class ProducerBatch:
     lists rather than a tuple per record: fewer objects for the garbage collector to scan),
     or one future for the whole batch (``send_batch``)."""
 
-    __slots__ = ("append", "attempts", "builder", "created", "data", "record_futures",
+    __slots__ = ("append", "builder", "created", "data", "record_futures",
                  "record_timestamps", "tp", "whole_batch")
 
     def __init__(self, tp: TopicPartition, builder: RecordsBuilder, created: float) -> None:
@@ -57,7 +57,6 @@ class ProducerBatch:
         self.record_timestamps: list[int] = []
         self.whole_batch: asyncio.Future[RecordMetadata] | None = None
         self.data: bytes | None = None
-        self.attempts = 0
 
     @property
     def record_count(self) -> int:

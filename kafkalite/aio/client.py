@@ -72,7 +72,6 @@ class AIOClient:
         self._connections: dict[int, AIOConnection] = {}
         self._opening: dict[int, asyncio.Task[AIOConnection]] = {}
         self._refresh: asyncio.Task[None] | None = None
-        self._closed = False
 
     # -- connections -----------------------------------------------------------------------
 
@@ -230,7 +229,6 @@ class AIOClient:
             return node
 
     async def close(self) -> None:
-        self._closed = True
         for task in list(self._opening.values()):
             task.cancel()
         connections = list(self._connections.values())

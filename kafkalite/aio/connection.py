@@ -107,10 +107,6 @@ class AIOConnection:
     def is_ready(self) -> bool:
         return self.state is ConnectionState.READY
 
-    @property
-    def in_flight(self) -> int:
-        return self._exchange.in_flight
-
     # -- setup -----------------------------------------------------------------------------
 
     async def open(self) -> None:

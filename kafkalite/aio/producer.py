@@ -477,7 +477,6 @@ class AIOKafkaProducer:
             error, (KafkaConnectionError, KafkaTimeoutError))
         if retriable and not self._closed and \
                 loop.time() + self._retry_backoff < batch.created + self._request_timeout:
-            batch.attempts += 1
             self._queued[batch.tp].appendleft(batch)
             loop.call_later(self._retry_backoff, self._wakeup.set)
             return
