@@ -14,13 +14,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from kafkalite.aio.client import AIOClient, security_settings
 from kafkalite.aio.errors import ConsumerStoppedError
-from kafkalite.aio.fetcher import Deserializer, Fetcher
+from kafkalite.aio.fetcher import Chunk, Deserializer, Fetcher, records
 from kafkalite.aio.group import GroupMember
 from kafkalite.aio.structs import ConsumerRecord, OffsetAndMetadata, OffsetAndTimestamp
 from kafkalite.consumer.assignors import RoundRobinAssignor, resolve_assignors
@@ -57,6 +57,13 @@ _ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
 _RESET = {"earliest": EARLIEST, "latest": LATEST}
 _DECODE_SLICE = 4096
 """Records ``getmany`` decodes before it lets the loop run again."""
+
+
+T = TypeVar("T")
+
+
+def _as_chunks(tp: TopicPartition, chunks: list[Chunk]) -> list[Chunk]:
+    return chunks
 
 
 class AIOKafkaConsumer:
@@ -528,10 +535,34 @@ class AIOKafkaConsumer:
         if subscriptions.change_topics(matching):
             self._group.request_rejoin()
 
-    async def getmany(self, *partitions: TopicPartition, timeout_ms: int = 0,
-                      max_records: int | None = None
-                      ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """The records that arrive within ``timeout_ms``, by partition."""
+    async def _take(self, wanted: set[TopicPartition] | None, limit: int,
+                    build: Callable[[TopicPartition, list[Chunk]], list[T]]
+                    ) -> dict[TopicPartition, list[T]]:
+        """Up to ``limit`` buffered records, each slice of :data:`_DECODE_SLICE` decoded and
+        ``build`` into results with the loop let in between (a fetch answer can hold
+        hundreds of thousands of records)."""
+        fetcher = self._fetcher
+        taken_by_tp: dict[TopicPartition, list[T]] = {}
+        taken = 0
+        while taken < limit:
+            part = fetcher.take(wanted, min(limit - taken, _DECODE_SLICE))
+            fetcher.arrived.set()  # positions moved: the fetch loop sends the next round
+            count = 0
+            for tp, chunks in part.items():
+                taken_by_tp.setdefault(tp, []).extend(build(tp, chunks))
+                count += sum(len(chunk.columns.offsets) for chunk in chunks)
+            taken += count
+            if count < _DECODE_SLICE or taken >= limit:
+                break
+            await asyncio.sleep(0)
+            self._check_running()
+        return taken_by_tp
+
+    async def _wait_and_take(self, partitions: tuple[TopicPartition, ...], timeout_ms: float,
+                             max_records: int | None,
+                             build: Callable[[TopicPartition, list[Chunk]], list[T]]
+                             ) -> dict[TopicPartition, list[T]]:
+        """What has arrived within ``timeout_ms`` (waiting for the first records)."""
         self._check_running()
         limit = max_records or self._max_poll_records or 1 << 30
         wanted = set(partitions) if partitions else None
@@ -540,9 +571,9 @@ class AIOKafkaConsumer:
         fetcher = self._fetcher
         while True:
             fetcher.has_data.clear()
-            records = await self._take(wanted, limit)
-            if records:
-                return records
+            taken = await self._take(wanted, limit, build)
+            if taken:
+                return taken
             left = deadline - loop.time()
             if left <= 0:
                 return {}
@@ -550,27 +581,30 @@ class AIOKafkaConsumer:
                 await asyncio.wait_for(fetcher.has_data.wait(), left)
             self._check_running()
 
-    async def _take(self, wanted: set[TopicPartition] | None, limit: int
-                    ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """Up to ``limit`` buffered records, decoded a slice at a time with the loop let in
-        between (a fetch answer can hold hundreds of thousands of records)."""
-        fetcher = self._fetcher
-        records: dict[TopicPartition, list[ConsumerRecord]] = {}
-        taken = 0
-        while taken < limit:
-            part = fetcher.take(wanted, min(limit - taken, _DECODE_SLICE),
-                                self._key_deserializer, self._value_deserializer)
-            fetcher.arrived.set()  # positions moved: the fetch loop sends the next round
-            count = 0
-            for tp, chunk in part.items():
-                records.setdefault(tp, []).extend(chunk)
-                count += len(chunk)
-            taken += count
-            if count < _DECODE_SLICE or taken >= limit:
-                break
-            await asyncio.sleep(0)
-            self._check_running()
-        return records
+    def _records(self, tp: TopicPartition, chunks: list[Chunk]) -> list[ConsumerRecord]:
+        return records(tp, chunks, self._key_deserializer, self._value_deserializer)
+
+    async def getmany(self, *partitions: TopicPartition, timeout_ms: int = 0,
+                      max_records: int | None = None
+                      ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """The records that arrive within ``timeout_ms``, by partition."""
+        return await self._wait_and_take(partitions, timeout_ms, max_records, self._records)
+
+    async def getmany_arrow(self, *partitions: TopicPartition, timeout_ms: int = 0,
+                            max_records: int | None = None, timestamp_type: bool = False
+                            ) -> Any:
+        """Like :meth:`getmany`, but the records come as one ``pyarrow.RecordBatch`` with
+        the columns key, value, topic, partition, offset, timestamp and headers (the
+        threaded consumer's ``poll_arrow`` layout, see :mod:`kafkalite.arrow`), built
+        from the decoded batches without a ConsumerRecord per record; zero rows if none
+        came. Keys and values are the raw bytes (no deserializers). Needs pyarrow."""
+        from kafkalite.arrow import record_batch, require_pyarrow
+
+        require_pyarrow()
+        chunks = await self._wait_and_take(partitions, timeout_ms, max_records, _as_chunks)
+        return record_batch([(tp.topic, tp.partition, chunk.timestamp_type, chunk.columns)
+                             for tp, runs in chunks.items() for chunk in runs],
+                            timestamp_type=timestamp_type)
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
         """The next record (waiting as long as it takes)."""

@@ -19,7 +19,7 @@ from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from itertools import repeat
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafkalite.aio.client import AIOClient
 from kafkalite.aio.structs import ConsumerRecord
@@ -59,7 +59,8 @@ class FetchedPartition:
         """The offset after its last whole batch: where the next fetch starts, sent
         before these records are taken (prefetching)."""
         self._batches = self._decode(raw, aborted, check_crcs, max_bytes)
-        self._pending: list[ConsumerRecord] = []
+        self._columns = _NO_RECORDS
+        self._timestamp_type = 0
         self._index = 0
         self._batch_end = fetch_offset
         self.exhausted = False
@@ -92,32 +93,51 @@ class FetchedPartition:
                 columns = columns.slice(bisect_left(columns.offsets, start))
             yield columns, batch.timestamp_type, batch.next_offset
 
-    def take(self, count: int, key_deserializer: Deserializer,
-             value_deserializer: Deserializer) -> list[ConsumerRecord]:
-        """Up to ``count`` records; :attr:`position` moves past them (and past a batch's
-        control records or compacted gaps once its last record is taken)."""
-        taken: list[ConsumerRecord] = []
-        while len(taken) < count:
-            pending = self._pending
-            if self._index < len(pending):
-                stop = min(len(pending), self._index + count - len(taken))
-                taken += pending[self._index:stop]
+    def take(self, count: int) -> list[Chunk]:
+        """Up to ``count`` records, as column slices of their batches; :attr:`position`
+        moves past them (and past a batch's control records or compacted gaps once its
+        last record is taken)."""
+        taken: list[Chunk] = []
+        while count > 0:
+            columns = self._columns
+            size = len(columns.offsets)
+            if self._index < size:
+                start, stop = self._index, min(size, self._index + count)
+                if start or stop < size:
+                    columns = columns.slice(start, stop)
+                taken.append(Chunk(columns, self._timestamp_type))
+                count -= stop - start
                 self._index = stop
-                self.position = pending[stop - 1].offset + 1
-                if stop == len(pending):
+                self.position = columns.offsets[-1] + 1
+                if stop == size:
                     self.position = max(self.position, self._batch_end)
                 continue
             batch = next(self._batches, None)
             if batch is None:
                 self.exhausted = True
                 break
-            columns, timestamp_type, self._batch_end = batch
-            self._pending = _records(self.tp, columns, timestamp_type, key_deserializer,
-                                     value_deserializer)
+            self._columns, self._timestamp_type, self._batch_end = batch
             self._index = 0
-            if not columns.offsets:
+            if not self._columns.offsets:
                 self.position = max(self.position, self._batch_end)
         return taken
+
+
+class Chunk(NamedTuple):
+    """Consecutive records of one batch, as decoded columns."""
+
+    columns: Columns
+    timestamp_type: int
+
+
+def records(tp: TopicPartition, chunks: list[Chunk], key_deserializer: Deserializer,
+            value_deserializer: Deserializer) -> list[ConsumerRecord]:
+    """The chunks' records as aiokafka's ConsumerRecords."""
+    built: list[ConsumerRecord] = []
+    for chunk in chunks:
+        built += _records(tp, chunk.columns, chunk.timestamp_type, key_deserializer,
+                          value_deserializer)
+    return built
 
 
 def _records(tp: TopicPartition, columns: Columns, timestamp_type: int,
@@ -292,18 +312,17 @@ class Fetcher:
         self.error = error
         self.has_data.set()
 
-    def take(self, partitions: set[TopicPartition] | None, max_records: int,
-             key_deserializer: Deserializer, value_deserializer: Deserializer
-             ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """Up to ``max_records`` buffered records (of ``partitions``, if given), positions
-        moved past them; stale buffers are dropped."""
+    def take(self, partitions: set[TopicPartition] | None, max_records: int
+             ) -> dict[TopicPartition, list[Chunk]]:
+        """Up to ``max_records`` buffered records (of ``partitions``, if given) as column
+        chunks, positions moved past them; stale buffers are dropped."""
         if self.error is not None:
             error, self.error = self.error, None
             raise error
         subscriptions = self._subscriptions
-        drained: dict[TopicPartition, list[ConsumerRecord]] = {}
+        drained: dict[TopicPartition, list[Chunk]] = {}
         remaining = max_records
-        for tp, queue in list(self.buffered.items()):
+        for tp in list(self.buffered):
             if partitions is not None and tp not in partitions:
                 continue
             if not subscriptions.is_fetchable(tp):
@@ -312,11 +331,11 @@ class Fetcher:
             queue = self._queue(tp)
             while queue and remaining > 0:
                 fetched = queue[0]
-                records = fetched.take(remaining, key_deserializer, value_deserializer)
+                chunks = fetched.take(remaining)
                 subscriptions.state(tp).position = fetched.position
-                if records:
-                    drained.setdefault(tp, []).extend(records)
-                    remaining -= len(records)
+                if chunks:
+                    drained.setdefault(tp, []).extend(chunks)
+                    remaining -= sum(len(chunk.columns.offsets) for chunk in chunks)
                 if fetched.exhausted:
                     queue.popleft()
             if remaining <= 0:

@@ -162,3 +162,27 @@ def test_a_failing_assignor_reaches_getmany_instead_of_stalling(broker: Embedded
             await consumer.stop()
 
     asyncio.run(asyncio.wait_for(main(), DEADLINE_S))
+
+
+def test_getmany_arrow_returns_the_records_as_one_record_batch(broker: EmbeddedCluster
+                                                               ) -> None:
+    pytest.importorskip("pyarrow")
+
+    async def main() -> Any:
+        async with AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers) as producer:
+            for i in range(30):
+                await producer.send("aio-arrow", f"row {i}".encode(), key=b"k", partition=0)
+        tp = TopicPartition("aio-arrow", 0)
+        async with AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers,
+                                    auto_offset_reset="earliest") as consumer:
+            consumer.assign([tp])
+            consumer.seek(tp, 5)
+            batch = await consumer.getmany_arrow(tp, timeout_ms=10_000, max_records=20)
+            return batch, await consumer.position(tp)
+
+    batch, position = asyncio.run(asyncio.wait_for(main(), DEADLINE_S))
+    assert batch.num_rows == 20
+    assert batch["offset"].to_pylist() == list(range(5, 25))
+    assert batch["value"].to_pylist()[:2] == [b"row 5", b"row 6"]
+    assert set(batch["key"].to_pylist()) == {b"k"}
+    assert position == 25
