@@ -345,6 +345,10 @@ class KafkaClient:
     def ready_connection_count(self) -> int:
         return sum(1 for conn in list(self._connections.values()) if conn.is_ready())
 
+    def in_flight_request_count(self) -> int:
+        """Requests sent and not answered yet, over every connection (for ``metrics()``)."""
+        return sum(conn.in_flight_count for conn in list(self._connections.values()))
+
     def connection(self, node_id: int) -> BrokerConnection | None:
         return self._connections.get(node_id)
 

@@ -36,8 +36,23 @@ def client_metrics(client: KafkaClient) -> dict[str, float]:
     return values
 
 
+class FetchCounters:
+    """Fetch requests answered: how many, their summed latency (seconds) and record bytes.
+    Counted on the client's I/O thread, read by ``metrics()``."""
+
+    def __init__(self) -> None:
+        self.answered = 0
+        self.latency_total = 0.0
+        self.bytes = 0
+
+    def answered_after(self, latency: float, record_bytes: int) -> None:
+        self.answered += 1
+        self.latency_total += latency
+        self.bytes += record_bytes
+
+
 class ConsumerMetrics:
-    """Records and bytes the consumer returned from ``poll()``."""
+    """Records and bytes the consumer returned from ``poll()``, its fetches and commits."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -46,6 +61,13 @@ class ConsumerMetrics:
         self.records = 0
         self.bytes = 0
         self.lag_max = 0
+        self.commits = 0
+        self.commit_latency_total = 0.0
+        self.assigned_partitions = 0
+
+    def committed_after(self, latency: float) -> None:
+        self.commits += 1
+        self.commit_latency_total += latency
 
     def record(self, records: Mapping[TopicPartition, Iterable[ConsumerRecord]]) -> None:
         self.polls += 1
@@ -54,9 +76,11 @@ class ConsumerMetrics:
                 self.records += 1
                 self.bytes += max(r.serialized_key_size, 0) + max(r.serialized_value_size, 0)
 
-    def as_dict(self, client: KafkaClient, raw: bool) -> dict[str, Any]:
+    def as_dict(self, client: KafkaClient, raw: bool, fetches: FetchCounters
+                ) -> dict[str, Any]:
         if raw:
             return {"polls": self.polls, "records": self.records, "bytes": self.bytes}
+        answered = fetches.answered
         return {
             f"{self.prefix}-metrics": client_metrics(client),
             f"{self.prefix}-fetch-manager-metrics": {
@@ -66,13 +90,28 @@ class ConsumerMetrics:
                 "bytes-consumed-rate": _rate(self.bytes, self.started_at),
                 "records-per-poll-avg": self.records / self.polls if self.polls else 0.0,
                 "records-lag-max": self.lag_max,
+                "fetch-latency-avg": _ms_avg(fetches.latency_total, answered),
+                "fetch-rate": _rate(answered, self.started_at),
+                "fetch-total": answered,
+                "fetch-size-avg": fetches.bytes / answered if answered else 0.0,
+                "records-per-request-avg": self.records / answered if answered else 0.0,
+            },
+            f"{self.prefix}-coordinator-metrics": {
+                "commit-latency-avg": _ms_avg(self.commit_latency_total, self.commits),
+                "commit-total": self.commits,
+                "assigned-partitions": self.assigned_partitions,
             },
         }
 
 
-def producer_metrics(client: KafkaClient, counters: Mapping[str, int],
+def _ms_avg(total_seconds: float, count: float) -> float:
+    return total_seconds * 1000 / count if count else 0.0
+
+
+def producer_metrics(client: KafkaClient, counters: Mapping[str, float],
                      incomplete_batches: int) -> dict[str, Any]:
-    """kafka-python's ``producer-metrics`` group from the sender's counters."""
+    """kafka-python's ``producer-metrics`` group from the sender's counters (latencies in
+    milliseconds, as kafka-python and Java report them)."""
     since = client.started_at
     batches, records, requests = counters["batches"], counters["records"], counters["requests"]
     return {"producer-metrics": {
@@ -89,4 +128,11 @@ def producer_metrics(client: KafkaClient, counters: Mapping[str, int],
         "record-error-rate": _rate(counters["errors"], since),
         "record-expired-total": counters["expired"],
         "incomplete-batches": incomplete_batches,
+        "record-size-avg": counters["uncompressed_bytes"] / records if records else 0.0,
+        "compression-rate-avg": (counters["bytes"] / counters["uncompressed_bytes"]
+                                 if counters["uncompressed_bytes"] else 0.0),
+        "request-latency-avg": _ms_avg(counters["latency_total"], counters["answered"]),
+        "request-latency-max": counters["latency_max"] * 1000,
+        "requests-in-flight": client.in_flight_request_count(),
+        "throttle-time-max": counters["throttle_max_ms"],
     }}

@@ -410,7 +410,9 @@ class Consumer:
         """
         coordinator = self._require_group("commit()")
         checked = None if offsets is None else normalize_offsets(offsets)
-        coordinator.commit_sync(checked, time.monotonic() + self._timeout_of(timeout_ms))
+        started = time.monotonic()
+        coordinator.commit_sync(checked, started + self._timeout_of(timeout_ms))
+        self._metrics.committed_after(time.monotonic() - started)
 
     def commit_async(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
                      callback: CommitCallback | None = None) -> None:
@@ -564,7 +566,8 @@ class Consumer:
         start; ``{}`` when ``metrics_enabled`` is off. ``raw=True`` gives the flat counters."""
         if not self.config["metrics_enabled"]:
             return {}
-        return self._metrics.as_dict(self._client, raw)
+        self._metrics.assigned_partitions = len(self._subscriptions.assigned_partitions())
+        return self._metrics.as_dict(self._client, raw, self._fetcher.counters)
 
     def __enter__(self) -> Consumer:
         return self

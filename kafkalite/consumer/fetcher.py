@@ -16,12 +16,14 @@ from __future__ import annotations
 import logging
 import struct
 import threading
+import time
 from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from kafkalite.client.client import KafkaClient
+from kafkalite.client.metrics import FetchCounters
 from kafkalite.consumer.read_replicas import ReadReplicas
 from kafkalite.consumer.subscription_state import SubscriptionState
 from kafkalite.errors import CorruptRecordError, KafkaError
@@ -193,6 +195,8 @@ class Fetcher:
         """The most records a partition's position has been behind its high watermark
         after records were handed out (kafka-python's ``records-lag-max``, since start)."""
         self.returned_bytes = 0
+        self.counters = FetchCounters()
+        """Fetch requests answered, their latency and bytes (the consumer's metrics)."""
         """Key and value bytes of every record handed out so far (the consumer's byte
         metric, summed per chunk so that it adds no per-record Python loop)."""
 
@@ -229,6 +233,7 @@ class Fetcher:
             future = self._client.send(node, ApiKey.FETCH, self._request(partitions))
             future.add_callback(self._on_response, node, dict(partitions), version)
             future.add_errback(self._on_failure, node)
+            future.add_callback(self._count_fetch, time.monotonic())
         self.leaderless_ticket = ticket if not by_node and not in_flight else None
         return len(by_node)
 
@@ -267,6 +272,11 @@ class Fetcher:
             self._in_flight.discard(node)
             self._completed.extend(completed)
             self._event.notify_all()
+
+    def _count_fetch(self, sent_at: float, body: dict[str, Any]) -> None:
+        self.counters.answered_after(time.monotonic() - sent_at, sum(
+            len(part["records"] or b"") for topic in body["responses"]
+            for part in topic["partitions"]))
 
     def _on_failure(self, node: int, error: BaseException) -> None:
         log.debug("Fetch to node %s failed: %r", node, error)

@@ -64,9 +64,22 @@ class SenderMetrics:
         self.errors = 0
         self.expired = 0
         self.epoch_bumps = 0
+        self.uncompressed_bytes = 0
+        """The batches' records before compression (``bytes`` counts them as sent)."""
+        self.answered = 0
+        """Produce requests answered, with their summed and longest latency (seconds)."""
+        self.latency_total = 0.0
+        self.latency_max = 0.0
+        self.throttle_max_ms = 0
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, float]:
         return dict(vars(self))
+
+    def answered_after(self, latency: float, throttle_ms: int) -> None:
+        self.answered += 1
+        self.latency_total += latency
+        self.latency_max = max(self.latency_max, latency)
+        self.throttle_max_ms = max(self.throttle_max_ms, throttle_ms)
 
 
 class Sender:
@@ -203,6 +216,7 @@ class Sender:
                 batch.set_producer_state(*self.idempotence.stamp(batch.tp, batch.record_count))
                 if self.transactions is not None:
                     batch.builder.is_transactional = True  # type: ignore[attr-defined]
+            self.metrics.uncompressed_bytes += batch.builder.size_in_bytes
             records = batch.close()
             if self._guarantee_order:
                 self._accumulator.mute(batch.tp)
@@ -228,6 +242,11 @@ class Sender:
         future = self._client.send(node, ApiKey.PRODUCE, body, expect_response=self._acks != 0)
         future.add_callback(self._on_produce_response, node, sending)
         future.add_errback(self._on_produce_failure, node, sending)
+        if self._acks != 0:
+            future.add_callback(self._produce_answered, self._clock())
+
+    def _produce_answered(self, sent_at: float, body: dict[str, Any]) -> None:
+        self.metrics.answered_after(self._clock() - sent_at, body.get("throttle_time_ms", 0))
 
     def _on_produce_response(self, node: int, sending: dict[TopicPartition, ProducerBatch],
                              body: dict[str, Any]) -> None:
