@@ -36,7 +36,6 @@ from kafkalite_server.security.api_checks import (
     declares,
     requires,
 )
-from kafkalite_server.topic_ids import topic_named
 
 Body = dict[str, Any]
 
@@ -87,10 +86,9 @@ async def handle_consumer_group_describe(service: GroupCoordinatorService,
                                          ctx: RequestContext, body: Body) -> Body:
     groups = service.consumer.groups
     cache = ctx.broker.metadata_cache
-    names = cache.topic_names()
 
     def name_of(id_: uuid.UUID) -> str:
-        return topic_named(cache.cluster_id, id_, names) or ""
+        return cache.topic_name(id_) or ""
 
     def described(assignment: Assignment) -> Body:
         return {"topic_partitions": [

@@ -31,6 +31,7 @@ from kafkalite.errors import CorruptRecordError, ProtocolDecodeError
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     CorruptMessageError,
+    InconsistentTopicIdError,
     InvalidRecordError,
     InvalidRequiredAcksError,
     InvalidTopicError,
@@ -72,6 +73,7 @@ from kafkalite_server.replication.partition import (
     PendingIsr,
 )
 from kafkalite_server.replication.purgatory import Purgatory
+from kafkalite_server.topic_ids import ZERO
 from kafkalite_server.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -197,6 +199,9 @@ class ReplicaManager:
             if partition is not None and partition.log.offline:
                 errors[state.key] = KafkaStorageError.errno  # its log dir failed
                 continue
+            if partition is not None and self._of_deleted_topic(state):
+                self._drop(state.key)  # its directory is set aside below
+                partition = None
             if partition is not None and state.leader_epoch < partition.leader_epoch:
                 errors[state.key] = StaleControllerEpochError.errno
                 continue
@@ -205,9 +210,10 @@ class ReplicaManager:
             if partition is None:
                 try:
                     partition = self._create_partition(state)
-                except KafkaStorageError as exc:  # no descriptor, or its log dir failed
+                except (KafkaStorageError, InconsistentTopicIdError) as exc:
+                    # no descriptor, its log dir failed, or its log is another topic's
                     log.error("cannot create %s-%d: %s", state.topic, state.partition, exc)
-                    errors[state.key] = KafkaStorageError.errno
+                    errors[state.key] = exc.errno
                     continue
                 self.partitions[state.key] = partition
             partition.apply(state, request.controller_epoch)
@@ -225,9 +231,24 @@ class ReplicaManager:
             self._wake(state.key)
         return errors
 
+    def _of_deleted_topic(self, state: PartitionState) -> bool:
+        """Whether the partition open here is of another topic than ``state``'s (by id):
+        a deleted one of the same name whose StopReplica never reached this broker."""
+        if state.topic_id == ZERO:
+            return False
+        held = self.log_manager.topic_id_of(state.topic, state.partition)
+        return held is not None and held != state.topic_id
+
     def _create_partition(self, state: PartitionState) -> Partition:
+        """Opens (or creates) the partition's log; a directory left by a deleted topic of
+        the same name (another id in its ``partition.metadata``) is set aside first, and
+        the high watermark checkpointed for it dropped: the replica starts empty."""
+        topic_id = state.topic_id if state.topic_id != ZERO else None
+        if topic_id is not None and self.log_manager.set_aside_stray(state.topic,
+                                                                     state.partition, topic_id):
+            self._checkpointed.pop(state.key, None)
         log_ = self.log_manager.create_log(state.topic, state.partition,
-                                           self.topic_config(state.topic))
+                                           self.topic_config(state.topic), topic_id=topic_id)
         return Partition(self.broker_id, state, log_, isr_writer=self,
                          lag_time_max_ms=self.settings.lag_time_max_ms, now_ms=self.now_ms,
                          broker_alive=self.metadata.broker_alive,
@@ -327,15 +348,19 @@ class ReplicaManager:
         self.fence(request.controller_epoch)
         errors: dict[TopicPartition, int] = {}
         for topic, index in request.partitions:
-            partition = self.partitions.pop((topic, index), None)
-            self._unfollow((topic, index))
-            self._wake((topic, index))
-            if partition is not None and partition.is_leader:
-                self._resigned(topic, index)
+            self._drop((topic, index))
             if request.delete:
                 self.log_manager.delete_log(topic, index)
             errors[(topic, index)] = 0
         return errors
+
+    def _drop(self, key: TopicPartition) -> None:
+        """Stops serving and replicating the partition (its log stays open)."""
+        partition = self.partitions.pop(key, None)
+        self._unfollow(key)
+        self._wake(key)
+        if partition is not None and partition.is_leader:
+            self._resigned(*key)
 
     def _resigned(self, topic: str, index: int) -> None:
         for listener in self._listeners:

@@ -158,8 +158,8 @@ class ShareCoordinator:
         self._states.pop(partition, None)
 
     def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
-        """The state of share partitions whose topic is gone is deleted (its id would be
-        its successor's: see :mod:`kafkalite_server.topic_ids`)."""
+        """The state of share partitions whose topic is gone is deleted (a topic created
+        again under the name has another id: see :mod:`kafkalite_server.topic_ids`)."""
         partitions = [partition] if partition is not None else list(self._states)
         for index in partitions:
             for key in [k for k in self._states.get(index, {})
