@@ -113,7 +113,8 @@ REQUESTS: dict[ApiKey, list[Body]] = {
     ApiKey.API_VERSIONS: [{"client_software_name": "audit", "client_software_version": "1"}],
     ApiKey.CREATE_TOPICS: [{"topics": [{"name": "audit-new", "num_partitions": 1,
                                         "replication_factor": 1}], "timeout_ms": 5000}],
-    ApiKey.DELETE_TOPICS: [{"topic_names": [TOPIC], "timeout_ms": 5000}],
+    ApiKey.DELETE_TOPICS: [{"topic_names": [TOPIC], "timeout_ms": 5000,
+                            "topics": [{"name": TOPIC, "topic_id": TOPIC_ID}]}],
     ApiKey.DELETE_RECORDS: [{"topics": [{"name": TOPIC, "partitions": _partitions(offset=-1)}],
                              "timeout_ms": 5000}],
     ApiKey.INIT_PRODUCER_ID: [

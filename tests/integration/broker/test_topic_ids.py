@@ -1,0 +1,122 @@
+"""Topic ids (KIP-516) in the admin APIs: CreateTopics v7 answers the new topic's id (v5+
+its partitions, replication factor and configs), Metadata v12 finds it by id, DeleteTopics
+v6 deletes by id, and a topic created again under the name has another id; each with
+Kafka's authorization (configs need DescribeConfigs, a deletion by id needs Describe)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from kafkalite.admin import ACLOperation, ACLResourcePatternType, ResourceType
+from kafkalite.protocol import ApiKey
+from kafkalite.protocol.errors import (
+    TopicAuthorizationFailedError,
+    UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
+)
+from kafkalite_server import EmbeddedCluster
+from kafkalite_server.topic_ids import ZERO
+from tests.security.authorized import AUTHORIZER, acl, admin_client, login
+
+DENIED = TopicAuthorizationFailedError.errno
+DYNAMIC_TOPIC_CONFIG = 1
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[EmbeddedCluster]:
+    """User:bob may create ``bob-*`` topics and delete ``bob-doomed``, and nothing else:
+    neither DescribeConfigs nor Describe on them."""
+    with EmbeddedCluster(config=AUTHORIZER) as cluster:
+        with admin_client(cluster) as admin:
+            admin.create_acls([
+                acl("User:bob", ACLOperation.CREATE, ResourceType.TOPIC, "bob-",
+                    pattern=ACLResourcePatternType.PREFIXED),
+                acl("User:bob", ACLOperation.DELETE, ResourceType.TOPIC, "bob-doomed")])
+        yield cluster
+
+
+def _create(client: Any, name: str, *, version: int = 7, validate_only: bool = False,
+            configs: dict[str, str] | None = None) -> dict[str, Any]:
+    topic = {"name": name, "num_partitions": 2, "replication_factor": 1, "assignments": [],
+             "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}
+    return client.call(ApiKey.CREATE_TOPICS, version, {
+        "topics": [topic], "timeout_ms": 10_000, "validate_only": validate_only})["topics"][0]
+
+
+def _by_id(client: Any, topic_id: Any) -> dict[str, Any]:
+    return client.call(ApiKey.METADATA, 12, {
+        "topics": [{"name": None, "topic_id": topic_id}], "allow_auto_topic_creation": False,
+        "include_topic_authorized_operations": False})["topics"][0]
+
+
+def _delete(client: Any, name: str | None, topic_id: Any = ZERO) -> dict[str, Any]:
+    return client.call(ApiKey.DELETE_TOPICS, 6, {
+        "topics": [{"name": name, "topic_id": topic_id}], "timeout_ms": 10_000})["responses"][0]
+
+
+def test_create_answers_the_id_metadata_finds_it_and_delete_by_id_removes_it(cluster):
+    admin = login(cluster, "admin")
+    created = _create(admin, "by-id", configs={"retention.ms": "60000"})
+    topic_id = created["topic_id"]
+    assert created["error_code"] == 0 and topic_id != ZERO
+    assert (created["num_partitions"], created["replication_factor"]) == (2, 1)
+    configs = {c["name"]: c for c in created["configs"]}
+    assert configs["retention.ms"]["value"] == "60000"
+    assert configs["retention.ms"]["config_source"] == DYNAMIC_TOPIC_CONFIG
+    assert configs["cleanup.policy"]["value"] == "delete"
+    found = _by_id(admin, topic_id)
+    assert (found["error_code"], found["name"], len(found["partitions"])) == (0, "by-id", 2)
+
+    deleted = _delete(admin, None, topic_id)
+    assert (deleted["error_code"], deleted["name"], deleted["topic_id"]) == (0, "by-id", topic_id)
+    again = _create(admin, "by-id")
+    assert again["error_code"] == 0 and again["topic_id"] not in (topic_id, ZERO)
+    assert _by_id(admin, topic_id)["error_code"] == UnknownTopicIdError.errno
+    assert _delete(admin, None, topic_id)["error_code"] == UnknownTopicIdError.errno
+    by_name = _delete(admin, "by-id")
+    assert (by_name["error_code"], by_name["topic_id"]) == (0, again["topic_id"])
+
+
+def test_validate_only_answers_the_settings_and_no_id(cluster):
+    admin = login(cluster, "admin")
+    dry = _create(admin, "dry-run", validate_only=True)
+    assert (dry["error_code"], dry["topic_id"], dry["num_partitions"]) == (0, ZERO, 2)
+    assert dry["configs"]
+    assert _create(admin, "dry-run", version=4, validate_only=True)["error_code"] == 0
+
+
+def test_without_describe_configs_the_answer_leaves_the_configs_out(cluster):
+    created = _create(login(cluster, "bob"), "bob-topic")
+    assert created["error_code"] == 0 and created["topic_id"] != ZERO
+    assert created["topic_config_error_code"] == DENIED and created["configs"] is None
+
+
+def test_without_describe_a_deletion_by_id_is_refused_without_the_name(cluster):
+    admin, bob = login(cluster, "admin"), login(cluster, "bob")
+    kept = _create(admin, "bob-kept")["topic_id"]
+    refused = _delete(bob, None, kept)
+    assert (refused["error_code"], refused["name"]) == (DENIED, None)
+    assert _by_id(admin, kept)["error_code"] == 0  # still there
+    assert _delete(bob, "bob-kept")["error_code"] == DENIED
+    doomed = _create(admin, "bob-doomed")["topic_id"]
+    assert _delete(bob, None, doomed)["error_code"] == 0  # Delete implies Describe (Kafka)
+    assert _delete(admin, "never-was")["error_code"] == UnknownTopicOrPartitionError.errno
+
+
+def test_kafka_pythons_admin_reads_the_new_id_from_create_topics_v7(cluster):
+    admin = KafkaAdminClient(bootstrap_servers=cluster.brokers[0].address("SASL_PLAINTEXT"),
+                             security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                             sasl_plain_username="admin", sasl_plain_password="admin-pw")
+    try:
+        [created] = admin.create_topics([NewTopic("peer-made", 1, 1)])["topics"]
+        assert created["error_code"] == 0, created
+        topic_id = uuid.UUID(str(created["topic_id"]))
+        assert topic_id != ZERO
+        assert _by_id(login(cluster, "admin"), topic_id)["name"] == "peer-made"
+    finally:
+        admin.close()
