@@ -21,6 +21,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite_server import EmbeddedCluster
 from kafkalite_server.topic_ids import ZERO
+from tests.polling import until
 from tests.security.authorized import AUTHORIZER, acl, admin_client, login
 
 DENIED = TopicAuthorizationFailedError.errno
@@ -120,3 +121,26 @@ def test_kafka_pythons_admin_reads_the_new_id_from_create_topics_v7(cluster):
         assert _by_id(login(cluster, "admin"), topic_id)["name"] == "peer-made"
     finally:
         admin.close()
+
+
+def test_a_topic_created_again_under_its_name_has_another_id_in_metadata(cluster):
+    """Through the versions every client already speaks (CreateTopics v4, DeleteTopics v3,
+    Metadata v10)."""
+    admin = login(cluster, "admin")
+
+    def described() -> dict[str, Any]:
+        return admin.call(ApiKey.METADATA, 10, {
+            "topics": [{"name": "reborn", "topic_id": ZERO}],
+            "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False})["topics"][0]
+
+    assert _create(admin, "reborn", version=4)["error_code"] == 0
+    first = described()["topic_id"]
+    assert admin.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": ["reborn"], "timeout_ms": 10_000}
+                      )["responses"][0]["error_code"] == 0
+    until(lambda: described()["error_code"] == UnknownTopicOrPartitionError.errno,
+          "the deletion to reach the broker's metadata")
+    assert _create(admin, "reborn", version=4)["error_code"] == 0
+    second = until(lambda: described()["topic_id"] if described()["error_code"] == 0 else None,
+                   "the topic created again")
+    assert ZERO not in (first, second) and second != first
