@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError, Producer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafkalite.admin import ACLOperation, ACLResourcePatternType, ResourceType
@@ -144,3 +145,46 @@ def test_a_topic_created_again_under_its_name_has_another_id_in_metadata(cluster
     second = until(lambda: described()["topic_id"] if described()["error_code"] == 0 else None,
                    "the topic created again")
     assert ZERO not in (first, second) and second != first
+
+
+def test_librdkafka_producing_through_a_recreate_with_fewer_partitions_strands_nothing(
+        cluster):
+    """librdkafka tells a recreated topic by its new id (its test 0107): messages queued
+    while the topic was gone, for partitions the new topic lacks, are reported failed; none
+    is left undelivered."""
+    admin = login(cluster, "admin")
+    settings = {"bootstrap.servers": cluster.brokers[0].address("SASL_PLAINTEXT"),
+                "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+                "sasl.username": "admin", "sasl.password": "admin-pw",
+                "topic.metadata.refresh.interval.ms": "500", "message.timeout.ms": "60000"}
+    producer = Producer(settings)
+    reports: list[tuple[int, Any]] = []
+
+    def produce(count: int, partitions: int) -> None:
+        for index in range(count):
+            producer.produce("shrinking", b"m", partition=index % partitions,
+                             on_delivery=lambda error, message: reports.append(
+                                 (message.partition(), error)))
+        producer.poll(0)
+
+    def create(partitions: int) -> None:
+        assert admin.call(ApiKey.CREATE_TOPICS, 4, {"topics": [
+            {"name": "shrinking", "num_partitions": partitions, "replication_factor": 1,
+             "assignments": [], "configs": []}], "timeout_ms": 10_000,
+            "validate_only": False})["topics"][0]["error_code"] == 0
+
+    create(4)
+    produce(40, 4)
+    assert producer.flush(15) == 0 and all(error is None for _p, error in reports)
+    assert admin.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": ["shrinking"],
+                                                "timeout_ms": 10_000}
+                      )["responses"][0]["error_code"] == 0
+    produce(40, 4)  # queued while the topic is gone
+    create(2)
+    # Before topics had ids, librdkafka kept those for partitions 2 and 3 until their
+    # message.timeout.ms ran out.
+    assert producer.flush(20) == 0, "messages stranded for the old topic's partitions"
+    later = reports[40:]
+    assert sorted((p, e.code() if e else None) for p, e in later) == sorted(
+        [(p, None) for p in (0, 1)] * 10 + [(p, KafkaError._UNKNOWN_PARTITION)
+                                           for p in (2, 3)] * 10)
