@@ -66,8 +66,9 @@ class MetadataCache:
                 self._names.pop(self._ids.pop(state.topic, ZERO), None)
                 deleted.add(state.topic)
             else:
+                if self._set_id(state.topic, state.topic_id):
+                    self._topics.pop(state.topic, None)  # a predecessor's partitions
                 self._topics.setdefault(state.topic, {})[state.partition] = state
-                self._set_id(state.topic, state.topic_id)
         self._first_update.set()
         for waiter in self._waiters:
             if not waiter.done():
@@ -108,16 +109,19 @@ class MetadataCache:
         """Registered, as the controller's last UpdateMetadata listed the live brokers."""
         return broker_id in self.brokers
 
-    def _set_id(self, topic: str, topic_id: uuid.UUID) -> None:
-        """A topic created again under its name since the last update (the deletion's
-        update was missed) replaces its predecessor's id."""
+    def _set_id(self, topic: str, topic_id: uuid.UUID) -> bool:
+        """Records the topic's id; True when it replaces another: the topic was created
+        again under its name and the update of its deletion never came here (the
+        controller's channel to this broker was closed meanwhile), so what the cache holds
+        of the name is the deleted topic's."""
         previous = self._ids.get(topic)
         if previous == topic_id or topic_id == ZERO:
-            return
+            return False
         if previous is not None:
             self._names.pop(previous, None)
         self._ids[topic] = topic_id
         self._names[topic_id] = topic
+        return previous is not None
 
     def topic_names(self) -> list[str]:
         return list(self._topics)
