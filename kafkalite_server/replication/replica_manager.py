@@ -109,6 +109,8 @@ class FetchRequest:
     fetch_offset: int
     max_bytes: int
     current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
+    """The epoch of the fetcher's last record (Fetch v12+), -1 if it did not say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,8 @@ class FetchResult:
     """A region of the log's files (sent with sendfile), or no bytes."""
     last_stable_offset: int = -1
     aborted: list[AbortedTxn] | None = None
+    diverging_epoch: tuple[int, int] | None = None
+    """(epoch, end offset) where the fetcher's log diverged from this one: no records."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -627,6 +631,11 @@ class ReplicaManager:
             partition = (self._readable_or_none(key) if follower_reads and replica_id < 0
                          else None) or self.leader_partition(*key)
             partition.check_leader_epoch(request.current_leader_epoch)
+            diverged = _diverging_epoch(partition, request)
+            if diverged is not None:
+                return FetchResult(0, partition.high_watermark, partition.log.log_start_offset,
+                                   b"", partition.log.last_stable_offset(
+                                       partition.high_watermark), diverging_epoch=diverged)
             if replica_id >= 0:  # a follower: up to the log end, and it tells its LEO
                 throttled = self._leader_throttled(partition, replica_id)
                 region = None
@@ -681,3 +690,15 @@ class ReplicaManager:
         self.log_manager.checkpoint_log_start_offsets()
         self._wake(partition.key)
         return partition.log.log_start_offset
+
+
+def _diverging_epoch(partition: Partition, request: FetchRequest) -> tuple[int, int] | None:
+    """Kafka's check of a Fetch v12+ ``last_fetched_epoch``: this log's end of that epoch
+    (or of the latest epoch before it); the fetcher's log diverged when that is an earlier
+    epoch or ends before the fetch offset, and it must truncate there before fetching on."""
+    if request.last_fetched_epoch < 0:
+        return None
+    epoch, end_offset = partition.log.end_offset_for_epoch(request.last_fetched_epoch)
+    if epoch < request.last_fetched_epoch or end_offset < request.fetch_offset:
+        return epoch, end_offset
+    return None

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import TopicPartition as ConfluentPartition
+from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafkalite.admin import ACLOperation, ACLResourcePatternType, ResourceType
@@ -188,3 +190,108 @@ def test_librdkafka_producing_through_a_recreate_with_fewer_partitions_strands_n
     assert sorted((p, e.code() if e else None) for p, e in later) == sorted(
         [(p, None) for p in (0, 1)] * 10 + [(p, KafkaError._UNKNOWN_PARTITION)
                                            for p in (2, 3)] * 10)
+
+
+def _fetch(client: Any, version: int, topic: dict[str, Any], **partition: int) -> dict[str, Any]:
+    wanted = {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+              "last_fetched_epoch": -1, "log_start_offset": -1, "partition_max_bytes": 1 << 20,
+              **partition}
+    return client.call(ApiKey.FETCH, version, {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+        "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+        "topics": [{**topic, "partitions": [wanted]}], "forgotten_topics_data": [],
+        "rack_id": ""})["responses"][0]
+
+
+def test_fetch_v13_names_topics_by_id_and_an_old_id_is_unknown(cluster):
+    admin = login(cluster, "admin")
+    old = _create(admin, "fetched")["topic_id"]
+    _produce_one(cluster, "fetched")
+    answer = _fetch(admin, 13, {"topic_id": old})
+    assert answer["topic_id"] == old and answer["partitions"][0]["error_code"] == 0
+    assert answer["partitions"][0]["high_watermark"] == 1
+    assert _delete(admin, "fetched")["error_code"] == 0
+    new = _create(admin, "fetched")["topic_id"]
+    stale = _fetch(admin, 13, {"topic_id": old})["partitions"][0]
+    assert stale["error_code"] == UnknownTopicIdError.errno
+    assert _fetch(admin, 13, {"topic_id": new})["partitions"][0]["error_code"] == 0
+    denied = _fetch(login(cluster, "bob"), 13, {"topic_id": new})["partitions"][0]
+    assert denied["error_code"] == DENIED
+
+
+def test_fetch_v12_answers_a_diverged_fetcher_its_diverging_epoch(cluster):
+    admin = login(cluster, "admin")
+    _create(admin, "diverging")
+    _produce_one(cluster, "diverging")  # one record, of leader epoch 0: the log ends at 1
+    agreeing = _fetch(admin, 12, {"topic": "diverging"}, fetch_offset=1, last_fetched_epoch=0)
+    assert agreeing["partitions"][0]["diverging_epoch"] == {"epoch": -1, "end_offset": -1}
+    ahead = _fetch(admin, 12, {"topic": "diverging"}, fetch_offset=5, last_fetched_epoch=0)
+    assert ahead["partitions"][0]["diverging_epoch"] == {"epoch": 0, "end_offset": 1}
+    assert ahead["partitions"][0]["error_code"] == 0
+
+
+def _produce_one(cluster: EmbeddedCluster, topic: str) -> None:
+    producer = Producer({"bootstrap.servers": cluster.brokers[0].address("SASL_PLAINTEXT"),
+                         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+                         "sasl.username": "admin", "sasl.password": "admin-pw"})
+    producer.produce(topic, b"one", partition=0)
+    assert producer.flush(15) == 0
+
+
+def test_librdkafka_and_kafka_python_consumers_read_through_a_recreate(cluster):
+    """librdkafka fetches by topic id (Fetch v13), kafka-python by name with its last
+    fetched epoch (v12). After the topic is deleted and created again, librdkafka's old
+    id is unknown and it learns the new one; both go on reading the new topic (from their
+    position, or from its start if they fetched before it had records) and nothing of the
+    old topic comes back."""
+    admin = login(cluster, "admin")
+    _create(admin, "recreated")
+    _produce_one(cluster, "recreated")
+    before = _fetched(cluster, 13)
+    confluent = Consumer({
+        "bootstrap.servers": cluster.brokers[0].address("SASL_PLAINTEXT"),
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+        "sasl.username": "admin", "sasl.password": "admin-pw", "group.id": "through",
+        "auto.offset.reset": "earliest", "enable.auto.commit": False,
+        "topic.metadata.refresh.interval.ms": "500"})
+    ours = KafkaConsumer(bootstrap_servers=cluster.brokers[0].address("SASL_PLAINTEXT"),
+                         security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                         sasl_plain_username="admin", sasl_plain_password="admin-pw",
+                         auto_offset_reset="earliest", enable_auto_commit=False,
+                         metadata_max_age_ms=500)
+    got: dict[str, list[bytes]] = {"librdkafka": [], "kafka-python": []}
+
+    def poll_both() -> bool:
+        message = confluent.poll(0.2)
+        if message is not None and message.error() is None:
+            got["librdkafka"].append(message.value())
+        for records in ours.poll(timeout_ms=200).values():
+            got["kafka-python"] += [r.value for r in records]
+        return all(values and values[-1] in (b"one", b"new-2") for values in got.values())
+
+    try:
+        confluent.assign([ConfluentPartition("recreated", 0)])
+        ours.assign([TopicPartition("recreated", 0)])
+        until(poll_both, "both consumers to read the first topic's record", timeout=30)
+        assert got == {"librdkafka": [b"one"], "kafka-python": [b"one"]}
+        assert _delete(admin, "recreated")["error_code"] == 0
+        _create(admin, "recreated")
+        producer = Producer({"bootstrap.servers": cluster.brokers[0].address(
+            "SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanisms": "PLAIN", "sasl.username": "admin", "sasl.password": "admin-pw"})
+        for value in (b"new-1", b"new-2"):
+            producer.produce("recreated", value, partition=0)
+        assert producer.flush(15) == 0
+        got = {"librdkafka": [], "kafka-python": []}
+        until(poll_both, "both consumers to read the new topic's records", timeout=30)
+        for values in got.values():
+            assert values in ([b"new-2"], [b"new-1", b"new-2"]), got
+        assert _fetched(cluster, 13) > before and _fetched(cluster, 12) > 0
+    finally:
+        confluent.close()
+        ours.close()
+
+
+def _fetched(cluster: EmbeddedCluster, version: int) -> int:
+    """Consumer fetches of ``version`` the broker answered."""
+    return cluster.brokers[0].request_counters.requests[("FetchConsumer", version)]
