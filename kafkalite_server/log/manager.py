@@ -224,7 +224,10 @@ class LogManager:
         log.close()
         stray = log.directory.with_name(
             f"{log.directory.name}.{stored.hex}{STRAY_DIR_SUFFIX}")
-        os.rename(log.directory, stray)
+        try:
+            os.rename(log.directory, stray)
+        except OSError as exc:
+            raise KafkaStorageError(f"cannot move {log.directory} aside: {exc}") from exc
         logger.warning("%s-%d: the directory holds topic id %s, but the topic is now %s (it "
                        "was deleted and created again); moved aside to %s, not served",
                        topic, partition, stored, topic_id, stray)
