@@ -281,8 +281,9 @@ class EmbeddedCluster:
         assignment = layout.decode_assignment(topic, data)
         replicas = assignment[partition]
         assignment[partition] = [first, *(b for b in replicas if b != first)]
-        controller.store.commit([SetData(path, layout.encode_assignment(assignment),
-                                         stat.version)])
+        document = layout.encode_assignment(assignment,
+                                            topic_id=layout.decode_topic_id(topic, data))
+        controller.store.commit([SetData(path, document, stat.version)])
         await _until(lambda: controller.assignments[topic][partition][0] == first)
 
     def _require_controller(self) -> Controller:

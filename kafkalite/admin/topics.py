@@ -10,6 +10,7 @@ the controller, and the topic descriptions read from metadata.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -129,6 +130,8 @@ class TopicResults(AdminApiHandler[str, dict[str, Any]]):
 
     results_field = "topics"
     doing = "creating"
+    result_keys: tuple[str, ...] = ("name", "error_code", "error_message")
+    """What a topic's result holds (the documented shape, whatever version answered)."""
 
     def __init__(self, raise_errors: bool = True) -> None:
         super().__init__(Controller())
@@ -141,11 +144,12 @@ class TopicResults(AdminApiHandler[str, dict[str, Any]]):
             name = entry["name"]
             context = f"{self.doing} topic {name!r}"
             code, message = entry["error_code"], entry.get("error_message")
+            result = {key: entry.get(key) for key in self.result_keys}
             if self.raise_errors:
                 if not outcome.error(name, code, context, message):
-                    outcome.complete(name, dict(entry))
+                    outcome.complete(name, result)
             elif not outcome.routed(name, code, context, message):
-                outcome.complete(name, dict(entry))
+                outcome.complete(name, result)
         return outcome
 
 
@@ -175,13 +179,17 @@ class DeleteTopics(TopicResults):
     api_key = ApiKey.DELETE_TOPICS
     results_field = "responses"
     doing = "deleting"
+    result_keys = ("name", "error_code")
 
     def __init__(self, timeout_ms: int, raise_errors: bool = True) -> None:
         super().__init__(raise_errors)
         self.timeout_ms = timeout_ms
 
     def build_request(self, node: int, keys: Sequence[str]) -> Request:
-        return Request(self.api_key, {"topic_names": list(keys), "timeout_ms": self.timeout_ms})
+        # v6+ names topics in ``topics`` (by name here; a topic id is the other choice)
+        return Request(self.api_key, {"topic_names": list(keys), "timeout_ms": self.timeout_ms,
+                                      "topics": [{"name": name, "topic_id": uuid.UUID(int=0)}
+                                                 for name in keys]})
 
 
 class CreatePartitions(TopicResults):

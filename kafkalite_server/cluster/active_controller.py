@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TypeVar
@@ -67,6 +68,7 @@ from kafkalite_server.cluster.messages import (
     UpdateMetadata,
 )
 from kafkalite_server.cluster.reassignment import Reassignment, checked_target
+from kafkalite_server.topic_ids import ZERO, legacy_topic_id
 from kafkalite_server.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -104,6 +106,8 @@ class Controller:
         """Each live broker's replicas in a failed log directory (until it restarts)."""
         self.channels: dict[int, BrokerChannel] = {}
         self.assignments: dict[str, dict[int, list[int]]] = {}
+        self.topic_ids: dict[str, uuid.UUID] = {}
+        """Each topic's id (KIP-516), as its assignment node holds it."""
         self.states: dict[TopicPartition, tuple[layout.LeaderIsr, int]] = {}
         self.reassignments: dict[TopicPartition, Reassignment] = {}
         """Partitions being moved (their assignment is the reassignment's replica set)."""
@@ -193,12 +197,16 @@ class Controller:
         """Reads the assignment (watching it for new partitions); new partitions get their
         first state node. Returns the partitions not known before."""
         try:
-            data, _stat = self.store.get(layout.topic_path(topic),
-                                         watch=self._watch(lambda: self._topic_changed(topic)))
+            data, stat = self.store.get(layout.topic_path(topic),
+                                        watch=self._watch(lambda: self._topic_changed(topic)))
         except NoNodeError:
             return []
         assignment = layout.decode_assignment(topic, data)
         adding, removing = layout.decode_reassigning(topic, data)
+        topic_id = layout.decode_topic_id(topic, data)
+        if topic_id is None:
+            topic_id = self._assign_topic_id(topic, data, stat.version)
+        self.topic_ids[topic] = topic_id
         for index in set(adding) | set(removing):
             if (topic, index) not in self.reassignments and index in assignment:
                 self.reassignments[(topic, index)] = Reassignment.stored(
@@ -208,6 +216,33 @@ class Controller:
         added = [(topic, p) for p in sorted(assignment) if p not in known]
         self._load_or_create_states(topic, added)
         return added
+
+    def _assign_topic_id(self, topic: str, data: bytes, version: int) -> uuid.UUID:
+        """A topic created before topics had ids gets one now, written into its assignment
+        node once (as Kafka's controller does when it finds a topic without one); a write
+        that lost to another (a partition added meanwhile) is retried from a fresh read."""
+        cluster_id = layout.decode_cluster_id(self.store.get(layout.CLUSTER_ID)[0])
+        topic_id = legacy_topic_id(cluster_id, topic)
+        path = layout.topic_path(topic)
+        for _attempt in range(MAX_STATE_WRITE_ATTEMPTS):
+            stored = layout.decode_topic_id(topic, data)
+            if stored is not None:
+                return stored
+            adding, removing = layout.decode_reassigning(topic, data)
+            document = layout.encode_assignment(layout.decode_assignment(topic, data), adding,
+                                                removing, topic_id=topic_id)
+            try:
+                self.store.commit([Check(layout.CONTROLLER_EPOCH, self.epoch_version),
+                                   SetData(path, document, version)])
+            except BadVersionError:
+                self._check_epoch()
+                data, stat = self.store.get(path)
+                version = stat.version
+                continue
+            log.info("controller %d: topic %s had no id; it is %s from now on",
+                     self.broker_id, topic, topic_id)
+            return topic_id
+        raise CoordinationError(f"{path}: gave up after {MAX_STATE_WRITE_ATTEMPTS} conflicts")
 
     def _load_or_create_states(self, topic: str, keys: list[TopicPartition],
                                attempts: int = MAX_STATE_WRITE_ATTEMPTS) -> None:
@@ -344,7 +379,7 @@ class Controller:
         offline = tuple(b for b in replicas if b not in self.live
                         or key in self.offline_replicas.get(b, ()))
         return PartitionState(key[0], key[1], state.leader, state.leader_epoch, state.isr,
-                              replicas, version, offline)
+                              replicas, version, offline, topic_id=self.topic_ids[key[0]])
 
     def _announce(self, keys: list[TopicPartition], *, to: Iterable[int],
                   changed: Iterable[TopicPartition] = ()) -> None:
@@ -527,7 +562,9 @@ class Controller:
                 by_broker.setdefault(broker_id, []).append((topic, index))
         for broker_id, keys in by_broker.items():
             self._send(broker_id, StopReplica(self.broker_id, self.epoch, tuple(keys), True))
-        self._update_metadata([PartitionState(topic, index, LEADER_DURING_DELETE, 0, (), ())
+        topic_id = self.topic_ids.get(topic, ZERO)
+        self._update_metadata([PartitionState(topic, index, LEADER_DURING_DELETE, 0, (), (),
+                                              topic_id=topic_id)
                                for index in assignment])
         self._forget(topic)
         for path in (layout.topic_path(topic), layout.topic_config_path(topic),
@@ -537,6 +574,7 @@ class Controller:
         log.info("controller %d: deleted topic %s", self.broker_id, topic)
 
     def _forget(self, topic: str) -> None:
+        self.topic_ids.pop(topic, None)
         for index in self.assignments.pop(topic, {}):
             self.states.pop((topic, index), None)
             self.reassignments.pop((topic, index), None)
@@ -749,7 +787,8 @@ class Controller:
             assignment = {**layout.decode_assignment(topic, data), **self.assignments[topic]}
             document = layout.encode_assignment(
                 assignment, {index: move.adding for index, move in moving.items()},
-                {index: move.removing for index, move in moving.items()})
+                {index: move.removing for index, move in moving.items()},
+                topic_id=self.topic_ids[topic])
             try:
                 self.store.commit([Check(layout.CONTROLLER_EPOCH, self.epoch_version),
                                    SetData(path, document, stat.version)])

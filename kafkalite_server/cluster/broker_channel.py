@@ -112,7 +112,7 @@ class NetworkChannel(QueuedChannel):
                 await self._sleep(self._backoff.next_s())
                 continue
             _log_errors(self.endpoint.node_id, type(message).__name__, response)
-            return partition_errors_from(response)
+            return partition_errors_from(response, message)
         return None
 
     def _release(self) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
@@ -64,6 +65,7 @@ from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.cluster.topics import validate_topic_name, validated_topic_configs
 from kafkalite_server.config import BrokerConfig
 from kafkalite_server.log.config import LogConfig
+from kafkalite_server.topic_ids import ZERO, new_topic_id
 from kafkalite_server.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -305,17 +307,22 @@ class ControllerRequests:
                            replication_factor: int = -1,
                            configs: Mapping[str, str | None] | None = None, *,
                            assignments: Mapping[int, list[int]] | None = None,
-                           validate_only: bool = False) -> None:
+                           validate_only: bool = False) -> uuid.UUID:
+        """Creates the topic with a new random id (KIP-516), which it returns (for
+        ``validate_only``, :data:`~kafkalite_server.topic_ids.ZERO`: nothing was created)."""
         validate_topic_name(name)
         kept = validated_topic_configs(self.default_log_config, configs or {})
+        topic_id = ZERO if validate_only else new_topic_id()
         await self._off_loop(self._create_topic, name, num_partitions, replication_factor,
-                             kept, assignments, validate_only)
+                             kept, assignments, validate_only, topic_id)
         if not validate_only:
             self._set_overrides(name, kept)
+        return topic_id
 
     def _create_topic(self, name: str, num_partitions: int, replication_factor: int,
                       kept: dict[str, str], assignments: Mapping[int, list[int]] | None,
-                      validate_only: bool) -> None:
+                      validate_only: bool, topic_id: uuid.UUID) -> None:
+        """As Kafka's AdminZkClient, the assignment node is written with the topic's id."""
         store = self._store()
         if store.exists(layout.topic_path(name)) is not None:
             raise TopicAlreadyExistsError(f"topic {name!r} already exists")
@@ -337,7 +344,8 @@ class ControllerRequests:
             return
         try:
             store.commit([Create(layout.topic_config_path(name), layout.encode_topic_config(kept)),
-                          Create(layout.topic_path(name), layout.encode_assignment(assignment))])
+                          Create(layout.topic_path(name),
+                                 layout.encode_assignment(assignment, topic_id=topic_id))])
         except NodeExistsError:
             raise TopicAlreadyExistsError(f"topic {name!r} already exists") from None
         # Brokers may cache the configs of an earlier topic of this name.
@@ -389,7 +397,9 @@ class ControllerRequests:
             if validate_only:
                 return
             try:
-                store.set(layout.topic_path(name), layout.encode_assignment({**assignment, **added}),
+                store.set(layout.topic_path(name),
+                          layout.encode_assignment({**assignment, **added},
+                                                   topic_id=layout.decode_topic_id(name, data)),
                           stat.version)
                 return
             except BadVersionError:

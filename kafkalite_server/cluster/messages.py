@@ -10,11 +10,13 @@ back into the same objects, so every deployment runs the same broker code.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
+from kafkalite_server.topic_ids import ZERO
 
 NO_LEADER = -1
 NO_BROKER_EPOCH = -1
@@ -28,7 +30,7 @@ LEADER_DURING_DELETE = -2
 class PartitionState:
     """One partition as the controller sees it (the partition state node plus the
     assignment). ``zk_version`` is the state node's version, for the leader's later ISR
-    writes."""
+    writes; ``topic_id`` is the topic's, from its assignment node."""
 
     topic: str
     partition: int
@@ -39,6 +41,8 @@ class PartitionState:
     zk_version: int = 0
     offline_replicas: tuple[int, ...] = ()
     is_new: bool = False
+    topic_id: uuid.UUID = ZERO
+    """The topic's id (KIP-516); ZERO only from a sender that had none."""
 
     @property
     def key(self) -> tuple[str, int]:

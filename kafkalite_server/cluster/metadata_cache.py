@@ -13,10 +13,12 @@ before their own timeout.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Set
 
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.messages import LEADER_DURING_DELETE, PartitionState, UpdateMetadata
+from kafkalite_server.topic_ids import ZERO
 
 
 class MetadataCache:
@@ -26,6 +28,8 @@ class MetadataCache:
         self.controller_id = -1
         self.brokers: dict[int, BrokerEndpoint] = {}
         self._topics: dict[str, dict[int, PartitionState]] = {}
+        self._ids: dict[str, uuid.UUID] = {}
+        self._names: dict[uuid.UUID, str] = {}
         self._first_update = asyncio.Event()
         self._waiters: set[asyncio.Future[None]] = set()
         self._deletion_listeners: list[Callable[[Set[str]], None]] = []
@@ -59,8 +63,11 @@ class MetadataCache:
         for state in message.partitions:
             if state.leader == LEADER_DURING_DELETE:
                 self._topics.pop(state.topic, None)
+                self._names.pop(self._ids.pop(state.topic, ZERO), None)
                 deleted.add(state.topic)
             else:
+                if self._set_id(state.topic, state.topic_id):
+                    self._topics.pop(state.topic, None)  # a predecessor's partitions
                 self._topics.setdefault(state.topic, {})[state.partition] = state
         self._first_update.set()
         for waiter in self._waiters:
@@ -102,8 +109,32 @@ class MetadataCache:
         """Registered, as the controller's last UpdateMetadata listed the live brokers."""
         return broker_id in self.brokers
 
+    def _set_id(self, topic: str, topic_id: uuid.UUID) -> bool:
+        """Records the topic's id; True when it replaces another: the topic was created
+        again under its name and the update of its deletion never came here (the
+        controller's channel to this broker was closed meanwhile), so what the cache holds
+        of the name is the deleted topic's."""
+        previous = self._ids.get(topic)
+        if previous == topic_id or topic_id == ZERO:
+            return False
+        if previous is not None:
+            self._names.pop(previous, None)
+        self._ids[topic] = topic_id
+        self._names[topic_id] = topic
+        return previous is not None
+
     def topic_names(self) -> list[str]:
         return list(self._topics)
+
+    def topic_id(self, topic: str) -> uuid.UUID:
+        """The topic's id (KIP-516); ZERO for a topic not known here."""
+        return self._ids.get(topic, ZERO)
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the topic whose id is ``topic_id``; None for an id of no topic
+        known here (one never created, or deleted: a topic created again under the same
+        name has another id)."""
+        return self._names.get(topic_id)
 
     def partitions_of(self, topic: str) -> list[PartitionState] | None:
         """The topic's partitions in index order, or None for a topic not known here."""

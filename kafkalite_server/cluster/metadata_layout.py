@@ -7,9 +7,11 @@ inspect a kafkalite cluster over ZooKeeper with ``zkCli.sh``:
 - ``/brokers/ids/<id>`` (ephemeral): host, port, endpoints, rack, timestamp.
 - ``/controller`` (ephemeral): ``{"version":1,"brokerid":N,"timestamp":"<ms>"}``.
 - ``/controller_epoch``: the controller epoch as plain digits.
-- ``/brokers/topics/<topic>``: ``{"version":1,"partitions":{"0":[1,2,3],...}}``; while
-  partitions are being reassigned, version 2 with ``adding_replicas`` and
-  ``removing_replicas`` (KIP-455), so a new controller resumes the moves.
+- ``/brokers/topics/<topic>``: ``{"version":3,"topic_id":"<base64>","partitions":
+  {"0":[1,2,3],...},"adding_replicas":{},"removing_replicas":{}}`` as Kafka 2.8+ writes it:
+  the topic's id (KIP-516, :mod:`~kafkalite_server.topic_ids`), and while partitions are
+  being reassigned their ``adding_replicas`` and ``removing_replicas`` (KIP-455), so a new
+  controller resumes the moves. Versions 1 and 2 (no id) are read too.
 - ``/brokers/topics/<topic>/partitions/<p>/state``: leader, leader_epoch, isr,
   controller_epoch; written only conditionally on its version.
 - ``/config/topics/<topic>``, ``/config/brokers/<id>`` and ``/config/brokers/<default>``:
@@ -24,11 +26,13 @@ inspect a kafkalite cluster over ZooKeeper with ``zkCli.sh``:
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.coordination import CoordinationError
+from kafkalite_server.topic_ids import uuid_from_text, uuid_text
 
 BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
@@ -150,14 +154,18 @@ def decode_epoch(data: bytes) -> int:
 
 def encode_assignment(assignment: dict[int, list[int]],
                       adding: dict[int, list[int]] | None = None,
-                      removing: dict[int, list[int]] | None = None) -> bytes:
-    """Version 1, or version 2 (KIP-455) while partitions are being reassigned: their
-    ``partitions`` entry is then the full replica set (target first, then the original
-    replicas leaving), ``adding_replicas`` and ``removing_replicas`` say which are which."""
+                      removing: dict[int, list[int]] | None = None, *,
+                      topic_id: uuid.UUID | None = None) -> bytes:
+    """Version 3 (Kafka 2.8+) with the topic's id; while partitions are being reassigned
+    (KIP-455) their ``partitions`` entry is the full replica set (target first, then the
+    original replicas leaving), ``adding_replicas`` and ``removing_replicas`` say which are
+    which. Without an id (only a topic that never had one), version 1 or 2 as before."""
     document: dict[str, Any] = {"version": 1, "partitions": _by_partition(assignment)}
-    if adding or removing:
+    if adding or removing or topic_id is not None:
         document.update(version=2, adding_replicas=_by_partition(adding or {}),
                         removing_replicas=_by_partition(removing or {}))
+    if topic_id is not None:
+        document.update(version=3, topic_id=uuid_text(topic_id))
     return _dump(document)
 
 
@@ -188,6 +196,18 @@ def decode_reassigning(topic: str, data: bytes
                 _replica_map(document.get("removing_replicas")))
     except (TypeError, ValueError, AttributeError) as exc:
         raise LayoutError(f"{topic_path(topic)}: {exc!r}") from None
+
+
+def decode_topic_id(topic: str, data: bytes) -> uuid.UUID | None:
+    """The topic's id, or None for a node written before topics had one."""
+    document = _load(data, topic_path(topic))
+    text = document.get("topic_id") if isinstance(document, dict) else None
+    if text is None:
+        return None
+    try:
+        return uuid_from_text(str(text))
+    except ValueError as exc:
+        raise LayoutError(f"{topic_path(topic)}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,6 @@ from kafkalite_server.group.consumer_groups import (
 from kafkalite_server.group.modern_records import KeyValue
 from kafkalite_server.group.timers import Scheduler, TimerHandle
 from kafkalite_server.share.config import SHARE_STATE_TOPIC
-from kafkalite_server.topic_ids import topic_id
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -69,7 +68,7 @@ class ConsumerGroupService:
 
         self.groups = ConsumerGroups(
             runtime.ownership, self._append,
-            Topics(partition_count, lambda topic: topic_id(metadata.cluster_id, topic),
+            Topics(partition_count, metadata.topic_id,
                    lambda: frozenset(metadata.topic_names()) - INTERNAL_TOPICS
                    - {SHARE_STATE_TOPIC}, partition_racks),
             scheduler.now_ms,

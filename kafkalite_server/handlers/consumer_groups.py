@@ -32,7 +32,6 @@ from kafkalite_server.handlers.modern_groups import (
 )
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.api_checks import DESCRIBE_TOPICS, READ_GROUP, declares, requires
-from kafkalite_server.topic_ids import topic_named
 
 Body = dict[str, Any]
 
@@ -69,10 +68,9 @@ async def handle_consumer_group_describe(service: GroupCoordinatorService,
                                          ctx: RequestContext, body: Body) -> Body:
     groups = service.consumer.groups
     cache = ctx.broker.metadata_cache
-    names = cache.topic_names()
 
     def name_of(id_: uuid.UUID) -> str:
-        return topic_named(cache.cluster_id, id_, names) or ""
+        return cache.topic_name(id_) or ""
 
     answers = []
     for group_id in body["group_ids"]:

@@ -1,4 +1,10 @@
-"""Fetch (1), versions 0-11: translate the request for ``ReplicaManager.fetch_messages``.
+"""Fetch (1), versions 0-13: translate the request for ``ReplicaManager.fetch_messages``.
+
+Fetch v13 names topics by id (KIP-516): an id of no topic here (one never created, or a
+topic deleted and created again under its name since the client read its metadata) is
+answered UNKNOWN_TOPIC_ID for each of its partitions. Fetch v12+ carries each partition's
+``last_fetched_epoch``: a partition whose fetcher diverged is answered its
+``diverging_epoch`` instead of records (the replica manager's check, as Kafka's).
 
 Every requested partition is in the response, in request order (kafka-python drops a
 full-fetch response that leaves one out). The replica manager applies ``max_bytes``,
@@ -21,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kafkalite.protocol.errors import TopicAuthorizationFailedError
+from kafkalite.protocol.errors import TopicAuthorizationFailedError, UnknownTopicIdError
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.log.down_conversion import ConvertedRecords, down_convert, fetch_magic
 from kafkalite_server.replication.replica_manager import FetchParams, FetchRequest, FetchResult
@@ -29,12 +35,19 @@ from kafkalite_server.replication.replica_selector import NO_PREFERENCE, preferr
 from kafkalite_server.security.api_checks import READ_TOPICS, REPLICA_CLUSTER_ACTION, declares
 
 _DENIED = FetchResult(TopicAuthorizationFailedError.errno)
+_UNKNOWN_ID = FetchResult(UnknownTopicIdError.errno)
+BY_TOPIC_ID = 13
+"""The first Fetch version naming topics by id."""
 FOLLOWER_FETCH = replace(REPLICA_CLUSTER_ACTION, answered=TopicAuthorizationFailedError)
 """Kafka answers a follower's Fetch without ClusterAction per partition, as a topic error."""
 
 
 @declares(replace(READ_TOPICS, when="from a consumer"), FOLLOWER_FETCH)
 async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    by_id = ctx.api_version >= BY_TOPIC_ID
+    if by_id:  # None for an id of no topic here
+        for topic in body["topics"]:
+            topic["topic"] = ctx.broker.metadata_cache.topic_name(topic["topic_id"])
     consumer = body["replica_id"] < 0
     redirected = _redirected(ctx, body) if consumer else {}
     max_bytes = min(body["max_bytes"], ctx.broker.config.fetch_max_bytes) if consumer \
@@ -42,15 +55,16 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
     params = FetchParams(body["replica_id"], 0 if redirected else body["max_wait_ms"],
                          body["min_bytes"], max_bytes, body["isolation_level"],
                          follower_reads=consumer and ctx.api_version >= 11)
-    names = [topic["topic"] for topic in body["topics"]]
+    names = [topic["topic"] for topic in body["topics"] if topic["topic"] is not None]
     if consumer:
         denied = READ_TOPICS.denied(ctx, names)
     else:
         denied = frozenset() if FOLLOWER_FETCH.allows(ctx) else frozenset(names)
     requests = [FetchRequest(topic["topic"], p["partition"], p["fetch_offset"],
-                             p["partition_max_bytes"], p["current_leader_epoch"])
+                             p["partition_max_bytes"], p["current_leader_epoch"],
+                             p["last_fetched_epoch"])
                 for topic in body["topics"] for p in topic["partitions"]
-                if topic["topic"] not in denied
+                if topic["topic"] is not None and topic["topic"] not in denied
                 and (topic["topic"], p["partition"]) not in redirected]
     results = iter(await ctx.broker.replica_manager.fetch_messages(params, requests))
     magic = fetch_magic(ctx.api_version)
@@ -60,7 +74,9 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
         partitions = []
         for request in topic["partitions"]:
             key = (topic["topic"], request["partition"])
-            if topic["topic"] in denied:
+            if topic["topic"] is None:
+                result = _UNKNOWN_ID
+            elif topic["topic"] in denied:
                 result = _DENIED
             elif key in redirected:
                 result = _redirect_result(ctx, key)
@@ -80,9 +96,17 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
                     {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
                     for txn in result.aborted],
                 "preferred_read_replica": redirected.get(key, NO_PREFERENCE),
-                "records": records})
-        responses.append({"topic": topic["topic"], "partitions": partitions})
+                **_diverging(result), "records": records})
+        responses.append({"topic_id": topic["topic_id"], "partitions": partitions} if by_id
+                         else {"topic": topic["topic"], "partitions": partitions})
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+
+def _diverging(result: FetchResult) -> dict[str, Any]:
+    if result.diverging_epoch is None:
+        return {}
+    epoch, end_offset = result.diverging_epoch
+    return {"diverging_epoch": {"epoch": epoch, "end_offset": end_offset}}
 
 
 def _down_converted(ctx: RequestContext, key: tuple[str, int], records: Any, magic: int,

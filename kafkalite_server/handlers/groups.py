@@ -59,7 +59,6 @@ from kafkalite_server.security.api_checks import (
     requires,
     top_level_error,
 )
-from kafkalite_server.topic_ids import topic_named
 from kafkalite_server.txn.verification import for_txn_offset_commit
 
 Body = dict[str, Any]
@@ -512,10 +511,9 @@ def _described_consumer_group(ctx: RequestContext, group: ConsumerGroup) -> Body
     ``consumer``, the assignor as the protocol, each member's subscription and current
     assignment in the classic consumer protocol's encoding (version 0)."""
     cache = ctx.broker.metadata_cache
-    names = cache.topic_names()
 
     def partitions(assignment: Assignment) -> list[tuple[str, list[int]]]:
-        named = ((topic_named(cache.cluster_id, id_, names), sorted(ps))
+        named = ((cache.topic_name(id_), sorted(ps))
                  for id_, ps in sorted(assignment.items()))
         return [(name, ps) for name, ps in named if name is not None]
 

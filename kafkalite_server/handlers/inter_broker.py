@@ -25,11 +25,13 @@ def _partition_errors(errors: dict[tuple[str, int], int]) -> list[dict[str, Any]
 
 @requires(CLUSTER_ACTION)
 async def handle_leader_and_isr(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    message = wire.leader_and_isr_from(body)
     try:
-        errors = await ctx.broker.inbox.receive(wire.leader_and_isr_from(body))
+        errors = await ctx.broker.inbox.receive(message)
     except BrokerResponseError as exc:
-        return {"error_code": exc.errno, "partition_errors": []}
-    return {"error_code": 0, "partition_errors": _partition_errors(errors)}
+        return {"error_code": exc.errno,
+                **wire.leader_and_isr_errors(ctx.api_version, {}, message)}
+    return {"error_code": 0, **wire.leader_and_isr_errors(ctx.api_version, errors, message)}
 
 
 @requires(CLUSTER_ACTION)

@@ -41,7 +41,7 @@ from kafkalite_server.group.config import OFFSETS_TOPIC
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.security.acls import AclOperation, ResourceType
 from kafkalite_server.security.api_checks import CREATE_TOPIC, DESCRIBE_TOPICS, declares
-from kafkalite_server.topic_ids import ZERO, topic_id, topic_named
+from kafkalite_server.topic_ids import ZERO
 
 FIRST_VIEW_WAIT_S = 5.0
 """How long a Metadata request waits for the controller's first UpdateMetadata to this
@@ -66,7 +66,7 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
         for entry in requested:
             name = entry["name"]
             if name is None:  # v12: asked for by id
-                name = topic_named(cache.cluster_id, entry["topic_id"], cache.topic_names())
+                name = cache.topic_name(entry["topic_id"])
                 if name is None:
                     topics.append({"error_code": UnknownTopicIdError.errno, "name": None,
                                    "topic_id": entry["topic_id"], "partitions": []})
@@ -127,7 +127,7 @@ def _topic_error(name: str, errno: int) -> dict[str, Any]:
 def _describe_topic(ctx: RequestContext, name: str) -> dict[str, Any]:
     cache: MetadataCache = ctx.broker.metadata_cache
     is_offline = ctx.broker.replica_manager.is_offline
-    return {"error_code": 0, "name": name, "topic_id": topic_id(cache.cluster_id, name),
+    return {"error_code": 0, "name": name, "topic_id": cache.topic_id(name),
             "is_internal": name in INTERNAL_TOPICS,
             "partitions": [_describe_partition(state, is_offline(name, state.partition))
                            for state in cache.partitions_of(name) or []]}

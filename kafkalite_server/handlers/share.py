@@ -56,7 +56,7 @@ from kafkalite_server.share.records import StateKey
 from kafkalite_server.share.service import ShareService
 from kafkalite_server.share.sessions import FINAL_EPOCH, OPEN_EPOCH
 from kafkalite_server.share.state import StateBatch
-from kafkalite_server.topic_ids import ZERO, topic_id, topic_named
+from kafkalite_server.topic_ids import ZERO
 
 Body = dict[str, Any]
 
@@ -65,12 +65,12 @@ FETCHED_TOPICS = replace(READ_TOPICS, target="each topic fetched or acknowledged
 
 def _topic_name(ctx: RequestContext, id_: uuid.UUID) -> str | None:
     cache = ctx.broker.metadata_cache
-    name = topic_named(cache.cluster_id, id_, cache.topic_names())
+    name = cache.topic_name(id_)
     return name if name is not None and cache.partitions_of(name) is not None else None
 
 
 def _topic_id(ctx: RequestContext, name: str) -> uuid.UUID:
-    return topic_id(ctx.broker.metadata_cache.cluster_id, name)
+    return ctx.broker.metadata_cache.topic_id(name)
 
 
 def _error_response(body: Body, errno: int, message: str | None = None) -> Body:

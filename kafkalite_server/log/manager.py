@@ -32,7 +32,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from kafkalite.protocol.errors import KafkaStorageError
+from kafkalite.protocol.errors import InconsistentTopicIdError, KafkaStorageError
 from kafkalite_server.directory_lock import try_lock_directory
 from kafkalite_server.log.checkpoint import OffsetCheckpointFile
 from kafkalite_server.log.cleaner_manager import (
@@ -49,12 +49,20 @@ from kafkalite_server.log.open_files import (
     default_open_files_max,
     is_out_of_descriptors,
 )
+from kafkalite_server.log.partition_metadata import (
+    CorruptPartitionMetadataError,
+    read_topic_id,
+    write_topic_id,
+)
 from kafkalite_server.topic_partition import TopicPartition
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 DELETE_DIR_SUFFIX = "-delete"
+STRAY_DIR_SUFFIX = "-stray"
+"""A partition directory of a deleted topic, set aside (``<name>.<id>-stray``) when a topic
+of the same name but another id takes its place; kept for the operator, never loaded."""
 
 
 logger = logging.getLogger(__name__)
@@ -93,6 +101,8 @@ class LogManager:
         self._offline_listeners: list[Callable[[Path], object]] = []
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        self._topic_ids: dict[TopicPartition, uuid.UUID] = {}
+        """Each log's topic id, once read from or written to its ``partition.metadata``."""
         self._pending_dir_deletes: list[tuple[int, Log]] = []
         self._locks: list[int] = []
         self.cleaner_config = cleaner_config or CleanerConfig()
@@ -113,6 +123,8 @@ class LogManager:
         with os.scandir(log_dir) as entries:  # d_type: no stat per entry
             children = sorted(Path(entry.path) for entry in entries if entry.is_dir())
         for child in children:
+            if child.name.endswith(STRAY_DIR_SUFFIX):
+                continue
             if child.name.endswith(DELETE_DIR_SUFFIX):
                 shutil.rmtree(child, ignore_errors=True)
                 continue
@@ -177,12 +189,71 @@ class LogManager:
     def all_logs(self) -> list[Log]:
         return list(self._logs.values())
 
-    def create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
-        """The partition's log, created in the log dir holding the fewest logs if new."""
+    def topic_id_of(self, topic: str, partition: int) -> uuid.UUID | None:
+        """The topic id in the partition directory's ``partition.metadata``; None when it
+        has none (or there is no such log). KafkaStorageError names a file that does not
+        parse."""
         key = (topic, partition)
-        existing = self._logs.get(key)
-        if existing is not None:
-            return existing
+        known = self._topic_ids.get(key)
+        log = self._logs.get(key)
+        if known is not None or log is None:
+            return known
+        try:
+            found = read_topic_id(log.directory)
+        except (CorruptPartitionMetadataError, OSError) as exc:
+            raise KafkaStorageError(str(exc)) from exc
+        if found is not None:
+            self._topic_ids[key] = found
+        return found
+
+    def set_aside_stray(self, topic: str, partition: int, topic_id: uuid.UUID) -> bool:
+        """A directory of ``topic``-``partition`` that belongs to another topic id (a
+        deleted topic's, left while its broker was away) stops being the partition's log:
+        it is renamed ``<name>.<id>-stray`` and kept, unread, for the operator, as Kafka
+        sets stray logs aside. Returns whether it was."""
+        stored = self.topic_id_of(topic, partition)
+        if stored is None or stored == topic_id:
+            return False
+        key = (topic, partition)
+        log = self._logs.pop(key)
+        self._dir_of.pop(key, None)
+        self._topic_ids.pop(key, None)
+        self._first_dirty_offsets.pop(key, None)
+        if self.cleaner is not None:
+            self.cleaner.forget(key)
+        log.close()
+        stray = log.directory.with_name(
+            f"{log.directory.name}.{stored.hex}{STRAY_DIR_SUFFIX}")
+        try:
+            os.rename(log.directory, stray)
+        except OSError as exc:
+            raise KafkaStorageError(f"cannot move {log.directory} aside: {exc}") from exc
+        logger.warning("%s-%d: the directory holds topic id %s, but the topic is now %s (it "
+                       "was deleted and created again); moved aside to %s, not served",
+                       topic, partition, stored, topic_id, stray)
+        return True
+
+    def create_log(self, topic: str, partition: int, config: LogConfig | None = None, *,
+                   topic_id: uuid.UUID | None = None) -> Log:
+        """The partition's log, created in the log dir holding the fewest logs if new. With
+        ``topic_id``, its directory's ``partition.metadata`` says so from now on (a
+        directory that names another id is refused: :meth:`set_aside_stray` first)."""
+        key = (topic, partition)
+        log = self._logs.get(key)
+        if log is None:
+            log = self._new_log(topic, partition, config)
+        if topic_id is not None:
+            stored = self.topic_id_of(topic, partition)
+            if stored is None:
+                write_topic_id(log.directory, topic_id)
+                self._topic_ids[key] = topic_id
+            elif stored != topic_id:
+                raise InconsistentTopicIdError(f"{topic}-{partition}: the log holds topic id "
+                                               f"{stored}, not {topic_id}")
+        return log
+
+    def _new_log(self, topic: str, partition: int, config: LogConfig | None) -> Log:
+        key = (topic, partition)
         online = [log_dir for log_dir in self.log_dirs if log_dir not in self.offline_dirs]
         if not online:
             raise KafkaStorageError(f"cannot create {topic}-{partition}: every log directory "
@@ -212,6 +283,7 @@ class LogManager:
         key = (topic, partition)
         log = self._logs.pop(key, None)
         self._dir_of.pop(key, None)
+        self._topic_ids.pop(key, None)
         if log is None:
             return
         if self.cleaner is not None:

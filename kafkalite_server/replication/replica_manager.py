@@ -31,6 +31,7 @@ from kafkalite.errors import CorruptRecordError, ProtocolDecodeError
 from kafkalite.protocol.errors import (
     BrokerResponseError,
     CorruptMessageError,
+    InconsistentTopicIdError,
     InvalidRecordError,
     InvalidRequiredAcksError,
     InvalidTopicError,
@@ -72,6 +73,7 @@ from kafkalite_server.replication.partition import (
     PendingIsr,
 )
 from kafkalite_server.replication.purgatory import Purgatory
+from kafkalite_server.topic_ids import ZERO
 from kafkalite_server.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -107,6 +109,8 @@ class FetchRequest:
     fetch_offset: int
     max_bytes: int
     current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
+    """The epoch of the fetcher's last record (Fetch v12+), -1 if it did not say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +138,8 @@ class FetchResult:
     """A region of the log's files (sent with sendfile), or no bytes."""
     last_stable_offset: int = -1
     aborted: list[AbortedTxn] | None = None
+    diverging_epoch: tuple[int, int] | None = None
+    """(epoch, end offset) where the fetcher's log diverged from this one: no records."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +203,9 @@ class ReplicaManager:
             if partition is not None and partition.log.offline:
                 errors[state.key] = KafkaStorageError.errno  # its log dir failed
                 continue
+            if partition is not None and self._of_deleted_topic(state):
+                self._drop(state.key)  # its directory is set aside below
+                partition = None
             if partition is not None and state.leader_epoch < partition.leader_epoch:
                 errors[state.key] = StaleControllerEpochError.errno
                 continue
@@ -205,9 +214,10 @@ class ReplicaManager:
             if partition is None:
                 try:
                     partition = self._create_partition(state)
-                except KafkaStorageError as exc:  # no descriptor, or its log dir failed
+                except (KafkaStorageError, InconsistentTopicIdError) as exc:
+                    # no descriptor, its log dir failed, or its log is another topic's
                     log.error("cannot create %s-%d: %s", state.topic, state.partition, exc)
-                    errors[state.key] = KafkaStorageError.errno
+                    errors[state.key] = exc.errno
                     continue
                 self.partitions[state.key] = partition
             partition.apply(state, request.controller_epoch)
@@ -225,9 +235,24 @@ class ReplicaManager:
             self._wake(state.key)
         return errors
 
+    def _of_deleted_topic(self, state: PartitionState) -> bool:
+        """Whether the partition open here is of another topic than ``state``'s (by id):
+        a deleted one of the same name whose StopReplica never reached this broker."""
+        if state.topic_id == ZERO:
+            return False
+        held = self.log_manager.topic_id_of(state.topic, state.partition)
+        return held is not None and held != state.topic_id
+
     def _create_partition(self, state: PartitionState) -> Partition:
+        """Opens (or creates) the partition's log; a directory left by a deleted topic of
+        the same name (another id in its ``partition.metadata``) is set aside first, and
+        the high watermark checkpointed for it dropped: the replica starts empty."""
+        topic_id = state.topic_id if state.topic_id != ZERO else None
+        if topic_id is not None and self.log_manager.set_aside_stray(state.topic,
+                                                                     state.partition, topic_id):
+            self._checkpointed.pop(state.key, None)
         log_ = self.log_manager.create_log(state.topic, state.partition,
-                                           self.topic_config(state.topic))
+                                           self.topic_config(state.topic), topic_id=topic_id)
         return Partition(self.broker_id, state, log_, isr_writer=self,
                          lag_time_max_ms=self.settings.lag_time_max_ms, now_ms=self.now_ms,
                          broker_alive=self.metadata.broker_alive,
@@ -327,15 +352,19 @@ class ReplicaManager:
         self.fence(request.controller_epoch)
         errors: dict[TopicPartition, int] = {}
         for topic, index in request.partitions:
-            partition = self.partitions.pop((topic, index), None)
-            self._unfollow((topic, index))
-            self._wake((topic, index))
-            if partition is not None and partition.is_leader:
-                self._resigned(topic, index)
+            self._drop((topic, index))
             if request.delete:
                 self.log_manager.delete_log(topic, index)
             errors[(topic, index)] = 0
         return errors
+
+    def _drop(self, key: TopicPartition) -> None:
+        """Stops serving and replicating the partition (its log stays open)."""
+        partition = self.partitions.pop(key, None)
+        self._unfollow(key)
+        self._wake(key)
+        if partition is not None and partition.is_leader:
+            self._resigned(*key)
 
     def _resigned(self, topic: str, index: int) -> None:
         for listener in self._listeners:
@@ -602,6 +631,11 @@ class ReplicaManager:
             partition = (self._readable_or_none(key) if follower_reads and replica_id < 0
                          else None) or self.leader_partition(*key)
             partition.check_leader_epoch(request.current_leader_epoch)
+            diverged = _diverging_epoch(partition, request)
+            if diverged is not None:
+                return FetchResult(0, partition.high_watermark, partition.log.log_start_offset,
+                                   b"", partition.log.last_stable_offset(
+                                       partition.high_watermark), diverging_epoch=diverged)
             if replica_id >= 0:  # a follower: up to the log end, and it tells its LEO
                 throttled = self._leader_throttled(partition, replica_id)
                 region = None
@@ -656,3 +690,15 @@ class ReplicaManager:
         self.log_manager.checkpoint_log_start_offsets()
         self._wake(partition.key)
         return partition.log.log_start_offset
+
+
+def _diverging_epoch(partition: Partition, request: FetchRequest) -> tuple[int, int] | None:
+    """Kafka's check of a Fetch v12+ ``last_fetched_epoch``: this log's end of that epoch
+    (or of the latest epoch before it); the fetcher's log diverged when that is an earlier
+    epoch or ends before the fetch offset, and it must truncate there before fetching on."""
+    if request.last_fetched_epoch < 0:
+        return None
+    epoch, end_offset = partition.log.end_offset_for_epoch(request.last_fetched_epoch)
+    if epoch < request.last_fetched_epoch or end_offset < request.fetch_offset:
+        return epoch, end_offset
+    return None

@@ -24,7 +24,6 @@ compacted partition gives the state back.
 
 from __future__ import annotations
 
-import base64
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -45,6 +44,7 @@ from kafkalite_server.share.records import (
     share_state_value,
 )
 from kafkalite_server.share.state import PartitionState, StateBatch, merge_batches
+from kafkalite_server.topic_ids import uuid_text
 
 KeyValue = tuple[bytes, bytes | None]
 NO_LEADER_EPOCH = -1
@@ -158,8 +158,8 @@ class ShareCoordinator:
         self._states.pop(partition, None)
 
     def topics_deleted(self, deleted: Callable[[str], bool], partition: int | None) -> None:
-        """The state of share partitions whose topic is gone is deleted (its id would be
-        its successor's: see :mod:`kafkalite_server.topic_ids`)."""
+        """The state of share partitions whose topic is gone is deleted (a topic created
+        again under the name has another id: see :mod:`kafkalite_server.topic_ids`)."""
         partitions = [partition] if partition is not None else list(self._states)
         for index in partitions:
             for key in [k for k in self._states.get(index, {})
@@ -184,11 +184,6 @@ def coordinator_key(key: StateKey) -> str:
     """Kafka's SharePartitionKey: ``group:topicId:partition``, the topic id as Kafka prints
     one (URL-safe base64 without padding)."""
     return f"{key.group_id}:{uuid_text(key.topic_id)}:{key.partition}"
-
-
-def uuid_text(value: uuid.UUID) -> str:
-    """A UUID as Kafka's ``Uuid.toString``."""
-    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
 
 
 def _malformed(start_offset: int, batches: Sequence[StateBatch]) -> int:

@@ -21,7 +21,6 @@ from kafkalite_server.share.coordinator import (
 )
 from kafkalite_server.share.records import StateKey
 from kafkalite_server.share.state import PartitionState, StateBatch
-from kafkalite_server.topic_ids import topic_named
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -46,8 +45,7 @@ class ShareCoordinatorService:
             controller=broker.controller, spawn=broker.tasks.spawn)
         self.coordinator = ShareCoordinator(
             self.runtime.ownership, self._append, config.updates_per_snapshot,
-            topic_exists=lambda id_: topic_named(metadata.cluster_id, id_,
-                                                  metadata.topic_names()) is not None)
+            topic_exists=lambda id_: metadata.topic_name(id_) is not None)
         self.runtime.serve(self.coordinator)
 
     def _append(self, partition: int, records: list[KeyValue]) -> None:

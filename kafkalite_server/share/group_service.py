@@ -38,7 +38,6 @@ from kafkalite_server.share.group import HeartbeatResult, KeyValue, ShareGroups,
 from kafkalite_server.share.group_configs import AUTO_OFFSET_RESET, ShareGroupConfigs
 from kafkalite_server.share.persister import SharePersister
 from kafkalite_server.share.records import StateKey
-from kafkalite_server.topic_ids import topic_id
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -70,7 +69,7 @@ class ShareGroupService:
 
         self.groups = ShareGroups(
             self.runtime.ownership, self._append,
-            Topics(partition_count, lambda topic: topic_id(metadata.cluster_id, topic)),
+            Topics(partition_count, metadata.topic_id),
             broker.now_ms, session_timeout_ms=config.session_timeout_ms,
             max_size=config.max_group_size,
             other_group_type=lambda group_id: (
@@ -97,7 +96,7 @@ class ShareGroupService:
             error = NonEmptyGroupError.errno
         if error:
             return {(topic, index): error for topic, index, _offset in wanted}
-        metadata, cluster_id = self._broker.metadata_cache, self._broker.metadata_cache.cluster_id
+        metadata = self._broker.metadata_cache
         errors: dict[tuple[str, int], int] = {}
         done = []
         for topic, index, offset in wanted:
@@ -105,7 +104,7 @@ class ShareGroupService:
                 errors[(topic, index)] = UnknownTopicOrPartitionError.errno if offset >= 0 \
                     else InvalidRequestError.errno
                 continue
-            key = StateKey(group_id, topic_id(cluster_id, topic), index)
+            key = StateKey(group_id, metadata.topic_id(topic), index)
             code, state = await self._persister.read(key, NO_LEADER_EPOCH)
             if not code:
                 code = await self._persister.initialize(key, state.state_epoch + 1, offset)
@@ -185,10 +184,8 @@ class ShareGroupService:
         reset = self._configs.effective(self.groups.configs(group_id))[AUTO_OFFSET_RESET]
         earliest = reset == "earliest"
         offsets = await self._start_offsets(pending, EARLIEST if earliest else LATEST)
-        cluster_id = self._broker.metadata_cache.cluster_id
-
         async def initialize(topic: str, index: int, offset: int) -> tuple[str, int] | None:
-            key = StateKey(group_id, topic_id(cluster_id, topic), index)
+            key = StateKey(group_id, self._broker.metadata_cache.topic_id(topic), index)
             error = await self._persister.initialize(key, INITIAL_STATE_EPOCH, offset)
             if error:
                 log.info("share state of %s not initialized (error %d)", key, error)

@@ -49,7 +49,6 @@ from kafkalite_server.share.partition import (
 from kafkalite_server.share.persister import SharePersister
 from kafkalite_server.share.records import StateKey
 from kafkalite_server.share.state import PartitionState
-from kafkalite_server.topic_ids import topic_id
 
 if TYPE_CHECKING:
     from kafkalite_server.broker import Broker
@@ -163,8 +162,7 @@ class SharePartitionManager:
                     leader_epoch: int) -> tuple[int, ManagedSharePartition | None]:
         group_id, topic, index = key
         settings = await self._settings(group_id)
-        state_key = StateKey(group_id, topic_id(self._broker.metadata_cache.cluster_id, topic),
-                             index)
+        state_key = StateKey(group_id, self._broker.metadata_cache.topic_id(topic), index)
         error, state = await self._persister.read(state_key, leader_epoch)
         if error:
             return error, None

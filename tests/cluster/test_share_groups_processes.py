@@ -27,7 +27,6 @@ from kafkalite_server.coordinator.hashing import partition_for
 from kafkalite_server.share.config import SHARE_STATE_TOPIC
 from kafkalite_server.share.coordinator import coordinator_key
 from kafkalite_server.share.records import StateKey
-from kafkalite_server.topic_ids import topic_id
 from tests.cluster.group_processes import running, started_brokers
 from tests.conftest import WireClient
 from tests.integration.share.helpers import set_group_configs, start_offset
@@ -61,7 +60,7 @@ def _metadata(brokers: dict[int, Any], *topics: str) -> dict[str, Any]:
     via = next(b for b in brokers.values() if b.process)
     client = WireClient(via.bootstrap_servers)
     try:
-        return client.call(ApiKey.METADATA, 8, {
+        return client.call(ApiKey.METADATA, 10, {
             "topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False})
     finally:
         client.close()
@@ -81,8 +80,7 @@ def _in_sync(brokers: dict[int, Any], topic: str, replicas: int) -> bool:
 
 def _share_coordinator(brokers: dict[int, Any]) -> int:
     """The broker leading the ``__share_group_state`` partition of GROUP's share partition."""
-    cluster_id = _metadata(brokers)["cluster_id"]
-    key = StateKey(GROUP, topic_id(cluster_id, TOPIC), 0)
+    key = StateKey(GROUP, _metadata(brokers, TOPIC)["topics"][0]["topic_id"], 0)
     return _leader(brokers, SHARE_STATE_TOPIC,
                    partition_for(coordinator_key(key), STATE_PARTITIONS))
 

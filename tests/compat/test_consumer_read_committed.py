@@ -119,16 +119,19 @@ class AbortedIndex:
             if api_key == ApiKey.FETCH:
                 offsets = {(t["topic"], p["partition"]): p["fetch_offset"]
                            for t in body["topics"] for p in t["partitions"]}
-                future.add_callback(self.amend, offsets)  # runs before the fetcher's callback
+                names = {t["topic_id"]: t["topic"] for t in body["topics"]}  # Fetch v13+
+                future.add_callback(self.amend, offsets, names)  # before the fetcher's
             return future
 
         client.send = send_and_amend  # type: ignore[method-assign,assignment]
 
-    def amend(self, offsets: dict[tuple[str, int], int], response: dict[str, Any]) -> None:
+    def amend(self, offsets: dict[tuple[str, int], int], names: dict[Any, str],
+              response: dict[str, Any]) -> None:
         for topic in response["responses"]:
+            name = topic["topic"] or names[topic["topic_id"]]
             for part in topic["partitions"]:
                 partition = part["partition_index"]
-                fetch_offset = offsets[(topic["topic"], partition)]
+                fetch_offset = offsets[(name, partition)]
                 last_fetched = -1
                 for batch in iter_batches(part["records"] or b""):
                     self.producer_ids[(partition, batch.base_offset)] = batch.producer_id

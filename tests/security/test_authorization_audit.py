@@ -56,7 +56,7 @@ def _partitions(field: str = "partition_index", **extra: Any) -> list[Body]:
 
 _FETCH = {"max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
           "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
-          "topics": [{"topic": TOPIC, "partitions": _partitions(
+          "topics": [{"topic": TOPIC, "topic_id": TOPIC_ID, "partitions": _partitions(
               "partition", current_leader_epoch=-1, fetch_offset=0, log_start_offset=-1,
               partition_max_bytes=1 << 20)}]}
 _LIST_OFFSETS = {"isolation_level": 0, "topics": [{"name": TOPIC, "partitions": _partitions(
@@ -113,7 +113,8 @@ REQUESTS: dict[ApiKey, list[Body]] = {
     ApiKey.API_VERSIONS: [{"client_software_name": "audit", "client_software_version": "1"}],
     ApiKey.CREATE_TOPICS: [{"topics": [{"name": "audit-new", "num_partitions": 1,
                                         "replication_factor": 1}], "timeout_ms": 5000}],
-    ApiKey.DELETE_TOPICS: [{"topic_names": [TOPIC], "timeout_ms": 5000}],
+    ApiKey.DELETE_TOPICS: [{"topic_names": [TOPIC], "timeout_ms": 5000,
+                            "topics": [{"name": TOPIC, "topic_id": TOPIC_ID}]}],
     ApiKey.DELETE_RECORDS: [{"topics": [{"name": TOPIC, "partitions": _partitions(offset=-1)}],
                              "timeout_ms": 5000}],
     ApiKey.INIT_PRODUCER_ID: [
@@ -256,6 +257,8 @@ def cluster() -> Iterator[EmbeddedCluster]:
     with EmbeddedCluster(config=AUTHORIZER) as cluster:
         with admin_client(cluster) as admin:
             admin.create_topics([NewTopic(TOPIC, 1, 1)])
+        # Fetch v13 names the topic by id: the audited topic's own (every Fetch shares it)
+        _FETCH["topics"][0]["topic_id"] = cluster.brokers[0].metadata_cache.topic_id(TOPIC)
         admin = login(cluster, "admin")
         for _attempt in range(200):
             if admin.call(ApiKey.FIND_COORDINATOR, 3, {"key": GROUP, "key_type": 0})[

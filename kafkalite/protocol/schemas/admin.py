@@ -1,10 +1,15 @@
-"""Admin APIs: CreateTopics (19), DeleteTopics (20), DescribeConfigs (32), CreatePartitions (37)."""
+"""Admin APIs: CreateTopics (19), DeleteTopics (20), DescribeConfigs (32), CreatePartitions (37).
 
-from kafkalite.protocol.primitives import BOOL, INT8, INT16, INT32, STRING
+CreateTopics v5 and DeleteTopics v4 are flexible; CreateTopics v5 answers each new topic's
+partition count, replication factor and configs, v7 its id (KIP-516); DeleteTopics v5
+answers an error message, v6 takes topics by name or by id and answers their ids.
+"""
+
+from kafkalite.protocol.primitives import BOOL, INT8, INT16, INT32, STRING, UUID
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 CREATE_TOPICS_REQUEST = Message(
-    "CreateTopicsRequest", valid="0-4", flexible="none", fields=(
+    "CreateTopicsRequest", valid="0-7", flexible="5+", fields=(
         Field("topics", Array(Struct(
             Field("name", STRING),
             Field("num_partitions", INT32),
@@ -24,29 +29,46 @@ CREATE_TOPICS_REQUEST = Message(
 )
 
 CREATE_TOPICS_RESPONSE = Message(
-    "CreateTopicsResponse", valid="0-4", flexible="none", fields=(
+    "CreateTopicsResponse", valid="0-7", flexible="5+", fields=(
         Field("throttle_time_ms", INT32, "2+"),
         Field("topics", Array(Struct(
             Field("name", STRING),
+            Field("topic_id", UUID, "7+"),
             Field("error_code", INT16),
             Field("error_message", STRING, "1+", nullable="0+"),
+            Field("topic_config_error_code", INT16, "5+", tag=0, tagged="5+"),
+            Field("num_partitions", INT32, "5+", default=-1),
+            Field("replication_factor", INT16, "5+", default=-1),
+            Field("configs", Array(Struct(
+                Field("name", STRING),
+                Field("value", STRING, nullable="5+"),
+                Field("read_only", BOOL),
+                Field("config_source", INT8, default=-1),
+                Field("is_sensitive", BOOL),
+            )), "5+", nullable="5+"),
         ))),
     ),
 )
 
 DELETE_TOPICS_REQUEST = Message(
-    "DeleteTopicsRequest", valid="0-3", flexible="none", fields=(
-        Field("topic_names", Array(STRING)),
+    "DeleteTopicsRequest", valid="0-6", flexible="4+", fields=(
+        Field("topics", Array(Struct(
+            Field("name", STRING, nullable="6+"),
+            Field("topic_id", UUID),
+        )), "6+"),
+        Field("topic_names", Array(STRING), "0-5"),
         Field("timeout_ms", INT32),
     ),
 )
 
 DELETE_TOPICS_RESPONSE = Message(
-    "DeleteTopicsResponse", valid="0-3", flexible="none", fields=(
+    "DeleteTopicsResponse", valid="0-6", flexible="4+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("responses", Array(Struct(
-            Field("name", STRING),
+            Field("name", STRING, nullable="6+"),
+            Field("topic_id", UUID, "6+"),
             Field("error_code", INT16),
+            Field("error_message", STRING, "5+", nullable="5+"),
         ))),
     ),
 )

@@ -3,6 +3,8 @@ argument forms create_topics and create_partitions take (kafka-python 3's includ
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kafkalite.admin.handler import ApiResult
@@ -100,12 +102,16 @@ def test_without_raise_errors_a_refusal_is_the_topics_result_but_routing_still_r
     assert not outcome.failed
 
 
+ZERO = uuid.UUID(int=0)
+
+
 def test_delete_topics_pair() -> None:
     handler = DeleteTopics(3000)
-    assert handler.build_request(0, ["a", "b"]).body == {"topic_names": ["a", "b"],
-                                                          "timeout_ms": 3000}
+    assert handler.build_request(0, ["a", "b"]).body == {
+        "topic_names": ["a", "b"], "timeout_ms": 3000,  # up to v5
+        "topics": [{"name": "a", "topic_id": ZERO}, {"name": "b", "topic_id": ZERO}]}  # v6+
     outcome: ApiResult[str, dict[str, object]] = handler.handle_response(
-        0, ["a", "b"], {"responses": [{"name": "a", "error_code": 0},
+        0, ["a", "b"], {"responses": [{"name": "a", "error_code": 0, "topic_id": ZERO},
                                       {"name": "b", "error_code": 3}]})
     assert outcome.completed == {"a": {"name": "a", "error_code": 0}}
     assert "UnknownTopicOrPartitionError" in str(outcome.failed["b"])

@@ -13,6 +13,7 @@ from kafkalite_server.cluster.active_controller import Controller, FencedError
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.memory_store import MemoryEnsemble
 from kafkalite_server.cluster.messages import LeaderAndIsr, StopReplica, UpdateMetadata
+from kafkalite_server.topic_ids import legacy_topic_id, new_topic_id
 
 
 class Recording:
@@ -44,6 +45,7 @@ class Cluster:
         for path in layout.PERSISTENT_PATHS:
             self.admin.ensure_path(path)
         self.admin.create(layout.CONTROLLER_EPOCH, layout.encode_epoch(0))
+        self.admin.create(layout.CLUSTER_ID, layout.encode_cluster_id("unit-cluster"))
         self.sessions = {}
         for broker_id in broker_ids:
             session = self.ensemble.connect(6000)
@@ -244,3 +246,55 @@ def test_a_failed_log_dir_moves_leadership_and_lists_the_replicas_offline():
     told = [m for m in cluster.channels[3].sent if isinstance(m, UpdateMetadata)][-1]
     assert {s.key: s.offline_replicas for s in told.partitions} == {("t", 0): (2,),
                                                                     ("t", 1): (2,)}
+
+
+def _stored_id(cluster: Cluster, topic: str) -> object:
+    return layout.decode_topic_id(topic, cluster.admin.get(layout.topic_path(topic))[0])
+
+
+def test_a_topics_id_goes_to_every_broker_and_survives_a_new_controller():
+    cluster = Cluster([1, 2, 3])
+    controller = cluster.elect(1)
+    topic_id = new_topic_id()
+    cluster.admin.create(layout.topic_path("t"),
+                         layout.encode_assignment({0: [2, 3, 1]}, topic_id=topic_id))
+    cluster.settle()
+    assert controller.topic_ids == {"t": topic_id}
+    told = [m for m in cluster.channels[3].sent if isinstance(m, LeaderAndIsr)][-1]
+    updated = [m for m in cluster.channels[1].sent if isinstance(m, UpdateMetadata)][-1]
+    assert told.partitions[0].topic_id == updated.partitions[0].topic_id == topic_id
+    controller.stop()
+    successor = cluster.elect(2)
+    assert successor.topic_ids == {"t": topic_id} and _stored_id(cluster, "t") == topic_id
+
+
+def test_a_topic_from_before_ids_gets_its_former_id_once_and_keeps_it():
+    cluster = Cluster([1, 2])
+    cluster.admin.create(layout.topic_path("old"), layout.encode_assignment({0: [1, 2]}))
+    controller = cluster.elect(1)
+    cluster.settle()
+    assigned = legacy_topic_id("unit-cluster", "old")
+    assert controller.topic_ids == {"old": assigned} and _stored_id(cluster, "old") == assigned
+    version = cluster.admin.get(layout.topic_path("old"))[1].version
+    controller.stop()
+    assert cluster.elect(2).topic_ids == {"old": assigned}
+    assert cluster.admin.get(layout.topic_path("old"))[1].version == version  # written once
+
+
+def test_a_deleted_topics_brokers_hear_its_id_and_a_recreated_one_has_another():
+    cluster = Cluster([1, 2])
+    controller = cluster.elect(1)
+    first, second = new_topic_id(), new_topic_id()
+    cluster.admin.create(layout.topic_path("t"),
+                         layout.encode_assignment({0: [1, 2]}, topic_id=first))
+    cluster.settle()
+    cluster.admin.create(layout.delete_topic_path("t"))
+    cluster.settle()
+    deleted = [m for m in cluster.channels[2].sent if isinstance(m, UpdateMetadata)][-1]
+    assert [(s.leader, s.topic_id) for s in deleted.partitions] == [(-2, first)]
+    cluster.admin.create(layout.topic_path("t"),
+                         layout.encode_assignment({0: [2, 1]}, topic_id=second))
+    cluster.settle()
+    assert controller.topic_ids == {"t": second}
+    told = [m for m in cluster.channels[2].sent if isinstance(m, LeaderAndIsr)][-1]
+    assert told.partitions[0].topic_id == second

@@ -4,6 +4,7 @@ leadership listeners, and the metadata cache fed only by UpdateMetadata."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,8 @@ from kafkalite_server.cluster.store_worker import StoreWorker
 from kafkalite_server.log.config import LogConfig
 from kafkalite_server.log.manager import LogManager
 from kafkalite_server.replication.replica_manager import ReplicaManager
+from kafkalite_server.topic_ids import ZERO, new_topic_id
+from tests.conftest import build_batch
 
 
 class Recorder:
@@ -146,3 +149,36 @@ def test_a_controller_epoch_never_elected_cannot_fence_the_real_controller(inbox
     # The real controller's next message is still taken.
     asyncio.run(inbox.receive(LeaderAndIsr(2, 5, (_state(1, 3),), broker_epoch=500)))
     assert inbox.replica_manager.leader_partition("t", 0).leader_epoch == 3
+
+
+def test_the_cache_names_topics_by_id_and_a_recreated_topic_replaces_its_predecessor(inbox):
+    """The deletion's update never came (the controller's channel was closed meanwhile):
+    the new id replaces the old, and the old topic's partitions go with it."""
+    cache = inbox.metadata
+    old, new = new_topic_id(), new_topic_id()
+    inbox.handle(UpdateMetadata(2, 1, tuple(
+        PartitionState("t", index, 1, 0, (1,), (1,), topic_id=old) for index in range(3)), ()))
+    assert (cache.topic_id("t"), cache.topic_name(old)) == (old, "t")
+    assert cache.topic_id("nope") == ZERO and cache.topic_name(new) is None
+    inbox.handle(UpdateMetadata(2, 1, (PartitionState("t", 0, 1, 0, (1,), (1,), topic_id=new),),
+                                ()))
+    assert (cache.topic_id("t"), cache.topic_name(new), cache.topic_name(old)) == (new, "t", None)
+    assert [s.partition for s in cache.partitions_of("t") or []] == [0]
+    inbox.handle(UpdateMetadata(2, 1, (PartitionState("t", 0, LEADER_DURING_DELETE, 0, (), (),
+                                                      topic_id=new),), ()))
+    assert cache.topic_id("t") == ZERO and cache.topic_name(new) is None
+
+
+def test_a_replica_of_a_deleted_topic_gives_way_to_the_new_topic_of_its_name(inbox):
+    """Its StopReplica never came: the LeaderAndIsr of the new topic (another id) drops the
+    old replica, sets its directory aside, and starts the new one empty."""
+    old, new = new_topic_id(), new_topic_id()
+    replicas = inbox.replica_manager
+    inbox.handle(LeaderAndIsr(2, 1, (replace(_state(1, 0), topic_id=old),)))
+    replicas.leader_partition("t", 0).log.append_as_leader(
+        bytearray(build_batch([b"a", b"b", b"c"])), leader_epoch=0)
+    directory = replicas.log_manager.get_log("t", 0).directory
+    inbox.handle(LeaderAndIsr(2, 1, (replace(_state(1, 0), topic_id=new),)))
+    assert replicas.leader_partition("t", 0).log.log_end_offset == 0
+    assert replicas.log_manager.topic_id_of("t", 0) == new
+    assert (directory.parent / f"t-0.{old.hex}-stray").is_dir()

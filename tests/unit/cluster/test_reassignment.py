@@ -17,8 +17,10 @@ from kafkalite.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkalite_server.cluster import metadata_layout as layout
+from kafkalite_server.cluster.active_controller import Controller
 from kafkalite_server.cluster.messages import LeaderAndIsr, StopReplica
 from kafkalite_server.cluster.reassignment import Reassignment, checked_target
+from kafkalite_server.topic_ids import uuid_text
 
 KEY = ("t", 0)
 
@@ -33,6 +35,13 @@ def _cluster() -> tuple[Cluster, object]:
 
 def _stored(cluster: Cluster) -> dict[str, object]:
     return json.loads(cluster.admin.get(layout.topic_path("t"))[0])
+
+
+def _settled(controller: Controller, partitions: dict[str, list[int]]) -> dict[str, object]:
+    """The assignment node once no move is under way: Kafka 2.8+'s version 3, which keeps
+    the topic's id through every rewrite."""
+    return {"version": 3, "topic_id": uuid_text(controller.topic_ids["t"]),
+            "partitions": partitions, "adding_replicas": {}, "removing_replicas": {}}
 
 
 def _in_sync(cluster: Cluster, isr: tuple[int, ...]) -> None:
@@ -65,7 +74,7 @@ def test_a_move_adds_the_new_replicas_then_removes_the_old_ones_once_they_are_in
     assert controller.list_reassignments(None) == {KEY: Reassignment((1, 2), (3, 2))}
 
     _in_sync(cluster, (1, 2, 3))
-    assert _stored(cluster) == {"version": 1, "partitions": {"0": [3, 2]}}
+    assert _stored(cluster) == _settled(controller, {"0": [3, 2]})
     state = cluster.state(*KEY)
     # The leaving leader hands over to the first target replica in sync, as in Kafka.
     assert (state.leader, state.isr) == (3, (2, 3))
@@ -93,7 +102,7 @@ def test_a_cancel_goes_back_to_the_original_replicas_and_deletes_the_added_ones(
     cluster.settle()
     assert controller.alter_reassignments({KEY: None}) == {KEY: None}
     cluster.settle()
-    assert _stored(cluster) == {"version": 1, "partitions": {"0": [1, 2]}}
+    assert _stored(cluster) == _settled(controller, {"0": [1, 2]})
     assert cluster.state(*KEY).leader == 1
     assert _stops(cluster, 3)[-1].delete and _stops(cluster, 4)[-1].delete
     assert controller.list_reassignments(None) == {}
@@ -119,7 +128,7 @@ def test_bad_targets_get_kafkas_errors_and_change_nothing():
     assert isinstance(results[("u", 0)], UnknownTopicOrPartitionError)
     assert isinstance(controller.alter_reassignments({KEY: None})[KEY],
                       NoReassignmentInProgressError)
-    assert _stored(cluster) == {"version": 1, "partitions": {"0": [1, 2]}}
+    assert _stored(cluster) == _settled(controller, {"0": [1, 2]})
 
 
 @pytest.mark.parametrize(("replicas", "reason"), [

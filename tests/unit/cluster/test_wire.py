@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from kafkalite.protocol import decode_request_body, decode_request_header, encode_request
+from kafkalite.protocol import (
+    ApiKey,
+    decode_request_body,
+    decode_request_header,
+    decode_response,
+    encode_request,
+    encode_response,
+)
+from kafkalite.protocol.headers import RequestHeader
 from kafkalite_server.cluster import wire
 from kafkalite_server.cluster.broker_endpoint import BrokerEndpoint
 from kafkalite_server.cluster.messages import (
@@ -11,8 +19,10 @@ from kafkalite_server.cluster.messages import (
     StopReplica,
     UpdateMetadata,
 )
+from kafkalite_server.topic_ids import new_topic_id
 
-STATE = PartitionState("orders", 3, 2, 7, (2, 1), (1, 2, 3), 5, (3,))
+ORDERS = new_topic_id()
+STATE = PartitionState("orders", 3, 2, 7, (2, 1), (1, 2, 3), 5, (3,), topic_id=ORDERS)
 
 
 def _round_trip(message):
@@ -24,7 +34,7 @@ def _round_trip(message):
 
 def test_leader_and_isr_round_trips():
     message = LeaderAndIsr(1, 4, (PartitionState("orders", 3, 2, 7, (2, 1), (1, 2, 3), 5,
-                                                 is_new=True),),
+                                                 is_new=True, topic_id=ORDERS),),
                            (BrokerEndpoint(2, "h2", 9093),))
     assert wire.leader_and_isr_from(_round_trip(message)) == message
 
@@ -68,3 +78,31 @@ def test_versions_before_broker_epochs_still_decode():
     message = wire.leader_and_isr_from(decode_request_body(header, frame, offset))
     assert message.broker_epoch == -1
     assert message.partitions == (PartitionState("orders", 3, 2, 7, (2, 1), (1, 2, 3), 5),)
+
+
+def test_the_messages_carry_topic_ids_in_kafkas_versions():
+    """LeaderAndIsr v5 and UpdateMetadata v7 are the versions with a topic id (KIP-516)."""
+    assert wire.to_request(LeaderAndIsr(1, 4, (STATE,)))[1] == 5
+    assert wire.to_request(UpdateMetadata(1, 4, (STATE,), ()))[1] == 7
+    body = _round_trip(UpdateMetadata(1, 4, (STATE,), ()))
+    assert body["topic_states"][0]["topic_id"] == ORDERS
+
+
+def _answered(version, errors, message):
+    body = {"error_code": 0, **wire.leader_and_isr_errors(version, errors, message)}
+    header = RequestHeader(ApiKey.LEADER_AND_ISR, version, 9, "controller-1")
+    frame = b"".join(encode_response(header, body))[4:]
+    return decode_response(ApiKey.LEADER_AND_ISR, version, frame)[1]
+
+
+def test_leader_and_isr_errors_come_back_by_topic_id_from_v5_and_by_name_before():
+    other = PartitionState("refunds", 0, 2, 1, (2,), (2,), 0, topic_id=new_topic_id())
+    message = LeaderAndIsr(1, 4, (STATE, other))
+    errors = {("orders", 3): 0, ("refunds", 0): 103}
+    by_id = _answered(5, errors, message)
+    assert by_id["topics"] == [
+        {"topic_id": ORDERS, "partition_errors": [{"partition_index": 3, "error_code": 0}]},
+        {"topic_id": other.topic_id,
+         "partition_errors": [{"partition_index": 0, "error_code": 103}]}]
+    assert wire.partition_errors_from(by_id, message) == errors
+    assert wire.partition_errors_from(_answered(2, errors, message), message) == errors

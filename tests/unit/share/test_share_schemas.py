@@ -13,7 +13,6 @@ from kafkalite.protocol.api import SUPPORTED_VERSIONS, ApiKey
 from kafkalite.protocol.messages import decode_response
 from kafkalite.protocol.schemas import share
 from kafkalite.protocol.schemas.metadata import METADATA_REQUEST, METADATA_RESPONSE
-from kafkalite_server.topic_ids import ZERO, topic_id, topic_named
 
 TOPIC = uuid.UUID("0123456789abcdef0123456789abcdef")
 
@@ -74,13 +73,6 @@ def test_metadata_v12_names_topics_by_id() -> None:
                            "topic_authorized_operations": -(2**31)}]
     decoded = METADATA_RESPONSE.decode(METADATA_RESPONSE.encode(response, 12), 0, 12)[0]
     assert decoded["topics"][0]["name"] is None and decoded["topics"][0]["topic_id"] == TOPIC
-
-
-def test_topic_ids_are_stable_per_cluster_and_topic() -> None:
-    assert topic_id("c1", "orders") == topic_id("c1", "orders") != ZERO
-    assert topic_id("c1", "orders") != topic_id("c2", "orders") != topic_id("c1", "other")
-    assert topic_named("c1", topic_id("c1", "orders"), ["a", "orders"]) == "orders"
-    assert topic_named("c1", TOPIC, ["a", "orders"]) is None
 
 
 def test_a_response_with_a_second_tag_section_decodes() -> None:
