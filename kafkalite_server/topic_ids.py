@@ -21,8 +21,8 @@ import base64
 import binascii
 import uuid
 
-ZERO = uuid.UUID(int=0)
-"""Kafka's "no topic id" (a topic asked for by name that does not exist)."""
+from kafkalite.protocol.primitives import ZERO_UUID as ZERO
+
 METADATA_TOPIC_ID = uuid.UUID(int=1)
 """Kafka reserves this id for its KRaft metadata topic: never given to a topic."""
 _LEGACY_NAMESPACE = uuid.UUID("6b61666b-616c-6974-6520-746f70696373")

@@ -10,7 +10,6 @@ the controller, and the topic descriptions read from metadata.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from kafkalite.admin.handler import AdminApiHandler, ApiResult, Request
 from kafkalite.admin.lookup import Controller
 from kafkalite.protocol import ApiKey
+from kafkalite.protocol.primitives import ZERO_UUID
 from kafkalite.structs import PartitionMetadata
 
 TOPIC_OPTIONS = frozenset({"num_partitions", "replication_factor", "assignments", "configs"})
@@ -188,7 +188,7 @@ class DeleteTopics(TopicResults):
     def build_request(self, node: int, keys: Sequence[str]) -> Request:
         # v6+ names topics in ``topics`` (by name here; a topic id is the other choice)
         return Request(self.api_key, {"topic_names": list(keys), "timeout_ms": self.timeout_ms,
-                                      "topics": [{"name": name, "topic_id": uuid.UUID(int=0)}
+                                      "topics": [{"name": name, "topic_id": ZERO_UUID}
                                                  for name in keys]})
 
 

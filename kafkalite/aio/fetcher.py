@@ -237,7 +237,7 @@ class Fetcher:
                 "min_bytes": self._min_bytes, "max_bytes": self._max_bytes,
                 "isolation_level": self._isolation_level, "session_id": 0,
                 "session_epoch": -1, "forgotten_topics_data": [], "rack_id": self._rack_id,
-                "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()]}
+                "topics": [self._client.cluster.fetch_topic(t, p) for t, p in by_topic.items()]}
         try:
             answer = await self._client.send(node, ApiKey.FETCH, body)
         except KafkaError as exc:
@@ -249,8 +249,11 @@ class Fetcher:
             return
         self._in_flight.pop(node, None)
         for topic in answer["responses"]:
+            name = self._client.cluster.fetched_topic(topic)
+            if name is None:
+                continue
             for part in topic["partitions"]:
-                tp = TopicPartition(topic["topic"], part["partition_index"])
+                tp = TopicPartition(name, part["partition_index"])
                 fetched_from = offsets.get(tp)
                 if fetched_from is not None:
                     self._completed(tp, fetched_from, part)

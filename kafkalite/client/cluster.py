@@ -22,6 +22,7 @@ from kafkalite.protocol.errors import (
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
+from kafkalite.protocol.primitives import ZERO_UUID
 from kafkalite.structs import BrokerMetadata, PartitionMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,6 @@ class _Snapshot:
     topics_by_id: Mapping[uuid.UUID, str] = field(default_factory=dict)
 
 
-_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 def _required(entry: Mapping[str, Any], name: str, where: str) -> Any:
@@ -90,7 +90,7 @@ def _parse_snapshot(body: Mapping[str, Any]) -> tuple[_Snapshot, bool]:
     for entry in _required(body, "topics", "the response"):
         name = _required(entry, "name", "a topic")
         error = entry.get("error_code", 0)
-        if error == 0 and entry.get("topic_id", _NO_TOPIC_ID) != _NO_TOPIC_ID:
+        if error == 0 and entry.get("topic_id", ZERO_UUID) != ZERO_UUID:
             topic_ids[name] = entry["topic_id"]
         if error == 0:
             parsed = (_parse_partition(name, p) for p in _required(entry, "partitions", "a topic"))
@@ -234,6 +234,18 @@ class ClusterMetadata:
 
     def topic_for_id(self, topic_id: uuid.UUID) -> str | None:
         return self._snapshot.topics_by_id.get(topic_id)
+
+    def fetch_topic(self, topic: str, partitions: list[dict[str, Any]]) -> dict[str, Any]:
+        """One topic of a Fetch request: by name up to v12, by id from v13 (the zero id
+        while the metadata has none: the broker answers UNKNOWN_TOPIC_ID, which refreshes
+        the metadata)."""
+        return {"topic": topic, "topic_id": self.topic_id(topic) or ZERO_UUID,
+                "partitions": partitions}
+
+    def fetched_topic(self, response_topic: dict[str, Any]) -> str | None:
+        """The name of a Fetch response's topic: given up to v12, looked up by id from v13
+        (None: an id the metadata no longer knows, fetched again once it does)."""
+        return response_topic["topic"] or self.topic_for_id(response_topic["topic_id"])
 
     def partitions_for_topic(self, topic: str) -> frozenset[int] | None:
         """All partition ids of ``topic``, or None when the topic has no metadata.

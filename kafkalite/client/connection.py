@@ -59,6 +59,7 @@ from kafkalite.errors import (
     ProtocolDecodeError,
 )
 from kafkalite.protocol import SUPPORTED_VERSIONS, ApiKey
+from kafkalite.protocol.api import CLIENT_VERSION_CAPS
 from kafkalite.protocol.errors import (
     SaslAuthenticationFailedError,
     UnsupportedVersionError,
@@ -95,7 +96,8 @@ def pick_version(api_key: int, broker_range: tuple[int, int] | None) -> int:
     ours = SUPPORTED_VERSIONS.get(ApiKey(api_key))
     if ours is None or broker_range is None:
         raise IncompatibleBrokerVersionError(f"the broker does not support api key {api_key}")
-    low, high = max(ours[0], broker_range[0]), min(ours[1], broker_range[1])
+    cap = CLIENT_VERSION_CAPS.get(ApiKey(api_key), ours[1])
+    low, high = max(ours[0], broker_range[0]), min(ours[1], cap, broker_range[1])
     if low > high:
         raise IncompatibleBrokerVersionError(
             f"api key {api_key}: we speak versions {ours[0]}-{ours[1]}, the broker "

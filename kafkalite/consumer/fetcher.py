@@ -17,7 +17,6 @@ import logging
 import struct
 import threading
 import time
-import uuid
 from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Iterator
@@ -42,7 +41,6 @@ from kafkalite.structs import ConsumerRecord, TopicPartition
 
 log = logging.getLogger(__name__)
 
-_NO_ID = uuid.UUID(int=0)
 _CONTROL_KEY = struct.Struct(">hh")
 _ABORT_MARKER = 0
 _new_record = tuple.__new__
@@ -250,10 +248,7 @@ class Fetcher:
             "max_bytes": self._max_bytes, "isolation_level": self._isolation_level,
             "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [],
             "rack_id": self._rack_id,
-            # v13+ names a topic by its id (ZERO while its metadata has none: the broker
-            # then answers UNKNOWN_TOPIC_ID, and the metadata is refreshed)
-            "topics": [{"topic": t, "topic_id": self._client.cluster.topic_id(t) or _NO_ID,
-                        "partitions": p} for t, p in by_topic.items()],
+            "topics": [self._client.cluster.fetch_topic(t, p) for t, p in by_topic.items()],
         }
 
     # -- I/O thread --------------------------------------------------------------------------
@@ -262,9 +257,9 @@ class Fetcher:
                      body: dict[str, Any]) -> None:
         completed = []
         for topic in body["responses"]:
-            name = topic["topic"] or self._client.cluster.topic_for_id(topic["topic_id"])
+            name = self._client.cluster.fetched_topic(topic)
             if name is None:
-                continue  # an id the metadata no longer knows: fetched again once it does
+                continue
             for part in topic["partitions"]:
                 tp = TopicPartition(name, part["partition_index"])
                 if self._read_replicas.on_partition(tp, node, part):

@@ -294,6 +294,14 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
 }
 """The versions kafkalite negotiates (client) and advertises (broker), per api key."""
 
+CLIENT_VERSION_CAPS: dict[ApiKey, int] = {
+    ApiKey.JOIN_GROUP: 5, ApiKey.SYNC_GROUP: 3, ApiKey.HEARTBEAT: 3, ApiKey.LEAVE_GROUP: 3,
+}
+"""Versions the SDK never asks for although both sides speak them. librdkafka's mock
+cluster (the broker confluent-kafka users test against) advertises the flexible versions
+of the classic group APIs (JoinGroup v6, SyncGroup v4, ...) but reads them in the older
+encoding and drops the connection; they add nothing the SDK uses."""
+
 
 _APIS_BY_NUMBER: dict[int, Api] = {int(key): api for key, api in APIS.items()}
 

@@ -168,9 +168,13 @@ class _Varint(FieldType):
         return 0
 
 
+ZERO_UUID = uuid.UUID(int=0)
+"""Kafka's null UUID: no topic id (a request naming the topic instead, or an id unknown)."""
+
+
 class _Uuid(FieldType):
     name = "uuid"
-    ZERO = uuid.UUID(int=0)
+    ZERO = ZERO_UUID
 
     def decoder(self, version: int, flexible: bool, nullable: bool) -> Decoder:
         def decode(buf: Buffer, pos: int) -> tuple[uuid.UUID, int]:

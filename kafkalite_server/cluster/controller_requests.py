@@ -148,6 +148,8 @@ class ControllerRequests:
     async def _config_changed(self, entity: str | None) -> None:
         """Re-reads the entity (None: everything) off the loop, then applies it."""
         kind, _, name = (entity or "").partition("/")
+        if kind in ("users", "clients"):
+            return  # client quotas (and SCRAM credentials): their own watchers follow them
         if kind == "topics":
             overrides = await self._worker.call(self._read_overrides, name)
             self._set_overrides(name, overrides)

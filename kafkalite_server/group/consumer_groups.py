@@ -420,13 +420,14 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
 
     def validate_commit(self, group_id: str, member_id: str, member_epoch: int) -> int | None:
         """OffsetCommit's check of a consumer group's committer (None: no consumer group of
-        that id here, the classic rules apply). A simple commit (no member, epoch -1) is
-        accepted only by an empty group."""
+        that id here, the classic rules apply). A simple commit (epoch -1, with or without a
+        member id: a client that makes its id itself sends it before it joins) is accepted
+        only by an empty group."""
         group = self.group(group_id)
         if group is None:
             return None
-        if member_epoch < 0 and not member_id:
-            return 0 if not group.members else UnknownMemberIdError.errno
+        if member_epoch < 0 and not group.members:
+            return 0
         member = group.members.get(member_id)
         if member is None:
             return UnknownMemberIdError.errno

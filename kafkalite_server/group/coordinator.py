@@ -648,9 +648,13 @@ class GroupCoordinator:
         group: ClassicGroup, generation_id: int, member_id: str, group_instance_id: str | None
     ) -> int:
         """Kafka's fencing: only the current generation's members commit, except that a
-        group nobody is a member of accepts "simple" commits (generation -1, no member id)."""
+        group nobody is a member of accepts "simple" commits (generation -1), whatever member
+        id they carry: a consumer that generates its id itself (KIP-1082, librdkafka's
+        ``group.protocol=consumer``) sends it before it ever joins."""
         if group.is_state(GroupState.DEAD):
             return codes.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.is_state(GroupState.EMPTY):
+            return codes.NONE
         if generation_id >= 0 or member_id or group_instance_id is not None:
             error = member_error(group, member_id, group_instance_id)
             if error:

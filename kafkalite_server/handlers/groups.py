@@ -143,7 +143,7 @@ async def handle_join_group(
     if service.consumer.groups.group(body["group_id"]) is not None:
         # classic members do not join consumer groups here (no protocol migration)
         return {"throttle_time_ms": 0, "error_code": InconsistentGroupProtocolError.errno,
-                "generation_id": -1, "protocol_name": "", "leader": "",
+                "generation_id": -1, "protocol_type": None, "protocol_name": "", "leader": "",
                 "member_id": body["member_id"], "members": []}
     version = ctx.api_version
     request = JoinRequest(
@@ -165,7 +165,9 @@ async def handle_join_group(
         "throttle_time_ms": 0,
         "error_code": result.error,
         "generation_id": result.generation_id,
-        "protocol_name": result.protocol_name or "",
+        # v7+ names the group's protocol type and may leave the protocol null (an error)
+        "protocol_type": result.protocol_type,
+        "protocol_name": result.protocol_name if version >= 7 else result.protocol_name or "",
         "leader": result.leader_id,
         "member_id": result.member_id,
         "members": [
@@ -188,7 +190,9 @@ async def handle_sync_group(
         assignments,
         body.get("group_instance_id"),
     )
-    return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment}
+    # v5+ names the group's protocol type and chosen protocol, which clients check
+    return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment,
+            "protocol_type": result.protocol_type, "protocol_name": result.protocol_name}
 
 
 @requires(READ_GROUP, "group_id")

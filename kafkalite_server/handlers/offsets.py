@@ -25,6 +25,8 @@ from kafkalite_server.security.api_checks import (
 
 LATEST = -1
 EARLIEST = -2
+MAX_TIMESTAMP = -3
+"""ListOffsets v7+ (KIP-734): the record with the largest timestamp."""
 
 CONSUMER_DESCRIBE = replace(DESCRIBE_TOPICS, when="from a client")
 
@@ -78,13 +80,14 @@ async def handle_list_offsets(ctx: RequestContext, body: dict[str, Any]) -> dict
 def _lookup(partition: Partition, timestamp: int, upper_bound: int) -> tuple[int, int, int]:
     """(offset, timestamp, leader epoch); -1 latest is ``upper_bound`` (what the consumer
     may read up to: the high watermark, or the last stable offset for read_committed),
-    -2 earliest the log start offset."""
+    -2 earliest the log start offset, -3 the first record with the largest timestamp."""
     log = partition.log
     if timestamp == LATEST:
         return upper_bound, -1, partition.leader_epoch
     if timestamp == EARLIEST:
         return log.log_start_offset, -1, _epoch_at(partition, log.log_start_offset)
-    found = log.offset_for_timestamp(timestamp)
+    found = (log.offset_of_max_timestamp() if timestamp == MAX_TIMESTAMP
+             else log.offset_for_timestamp(timestamp))
     if found is None or found[0] >= upper_bound:
         return -1, -1, -1
     offset, stamp = found

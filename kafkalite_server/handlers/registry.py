@@ -79,12 +79,12 @@ class CloseConnection(Exception):
 
 SERVED_VERSION_CAPS: dict[ApiKey, int] = {
     # kafka-python identifies a broker by the newest version of a few APIs it advertises
-    # and then speaks that Kafka release's versions of every API without negotiating each:
-    # advertising DescribeAcls v3 would make it take the broker for Kafka 3.3 and send
-    # Metadata v11 and CreateTopics v7. v1 already has PREFIXED patterns.
-    ApiKey.DESCRIBE_ACLS: 1,
-    ApiKey.CREATE_ACLS: 1,
-    ApiKey.DELETE_ACLS: 1,
+    # (Fetch v13: Kafka 3.1) and, when its user pins an older api_version, speaks that
+    # release's versions of every API without negotiating each. DescribeAcls v3 would
+    # make it take the broker for Kafka 3.3, whose versions of other APIs are not served.
+    ApiKey.DESCRIBE_ACLS: 2,
+    ApiKey.CREATE_ACLS: 2,
+    ApiKey.DELETE_ACLS: 2,
 }
 """APIs the broker serves below the newest version their schema knows, and why."""
 

@@ -502,6 +502,15 @@ class Log:
         with self._disk("search"):
             return self._offset_for_timestamp(timestamp)
 
+    def offset_of_max_timestamp(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record stamped with the log's largest timestamp:
+        ListOffsets v7's -3 (KIP-734), which shows whether a partition still gets records
+        stamped recently however they were produced."""
+        with self._disk("search"):
+            largest = max((self._segments[base].largest_timestamp for base in self._bases),
+                          default=-1)
+            return None if largest < 0 else self._offset_for_timestamp(largest)
+
     def _offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         for base in self._bases:
             segment = self._segments[base]

@@ -71,7 +71,10 @@ def entity_path(entity: QuotaEntity) -> str:
 
 def _quotas_of(path: str, data: bytes) -> dict[str, float]:
     """The quota keys of a config node (other keys, e.g. SCRAM credentials, are not quotas);
-    a value that is no number is logged and left out."""
+    a value that is no number is logged and left out. An empty node is a parent made on the
+    way to a user's client node (``users/<u>/clients/<c>``): it holds no quotas."""
+    if not data:
+        return {}
     try:
         config = json.loads(data.decode()).get("config", {})
     except (ValueError, AttributeError):

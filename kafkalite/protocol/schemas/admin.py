@@ -74,7 +74,7 @@ DELETE_TOPICS_RESPONSE = Message(
 )
 
 DESCRIBE_CONFIGS_REQUEST = Message(
-    "DescribeConfigsRequest", valid="0-3", flexible="none", fields=(
+    "DescribeConfigsRequest", valid="0-4", flexible="4+", fields=(
         Field("resources", Array(Struct(
             Field("resource_type", INT8),
             Field("resource_name", STRING),
@@ -86,7 +86,7 @@ DESCRIBE_CONFIGS_REQUEST = Message(
 )
 
 DESCRIBE_CONFIGS_RESPONSE = Message(
-    "DescribeConfigsResponse", valid="0-3", flexible="none", fields=(
+    "DescribeConfigsResponse", valid="0-4", flexible="4+", fields=(
         Field("throttle_time_ms", INT32),
         Field("results", Array(Struct(
             Field("error_code", INT16),
@@ -113,7 +113,7 @@ DESCRIBE_CONFIGS_RESPONSE = Message(
 )
 
 CREATE_PARTITIONS_REQUEST = Message(
-    "CreatePartitionsRequest", valid="0-1", flexible="none", fields=(
+    "CreatePartitionsRequest", valid="0-3", flexible="2+", fields=(
         Field("topics", Array(Struct(
             Field("name", STRING),
             Field("count", INT32),
@@ -127,7 +127,7 @@ CREATE_PARTITIONS_REQUEST = Message(
 )
 
 CREATE_PARTITIONS_RESPONSE = Message(
-    "CreatePartitionsResponse", valid="0-1", flexible="none", fields=(
+    "CreatePartitionsResponse", valid="0-3", flexible="2+", fields=(
         Field("throttle_time_ms", INT32),
         Field("results", Array(Struct(
             Field("name", STRING),

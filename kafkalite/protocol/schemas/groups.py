@@ -35,7 +35,7 @@ FIND_COORDINATOR_RESPONSE = Message(
 )
 
 JOIN_GROUP_REQUEST = Message(
-    "JoinGroupRequest", valid="0-5", flexible="none", fields=(
+    "JoinGroupRequest", valid="0-7", flexible="6+", fields=(
         Field("group_id", STRING),
         Field("session_timeout_ms", INT32),
         Field("rebalance_timeout_ms", INT32, "1+", default=-1),
@@ -50,11 +50,12 @@ JOIN_GROUP_REQUEST = Message(
 )
 
 JOIN_GROUP_RESPONSE = Message(
-    "JoinGroupResponse", valid="0-5", flexible="none", fields=(
+    "JoinGroupResponse", valid="0-7", flexible="6+", fields=(
         Field("throttle_time_ms", INT32, "2+"),
         Field("error_code", INT16),
         Field("generation_id", INT32, default=-1),
-        Field("protocol_name", STRING),
+        Field("protocol_type", STRING, "7+", nullable="7+"),
+        Field("protocol_name", STRING, nullable="7+"),
         Field("leader", STRING),
         Field("member_id", STRING),
         Field("members", Array(Struct(
@@ -66,7 +67,7 @@ JOIN_GROUP_RESPONSE = Message(
 )
 
 HEARTBEAT_REQUEST = Message(
-    "HeartbeatRequest", valid="0-3", flexible="none", fields=(
+    "HeartbeatRequest", valid="0-4", flexible="4+", fields=(
         Field("group_id", STRING),
         Field("generation_id", INT32),
         Field("member_id", STRING),
@@ -75,14 +76,14 @@ HEARTBEAT_REQUEST = Message(
 )
 
 HEARTBEAT_RESPONSE = Message(
-    "HeartbeatResponse", valid="0-3", flexible="none", fields=(
+    "HeartbeatResponse", valid="0-4", flexible="4+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("error_code", INT16),
     ),
 )
 
 LEAVE_GROUP_REQUEST = Message(
-    "LeaveGroupRequest", valid="0-3", flexible="none", fields=(
+    "LeaveGroupRequest", valid="0-4", flexible="4+", fields=(
         Field("group_id", STRING),
         Field("member_id", STRING, "0-2"),
         Field("members", Array(Struct(
@@ -93,7 +94,7 @@ LEAVE_GROUP_REQUEST = Message(
 )
 
 LEAVE_GROUP_RESPONSE = Message(
-    "LeaveGroupResponse", valid="0-3", flexible="none", fields=(
+    "LeaveGroupResponse", valid="0-4", flexible="4+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("error_code", INT16),
         Field("members", Array(Struct(
@@ -105,11 +106,13 @@ LEAVE_GROUP_RESPONSE = Message(
 )
 
 SYNC_GROUP_REQUEST = Message(
-    "SyncGroupRequest", valid="0-3", flexible="none", fields=(
+    "SyncGroupRequest", valid="0-5", flexible="4+", fields=(
         Field("group_id", STRING),
         Field("generation_id", INT32),
         Field("member_id", STRING),
         Field("group_instance_id", STRING, "3+", nullable="3+"),
+        Field("protocol_type", STRING, "5+", nullable="5+"),
+        Field("protocol_name", STRING, "5+", nullable="5+"),
         Field("assignments", Array(Struct(
             Field("member_id", STRING),
             Field("assignment", BYTES),
@@ -118,22 +121,24 @@ SYNC_GROUP_REQUEST = Message(
 )
 
 SYNC_GROUP_RESPONSE = Message(
-    "SyncGroupResponse", valid="0-3", flexible="none", fields=(
+    "SyncGroupResponse", valid="0-5", flexible="4+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("error_code", INT16),
+        Field("protocol_type", STRING, "5+", nullable="5+"),
+        Field("protocol_name", STRING, "5+", nullable="5+"),
         Field("assignment", BYTES),
     ),
 )
 
 DESCRIBE_GROUPS_REQUEST = Message(
-    "DescribeGroupsRequest", valid="0-4", flexible="none", fields=(
+    "DescribeGroupsRequest", valid="0-5", flexible="5+", fields=(
         Field("groups", Array(STRING)),
         Field("include_authorized_operations", BOOL, "3+"),
     ),
 )
 
 DESCRIBE_GROUPS_RESPONSE = Message(
-    "DescribeGroupsResponse", valid="0-4", flexible="none", fields=(
+    "DescribeGroupsResponse", valid="0-5", flexible="5+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("groups", Array(Struct(
             Field("error_code", INT16),
@@ -175,13 +180,13 @@ LIST_GROUPS_RESPONSE = Message(
 )
 
 DELETE_GROUPS_REQUEST = Message(
-    "DeleteGroupsRequest", valid="0-1", flexible="none", fields=(
+    "DeleteGroupsRequest", valid="0-2", flexible="2+", fields=(
         Field("groups_names", Array(STRING)),
     ),
 )
 
 DELETE_GROUPS_RESPONSE = Message(
-    "DeleteGroupsResponse", valid="0-1", flexible="none", fields=(
+    "DeleteGroupsResponse", valid="0-2", flexible="2+", fields=(
         Field("throttle_time_ms", INT32),
         Field("results", Array(Struct(
             Field("group_id", STRING),

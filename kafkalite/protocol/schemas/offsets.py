@@ -4,7 +4,7 @@ from kafkalite.protocol.primitives import BOOL, INT8, INT16, INT32, INT64, STRIN
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 LIST_OFFSETS_REQUEST = Message(
-    "ListOffsetsRequest", valid="0-5", flexible="none", fields=(
+    "ListOffsetsRequest", valid="0-7", flexible="6+", fields=(
         Field("replica_id", INT32, default=-1),
         Field("isolation_level", INT8, "2+"),
         Field("topics", Array(Struct(
@@ -20,7 +20,7 @@ LIST_OFFSETS_REQUEST = Message(
 )
 
 LIST_OFFSETS_RESPONSE = Message(
-    "ListOffsetsResponse", valid="0-5", flexible="none", fields=(
+    "ListOffsetsResponse", valid="0-7", flexible="6+", fields=(
         Field("throttle_time_ms", INT32, "2+"),
         Field("topics", Array(Struct(
             Field("name", STRING),
@@ -115,7 +115,7 @@ OFFSET_FETCH_RESPONSE = Message(
 )
 
 OFFSET_FOR_LEADER_EPOCH_REQUEST = Message(
-    "OffsetForLeaderEpochRequest", valid="2-3", flexible="none", fields=(
+    "OffsetForLeaderEpochRequest", valid="2-4", flexible="4+", fields=(
         Field("replica_id", INT32, "3+", default=-2),
         Field("topics", Array(Struct(
             Field("topic", STRING),
@@ -129,7 +129,7 @@ OFFSET_FOR_LEADER_EPOCH_REQUEST = Message(
 )
 
 OFFSET_FOR_LEADER_EPOCH_RESPONSE = Message(
-    "OffsetForLeaderEpochResponse", valid="2-3", flexible="none", fields=(
+    "OffsetForLeaderEpochResponse", valid="2-4", flexible="4+", fields=(
         Field("throttle_time_ms", INT32, "2+"),
         Field("topics", Array(Struct(
             Field("topic", STRING),

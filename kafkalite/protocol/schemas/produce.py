@@ -4,7 +4,7 @@ from kafkalite.protocol.primitives import INT16, INT32, INT64, RECORDS, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 PRODUCE_REQUEST = Message(
-    "ProduceRequest", valid="0-8", flexible="none", fields=(
+    "ProduceRequest", valid="0-9", flexible="9+", fields=(
         Field("transactional_id", STRING, "3+", nullable="3+"),
         Field("acks", INT16),
         Field("timeout_ms", INT32),
@@ -19,7 +19,7 @@ PRODUCE_REQUEST = Message(
 )
 
 PRODUCE_RESPONSE = Message(
-    "ProduceResponse", valid="0-8", flexible="none", fields=(
+    "ProduceResponse", valid="0-9", flexible="9+", fields=(
         Field("responses", Array(Struct(
             Field("name", STRING),
             Field("partition_responses", Array(Struct(

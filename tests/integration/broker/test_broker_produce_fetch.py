@@ -179,6 +179,18 @@ def test_list_offsets(client, make_batch):
     assert lookup(-1, epoch=7)["error_code"] == 75
 
 
+def test_list_offsets_v7_finds_the_record_with_the_largest_timestamp(client, make_batch):
+    """KIP-734's -3: the first record stamped with the log's largest timestamp, wherever
+    it sits (records need not be stamped in order)."""
+    produce(client, make_batch([b"a", b"b"], timestamps=[1000, 5000]))
+    produce(client, make_batch([b"c", b"d"], timestamps=[3000, 5000]))
+    body = {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
+                                      "timestamp": -3}]}]}
+    found = client.call(ApiKey.LIST_OFFSETS, 7, body)["topics"][0]["partitions"][0]
+    assert (found["error_code"], found["offset"], found["timestamp"]) == (0, 1, 5000)
+
+
 def test_list_offsets_v0_answers_old_style_offsets_newest_first(client, make_batch):
     """Kafka's legacy form: segment base offsets, plus the high watermark, walked back."""
     topics = [{"name": "legacy", "num_partitions": 1, "replication_factor": 1,

@@ -174,7 +174,9 @@ def test_a_producer_over_its_quota_is_throttled_and_another_client_is_not(
     broker = cluster.brokers[0]
     until(lambda: broker.client_quotas.quotas, timeout=10, what="the quota is read")
     events, elapsed = produce(cluster, "throttled-producer", 4 * MB)
-    assert events and all(e.throttle_time > 0 and e.broker_id == 0 for e in events)
+    # librdkafka reports each non-zero throttle time and the drop back to zero
+    assert any(e.throttle_time > 0 for e in events)
+    assert all(e.broker_id == 0 for e in events)
     # About one window's worth and one request go through at once; the rest waits.
     assert elapsed >= 2.0
     rate = broker.client_throttles.rate(PRODUCER_BYTE_RATE, "admin", "throttled-producer")
@@ -211,7 +213,8 @@ def test_a_consumer_over_its_quota_is_throttled(cluster: EmbeddedCluster,
     elapsed = time.monotonic() - started
     consumer.close()
     assert received == end
-    assert events and all(e.throttle_time > 0 for e in events)
+    # librdkafka also reports the end of a throttle, with a time of 0
+    assert any(e.throttle_time > 0 for e in events)
     assert elapsed >= (end * len(MESSAGE) - 2 * 2 * MB) / (2 * MB)
     rate = broker.client_throttles.rate(CONSUMER_BYTE_RATE, "admin", "throttled-consumer")
     assert 0 < rate <= 3 * MB

@@ -12,7 +12,7 @@ BOOTSTRAP, PREFIX = sys.argv[1], sys.argv[2]
 TOPIC = f"{PREFIX}-inventory"
 
 admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP, client_id="inventory-admin",
-                         api_version=(2, 8, 0), connections_max_idle_ms=60000)
+                         connections_max_idle_ms=60000)
 admin.create_topics([NewTopic(TOPIC, num_partitions=2, replication_factor=1,
                               topic_configs={"retention.ms": "3600000"})])
 errors = []

@@ -307,8 +307,10 @@ def test_offset_commits_carry_the_member_epoch(clock: Clock) -> None:
     assert groups.validate_commit("g", "", -1) == UnknownMemberIdError.errno
     assert groups.validate_commit("not-consumer", "a", 1) is None
     assert groups.delete("g") == NonEmptyGroupError.errno
+    assert groups.validate_commit("g", "client-made-id", -1) == UnknownMemberIdError.errno
     a.heartbeat(member_epoch=-1)
     assert groups.validate_commit("g", "", -1) == 0
+    assert groups.validate_commit("g", "client-made-id", -1) == 0  # KIP-1082 ids
     assert groups.delete("g") == 0 and groups.group("g") is None
 
 

@@ -73,6 +73,18 @@ def test_anonymous_commit_to_an_emptied_group_is_accepted(
     assert commit(coordinator, "", -1, 99) == 0
 
 
+def test_a_simple_commit_with_a_client_made_member_id_is_accepted_by_an_empty_group(
+    coordinator: GroupCoordinator, scheduler: FakeScheduler
+) -> None:
+    """librdkafka with group.protocol=consumer makes its member id itself (KIP-1082) and
+    sends it, at generation -1, with a commit from a consumer that never subscribed."""
+    assert commit(coordinator, "client-made-id", -1, 5, group="standalone") == 0
+    members, _ = stable_group(coordinator, scheduler, 1)
+    assert commit(coordinator, "client-made-id", -1) == codes.UNKNOWN_MEMBER_ID
+    coordinator.leave_group(GROUP, [LeavingMember(m) for m in members])
+    assert commit(coordinator, "client-made-id", -1, 99) == 0
+
+
 def test_unknown_group_with_a_generation_is_an_illegal_generation(
     coordinator: GroupCoordinator,
 ) -> None:
