@@ -195,6 +195,9 @@ def kafkajs_settings(broker_id: int, zookeeper: str, keystore: Path, ca: Path) -
                                            "SSL_HOST:SSL,SASL_SSL_HOST:SASL_SSL"),
         "inter.broker.listener.name": "PLAINTEXT",
         "auto.create.topics.enable": "true",
+        # docker-compose.2_4.yml's ACL authorizer, open to everyone until an ACL exists
+        "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer",
+        "allow.everyone.if.no.acl.found": "true",
         "default.replication.factor": "2",
         "offsets.topic.replication.factor": "3",
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
