@@ -29,6 +29,7 @@ from confluent_kafka import Producer
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.report import add_write_docs, documented  # noqa: E402
 from kafkalite.admin import (  # noqa: E402
     AdminClient,
     ClientQuotaAlteration,
@@ -79,7 +80,13 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=8, help="sent per client (8)")
     parser.add_argument("--quota-mb", type=float, action="append",
                         help="producer_byte_rate in MB/s (repeatable; default 1 and 4)")
+    add_write_docs(parser)
     args = parser.parse_args()
+    with documented("benchmarks.quotas", args.write_docs):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     quotas = args.quota_mb or [1.0, 4.0]
     with tempfile.TemporaryDirectory() as work:
         process, address = start_broker(Path(work) / "data")

@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests" / "cluster"))
 from zookeeper_server import ZooKeeperServer  # noqa: E402
 
 from benchmarks.replication import cluster  # noqa: E402
+from benchmarks.report import add_write_docs, documented  # noqa: E402
 from kafkalite.admin import AdminClient, NewTopic  # noqa: E402
 from kafkalite.structs import TopicPartition  # noqa: E402
 
@@ -74,7 +75,13 @@ def reassign(admin: AdminClient, partition: TopicPartition, replicas: list[int],
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=int, default=64, help="records per case (64)")
+    add_write_docs(parser)
     args = parser.parse_args()
+    with documented("benchmarks.reassignment", args.write_docs):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     total = args.megabytes * MB
     with tempfile.TemporaryDirectory() as work:
         root = Path(work)

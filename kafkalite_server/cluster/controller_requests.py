@@ -361,7 +361,8 @@ class ControllerRequests:
     def _delete_topic(self, name: str) -> None:
         store = self._store()
         if store.exists(layout.topic_path(name)) is None:
-            raise UnknownTopicOrPartitionError(f"topic {name!r}")
+            # DeleteTopics v5+ sends this as its error_message: a sentence of its own
+            raise UnknownTopicOrPartitionError(f"no such topic {name!r}")
         with contextlib.suppress(NodeExistsError):
             store.create(layout.delete_topic_path(name))
 
