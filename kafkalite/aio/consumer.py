@@ -32,7 +32,7 @@ from kafkalite.consumer.commits import (
     offset_commit_request,
     offset_fetch_request,
 )
-from kafkalite.consumer.list_offsets import list_offsets_request
+from kafkalite.consumer.list_offsets import list_offsets_request, read_list_offsets
 from kafkalite.consumer.subscription_state import SubscriptionState
 from kafkalite.errors import (
     CommitFailedError,
@@ -361,20 +361,9 @@ class AIOKafkaConsumer:
             for node, tps in by_node.items():
                 body = await client.send(node, ApiKey.LIST_OFFSETS, list_offsets_request(
                     tps, pending, self._isolation_level))
-                for topic in body["topics"]:
-                    for part in topic["partitions"]:
-                        tp = TopicPartition(topic["name"], part["partition_index"])
-                        if tp not in pending:
-                            continue
-                        code = part["error_code"]
-                        if code:
-                            error = error_for_code(code)
-                            if not error.retriable:
-                                raise error(f"ListOffsets for {tp}")
-                            retry = True
-                            continue
-                        del pending[tp]
-                        results[tp] = (part["offset"], part["timestamp"])
+                found, again, _stale = read_list_offsets(body, pending)
+                results.update(found)
+                retry = retry or again
             if pending and retry:
                 if time.monotonic() >= deadline:
                     raise KafkaTimeoutError(f"ListOffsets for {sorted(pending)} timed out")

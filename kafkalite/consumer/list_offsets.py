@@ -98,6 +98,32 @@ def list_offsets_request(tps: list[TopicPartition], timestamps: Mapping[TopicPar
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}
 
 
+def read_list_offsets(body: dict[str, Any], pending: dict[TopicPartition, int]
+                      ) -> tuple[dict[TopicPartition, tuple[int, int]], bool, bool]:
+    """A ListOffsets answer's (offset, timestamp) per partition still ``pending`` (those are
+    removed from it), whether a partition must be asked again, and whether one of those
+    errors means the metadata is stale; a non-retriable error is raised, naming its
+    partition. Shared by the threaded and the asyncio consumers."""
+    found: dict[TopicPartition, tuple[int, int]] = {}
+    retry = stale = False
+    for topic in body["topics"]:
+        for part in topic["partitions"]:
+            tp = TopicPartition(topic["name"], part["partition_index"])
+            if tp not in pending:
+                continue
+            code = part["error_code"]
+            if code:
+                error = error_for_code(code)
+                if not error.retriable:
+                    raise error(f"ListOffsets for {tp}")
+                stale = stale or error.invalid_metadata
+                retry = True
+                continue
+            del pending[tp]
+            found[tp] = (part["offset"], part["timestamp"])
+    return found, retry, stale
+
+
 def _collect(future: Future[dict[str, Any]], tps: list[TopicPartition], deadline: float,
              pending: dict[TopicPartition, int],
              results: dict[TopicPartition, OffsetAndTimestamp | None],
@@ -110,22 +136,9 @@ def _collect(future: Future[dict[str, Any]], tps: list[TopicPartition], deadline
             raise
         client.metadata.request_update()
         return True
-    retry = False
-    for topic in body["topics"]:
-        for part in topic["partitions"]:
-            tp = TopicPartition(topic["name"], part["partition_index"])
-            if tp not in pending:
-                continue
-            code = part["error_code"]
-            if code:
-                error = error_for_code(code)
-                if not error.retriable:
-                    raise error(f"ListOffsets for {tp}")
-                if error.invalid_metadata:
-                    client.metadata.request_update()
-                retry = True
-                continue
-            del pending[tp]
-            offset = part["offset"]
-            results[tp] = None if offset < 0 else OffsetAndTimestamp(offset, part["timestamp"])
+    found, retry, stale = read_list_offsets(body, pending)
+    if stale:
+        client.metadata.request_update()
+    for tp, (offset, timestamp) in found.items():
+        results[tp] = None if offset < 0 else OffsetAndTimestamp(offset, timestamp)
     return retry or any(tp in pending for tp in tps)
