@@ -9,11 +9,16 @@ subprocess. One line per case: MB/s of record values, the ratio to its limit (pr
 limit, fetch to the sendfile limit) and the broker's CPU use (share of one core): well
 below 100% means the load generator, not the broker, set the pace.
 
-Then the cost of metrics: the 100-byte uncompressed case against two fresh brokers, one
-without ``kafkalite.metrics.listener`` and one with it, scraped every second, their runs
-alternating; the difference in throughput is printed (it should stay within 3%).
+With ``--only-metrics``, the cost of metrics instead: the 100-byte uncompressed case
+against two fresh brokers, one without ``kafkalite.metrics.listener`` and one with it,
+scraped every second by a separate process, their runs alternating. Two figures each: the
+throughput (the load generator sets it, so it moves with the machine's load) and the
+broker's CPU seconds per 100 MB of values, which a busy machine disturbs less; the
+differences are printed (they should stay within 3%). Then the parts directly: the broker
+CPU one scrape costs, and what counting adds to one request (counting is always on, so
+the two brokers above cannot show it).
 
-    python -m benchmarks.broker [--megabytes 256] [--repeat 3]
+    python -m benchmarks.broker [--megabytes 256] [--repeat 3] [--only-metrics]
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from benchmarks.confluent_load import produce_all
 from benchmarks.report import add_write_docs, documented
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +45,8 @@ BLOCK = 16 * 1024
 RECORD_SIZES = (100, 10 * 1024)
 CODECS = ("none", "lz4")
 PRODUCER_SETTINGS = {"acks": 1, "linger.ms": 5}
+METRICS_BLOCK = "benchmarks.broker.metrics"
+"""The performance page's markers for ``--only-metrics`` (the full run has its own)."""
 
 
 # ------------------------------------------------------------------ raw limits
@@ -135,19 +143,7 @@ def produce(bootstrap: str, topic: str, size: int, count: int, codec: str) -> fl
                          **PRODUCER_SETTINGS})
     producer.produce(topic, b"warm-up", partition=0)
     producer.flush(30)
-    values = values_of(size, count)
-    start = time.perf_counter()
-    for i in range(count):
-        while True:
-            try:
-                producer.produce(topic, values[i % len(values)], partition=0)
-                break
-            except BufferError:
-                producer.poll(0.005)
-    remaining = producer.flush(120)
-    elapsed = time.perf_counter() - start
-    if remaining:
-        raise RuntimeError(f"{remaining} records not delivered")
+    elapsed = produce_all(producer, topic, values_of(size, count), count, flush_timeout=120)
     return size * count / MB / elapsed
 
 
@@ -210,55 +206,140 @@ def main(argv: list[str] | None = None) -> None:
                         help="runs per case; the best one is printed (default 1)")
     parser.add_argument("--profile", type=Path,
                         help="run the broker under pyinstrument, report to this file")
+    parser.add_argument("--only-metrics", action="store_true",
+                        help="only the cost of metrics (metrics off against on)")
     add_write_docs(parser)
     args = parser.parse_args(argv)
-    with documented("benchmarks.broker", args.write_docs):
-        total = args.megabytes * MB
-
-        with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
-            work = Path(tmp)
-            write_limit = max(page_cache_write_limit(work, total) for _ in range(args.repeat))
-            sendfile_limit = max(loopback_sendfile_limit(work, total) for _ in range(args.repeat))
-            (work / "page-cache-probe").unlink()
-            print(f"{'page-cache write':<22} {write_limit:8.1f} MB/s")
-            print(f"{'loopback sendfile':<22} {sendfile_limit:8.1f} MB/s", flush=True)
-            with broker_subprocess(work / "data", args.profile) as (bootstrap, pid):
-                print(f"broker pid {pid} at {bootstrap}", flush=True)
-                for size in RECORD_SIZES:
-                    for codec in CODECS:
-                        run_case(bootstrap, pid, size, codec, total // size, args.repeat,
-                                 write_limit, sendfile_limit)
-            metrics_cost(work, total // RECORD_SIZES[0], args.repeat)
+    total = args.megabytes * MB
+    if args.only_metrics:
+        with documented("benchmarks.broker", args.write_docs, block=METRICS_BLOCK), \
+                tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
+            metrics_cost(Path(tmp), total // RECORD_SIZES[0], args.repeat)
+        return
+    with documented("benchmarks.broker", args.write_docs), \
+            tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
+        work = Path(tmp)
+        write_limit = max(page_cache_write_limit(work, total) for _ in range(args.repeat))
+        sendfile_limit = max(loopback_sendfile_limit(work, total) for _ in range(args.repeat))
+        (work / "page-cache-probe").unlink()
+        print(f"{'page-cache write':<22} {write_limit:8.1f} MB/s")
+        print(f"{'loopback sendfile':<22} {sendfile_limit:8.1f} MB/s", flush=True)
+        with broker_subprocess(work / "data", args.profile) as (bootstrap, pid):
+            print(f"broker pid {pid} at {bootstrap}", flush=True)
+            for size in RECORD_SIZES:
+                for codec in CODECS:
+                    run_case(bootstrap, pid, size, codec, total // size, args.repeat,
+                             write_limit, sendfile_limit)
 
 
 def metrics_cost(work: Path, count: int, repeat: int) -> None:
-    """Produce and fetch MB/s with the metrics endpoint off and on (scraped each second):
-    both brokers run at once and the runs alternate (off, on, off, on, ...), so a change in
-    the machine's load weighs on both alike; the best of ``repeat`` runs each, and the
-    difference."""
+    """Produce and fetch with the metrics endpoint off and on (scraped each second): both
+    brokers run at once and the runs alternate (off, on, on, off, off, on, ...), so a change
+    in the machine's load, or the page cache the previous run left dirty, weighs on both
+    alike. Printed: the best MB/s of ``repeat`` runs and the
+    broker's CPU seconds per 100 MB of values over all of them (a sum, since one run's CPU
+    time is only a few dozen clock ticks), each mode, and the differences."""
     port = _free_port()
+    modes = ("off", "on")
+    rates: dict[str, tuple[list[float], list[float]]] = {mode: ([], []) for mode in modes}
+    cpu: dict[str, tuple[list[float], list[float]]] = {mode: ([], []) for mode in modes}
+    megabytes = RECORD_SIZES[0] * count / MB
     with contextlib.ExitStack() as stack:
-        bootstraps = {
-            "off": stack.enter_context(broker_subprocess(work / "data-metrics-off"))[0],
+        brokers = {
+            "off": stack.enter_context(broker_subprocess(work / "data-metrics-off")),
             "on": stack.enter_context(broker_subprocess(
                 work / "data-metrics-on",
-                settings=(f"kafkalite.metrics.listener=127.0.0.1:{port}",)))[0],
+                settings=(f"kafkalite.metrics.listener=127.0.0.1:{port}",))),
         }
         stack.enter_context(_scraping(port))
-        produced: dict[str, list[float]] = {mode: [] for mode in bootstraps}
-        fetched: dict[str, list[float]] = {mode: [] for mode in bootstraps}
+        before_runs = requests_served(port)
         for run in range(repeat):
-            for mode, bootstrap in bootstraps.items():
+            order = modes if run % 2 == 0 else modes[::-1]  # neither always goes first
+            for mode in order:
+                bootstrap, pid = brokers[mode]
                 topic = f"bench-metrics-{run}"
-                produced[mode].append(produce(bootstrap, topic, RECORD_SIZES[0], count, "none"))
-                fetched[mode].append(fetch(bootstrap, topic, RECORD_SIZES[0], count))
-    rates = {mode: (max(produced[mode]), max(fetched[mode])) for mode in bootstraps}
-    for mode, (produce_rate, fetch_rate) in rates.items():
-        print(f"metrics {mode:<4} produce {produce_rate:8.1f} MB/s   "
-              f"fetch {fetch_rate:8.1f} MB/s", flush=True)
+                for index in (0, 1):
+                    before = cpu_seconds(pid)
+                    rates[mode][index].append(
+                        fetch(bootstrap, topic, RECORD_SIZES[0], count) if index else
+                        produce(bootstrap, topic, RECORD_SIZES[0], count, "none"))
+                    cpu[mode][index].append(cpu_seconds(pid) - before)
+        after_runs = requests_served(port)
+        scrape = scrape_cpu_seconds(port, brokers["on"][1])
+    requests = {name: after_runs[name] - before_runs.get(name, 0.0) for name in after_runs}
+    cpu_per_100mb = {mode: [sum(seconds) * 100 / (megabytes * repeat) for seconds in cpu[mode]]
+                     for mode in modes}
+    for mode in modes:
+        print(f"metrics {mode:<4} produce {max(rates[mode][0]):8.1f} MB/s "
+              f"{cpu_per_100mb[mode][0]:6.3f} CPU s/100 MB   "
+              f"fetch {max(rates[mode][1]):8.1f} MB/s "
+              f"{cpu_per_100mb[mode][1]:6.3f} CPU s/100 MB", flush=True)
     for index, name in enumerate(("produce", "fetch")):
-        off, on = rates["off"][index], rates["on"][index]
-        print(f"metrics cost {name:<8} {(off - on) / off:+6.1%} of throughput", flush=True)
+        off, on = max(rates["off"][index]), max(rates["on"][index])
+        cpu_off, cpu_on = cpu_per_100mb["off"][index], cpu_per_100mb["on"][index]
+        print(f"metrics cost {name:<8} {(off - on) / off:+6.1%} of throughput, "
+              f"{(cpu_on - cpu_off) / cpu_off:+6.1%} broker CPU per MB", flush=True)
+    for index, name in enumerate(("produce", "fetch")):
+        busy = sum(cpu["on"][index]) / sum(megabytes / rate for rate in rates["on"][index])
+        print(f"one scrape {scrape * 1000:5.2f} ms of broker CPU: scraped each second, "
+              f"{scrape / busy:5.2%} of the broker's CPU while it served the {name} runs "
+              f"({busy:4.0%} of a core)", flush=True)
+    counting = counting_seconds_per_request()
+    for index, request in enumerate(("Produce", "FetchConsumer")):
+        per_request = sum(cpu["on"][index]) / requests[request]
+        print(f"counting per {request:<13} request {counting * 1e6:5.2f} us = "
+              f"{counting / per_request:5.2%} of the broker's {per_request * 1e6:6.0f} us CPU "
+              f"per request ({requests[request]} requests)", flush=True)
+
+
+def requests_served(port: int) -> dict[str, float]:
+    """Requests answered so far by request name, read from the broker's ``/metrics``."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read()
+    served: dict[str, float] = {}
+    for family in text_string_to_metric_families(text.decode()):
+        if family.name == "kafka_network_requestmetrics_requests":
+            for sample in family.samples:
+                name = sample.labels["request"]
+                served[name] = served.get(name, 0.0) + sample.value
+    return served
+
+
+def scrape_cpu_seconds(port: int, pid: int, scrapes: int = 50) -> float:
+    """Broker CPU seconds one ``/metrics`` scrape costs: scrapes back to back, less what
+    the broker uses idle over the same time (measured just before)."""
+    url = f"http://127.0.0.1:{port}/metrics"
+    before, wall = cpu_seconds(pid), time.perf_counter()
+    time.sleep(2.0)
+    idle_per_second = (cpu_seconds(pid) - before) / (time.perf_counter() - wall)
+    before, wall = cpu_seconds(pid), time.perf_counter()
+    for _ in range(scrapes):
+        urllib.request.urlopen(url, timeout=30).read()
+    spent = cpu_seconds(pid) - before - idle_per_second * (time.perf_counter() - wall)
+    return max(spent, 0.0) / scrapes
+
+
+def counting_seconds_per_request() -> float:
+    """CPU seconds the broker's counting adds to one Produce or Fetch of one partition: the
+    request counter (name, version, latency bucket) and the three per-topic counters an
+    append or a fetch bumps, timed on the broker's own counter classes. Counting is always
+    on (the endpoint only reads the counters), so comparing brokers with the endpoint on
+    and off cannot show this part; it is measured here instead."""
+    from kafkalite.protocol import ApiKey
+    from kafkalite_server.metrics.counters import ReplicaCounters
+    from kafkalite_server.metrics.requests import RequestCounters, request_name
+
+    requests, replica = RequestCounters(), ReplicaCounters()
+    body = {"replica_id": -1}
+    rounds = 200_000
+    start = time.process_time()
+    for _ in range(rounds):
+        requests.record(request_name(ApiKey.FETCH, body), 13, 0.25)
+        replica.messages_in["topic"] += 100
+        replica.bytes_in["topic"] += 16_000
+        replica.failed_produce["topic"] += False
+    return (time.process_time() - start) / rounds
 
 
 def _free_port() -> int:
@@ -269,21 +350,25 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def _scraping(port: int) -> Iterator[None]:
-    """Scrapes ``/metrics`` every second while the block runs."""
-    stop = threading.Event()
-
-    def scrape() -> None:
-        while not stop.wait(1.0):
-            with contextlib.suppress(OSError):
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
-
-    thread = threading.Thread(target=scrape, daemon=True)
-    thread.start()
+    """Scrapes ``/metrics`` every second while the block runs, from a process of its own
+    (a thread here would take the load generator's GIL and count against the broker)."""
+    scraper = subprocess.Popen([sys.executable, "-c", SCRAPER, str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield
     finally:
-        stop.set()
-        thread.join()
+        scraper.terminate()
+        scraper.wait(30)
+
+
+SCRAPER = """
+import contextlib, sys, time, urllib.request
+url = f"http://127.0.0.1:{sys.argv[1]}/metrics"
+while True:
+    time.sleep(1.0)
+    with contextlib.suppress(OSError):
+        urllib.request.urlopen(url, timeout=10).read()
+"""
 
 
 def run_case(bootstrap: str, pid: int, size: int, codec: str, count: int, repeat: int,
@@ -291,7 +376,10 @@ def run_case(bootstrap: str, pid: int, size: int, codec: str, count: int, repeat
     """Produce then fetch ``count`` records of ``size`` bytes; print the best of ``repeat``."""
     label = f"{size} B" if size < 1024 else f"{size // 1024} KB"
     label = f"{label} {codec}"
-    produced, fetched, produce_cpu, fetch_cpu = [], [], [], []
+    produced: list[float] = []
+    fetched: list[float] = []
+    produce_cpu: list[float] = []
+    fetch_cpu: list[float] = []
     for run in range(repeat):
         topic = f"bench-{size}-{codec}-{run}"
         with broker_cpu(pid, produce_cpu):

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,8 @@ from confluent_kafka import Producer
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.broker import broker_subprocess  # noqa: E402
+from benchmarks.confluent_load import produce_all  # noqa: E402
 from benchmarks.report import add_write_docs, documented  # noqa: E402
 from kafkalite.admin import (  # noqa: E402
     AdminClient,
@@ -41,37 +41,13 @@ MB = 1 << 20
 RECORD_SIZE = 64 * 1024
 
 
-def start_broker(data: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kafkalite_server", "start", "--data-dir", str(data),
-         "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("listening on "):
-            return process, line.split()[2]
-    raise RuntimeError("the broker did not start")
-
-
 def produce(address: str, topic: str, client_id: str, total: int) -> tuple[float, list[Any]]:
     """(MB/s of record values, throttle events) for ``total`` bytes."""
     events: list[Any] = []
     producer = Producer({"bootstrap.servers": address, "client.id": client_id, "acks": 1,
                          "linger.ms": 5, "throttle_cb": events.append})
-    value = os.urandom(RECORD_SIZE)
     count = max(1, total // RECORD_SIZE)
-    started = time.perf_counter()
-    for _ in range(count):
-        while True:
-            try:
-                producer.produce(topic, value, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.01)
-        producer.poll(0)
-    if producer.flush(600) != 0:
-        raise RuntimeError(f"{client_id}: records left unsent")
-    elapsed = time.perf_counter() - started
+    elapsed = produce_all(producer, topic, [os.urandom(RECORD_SIZE)], count)
     return count * RECORD_SIZE / MB / elapsed, events
 
 
@@ -88,29 +64,25 @@ def main() -> None:
 
 def run(args: argparse.Namespace) -> None:
     quotas = args.quota_mb or [1.0, 4.0]
-    with tempfile.TemporaryDirectory() as work:
-        process, address = start_broker(Path(work) / "data")
-        try:
-            topic = f"quotas-{uuid.uuid4().hex[:8]}"
-            with AdminClient(address) as admin:
-                admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)],
-                                    wait_for_metadata=True)
-                for quota in quotas:
-                    client_id = f"throttled-{quota:g}"
-                    entity = ClientQuotaEntity({"client-id": client_id})
-                    admin.alter_client_quotas([ClientQuotaAlteration(
-                        entity, {"producer_byte_rate": round(quota * MB)})])
-                    rate, events = produce(address, topic, client_id, args.megabytes * MB)
-                    throttled_s = sum(event.throttle_time for event in events)
-                    print(f"quota {quota:6.2f} MB/s  achieved {rate:6.2f} MB/s  "
-                          f"({rate / quota:4.2f} x quota)  {len(events):3d} throttled "
-                          f"responses, {throttled_s:5.1f} s throttle in all")
-            rate, events = produce(address, topic, "unthrottled", args.megabytes * MB)
-            print(f"no quota            achieved {rate:6.2f} MB/s  "
-                  f"{len(events):3d} throttled responses")
-        finally:
-            process.terminate()
-            process.wait(30)
+    with tempfile.TemporaryDirectory() as work, \
+            broker_subprocess(Path(work) / "data") as (address, _pid):
+        topic = f"quotas-{uuid.uuid4().hex[:8]}"
+        with AdminClient(address) as admin:
+            admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)],
+                                wait_for_metadata=True)
+            for quota in quotas:
+                client_id = f"throttled-{quota:g}"
+                entity = ClientQuotaEntity({"client-id": client_id})
+                admin.alter_client_quotas([ClientQuotaAlteration(
+                    entity, {"producer_byte_rate": round(quota * MB)})])
+                rate, events = produce(address, topic, client_id, args.megabytes * MB)
+                throttled_s = sum(event.throttle_time for event in events)
+                print(f"quota {quota:6.2f} MB/s  achieved {rate:6.2f} MB/s  "
+                      f"({rate / quota:4.2f} x quota)  {len(events):3d} throttled "
+                      f"responses, {throttled_s:5.1f} s throttle in all")
+        rate, events = produce(address, topic, "unthrottled", args.megabytes * MB)
+        print(f"no quota            achieved {rate:6.2f} MB/s  "
+              f"{len(events):3d} throttled responses")
 
 
 if __name__ == "__main__":

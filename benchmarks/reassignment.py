@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "tests" / "cluster"))
 from zookeeper_server import ZooKeeperServer  # noqa: E402
 
+from benchmarks.confluent_load import produce_all  # noqa: E402
 from benchmarks.replication import cluster  # noqa: E402
 from benchmarks.report import add_write_docs, documented  # noqa: E402
 from kafkalite.admin import AdminClient, NewTopic  # noqa: E402
@@ -41,20 +42,9 @@ RECORD_SIZE = 64 * 1024
 def produce(bootstrap: str, topic: str, total: int, acks: str) -> float:
     """MB/s of record values, from the first send to the last acknowledgement."""
     producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5})
-    value = os.urandom(RECORD_SIZE)
     count = max(1, total // RECORD_SIZE)
-    started = time.perf_counter()
-    for _ in range(count):
-        while True:
-            try:
-                producer.produce(topic, value, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.01)
-        producer.poll(0)
-    if producer.flush(600) != 0:
-        raise RuntimeError(f"{topic}: records left unsent")
-    return count * RECORD_SIZE / MB / (time.perf_counter() - started)
+    return count * RECORD_SIZE / MB / produce_all(producer, topic, [os.urandom(RECORD_SIZE)],
+                                                  count)
 
 
 def reassign(admin: AdminClient, partition: TopicPartition, replicas: list[int],

@@ -74,12 +74,14 @@ class _Tee(io.TextIOBase):
 
 
 @contextlib.contextmanager
-def documented(module: str, enabled: bool, argv: list[str] | None = None) -> Iterator[None]:
+def documented(module: str, enabled: bool, argv: list[str] | None = None,
+               block: str | None = None) -> Iterator[None]:
     """Run the body; with ``enabled``, write what it printed into the performance page.
 
     ``module`` is the benchmark's module name (``benchmarks.bulk``), which names both the
-    command in the block's heading and its markers. Nothing is written if the body raises,
-    so a failed run never replaces good figures.
+    command in the block's heading and its markers; ``block`` names other markers, for a
+    part of a benchmark that is run on its own. Nothing is written if the body raises, so
+    a failed run never replaces good figures.
     """
     if not enabled:
         yield
@@ -91,4 +93,5 @@ def documented(module: str, enabled: bool, argv: list[str] | None = None) -> Ite
     with contextlib.redirect_stdout(tee):  # type: ignore[type-var]
         yield
     output = tee.copy.getvalue().rstrip()
-    replace_between_markers(PERFORMANCE, module, f"{heading}\n\n```\n{output}\n```")
+    replace_between_markers(PERFORMANCE, block or module,
+                            f"{heading}\n\n```\n{output}\n```")

@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.confluent_load import produce_all  # noqa: E402
 from benchmarks.report import add_write_docs, documented  # noqa: E402
 from tests.security.certs import make_pki  # noqa: E402
 
@@ -70,18 +71,9 @@ def client_conf(protocol: str, address: str, ca: Path) -> dict[str, str]:
 def produce(conf: dict[str, str], topic: str, size: int, total: int) -> float:
     producer = Producer({**conf, "acks": 1, "linger.ms": 5, "batch.size": 1 << 20,
                          "queue.buffering.max.kbytes": 1 << 20})
-    value = os.urandom(size)
     count = max(1, total // size)
-    started = time.perf_counter()
-    for _ in range(count):
-        while True:
-            try:
-                producer.produce(topic, value, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.01)
-    producer.flush(120)
-    return count * size / MB / (time.perf_counter() - started)
+    return count * size / MB / produce_all(producer, topic, [os.urandom(size)], count,
+                                           flush_timeout=120)
 
 
 def consume(conf: dict[str, str], topic: str, size: int, total: int) -> float:

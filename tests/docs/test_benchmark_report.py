@@ -64,3 +64,16 @@ def test_documented_writes_what_was_printed_and_nothing_on_failure(
         print("half a run")
         raise RuntimeError("the broker died")
     assert page.read_text() == written
+
+
+def test_a_part_run_on_its_own_writes_its_own_block(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    page = tmp_path / "performance.md"
+    page.write_text("<!-- benchmarks.demo: begin -->\nfull\n<!-- benchmarks.demo: end -->\n"
+                    "<!-- benchmarks.demo.part: begin -->\n<!-- benchmarks.demo.part: end -->\n")
+    monkeypatch.setattr(report, "PERFORMANCE", page)
+    with report.documented("benchmarks.demo", True, ["--part"], block="benchmarks.demo.part"):
+        print("part  3 rec/s")
+    written = page.read_text()
+    assert "<!-- benchmarks.demo: begin -->\nfull\n<!-- benchmarks.demo: end -->" in written
+    assert "`python -m benchmarks.demo --part`" in written.split("demo.part: begin")[1]
