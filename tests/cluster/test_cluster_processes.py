@@ -4,6 +4,7 @@ away first. Session timeout 6 s: every wait below is bounded by a few of them.""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections.abc import Callable, Iterator
@@ -21,7 +22,9 @@ SESSION_MS = 6000
 WAIT_S = 4 * SESSION_MS / 1000
 
 
-_until = functools.partial(until, timeout=WAIT_S, tolerate=(OSError, KeyError, AssertionError, NoNodeError))
+wait_until = functools.partial(until, timeout=WAIT_S,
+                               tolerate=(OSError, KeyError, AssertionError, NoNodeError))
+"""``until`` bounded by a few sessions, tolerating what a cluster in motion answers."""
 
 
 class Cluster:
@@ -59,16 +62,25 @@ class Cluster:
         self.zk.close()
 
 
-@pytest.fixture
-def cluster(tmp_path: Path, zookeeper: Any, chroot: str,
-            broker_process_type: type) -> Iterator[Cluster]:
-    started = Cluster(tmp_path, zookeeper.connect + chroot, broker_process_type)
+@contextlib.contextmanager
+def running_cluster(root: Path, connect: str, process_type: type,
+                    broker_ids: tuple[int, ...] = (1, 2, 3)) -> Iterator[Cluster]:
+    """Brokers started (1-3 unless told); every started one is killed at the end, also
+    when a later one fails to start."""
+    started = Cluster(root, connect, process_type)
     try:
-        for broker_id in (1, 2, 3):
+        for broker_id in broker_ids:
             started.start(broker_id)
         yield started
     finally:
         started.close()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, zookeeper: Any, chroot: str,
+            broker_process_type: type) -> Iterator[Cluster]:
+    with running_cluster(tmp_path, zookeeper.connect + chroot, broker_process_type) as started:
+        yield started
 
 
 def _create(wire: Callable[[str], Any], broker: Any, topic: str,
@@ -89,21 +101,21 @@ def _all_led(cluster: Cluster, wire: Callable[[str], Any], via: int, topic: str,
 
 
 def test_killing_the_controller_elects_another_with_a_higher_epoch(cluster, wire):
-    owner, epoch = _until(cluster.controller, "a controller")
+    owner, epoch = wait_until(cluster.controller, "a controller")
     cluster.brokers.pop(owner).kill()
-    new_owner, new_epoch = _until(
+    new_owner, new_epoch = wait_until(
         lambda: (c := cluster.controller()) and c[0] != owner and c, "a new controller")
     assert new_owner in cluster.brokers and new_epoch > epoch
 
 
 def test_killing_a_leader_moves_its_partitions_with_bumped_epochs(cluster, wire):
     _create(wire, cluster.brokers[1], "moving", 3)
-    before = _until(lambda: _all_led(cluster, wire, 1, "moving", 3), "leaders")
+    before = wait_until(lambda: _all_led(cluster, wire, 1, "moving", 3), "leaders")
     assert all(sorted(p["replica_nodes"]) == [1, 2, 3] for p in before.values())
     victim = before[0]["leader_id"]
     cluster.brokers.pop(victim).kill()
     survivor = next(iter(cluster.brokers))
-    after = _until(lambda: _all_led(cluster, wire, survivor, "moving", 3), "new leaders")
+    after = wait_until(lambda: _all_led(cluster, wire, survivor, "moving", 3), "new leaders")
     for index, partition in before.items():
         if partition["leader_id"] == victim:
             assert after[index]["leader_epoch"] > partition["leader_epoch"]
@@ -122,7 +134,7 @@ def test_a_second_broker_with_the_same_id_fails_to_start(cluster, tmp_path):
 
 def test_a_clean_stop_moves_leadership_away_first(cluster, wire):
     _create(wire, cluster.brokers[1], "handover", 3)
-    before = _until(lambda: _all_led(cluster, wire, 1, "handover", 3), "leaders")
+    before = wait_until(lambda: _all_led(cluster, wire, 1, "handover", 3), "leaders")
     stopping = before[0]["leader_id"]
     assert cluster.brokers.pop(stopping).terminate() == 0
     survivor = next(iter(cluster.brokers))

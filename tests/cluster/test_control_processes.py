@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import pytest
 from kazoo.exceptions import NoNodeError
-from test_cluster_processes import Cluster, _until
+from test_cluster_processes import Cluster, wait_until
 
 from kafkalite.protocol import ApiKey
 from kafkalite_server.cluster import metadata_layout as layout
@@ -78,18 +78,18 @@ def _seed(cluster: Cluster, topic: str, partitions: dict[int, tuple[list[int], i
 
 
 def test_a_stale_controller_is_fenced_and_stops_acting(cluster, wire):
-    owner, epoch = _until(cluster.controller, "a controller")
+    owner, epoch = wait_until(cluster.controller, "a controller")
     stale = cluster.brokers[owner]
     os.kill(stale.process.pid, signal.SIGSTOP)
     try:
-        new_owner, new_epoch = _until(
+        new_owner, new_epoch = wait_until(
             lambda: (c := _controller(cluster)) and c[0] != owner and c, "a new controller")
     finally:
         os.kill(stale.process.pid, signal.SIGCONT)
     assert new_epoch > epoch
     # It noticed, stepped down and registered again as an ordinary broker.
-    _until(lambda: "registering again" in stale.log_text(), "the old controller to re-register")
-    _until(lambda: sorted(cluster.zk.get_children("/brokers/ids")) == ["1", "2", "3"],
+    wait_until(lambda: "registering again" in stale.log_text(), "the old controller to re-register")
+    wait_until(lambda: sorted(cluster.zk.get_children("/brokers/ids")) == ["1", "2", "3"],
            "three registered brokers")
     # What the old controller would still send is refused by every broker (the old one
     # too, once the new controller has told it the new epoch).
@@ -97,7 +97,7 @@ def test_a_stale_controller_is_fenced_and_stops_acting(cluster, wire):
                "ungrouped_partition_states": [], "live_brokers": []}
     for broker_id, broker in cluster.brokers.items():
         client = wire(broker.bootstrap_servers)
-        _until(lambda c=client: c.call(ApiKey.UPDATE_METADATA, 4, message)["error_code"] == 11,
+        wait_until(lambda c=client: c.call(ApiKey.UPDATE_METADATA, 4, message)["error_code"] == 11,
                f"broker {broker_id} to refuse epoch {epoch}")
     assert cluster.controller() == (new_owner, new_epoch)
 
@@ -112,7 +112,7 @@ def _cli(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_preferred_leader_election_from_the_cli(cluster, wire):
     _seed(cluster, "pref", {0: ([1, 2, 3], 2), 1: ([2, 3, 1], 2)})
-    before = _until(lambda: (p := cluster.partitions(wire, 3, "pref")) and len(p) == 2
+    before = wait_until(lambda: (p := cluster.partitions(wire, 3, "pref")) and len(p) == 2
                     and p[0]["leader_id"] == 2 and p, "the seeded leaders")
     done = _cli(cluster, "topics", "elect-leaders", "pref")
     assert done.returncode == 0, done.stderr
@@ -131,7 +131,7 @@ def test_automatic_rebalance_moves_leaders_back(tmp_path, zookeeper, chroot,
         "auto.leader.rebalance.enable": "true", "leader.imbalance.check.interval.seconds": "1"})
     try:
         _seed(cluster, "auto", {0: ([1, 2, 3], 3), 1: ([1, 3, 2], 3)})
-        _until(lambda: all(p["leader_id"] == 1
+        wait_until(lambda: all(p["leader_id"] == 1
                            for p in cluster.partitions(wire, 2, "auto").values()),
                "leadership back on broker 1")
     finally:
@@ -168,7 +168,7 @@ def test_configs_over_zookeeper(cluster, wire):
             ApiKey.DESCRIBE_CONFIGS, 3, describe)["results"][0]
         return {c["name"]: c["value"] for c in result["configs"]}
     for broker_id in (2, 3):
-        _until(lambda b=broker_id: described(b) == {"max.message.bytes": "3000",
+        wait_until(lambda b=broker_id: described(b) == {"max.message.bytes": "3000",
                                                     "retention.ms": "99999"},
                f"broker {broker_id} to see the change")
     # Every leader's log took the topic's new limit: a 5000-byte record is refused.

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from test_cluster_processes import Cluster, _until
+from test_cluster_processes import Cluster, wait_until
 
 from kafkalite.protocol import ApiKey
 
@@ -23,7 +23,7 @@ def test_metadata_waits_for_the_controllers_first_view(tmp_path: Path, zookeeper
     cluster = Cluster(tmp_path, zookeeper.connect + chroot, broker_process_type)
     try:
         controller = cluster.start(1)
-        _until(lambda: cluster.controller()[0] == 1, "broker 1 to be the controller")
+        wait_until(lambda: cluster.controller()[0] == 1, "broker 1 to be the controller")
         # Paused, the controller cannot send the newcomer its first UpdateMetadata.
         os.kill(controller.process.pid, signal.SIGSTOP)
         try:

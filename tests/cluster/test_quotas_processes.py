@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Producer
-from test_cluster_processes import Cluster
+from test_cluster_processes import Cluster, running_cluster
 
 from kafkalite.admin import AdminClient, ClientQuotaAlteration, ClientQuotaEntity, NewTopic
 from tests.conftest import BrokerProcess
@@ -24,14 +24,9 @@ MESSAGE = b"z" * (32 * KB)
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, zookeeper: Any) -> Iterator[Cluster]:
-    started = Cluster(tmp_path_factory.mktemp("quotas"), zookeeper.connect + "/quotas",
-                      BrokerProcess)
-    try:
-        for broker_id in (1, 2):
-            started.start(broker_id)
+    with running_cluster(tmp_path_factory.mktemp("quotas"), zookeeper.connect + "/quotas",
+                         BrokerProcess, broker_ids=(1, 2)) as started:
         yield started
-    finally:
-        started.close()
 
 
 def produce(cluster: Cluster, client_id: str, total: int) -> tuple[list[Any], float]:

@@ -9,7 +9,6 @@ so it cannot join the ISR, for a few seconds (less than the session timeout)."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import signal
@@ -27,29 +26,19 @@ from kafka.errors import (
     NoReassignmentInProgressError,
     UnknownTopicOrPartitionError,
 )
-from kazoo.exceptions import NoNodeError
 from polling import until
-from test_cluster_processes import SESSION_MS, Cluster
+from test_cluster_processes import WAIT_S, Cluster, running_cluster, wait_until
 
 from kafkalite_server.cluster import metadata_layout as layout
 from tests.conftest import BrokerProcess
-
-WAIT_S = 4 * SESSION_MS / 1000
-_until = functools.partial(until, timeout=WAIT_S,
-                           tolerate=(OSError, KeyError, AssertionError, NoNodeError))
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, zookeeper: Any) -> Iterator[Cluster]:
     """Brokers 1-3; broker 4 joins in the first test."""
-    started = Cluster(tmp_path_factory.mktemp("reassign"), zookeeper.connect + "/reassign",
-                      BrokerProcess)
-    try:
-        for broker_id in (1, 2, 3):
-            started.start(broker_id)
+    with running_cluster(tmp_path_factory.mktemp("reassign"), zookeeper.connect + "/reassign",
+                         BrokerProcess) as started:
         yield started
-    finally:
-        started.close()
 
 
 @pytest.fixture
@@ -156,19 +145,19 @@ def _read_all(bootstrap: str, topic: str, partitions: int, expected: set[bytes])
 def test_moving_onto_a_broker_that_joined_later_loses_no_acknowledged_record(cluster, admin):
     _create(admin, "moving", {0: [1, 2], 1: [2, 1]})
     producing = _Producing(_bootstrap(cluster), "moving")
-    _until(lambda: len(producing.acknowledged) > 50, "records acknowledged before the move")
+    wait_until(lambda: len(producing.acknowledged) > 50, "records acknowledged before the move")
     cluster.start(4)
     target = {0: [4, 3], 1: [4, 1]}
-    results = _until(lambda: admin.alter_partition_reassignments(
+    results = wait_until(lambda: admin.alter_partition_reassignments(
         {TopicPartition("moving", p): r for p, r in target.items()}), "the move accepted")
     assert results == {TopicPartition("moving", 0): None, TopicPartition("moving", 1): None}
-    _until(lambda: _moved(admin, cluster, "moving", target), "the move to complete")
+    wait_until(lambda: _moved(admin, cluster, "moving", target), "the move to complete")
     before_stop = len(producing.acknowledged)
-    _until(lambda: len(producing.acknowledged) > before_stop + 50, "records after the move")
+    wait_until(lambda: len(producing.acknowledged) > before_stop + 50, "records after the move")
     acknowledged = producing.stop()
     assert _read_all(_bootstrap(cluster), "moving", 2, acknowledged) >= acknowledged
     # The replicas that left are deleted; the stored assignment has no move under way.
-    _until(lambda: _log_dir_gone(cluster.brokers[2], "moving", 0)
+    wait_until(lambda: _log_dir_gone(cluster.brokers[2], "moving", 0)
            and _log_dir_gone(cluster.brokers[1], "moving", 0)
            and _log_dir_gone(cluster.brokers[2], "moving", 1), "the old replicas deleted")
     stored = _stored(cluster, "moving")
@@ -179,7 +168,7 @@ def test_a_new_controller_resumes_a_move(cluster, admin):
     controller = cluster.controller()[0]
     adding, staying = [b for b in sorted(cluster.brokers) if b != controller][:2]
     _create(admin, "resumed", {0: [staying, controller]})
-    _until(lambda: _leader(cluster, "resumed") >= 0, "a leader")
+    wait_until(lambda: _leader(cluster, "resumed") >= 0, "a leader")
     with _paused(cluster.brokers[adding]):
         assert admin.alter_partition_reassignments(
             {TopicPartition("resumed", 0): [adding, staying]}) == {
@@ -189,18 +178,18 @@ def test_a_new_controller_resumes_a_move(cluster, admin):
         assert stored["adding_replicas"] == {"0": [adding]}
         assert stored["removing_replicas"] == {"0": [controller]}
         assert cluster.brokers.pop(controller).terminate() == 0
-        _until(lambda: cluster.controller()[0] != controller, "another controller")
+        wait_until(lambda: cluster.controller()[0] != controller, "another controller")
         # Not through the paused broker: a client bootstrapping from it would wait out its
         # request timeout there first.
         after = KafkaAdminClient(bootstrap_servers=cluster.brokers[staying].bootstrap_servers,
                                  request_timeout_ms=20_000)
         # The new controller read the move from the assignment node.
-        assert _until(after.list_partition_reassignments, "the move listed") == {
+        assert wait_until(after.list_partition_reassignments, "the move listed") == {
             TopicPartition("resumed", 0): {
                 "replicas": [adding, staying, controller], "adding_replicas": [adding],
                 "removing_replicas": [controller]}}
     try:
-        _until(lambda: _moved(after, cluster, "resumed", {0: [adding, staying]}),
+        wait_until(lambda: _moved(after, cluster, "resumed", {0: [adding, staying]}),
                "the resumed move to complete")
     finally:
         after.close()
@@ -212,7 +201,7 @@ def test_a_cancelled_move_goes_back_to_the_original_replicas(cluster, admin):
     adding = next(b for b in sorted(cluster.brokers) if b != controller)
     first, second = [b for b in sorted(cluster.brokers) if b != adding][:2]
     _create(admin, "cancelled", {0: [first, second]})
-    _until(lambda: _leader(cluster, "cancelled") >= 0, "a leader")
+    wait_until(lambda: _leader(cluster, "cancelled") >= 0, "a leader")
     partition = TopicPartition("cancelled", 0)
     with _paused(cluster.brokers[adding]):
         assert admin.alter_partition_reassignments({partition: [adding, second]}) == {

@@ -7,16 +7,13 @@ serving it as the new topic's."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Producer
-from kazoo.exceptions import NoNodeError
-from polling import until
-from test_cluster_processes import SESSION_MS, Cluster
+from test_cluster_processes import Cluster, running_cluster, wait_until
 
 from kafkalite.protocol import ApiKey
 from kafkalite_server.cluster import metadata_layout as layout
@@ -24,21 +21,12 @@ from kafkalite_server.log.partition_metadata import read_topic_id
 from kafkalite_server.topic_ids import ZERO
 from tests.conftest import BrokerProcess, WireClient
 
-WAIT_S = 4 * SESSION_MS / 1000
-_until = functools.partial(until, timeout=WAIT_S,
-                           tolerate=(OSError, KeyError, AssertionError, NoNodeError))
-
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, zookeeper: Any) -> Iterator[Cluster]:
-    started = Cluster(tmp_path_factory.mktemp("topic-ids"), zookeeper.connect + "/topic_ids",
-                      BrokerProcess)
-    try:
-        for broker_id in (1, 2, 3):
-            started.start(broker_id)
+    with running_cluster(tmp_path_factory.mktemp("topic-ids"), zookeeper.connect + "/topic_ids",
+                         BrokerProcess) as started:
         yield started
-    finally:
-        started.close()
 
 
 def _call(broker: Any, api_key: ApiKey, version: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +71,7 @@ def _delete(cluster: Cluster, topic: str) -> None:
     answer = _call(_running(cluster)[0], ApiKey.DELETE_TOPICS, 3,
                    {"topic_names": [topic], "timeout_ms": 10_000})
     assert answer["responses"][0]["error_code"] == 0, answer
-    _until(lambda: all(_described(b, topic)["error_code"] == 3 for b in _running(cluster)),
+    wait_until(lambda: all(_described(b, topic)["error_code"] == 3 for b in _running(cluster)),
            "the topic gone from every broker")
 
 
@@ -106,26 +94,26 @@ def _partition_dir(cluster: Cluster, broker_id: int, topic: str) -> Path:
 
 def test_the_stored_id_is_served_everywhere_and_survives_failover_and_restart(cluster):
     _create(cluster, "ids", {0: [1, 2, 3]})
-    topic_id = _until(lambda: _led_everywhere(cluster, "ids", 1), "the topic everywhere")
+    topic_id = wait_until(lambda: _led_everywhere(cluster, "ids", 1), "the topic everywhere")
     assert topic_id not in (None, ZERO) and _stored_id(cluster, "ids") == topic_id
-    _until(lambda: all(read_topic_id(_partition_dir(cluster, b, "ids")) == topic_id
+    wait_until(lambda: all(read_topic_id(_partition_dir(cluster, b, "ids")) == topic_id
                        for b in (1, 2, 3)), "partition.metadata in each replica")
 
-    owner, _epoch = _until(cluster.controller, "a controller")
+    owner, _epoch = wait_until(cluster.controller, "a controller")
     cluster.brokers[owner].kill()
-    _until(lambda: (c := cluster.controller()) and c[0] != owner, "a new controller")
-    assert _until(lambda: _led_everywhere(cluster, "ids", 1), "ids after failover") == topic_id
+    wait_until(lambda: (c := cluster.controller()) and c[0] != owner, "a new controller")
+    assert wait_until(lambda: _led_everywhere(cluster, "ids", 1), "ids after failover") == topic_id
     cluster.brokers[owner].start()
-    assert _until(lambda: _led_everywhere(cluster, "ids", 1), "ids after restart") == topic_id
+    assert wait_until(lambda: _led_everywhere(cluster, "ids", 1), "ids after restart") == topic_id
     assert _stored_id(cluster, "ids") == topic_id
 
 
 def test_a_recreated_topic_gets_a_new_id_and_a_stale_directory_is_set_aside(cluster):
     _create(cluster, "again", {0: [1, 2, 3]})
-    old_id = _until(lambda: _led_everywhere(cluster, "again", 1), "the first topic")
+    old_id = wait_until(lambda: _led_everywhere(cluster, "again", 1), "the first topic")
     _produce(cluster, "again", 5)
     absent = cluster.brokers[3]
-    _until(lambda: read_topic_id(_partition_dir(cluster, 3, "again")) == old_id,
+    wait_until(lambda: read_topic_id(_partition_dir(cluster, 3, "again")) == old_id,
            "broker 3's replica")
     assert absent.terminate() == 0
     _delete(cluster, "again")
@@ -133,10 +121,10 @@ def test_a_recreated_topic_gets_a_new_id_and_a_stale_directory_is_set_aside(clus
     assert read_topic_id(_partition_dir(cluster, 3, "again")) == old_id
 
     _create(cluster, "again", {0: [3, 1, 2]})
-    new_id = _until(lambda: _led_everywhere(cluster, "again", 1), "the topic created again")
+    new_id = wait_until(lambda: _led_everywhere(cluster, "again", 1), "the topic created again")
     assert new_id not in (old_id, ZERO) and _stored_id(cluster, "again") == new_id
     stray = absent.data_dir / f"again-0.{old_id.hex}-stray"
-    _until(lambda: stray.is_dir(), "the stale directory set aside")
+    wait_until(lambda: stray.is_dir(), "the stale directory set aside")
     assert read_topic_id(_partition_dir(cluster, 3, "again")) == new_id
     assert "moved aside" in absent.log_text()
     _produce(cluster, "again", 2)
