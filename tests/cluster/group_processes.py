@@ -1,6 +1,6 @@
-"""The harness of the group tests on ``kafkalite-server`` processes over a real ZooKeeper
-(consumer groups, share groups): a module's brokers started once, under their own chroot,
-and killed at the end."""
+"""The harness of the group and transaction tests on ``kafkalite-server`` processes over a
+real ZooKeeper (consumer groups, share groups, transactions): brokers started under their
+own chroot, and killed at the end."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from txn_helpers import read_all
 
 from kafkalite.protocol import ApiKey
 from kafkalite_server.cluster.internal_topics import TRANSACTION_STATE_TOPIC
+from tests.cluster.group_processes import running, started_brokers
 
 pytestmark = pytest.mark.slow
 BROKERS = (1, 2, 3)
@@ -31,23 +32,11 @@ _until = functools.partial(until, timeout=60.0, interval=0.2, tolerate=(OSError,
 
 
 @pytest.fixture
-def brokers(tmp_path: Path, zookeeper: Any, chroot: str,
-            broker_process_type: type) -> Iterator[dict[int, Any]]:
-    started = {b: broker_process_type(tmp_path / f"broker-{b}", [
-        arg for key, value in {**SETTINGS, "broker.id": str(b),
-                               "zookeeper.connect": zookeeper.connect + chroot}.items()
-        for arg in ("--set", f"{key}={value}")]) for b in BROKERS}
-    try:
-        for broker in started.values():
-            broker.start()
+def brokers(request: pytest.FixtureRequest, tmp_path: Path, zookeeper: Any,
+            chroot: str) -> Iterator[dict[int, Any]]:
+    with started_brokers(request, tmp_path, zookeeper.connect, chroot, SETTINGS,
+                         BROKERS) as started:
         yield started
-    finally:
-        for broker in started.values():
-            broker.kill()
-
-
-def _running(brokers: dict[int, Any]) -> str:
-    return ",".join(b.bootstrap_servers for b in brokers.values() if b.process)
 
 
 def _coordinator(brokers: dict[int, Any], wire: Callable[[str], Any], key: str) -> int:
@@ -70,7 +59,7 @@ def _transaction_log(bootstrap: str) -> tuple[set[int], str]:
 
 def test_killing_the_coordinators_broker_mid_transaction(
         brokers: dict[int, Any], wire: Callable[[str], Any]) -> None:
-    bootstrap = _running(brokers)
+    bootstrap = running(brokers)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     _until(lambda: len(admin.list_topics(timeout=10).brokers) == 3, "three live brokers")
     admin.create_topics([NewTopic("ledger", 3, 3, config={"min.insync.replicas": "2"})]
@@ -97,7 +86,7 @@ def test_killing_the_coordinators_broker_mid_transaction(
     producer.produce("ledger", value=b"dropped", partition=0)
     producer.flush(30)
     producer.abort_transaction(60)
-    bootstrap = _running(brokers)
+    bootstrap = running(brokers)
     expected = sorted([f"before-{i}".encode() for i in range(6)] +
                       [f"after-{i}".encode() for i in range(6)])
     assert sorted(read_all(bootstrap, "ledger", "read_committed", 3, 60)) == expected
