@@ -7,7 +7,7 @@ pass/fail/skip table and exits 0.
 
 - ``kafkajs DIR``: three ``kafkalite-server`` processes over Debian's ZooKeeper on the ports
   KafkaJS's docker-compose.2_4.yml publishes (PLAINTEXT 9092/9095/9098, SSL 9093/9096/9099,
-  SASL_SSL 9094/9097/9100, host ``localhost``), SASL users test/testtest (PLAIN) and
+  SASL_SSL 9094/9097/9100, host ``localhost``), SASL users test, bob and alice (PLAIN) and
   testscram (SCRAM-SHA-256/512), a CA and broker certificate generated per run and put
   where the suite reads its CA (``testHelpers/certs/cert-signed``, restored afterwards).
 - ``librdkafka DIR``: one broker (or ``--brokers 3``), ``tests/test.conf`` naming it,
@@ -46,7 +46,9 @@ LIBRDKAFKA_STEPS = ("git clone --branch v2.16.0 https://github.com/confluentinc/
 KAFKAJS_PORTS = {0: (9092, 9093, 9094), 1: (9095, 9096, 9097), 2: (9098, 9099, 9100)}
 """Broker id -> (PLAINTEXT, SSL, SASL_SSL) ports, as docker-compose.2_4.yml numbers them (its
 BrokerPool tests expect node ids 0, 1 and 2)."""
-KAFKAJS_PLAIN_USERS = {"test": "testtest"}
+KAFKAJS_PLAIN_USERS = {"test": "testtest", "bob": "bobbob", "alice": "alicealice"}
+"""The PLAIN users of testHelpers/kafka/server-jaas.conf (its ACL tests log in as bob and
+alice)."""
 KAFKAJS_SCRAM_USERS = (("testscram", "testtestscram=256", "SCRAM-SHA-256"),
                        ("testscram", "testtestscram=512", "SCRAM-SHA-512"))
 
