@@ -7,9 +7,13 @@ pass/fail/skip table and exits 0.
 
 - ``kafkajs DIR``: three ``kafkalite-server`` processes over Debian's ZooKeeper on the ports
   KafkaJS's docker-compose.2_4.yml publishes (PLAINTEXT 9092/9095/9098, SSL 9093/9096/9099,
-  SASL_SSL 9094/9097/9100, host ``localhost``), SASL users test/testtest (PLAIN) and
+  SASL_SSL 9094/9097/9100, host ``localhost``), SASL users test, bob and alice (PLAIN) and
   testscram (SCRAM-SHA-256/512), a CA and broker certificate generated per run and put
   where the suite reads its CA (``testHelpers/certs/cert-signed``, restored afterwards).
+  ``--oauthbearer`` runs KafkaJS's OAUTHBEARER CI job instead: the brokers of
+  docker-compose.2_4_oauthbearer.yml (SASL_SSL offers only OAUTHBEARER, unsecured JWS,
+  ``connections.max.reauth.ms=15000``, no authorizer) and, with ``OAUTHBEARER_ENABLED=1``,
+  the six test files of its package.json's ``test:group:oauthbearer``.
 - ``librdkafka DIR``: one broker (or ``--brokers 3``), ``tests/test.conf`` naming it,
   ``TEST_KAFKA_VERSION``, ``TEST_CONSUMER_GROUP_PROTOCOL`` (``--group-protocol``) and a
   ``--tests`` subset passed as ``TESTS=``.
@@ -46,9 +50,35 @@ LIBRDKAFKA_STEPS = ("git clone --branch v2.16.0 https://github.com/confluentinc/
 KAFKAJS_PORTS = {0: (9092, 9093, 9094), 1: (9095, 9096, 9097), 2: (9098, 9099, 9100)}
 """Broker id -> (PLAINTEXT, SSL, SASL_SSL) ports, as docker-compose.2_4.yml numbers them (its
 BrokerPool tests expect node ids 0, 1 and 2)."""
-KAFKAJS_PLAIN_USERS = {"test": "testtest"}
+KAFKAJS_PLAIN_USERS = {"test": "testtest", "bob": "bobbob", "alice": "alicealice"}
+"""The PLAIN users of testHelpers/kafka/server-jaas.conf (its ACL tests log in as bob and
+alice)."""
+KAFKAJS_OAUTHBEARER_TESTS = (
+    "src/producer/index.spec.js", "src/broker/__tests__/connect.spec.js",
+    "src/consumer/__tests__/connection.spec.js", "src/broker/__tests__/disconnect.spec.js",
+    "src/admin/__tests__/connection.spec.js", "src/broker/__tests__/reauthenticate.spec.js")
+"""package.json's ``test:group:oauthbearer``: the files its OAUTHBEARER CI job runs."""
 KAFKAJS_SCRAM_USERS = (("testscram", "testtestscram=256", "SCRAM-SHA-256"),
                        ("testscram", "testtestscram=512", "SCRAM-SHA-512"))
+
+KAFKAJS_SASL = {
+    # docker-compose.2_4.yml's ACL authorizer, open to everyone until an ACL exists
+    "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer",
+    "allow.everyone.if.no.acl.found": "true",
+    "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    "listener.name.sasl_ssl_host.plain.sasl.jaas.config":
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        + " ".join(f'user_{user}="{password}"' for user, password in KAFKAJS_PLAIN_USERS.items())
+        + ";",
+}
+KAFKAJS_OAUTHBEARER_SASL = {
+    # docker-compose.2_4_oauthbearer.yml: unsecured JWS, sessions re-authenticated every 15 s
+    "sasl.enabled.mechanisms": "OAUTHBEARER",
+    "listener.name.sasl_ssl_host.oauthbearer.sasl.jaas.config":
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+        'unsecuredLoginStringClaim_sub="admin";',
+    "connections.max.reauth.ms": "15000",
+}
 
 CLUSTER_CONFIG: dict[str, str] = {
     "zookeeper.session.timeout.ms": "6000",
@@ -176,11 +206,10 @@ def make_certificates(directory: Path) -> tuple[Path, Path]:
     return ca_pem, keystore
 
 
-def kafkajs_settings(broker_id: int, zookeeper: str, keystore: Path, ca: Path) -> dict[str, str]:
+def kafkajs_settings(broker_id: int, zookeeper: str, keystore: Path, ca: Path,
+                     oauthbearer: bool) -> dict[str, str]:
     plain, ssl_port, sasl = KAFKAJS_PORTS[broker_id]
     internal = free_port()
-    users = " ".join(f'user_{user}="{password}"' for user, password in
-                     KAFKAJS_PLAIN_USERS.items())
     return {
         **CLUSTER_CONFIG,
         "broker.id": str(broker_id),
@@ -195,18 +224,14 @@ def kafkajs_settings(broker_id: int, zookeeper: str, keystore: Path, ca: Path) -
                                            "SSL_HOST:SSL,SASL_SSL_HOST:SASL_SSL"),
         "inter.broker.listener.name": "PLAINTEXT",
         "auto.create.topics.enable": "true",
-        # docker-compose.2_4.yml's ACL authorizer, open to everyone until an ACL exists
-        "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer",
-        "allow.everyone.if.no.acl.found": "true",
         "default.replication.factor": "2",
         "offsets.topic.replication.factor": "3",
-        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-        "listener.name.sasl_ssl_host.plain.sasl.jaas.config":
-            f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
         "ssl.keystore.type": "PEM",
         "ssl.keystore.location": str(keystore),
         "ssl.truststore.location": str(ca),
+        **(KAFKAJS_OAUTHBEARER_SASL if oauthbearer else KAFKAJS_SASL),
     }
+
 
 
 def librdkafka_settings(broker_id: int, zookeeper: str, port: int) -> dict[str, str]:
@@ -294,7 +319,8 @@ def run_kafkajs(checkout: Path, root: Path, args: argparse.Namespace) -> None:
     try:
         ca, keystore = make_certificates(root / "certs")
         chroot = f"{zookeeper.connect}/kafkalite"
-        settings = [kafkajs_settings(i, chroot, keystore, ca) for i in KAFKAJS_PORTS]
+        settings = [kafkajs_settings(i, chroot, keystore, ca, args.oauthbearer)
+                    for i in KAFKAJS_PORTS]
         with running_cluster(root, settings) as brokers:
             for user, password, mechanism in KAFKAJS_SCRAM_USERS:
                 subprocess.run(server_command(
@@ -310,8 +336,12 @@ def run_kafkajs(checkout: Path, root: Path, args: argparse.Namespace) -> None:
                        "KAFKAJS_DEBUG_PROTOCOL_BUFFERS": "1"}
                 jest = [str(checkout / "node_modules" / ".bin" / "jest"), "--ci", "--verbose",
                         "--forceExit", "--no-watchman", "--maxWorkers=1"]
-                if args.tests:
-                    jest += ["--testPathPattern", args.tests]
+                if args.oauthbearer:
+                    env["OAUTHBEARER_ENABLED"] = "1"
+                tests = args.tests or ("|".join(map(re.escape, KAFKAJS_OAUTHBEARER_TESTS))
+                                       if args.oauthbearer else "")
+                if tests:
+                    jest += ["--testPathPattern", tests]
                 log = run_bounded(jest, checkout, env, args.timeout, root / "suite.log")
             finally:
                 if original is not None:
@@ -377,6 +407,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--group-protocol", default="classic", choices=("classic", "consumer"),
                         help="librdkafka only: TEST_CONSUMER_GROUP_PROTOCOL, the group "
                              "protocol its consumers use (consumer = KIP-848)")
+    parser.add_argument("--oauthbearer", action="store_true",
+                        help="kafkajs only: its OAUTHBEARER CI job (brokers of "
+                             "docker-compose.2_4_oauthbearer.yml, OAUTHBEARER_ENABLED=1)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the suite")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args(argv)

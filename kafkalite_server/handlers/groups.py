@@ -182,6 +182,9 @@ async def handle_join_group(
 async def handle_sync_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
+    """Answered once the group's assignment is in the ISR of its offsets partition, as Kafka
+    stores it (``acks=-1``): a member never acts on an assignment a new coordinator would not
+    know; a write the ISR cannot take is answered with its coordinator error."""
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}
     result = await service.sync(
         body["group_id"],
@@ -190,8 +193,10 @@ async def handle_sync_group(
         assignments,
         body.get("group_instance_id"),
     )
+    error = result.error or await service.runtime.committed(body["group_id"])
     # v5+ names the group's protocol type and chosen protocol, which clients check
-    return {"throttle_time_ms": 0, "error_code": result.error, "assignment": result.assignment,
+    return {"throttle_time_ms": 0, "error_code": error,
+            "assignment": b"" if error else result.assignment,
             "protocol_type": result.protocol_type, "protocol_name": result.protocol_name}
 
 
