@@ -17,9 +17,11 @@ import confluent_kafka
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.protocol.broker_version_data import BrokerVersionData
+from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import (
+    InvalidProducerIdMappingError,
     MemberIdRequiredError,
     NotLeaderOrFollowerError,
 )
@@ -57,6 +59,9 @@ def _connect(broker: Broker) -> WireClient:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[EmbeddedCluster]:
     with EmbeddedCluster(2, config={"offsets.topic.num.partitions": "1",
+                                    "transaction.state.log.num.partitions": "1",
+                                    "transaction.state.log.replication.factor": "2",
+                                    "transaction.state.log.min.isr": "1",
                                     "group.initial.rebalance.delay.ms": "0"}) as started:
         yield started
 
@@ -278,6 +283,52 @@ def test_kafka_python_pinned_to_3_9_speaks_3_9s_versions_end_to_end(
     # kafka-python 3.0's own newest versions cap the rest (Produce 9, Fetch 12, JoinGroup 7)
     assert {("LeaveGroup", 5), ("FindCoordinator", 6), ("ListOffsets", 9)} \
         <= _used(counters, before)
+
+
+def test_a_transactional_kafka_python_pinned_to_3_9_commits_and_v4_txn_apis_answer(
+        cluster: EmbeddedCluster) -> None:
+    """kafka-python pinned to 3.9 commits a transaction (its transaction manager asks for
+    the v3 transaction APIs at most, and librdkafka 2.16 for older ones); the versions only
+    Kafka 3.9's Java client sends, InitProducerId v5 and EndTxn v4, answer on the wire."""
+    topic, group = f"txn-{uuid.uuid4().hex[:8]}", f"txn-{uuid.uuid4().hex[:8]}"
+    transactional_id = f"tx-{topic}"
+    cluster.create_topic(topic, 1, 2)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers,
+                             api_version=(3, 9, 0), transactional_id=transactional_id)
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"t0", partition=0)
+        producer.send_offsets_to_transaction({TopicPartition(topic, 0): OffsetAndMetadata(
+            1, "", -1)}, group)
+        producer.commit_transaction()
+    finally:
+        producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=group,
+                             isolation_level="read_committed", enable_auto_commit=False)
+    try:
+        partition = TopicPartition(topic, 0)
+        assert consumer.committed(partition) == 1
+        assert consumer.end_offsets([partition]) == {partition: 2}  # the record, the marker
+    finally:
+        consumer.close()
+    finder = WireClient(cluster.bootstrap_servers)
+    try:
+        idempotent = finder.call(ApiKey.INIT_PRODUCER_ID, 5, {
+            "transactional_id": None, "transaction_timeout_ms": 60_000})
+        assert idempotent["error_code"] == 0 and idempotent["producer_id"] >= 0
+        coordinator = finder.find_coordinator(transactional_id, key_type=1)
+    finally:
+        finder.sock.close()
+    client = WireClient(f"{coordinator['host']}:{coordinator['port']}")
+    try:
+        ended = client.call(ApiKey.END_TXN, 4, {
+            "transactional_id": transactional_id, "producer_id": idempotent["producer_id"],
+            "producer_epoch": 0, "committed": True})
+    finally:
+        client.sock.close()
+    # another producer's id for this transactional id: Kafka's answer
+    assert ended["error_code"] == InvalidProducerIdMappingError.errno
 
 
 Counts = dict[tuple[str, int], int]
