@@ -14,9 +14,8 @@ group or on the transactional id, checked before anything is created for it.
 JoinGroup v8+ and LeaveGroup v5+ carry the member's reason (KIP-800): it is logged, as
 Kafka's coordinator logs it, and changes nothing else. JoinGroup v9+ lets the coordinator
 tell a static leader that rejoins a Stable group that it leads but must skip the
-assignment (KIP-814). FindCoordinator v5 and v6 add only
-answers this broker does not give (TRANSACTION_ABORTABLE; key type 2, share-partition
-coordinators, which it answers INVALID_REQUEST).
+assignment (KIP-814). FindCoordinator v5 and v6 add only answers this broker does not give
+(TRANSACTION_ABORTABLE; key type 2, share-partition coordinators, answered INVALID_REQUEST).
 """
 
 from __future__ import annotations
