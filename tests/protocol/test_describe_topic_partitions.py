@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kafka import KafkaAdminClient
 
 from kafkalite.admin import ACL, ResourcePattern
 from kafkalite.protocol import ApiKey
@@ -26,7 +27,7 @@ from kafkalite.protocol.errors import (
 )
 from kafkalite_server import EmbeddedCluster
 from tests.conftest import WireClient
-from tests.security.authorized import AUTHORIZER, admin_client, login
+from tests.security.authorized import AUTHORIZER, SASL, USERS, admin_client, login
 
 ZERO = uuid.UUID(int=0)
 SUFFIX = uuid.uuid4().hex[:6]
@@ -154,3 +155,20 @@ def test_acl_apis_v3_bind_user_resources(as_user: Any) -> None:
     assert deleted["filter_results"][0]["error_code"] == 0
     assert len(deleted["filter_results"][0]["matching_acls"]) == 1
     assert admin.call(ApiKey.DESCRIBE_ACLS, 3, user_filter)["resources"] == []
+
+
+def test_kafka_pythons_admin_pages_through_the_topics(cluster: EmbeddedCluster) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=cluster.brokers[0].address(SASL),
+                             security_protocol=SASL, sasl_mechanism="PLAIN",
+                             sasl_plain_username="alice", sasl_plain_password=USERS["alice"])
+    try:
+        first = admin.describe_topic_partitions([WIDE], response_partition_limit=2)
+        rest = admin.describe_topic_partitions([WIDE], cursor=first["next_cursor"])
+        refused = admin.describe_topic_partitions([NARROW])
+    finally:
+        admin.close()
+    assert [[p["partition_index"] for p in page["topics"][0]["partitions"]]
+            for page in (first, rest)] == [[0, 1], [2]]
+    assert (first["next_cursor"], rest["next_cursor"]) \
+        == ({"topic_name": WIDE, "partition_index": 2}, None)
+    assert refused["topics"][0]["error_code"] == TopicAuthorizationFailedError.errno
