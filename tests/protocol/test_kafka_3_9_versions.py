@@ -47,9 +47,12 @@ KAFKA_3_9_CLIENT_MAXIMA = {
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: 0, ApiKey.ALTER_USER_SCRAM_CREDENTIALS: 0,
     ApiKey.DESCRIBE_CLUSTER: 1, ApiKey.DESCRIBE_PRODUCERS: 0,
     ApiKey.DESCRIBE_TRANSACTIONS: 0, ApiKey.LIST_TRANSACTIONS: 1,
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: 0,
 }
-"""Kafka 3.9's newest version of each client API this broker serves (AddPartitionsToTxn:
-v3, the newest of the client form; v4+ are brokers')."""
+"""Kafka 3.9's newest version of each client API this broker serves, as a 3.9 broker
+advertises it (kafka-python's table records a ZooKeeper-mode one; DescribeTopicPartitions
+is a KRaft broker's). AddPartitionsToTxn: v3, the newest of the client form; v4+ are
+brokers'."""
 
 
 def _connect(broker: Broker) -> WireClient:
