@@ -44,6 +44,7 @@ from kafkalite_server.handlers import (
     records,
     sasl,
     scram_users,
+    topic_partitions,
     transactions,
 )
 from kafkalite_server.handlers.api_versions import handle_api_versions
@@ -74,6 +75,7 @@ log = logging.getLogger(__name__)
 CORE_HANDLERS = {
     ApiKey.API_VERSIONS: handle_api_versions,
     ApiKey.METADATA: metadata.handle_metadata,
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: topic_partitions.handle_describe_topic_partitions,
     ApiKey.PRODUCE: produce.handle_produce,
     ApiKey.FETCH: fetch.handle_fetch,
     ApiKey.LIST_OFFSETS: offsets.handle_list_offsets,

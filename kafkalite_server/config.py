@@ -134,6 +134,9 @@ class BrokerConfig:
     """Segment files open at once (an LRU cache); -1: half of the soft RLIMIT_NOFILE."""
     producer_id_expiration_ms: int = 24 * _HOUR_MS
     producer_id_expiration_check_interval_ms: int = 600_000
+    max_request_partition_size_limit: int = 2000
+    """The most partitions one DescribeTopicPartitions response describes (the request may
+    ask for fewer)."""
     fetch_max_bytes: int = 55 * 1024 * 1024
     """A consumer fetch's response bytes at most, and the down-converted bytes (Fetch
     v0-3) all responses hold in memory together."""
@@ -503,6 +506,8 @@ _SPECS: dict[str, _Spec] = {
     "kafkalite.batch.decompressed.max.bytes": _Spec("kafkalite_batch_decompressed_max_bytes",
                                                     integer(1, INT32_MAX)),
     "fetch.max.bytes": _Spec("fetch_max_bytes", integer(1024, INT32_MAX)),
+    "max.request.partition.size.limit": _Spec("max_request_partition_size_limit",
+                                              integer(1, INT32_MAX)),
     "kafkalite.metrics.listener": _Spec("kafkalite_metrics_listener", _host_port),
 }
 

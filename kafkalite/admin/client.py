@@ -70,6 +70,7 @@ from kafkalite.admin.reassignments import (
     ListPartitionReassignments,
 )
 from kafkalite.admin.runner import AdminRunner
+from kafkalite.admin.topic_partitions import DescribeTopicPartitions
 from kafkalite.admin.topics import (
     CreatePartitions,
     CreateTopics,
@@ -104,6 +105,7 @@ from kafkalite.errors import ConfigError, KafkaError, NoError, ProtocolDecodeErr
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import BrokerResponseError, UnsupportedVersionError, error_for_code
 from kafkalite.protocol.schemas.elections import ElectionType
+from kafkalite.protocol.schemas.topic_partitions import DEFAULT_PARTITION_LIMIT
 from kafkalite.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -116,7 +118,6 @@ UNSENT_ADMIN_APIS: Mapping[str, str] = {
     "describe_features": "DescribeFeatures via ApiVersions (18) v3",
     "update_features": "UpdateFeatures (57)",
     "describe_metadata_quorum": "DescribeQuorum (55)",
-    "describe_topic_partitions": "DescribeTopicPartitions (75)",
     "list_config_resources": "ListConfigResources (74)",
 }
 """kafka-python admin methods whose Kafka request kafkalite's client does not send yet: each
@@ -276,6 +277,17 @@ class AdminClient:
             result[name] = TopicDescription(name, name in internal,
                                             [m for m in metas if m is not None])
         return result
+
+    def describe_topic_partitions(self, topics: Iterable[str],
+                                  response_partition_limit: int = DEFAULT_PARTITION_LIMIT,
+                                  cursor: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """One page of topics and their partitions from DescribeTopicPartitions (75), as
+        kafka-python 3 returns it: ``{"topics": [{"error_code", "name", "topic_id",
+        "is_internal", "partitions", "topic_authorized_operations"}], "next_cursor"}``.
+        No topics means every topic; pass ``next_cursor`` back as ``cursor`` for the next
+        page, until it is None."""
+        handler = DescribeTopicPartitions(list(topics), response_partition_limit, cursor)
+        return self._run(handler, [CLUSTER])[CLUSTER]
 
     def wait_for_topics(self, topic_names: Iterable[str], timeout_ms: int = 10000) -> None:
         """Block until every topic has a leader for each partition (after create_topics)."""

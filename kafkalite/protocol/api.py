@@ -27,6 +27,7 @@ from kafkalite.protocol.schemas import (
     sasl,
     scram_credentials,
     share,
+    topic_partitions,
     transactions,
 )
 
@@ -85,6 +86,7 @@ class ApiKey(IntEnum):
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
+    DESCRIBE_TOPIC_PARTITIONS = 75
     SHARE_GROUP_HEARTBEAT = 76
     SHARE_GROUP_DESCRIBE = 77
     SHARE_FETCH = 78
@@ -250,6 +252,11 @@ APIS: dict[ApiKey, Api] = {
                         ApiKey.END_TXN, ApiKey.WRITE_TXN_MARKERS, ApiKey.TXN_OFFSET_COMMIT,
                         ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TRANSACTIONS,
                         ApiKey.LIST_TRANSACTIONS)
+        ),
+        Api(
+            ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+            topic_partitions.DESCRIBE_TOPIC_PARTITIONS_REQUEST,
+            topic_partitions.DESCRIBE_TOPIC_PARTITIONS_RESPONSE,
         ),
         *(
             Api(key, getattr(consumer_groups, f"{key.name}_REQUEST"),

@@ -75,6 +75,8 @@ class JoinRequest:
     #: JoinGroup v4+ (KIP-394): a member without an id first gets one back with
     #: MEMBER_ID_REQUIRED, so a client that times out cannot leave ghost members behind.
     require_known_member_id: bool = False
+    #: JoinGroup v9+ (KIP-814): the member can be told it leads but must skip the assignment.
+    supports_skip_assignment: bool = False
 
 
 def member_error(group: ClassicGroup, member_id: str, group_instance_id: str | None) -> int:
@@ -328,8 +330,12 @@ class GroupCoordinator:
                 error = codes.storage_error_code(exc, group_metadata=True)
                 member.answer_join(JoinResult(error, member_id=new_member_id))
                 return
-            # The leader id stays the one from before, so a returning leader does not think it
-            # must assign: a Stable group would not hand out a new assignment anyway.
+            # A Stable group would not hand out a new assignment, so a returning leader must
+            # not assign. KIP-814: one that can skip the assignment (JoinGroup v9+) is told it
+            # leads, with the members' metadata, so it watches what they subscribe to and
+            # rebalances when that changes; an older one is given the leader id from before,
+            # so it does not take itself for the leader.
+            leads = request.supports_skip_assignment and group.is_leader(new_member_id)
             member.answer_join(
                 JoinResult(
                     codes.NONE,
@@ -337,7 +343,9 @@ class GroupCoordinator:
                     generation_id=group.generation_id,
                     protocol_type=group.protocol_type,
                     protocol_name=group.protocol_name,
-                    leader_id=previous_leader or "",
+                    leader_id=new_member_id if leads else previous_leader or "",
+                    members=group.joined_members() if leads else [],
+                    skip_assignment=leads,
                 )
             )
         elif group.is_state(COMPLETING):

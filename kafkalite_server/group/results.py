@@ -25,6 +25,8 @@ class JoinResult:
     protocol_name: str | None = None
     leader_id: str = ""
     members: list[JoinedMember] = field(default_factory=list)
+    skip_assignment: bool = False
+    """KIP-814: the leader gets the members but must not assign (JoinGroup v9+)."""
 
 
 @dataclass(frozen=True)

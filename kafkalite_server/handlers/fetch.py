@@ -1,4 +1,4 @@
-"""Fetch (1), versions 0-13: translate the request for ``ReplicaManager.fetch_messages``.
+"""Fetch (1), versions 0-17: translate the request for ``ReplicaManager.fetch_messages``.
 
 Fetch v13 names topics by id (KIP-516): an id of no topic here (one never created, or a
 topic deleted and created again under its name since the client read its metadata) is
@@ -20,6 +20,13 @@ KIP-392: a consumer's Fetch v11+ may be served by a follower (up to its high wat
 with ``replica.selector.class`` RackAwareReplicaSelector the leader answers a partition with
 a follower in the consumer's ``rack_id`` by naming it as ``preferred_read_replica``, without
 records (:mod:`~kafkalite_server.replication.replica_selector`).
+
+Fetch v15+ names the fetching replica in ``replica_state`` (KIP-903; its broker epoch is not
+checked here, as a ZooKeeper-mode Kafka broker does not). v16+ (KIP-951) answers a partition
+refused with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH with its current leader
+(:mod:`~kafkalite_server.handlers.leader_hints`). v17's directory id is read and not used (it
+is KRaft's, KIP-853). No incremental fetch sessions (KIP-227): ``session_id`` is always 0,
+which a client takes as "full fetch every time", as Kafka allows.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from dataclasses import replace
 from typing import Any
 
 from kafkalite.protocol.errors import TopicAuthorizationFailedError, UnknownTopicIdError
+from kafkalite_server.handlers.leader_hints import FETCH_HINTS_SINCE, FETCH_REDIRECTS, LeaderHints
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.log.down_conversion import ConvertedRecords, down_convert, fetch_magic
 from kafkalite_server.replication.replica_manager import FetchParams, FetchRequest, FetchResult
@@ -38,6 +46,8 @@ _DENIED = FetchResult(TopicAuthorizationFailedError.errno)
 _UNKNOWN_ID = FetchResult(UnknownTopicIdError.errno)
 BY_TOPIC_ID = 13
 """The first Fetch version naming topics by id."""
+REPLICA_STATE_SINCE = 15
+"""The first Fetch version naming the fetching replica in ``replica_state`` (KIP-903)."""
 FOLLOWER_FETCH = replace(REPLICA_CLUSTER_ACTION, answered=TopicAuthorizationFailedError)
 """Kafka answers a follower's Fetch without ClusterAction per partition, as a topic error."""
 
@@ -48,11 +58,13 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
     if by_id:  # None for an id of no topic here
         for topic in body["topics"]:
             topic["topic"] = ctx.broker.metadata_cache.topic_name(topic["topic_id"])
-    consumer = body["replica_id"] < 0
+    replica_id = (body["replica_state"]["replica_id"] if ctx.api_version >= REPLICA_STATE_SINCE
+                  else body["replica_id"])
+    consumer = replica_id < 0
     redirected = _redirected(ctx, body) if consumer else {}
     max_bytes = min(body["max_bytes"], ctx.broker.config.fetch_max_bytes) if consumer \
         else body["max_bytes"]
-    params = FetchParams(body["replica_id"], 0 if redirected else body["max_wait_ms"],
+    params = FetchParams(replica_id, 0 if redirected else body["max_wait_ms"],
                          body["min_bytes"], max_bytes, body["isolation_level"],
                          follower_reads=consumer and ctx.api_version >= 11)
     names = [topic["topic"] for topic in body["topics"] if topic["topic"] is not None]
@@ -69,6 +81,7 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
     results = iter(await ctx.broker.replica_manager.fetch_messages(params, requests))
     magic = fetch_magic(ctx.api_version)
     converted_room = max_bytes
+    hints = LeaderHints(ctx) if ctx.api_version >= FETCH_HINTS_SINCE else None
     responses = []
     for topic in body["topics"]:
         partitions = []
@@ -97,9 +110,12 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
                     for txn in result.aborted],
                 "preferred_read_replica": redirected.get(key, NO_PREFERENCE),
                 **_diverging(result), "records": records})
+            if hints is not None and result.error_code in FETCH_REDIRECTS:
+                partitions[-1]["current_leader"] = hints.current_leader(*key)
         responses.append({"topic_id": topic["topic_id"], "partitions": partitions} if by_id
                          else {"topic": topic["topic"], "partitions": partitions})
-    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses,
+            "node_endpoints": [] if hints is None else hints.node_endpoints()}
 
 
 def _diverging(result: FetchResult) -> dict[str, Any]:

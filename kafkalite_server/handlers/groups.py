@@ -10,10 +10,17 @@ refused), then Read on each topic whose offsets are committed or deleted and Des
 each topic whose offsets are fetched (those partitions answer TOPIC_AUTHORIZATION_FAILED;
 an OffsetFetch of every partition leaves them out). FindCoordinator needs Describe on the
 group or on the transactional id, checked before anything is created for it.
+
+JoinGroup v8+ and LeaveGroup v5+ carry the member's reason (KIP-800): it is logged, as
+Kafka's coordinator logs it, and changes nothing else. JoinGroup v9+ lets the coordinator
+tell a static leader that rejoins a Stable group that it leads but must skip the
+assignment (KIP-814). FindCoordinator v5 and v6 add only answers this broker does not give
+(TRANSACTION_ABORTABLE; key type 2, share-partition coordinators, answered INVALID_REQUEST).
 """
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any
@@ -62,10 +69,14 @@ from kafkalite_server.security.api_checks import (
 from kafkalite_server.txn.verification import for_txn_offset_commit
 
 Body = dict[str, Any]
+log = logging.getLogger(__name__)
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 BATCHED_FIND_COORDINATOR_VERSION = 4
+SKIP_ASSIGNMENT_VERSION = 9
+"""JoinGroup's first version that can tell a returning static leader to skip the
+assignment (KIP-814)."""
 MEMBER_EPOCH_COMMIT_VERSION = 9
 """OffsetCommit's first version a KIP-848 member commits with (its member epoch)."""
 MULTI_GROUP_FETCH_VERSION = 8
@@ -146,6 +157,9 @@ async def handle_join_group(
                 "generation_id": -1, "protocol_type": None, "protocol_name": "", "leader": "",
                 "member_id": body["member_id"], "members": []}
     version = ctx.api_version
+    if body["reason"]:
+        log.info("group %s: member %r joins (client reason: %s)", body["group_id"],
+                 body["member_id"], body["reason"])
     request = JoinRequest(
         group_id=body["group_id"],
         member_id=body["member_id"],
@@ -159,6 +173,7 @@ async def handle_join_group(
         protocols=[(p["name"], bytes(p["metadata"])) for p in body["protocols"]],
         group_instance_id=body.get("group_instance_id"),
         require_known_member_id=version >= 4,
+        supports_skip_assignment=version >= SKIP_ASSIGNMENT_VERSION,
     )
     result = await service.join(request)
     return {
@@ -170,6 +185,7 @@ async def handle_join_group(
         "protocol_name": result.protocol_name if version >= 7 else result.protocol_name or "",
         "leader": result.leader_id,
         "member_id": result.member_id,
+        "skip_assignment": result.skip_assignment,
         "members": [
             {"member_id": m.member_id, "group_instance_id": m.group_instance_id,
              "metadata": m.metadata}
@@ -216,6 +232,10 @@ async def handle_leave_group(
 ) -> Body:
     if ctx.api_version >= 3:
         leaving = [LeavingMember(m["member_id"], m["group_instance_id"]) for m in body["members"]]
+        for member in body["members"]:
+            if member["reason"]:
+                log.info("group %s: member %r leaves (client reason: %s)", body["group_id"],
+                         member["member_id"], member["reason"])
     else:
         leaving = [LeavingMember(body["member_id"])]
     result = service.coordinator.leave_group(body["group_id"], leaving)

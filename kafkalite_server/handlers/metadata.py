@@ -129,11 +129,11 @@ def _describe_topic(ctx: RequestContext, name: str) -> dict[str, Any]:
     is_offline = ctx.broker.replica_manager.is_offline
     return {"error_code": 0, "name": name, "topic_id": cache.topic_id(name),
             "is_internal": name in INTERNAL_TOPICS,
-            "partitions": [_describe_partition(state, is_offline(name, state.partition))
+            "partitions": [describe_partition(state, is_offline(name, state.partition))
                            for state in cache.partitions_of(name) or []]}
 
 
-def _describe_partition(state: PartitionState, led_from_failed_dir: bool) -> dict[str, Any]:
+def describe_partition(state: PartitionState, led_from_failed_dir: bool) -> dict[str, Any]:
     """A partition this broker leads from a failed log dir (Kafka's offline replica) has no
     leader and says KAFKA_STORAGE_ERROR, listing the leader in ``offline_replicas``."""
     if led_from_failed_dir:

@@ -2,6 +2,10 @@
 
 ListOffsets v0 is Kafka's legacy form, still served by Kafka 2.x and 3.x (KafkaJS asks it):
 up to ``max_num_offsets`` offsets per partition, newest first, in ``old_style_offsets``.
+v8 and v9 (KIP-1005) ask for -4, the earliest offset kept locally, and -5, the latest offset
+in tiered storage: this broker has no tiered storage, so it answers them as a Kafka broker
+with ``remote.log.storage.system.enable=false`` does (-4 is the log start offset, -5 no
+offset).
 
 Both need Describe on each topic (the others' partitions answer TOPIC_AUTHORIZATION_FAILED)
 and, from a replica (``replica_id`` >= 0, as followers send OffsetForLeaderEpoch),
@@ -27,6 +31,10 @@ LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
 """ListOffsets v7+ (KIP-734): the record with the largest timestamp."""
+EARLIEST_LOCAL = -4
+"""ListOffsets v8+ (KIP-1005): the first offset in the broker's local log."""
+LATEST_TIERED = -5
+"""ListOffsets v9+ (KIP-1005): the last offset copied to tiered storage."""
 
 CONSUMER_DESCRIBE = replace(DESCRIBE_TOPICS, when="from a client")
 
@@ -80,11 +88,15 @@ async def handle_list_offsets(ctx: RequestContext, body: dict[str, Any]) -> dict
 def _lookup(partition: Partition, timestamp: int, upper_bound: int) -> tuple[int, int, int]:
     """(offset, timestamp, leader epoch); -1 latest is ``upper_bound`` (what the consumer
     may read up to: the high watermark, or the last stable offset for read_committed),
-    -2 earliest the log start offset, -3 the first record with the largest timestamp."""
+    -2 earliest the log start offset, -3 the first record with the largest timestamp. With
+    no tiered storage the whole log is local (-4 is -2) and nothing is tiered (-5 finds no
+    offset, epoch -1)."""
     log = partition.log
     if timestamp == LATEST:
         return upper_bound, -1, partition.leader_epoch
-    if timestamp == EARLIEST:
+    if timestamp == LATEST_TIERED:
+        return -1, -1, -1
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return log.log_start_offset, -1, _epoch_at(partition, log.log_start_offset)
     found = (log.offset_of_max_timestamp() if timestamp == MAX_TIMESTAMP
              else log.offset_for_timestamp(timestamp))

@@ -9,6 +9,11 @@ Authorization, as Kafka's: Write on each topic (the others' partitions answer
 TOPIC_AUTHORIZATION_FAILED), and a request carrying transactional batches needs Write on
 its ``transactional_id`` too, or every partition answers
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is appended.
+
+v10+ (KIP-951): a partition answered NOT_LEADER_OR_FOLLOWER names its current leader
+(:mod:`~kafkalite_server.handlers.leader_hints`). v11 only allows TRANSACTION_ABORTABLE, which
+this broker's verification never answers (it maps the coordinator's answer to
+INVALID_TXN_STATE, as Kafka does for older producers).
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ from typing import Any
 from kafkalite.errors import CorruptRecordError
 from kafkalite.protocol.errors import TopicAuthorizationFailedError
 from kafkalite.records.batch_header import read_batch_header
+from kafkalite_server.handlers.leader_hints import (
+    PRODUCE_HINTS_SINCE,
+    PRODUCE_REDIRECTS,
+    LeaderHints,
+)
 from kafkalite_server.handlers.registry import CloseConnection, RequestContext
 from kafkalite_server.replication.replica_manager import ProduceResult
 from kafkalite_server.security.api_checks import WRITE_TOPICS, WRITE_TRANSACTIONAL_ID, declares
@@ -53,12 +63,17 @@ async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str,
         if any(result.error_code for result in results.values()):
             raise CloseConnection("acks=0 produce failed")
         return None
+    hints = LeaderHints(ctx) if ctx.api_version >= PRODUCE_HINTS_SINCE else None
     responses: dict[str, list[dict[str, Any]]] = {}
     for (name, index), result in results.items():
-        responses.setdefault(name, []).append(_partition_response(index, result))
+        response = _partition_response(index, result)
+        if hints is not None and result.error_code in PRODUCE_REDIRECTS:
+            response["current_leader"] = hints.current_leader(name, index)
+        responses.setdefault(name, []).append(response)
     return {"responses": [{"name": name, "partition_responses": parts}
                           for name, parts in responses.items()],
-            "throttle_time_ms": 0}
+            "throttle_time_ms": 0,
+            "node_endpoints": [] if hints is None else hints.node_endpoints()}
 
 
 _DENIED = ProduceResult(TopicAuthorizationFailedError.errno)

@@ -77,18 +77,6 @@ class CloseConnection(Exception):
     Kafka does after a failed acks=0 produce, so the client refreshes its metadata)."""
 
 
-SERVED_VERSION_CAPS: dict[ApiKey, int] = {
-    # kafka-python identifies a broker by the newest version of a few APIs it advertises
-    # (Fetch v13: Kafka 3.1) and, when its user pins an older api_version, speaks that
-    # release's versions of every API without negotiating each. DescribeAcls v3 would
-    # make it take the broker for Kafka 3.3, whose versions of other APIs are not served.
-    ApiKey.DESCRIBE_ACLS: 2,
-    ApiKey.CREATE_ACLS: 2,
-    ApiKey.DELETE_ACLS: 2,
-}
-"""APIs the broker serves below the newest version their schema knows, and why."""
-
-
 class HandlerRegistry:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
@@ -107,10 +95,8 @@ class HandlerRegistry:
                              "(kafkalite_server.security.api_checks)")
         self._access[api_key] = access
         self._handlers[int(api_key)] = handler
-        cap = SERVED_VERSION_CAPS.get(api_key, SERVED_VERSIONS[api_key][1])
-        low, high = SUPPORTED_VERSIONS[api_key]
-        self._versions[int(api_key)] = (low, min(high, cap))
-        self._served[int(api_key)] = (low, min(SERVED_VERSIONS[api_key][1], cap))
+        self._versions[int(api_key)] = SUPPORTED_VERSIONS[api_key]
+        self._served[int(api_key)] = SERVED_VERSIONS[api_key]
 
     def access(self) -> dict[ApiKey, Access]:
         """Every registered API's declared authorization, by api key."""

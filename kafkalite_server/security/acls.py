@@ -24,8 +24,10 @@ CLUSTER_NAME = "kafka-cluster"
 """The one Cluster resource's name."""
 
 RESOURCE_TYPES = (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER,
-                  ResourceType.TRANSACTIONAL_ID)
-"""The resource types kafkalite authorizes."""
+                  ResourceType.TRANSACTIONAL_ID, ResourceType.USER)
+"""The resource types bindings may name: the four kafkalite authorizes, and USER (the ACL
+APIs' v3), whose CreateTokens/DescribeTokens bindings are kept as Kafka keeps them although
+no API here checks them (delegation tokens are not served)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,8 @@ _RETRIES = 10
 Credentials = dict[str, dict[str, ScramCredential]]
 """user -> mechanism -> credential."""
 _TYPE_NAMES = {ResourceType.TOPIC: "Topic", ResourceType.GROUP: "Group",
-               ResourceType.CLUSTER: "Cluster", ResourceType.TRANSACTIONAL_ID: "TransactionalId"}
+               ResourceType.CLUSTER: "Cluster", ResourceType.TRANSACTIONAL_ID: "TransactionalId",
+               ResourceType.USER: "User"}
 _TYPES = {name: kind for kind, name in _TYPE_NAMES.items()}
 
 

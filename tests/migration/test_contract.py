@@ -195,5 +195,13 @@ def test_admin_group_offsets_cluster_and_unsent_apis(broker: str, admin: AdminCl
     assert admin.delete_groups(["auditors"]) == {"auditors": "OK"}  # kafka-python 3's shape
     assert admin.list_group_offsets(["auditors"]) == {"auditors": {}}
     assert admin.list_partition_reassignments() == {}  # nothing is moving
-    with pytest.raises(UnsupportedVersionError, match="DescribeTopicPartitions"):
-        admin.describe_topic_partitions()
+    first = admin.describe_topic_partitions(["ledger"], response_partition_limit=1)
+    assert [(t["name"], [p["partition_index"] for p in t["partitions"]])
+            for t in first["topics"]] == [("ledger", [0])]
+    assert first["next_cursor"] == {"topic_name": "ledger", "partition_index": 1}
+    rest = admin.describe_topic_partitions(["ledger"], cursor=first["next_cursor"])
+    assert [p["partition_index"] for p in rest["topics"][0]["partitions"]] == [1]
+    assert rest["next_cursor"] is None
+    assert rest["topics"][0]["partitions"][0]["eligible_leader_replicas"] is None
+    with pytest.raises(UnsupportedVersionError, match="DescribeQuorum"):
+        admin.describe_metadata_quorum()

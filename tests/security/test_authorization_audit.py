@@ -79,10 +79,12 @@ REQUESTS: dict[ApiKey, list[Body]] = {
             {"name": TOPIC, "partition_data": [{"index": 0, "records": _batch(False)}]}]},
         {"transactional_id": TXN, "acks": 1, "timeout_ms": 5000, "topic_data": [
             {"name": TOPIC, "partition_data": [{"index": 0, "records": _batch(True)}]}]}],
-    ApiKey.FETCH: [{**_FETCH, "replica_id": -1}, {**_FETCH, "replica_id": 1}],
+    ApiKey.FETCH: [{**_FETCH, "replica_id": -1},  # v15+ names a replica in replica_state
+                   {**_FETCH, "replica_id": 1, "replica_state": {"replica_id": 1}}],
     ApiKey.LIST_OFFSETS: [{**_LIST_OFFSETS, "replica_id": -1},
                           {**_LIST_OFFSETS, "replica_id": 1}],
     ApiKey.METADATA: [{"topics": None, "allow_auto_topic_creation": False}],
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: [{"topics": [{"name": TOPIC}]}],
     ApiKey.LEADER_AND_ISR: [{"controller_id": 0, "controller_epoch": 2**31 - 1,
                              "ungrouped_partition_states": [{**_PARTITION_STATE,
                                                              "partition_epoch": 0}],

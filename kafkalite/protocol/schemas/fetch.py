@@ -1,8 +1,11 @@
-"""Fetch (key 1), versions 0-13 (v0-3 read legacy message sets).
+"""Fetch (key 1), versions 0-17 (v0-3 read legacy message sets).
 
 v12 is flexible and adds each partition's ``last_fetched_epoch``, answered with a
 ``diverging_epoch`` when the fetcher's log has diverged from the leader's (KIP-595's
-truncation detection); v13 names topics by id (KIP-516) instead of by name.
+truncation detection); v13 names topics by id (KIP-516) instead of by name. v14 only adds an
+error of tiered storage; v15 (KIP-903) moves ``replica_id`` into the tagged ``replica_state``
+with the replica's broker epoch; v16 (KIP-951) lists the endpoints of the leaders named in
+``current_leader``; v17 (KIP-853) tags each partition with the fetching replica's directory id.
 """
 
 from kafkalite.protocol.primitives import (
@@ -16,11 +19,16 @@ from kafkalite.protocol.primitives import (
     UUID,
 )
 from kafkalite.protocol.schema import Array, Field, Message, Struct
+from kafkalite.protocol.schemas.leader_hints import CURRENT_LEADER, NODE_ENDPOINTS
 
 FETCH_REQUEST = Message(
-    "FetchRequest", valid="0-13", flexible="12+", fields=(
+    "FetchRequest", valid="0-17", flexible="12+", fields=(
         Field("cluster_id", STRING, "12+", nullable="12+", tag=0, tagged="12+", default=None),
-        Field("replica_id", INT32, default=-1),
+        Field("replica_id", INT32, "0-14", default=-1),
+        Field("replica_state", Struct(
+            Field("replica_id", INT32, default=-1),
+            Field("replica_epoch", INT64, default=-1),
+        ), "15+", tag=1, tagged="15+"),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
         Field("max_bytes", INT32, "3+", default=INT32_MAX),
@@ -37,6 +45,7 @@ FETCH_REQUEST = Message(
                 Field("last_fetched_epoch", INT32, "12+", default=-1),
                 Field("log_start_offset", INT64, "5+", default=-1),
                 Field("partition_max_bytes", INT32),
+                Field("replica_directory_id", UUID, "17+", tag=0, tagged="17+"),
             ))),
         ))),
         Field("forgotten_topics_data", Array(Struct(
@@ -49,7 +58,7 @@ FETCH_REQUEST = Message(
 )
 
 FETCH_RESPONSE = Message(
-    "FetchResponse", valid="0-13", flexible="12+", fields=(
+    "FetchResponse", valid="0-17", flexible="12+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("error_code", INT16, "7+"),
         Field("session_id", INT32, "7+"),
@@ -66,10 +75,7 @@ FETCH_RESPONSE = Message(
                     Field("epoch", INT32, default=-1),
                     Field("end_offset", INT64, default=-1),
                 ), "12+", tag=0, tagged="12+"),
-                Field("current_leader", Struct(
-                    Field("leader_id", INT32, default=-1),
-                    Field("leader_epoch", INT32, default=-1),
-                ), "12+", tag=1, tagged="12+"),
+                Field("current_leader", CURRENT_LEADER, "12+", tag=1, tagged="12+"),
                 Field("aborted_transactions", Array(Struct(
                     Field("producer_id", INT64),
                     Field("first_offset", INT64),
@@ -78,5 +84,6 @@ FETCH_RESPONSE = Message(
                 Field("records", RECORDS, nullable="0+"),
             ))),
         ))),
+        Field("node_endpoints", NODE_ENDPOINTS, "16+", tag=0, tagged="16+"),
     ),
 )

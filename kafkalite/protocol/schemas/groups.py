@@ -7,7 +7,7 @@ from kafkalite.protocol.schema import Array, Field, Message, Struct
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 
 FIND_COORDINATOR_REQUEST = Message(
-    "FindCoordinatorRequest", valid="0-4", flexible="3+", fields=(
+    "FindCoordinatorRequest", valid="0-6", flexible="3+", fields=(
         Field("key", STRING, "0-3"),
         Field("key_type", INT8, "1+"),
         # v4 (KIP-699) looks up several keys of one type in one request.
@@ -16,7 +16,7 @@ FIND_COORDINATOR_REQUEST = Message(
 )
 
 FIND_COORDINATOR_RESPONSE = Message(
-    "FindCoordinatorResponse", valid="0-4", flexible="3+", fields=(
+    "FindCoordinatorResponse", valid="0-6", flexible="3+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("error_code", INT16, "0-3"),
         Field("error_message", STRING, "1-3", nullable="1-3"),
@@ -35,7 +35,7 @@ FIND_COORDINATOR_RESPONSE = Message(
 )
 
 JOIN_GROUP_REQUEST = Message(
-    "JoinGroupRequest", valid="0-7", flexible="6+", fields=(
+    "JoinGroupRequest", valid="0-9", flexible="6+", fields=(
         Field("group_id", STRING),
         Field("session_timeout_ms", INT32),
         Field("rebalance_timeout_ms", INT32, "1+", default=-1),
@@ -46,17 +46,19 @@ JOIN_GROUP_REQUEST = Message(
             Field("name", STRING),
             Field("metadata", BYTES),
         ))),
+        Field("reason", STRING, "8+", nullable="8+", default=None),
     ),
 )
 
 JOIN_GROUP_RESPONSE = Message(
-    "JoinGroupResponse", valid="0-7", flexible="6+", fields=(
+    "JoinGroupResponse", valid="0-9", flexible="6+", fields=(
         Field("throttle_time_ms", INT32, "2+"),
         Field("error_code", INT16),
         Field("generation_id", INT32, default=-1),
         Field("protocol_type", STRING, "7+", nullable="7+"),
         Field("protocol_name", STRING, nullable="7+"),
         Field("leader", STRING),
+        Field("skip_assignment", BOOL, "9+"),
         Field("member_id", STRING),
         Field("members", Array(Struct(
             Field("member_id", STRING),
@@ -83,18 +85,19 @@ HEARTBEAT_RESPONSE = Message(
 )
 
 LEAVE_GROUP_REQUEST = Message(
-    "LeaveGroupRequest", valid="0-4", flexible="4+", fields=(
+    "LeaveGroupRequest", valid="0-5", flexible="4+", fields=(
         Field("group_id", STRING),
         Field("member_id", STRING, "0-2"),
         Field("members", Array(Struct(
             Field("member_id", STRING),
             Field("group_instance_id", STRING, nullable="0+"),
+            Field("reason", STRING, "5+", nullable="5+", default=None),
         )), "3+"),
     ),
 )
 
 LEAVE_GROUP_RESPONSE = Message(
-    "LeaveGroupResponse", valid="0-4", flexible="4+", fields=(
+    "LeaveGroupResponse", valid="0-5", flexible="4+", fields=(
         Field("throttle_time_ms", INT32, "1+"),
         Field("error_code", INT16),
         Field("members", Array(Struct(

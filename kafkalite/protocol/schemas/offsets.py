@@ -1,10 +1,15 @@
-"""Offset APIs: ListOffsets (2), OffsetCommit (8), OffsetFetch (9), OffsetForLeaderEpoch (23)."""
+"""Offset APIs: ListOffsets (2), OffsetCommit (8), OffsetFetch (9), OffsetForLeaderEpoch (23).
+
+ListOffsets v8 and v9 add no field: they allow the timestamps -4 (the earliest offset kept
+locally) and -5 (the latest offset in tiered storage) of KIP-1005. v10 (Kafka 4.0's KIP-1075
+timeout) is not served: Kafka 3.9 stops at v9.
+"""
 
 from kafkalite.protocol.primitives import BOOL, INT8, INT16, INT32, INT64, STRING
 from kafkalite.protocol.schema import Array, Field, Message, Struct
 
 LIST_OFFSETS_REQUEST = Message(
-    "ListOffsetsRequest", valid="0-7", flexible="6+", fields=(
+    "ListOffsetsRequest", valid="0-9", flexible="6+", fields=(
         Field("replica_id", INT32, default=-1),
         Field("isolation_level", INT8, "2+"),
         Field("topics", Array(Struct(
@@ -20,7 +25,7 @@ LIST_OFFSETS_REQUEST = Message(
 )
 
 LIST_OFFSETS_RESPONSE = Message(
-    "ListOffsetsResponse", valid="0-7", flexible="6+", fields=(
+    "ListOffsetsResponse", valid="0-9", flexible="6+", fields=(
         Field("throttle_time_ms", INT32, "2+"),
         Field("topics", Array(Struct(
             Field("name", STRING),

@@ -4,9 +4,11 @@ DescribeTransactions (65), ListTransactions (66).
 
 AddPartitionsToTxn v4 is KIP-890's inter-broker form (several transactions, ``verify_only``):
 brokers send it to verify a transaction, and the broker does not advertise it to clients
-(see ``kafkalite_server.handlers.registry``). Served ranges stop before the other KIP-890
-versions (AddPartitionsToTxn v5 and EndTxn v4+ return TRANSACTION_ABORTABLE, EndTxn v5 a
-new epoch): clients negotiate down to them.
+(see ``kafkalite_server.handlers.registry``). The KIP-890 client versions that only broaden
+answers (AddOffsetsToTxn, EndTxn and TxnOffsetCommit v4 may
+answer TRANSACTION_ABORTABLE) are served; AddPartitionsToTxn v5 (brokers' again) and EndTxn v5
+(KIP-890 part 2, a new epoch at every transaction end, not in Kafka 3.9) are not: clients
+negotiate down.
 """
 
 from kafkalite.protocol.primitives import BOOL, INT16, INT32, INT64, STRING
@@ -54,7 +56,7 @@ ADD_PARTITIONS_TO_TXN_RESPONSE = Message(
 )
 
 ADD_OFFSETS_TO_TXN_REQUEST = Message(
-    "AddOffsetsToTxnRequest", valid="0-3", flexible="3+", fields=(
+    "AddOffsetsToTxnRequest", valid="0-4", flexible="3+", fields=(
         Field("transactional_id", STRING),
         Field("producer_id", INT64),
         Field("producer_epoch", INT16),
@@ -63,14 +65,14 @@ ADD_OFFSETS_TO_TXN_REQUEST = Message(
 )
 
 ADD_OFFSETS_TO_TXN_RESPONSE = Message(
-    "AddOffsetsToTxnResponse", valid="0-3", flexible="3+", fields=(
+    "AddOffsetsToTxnResponse", valid="0-4", flexible="3+", fields=(
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
     ),
 )
 
 END_TXN_REQUEST = Message(
-    "EndTxnRequest", valid="0-3", flexible="3+", fields=(
+    "EndTxnRequest", valid="0-4", flexible="3+", fields=(
         Field("transactional_id", STRING),
         Field("producer_id", INT64),
         Field("producer_epoch", INT16),
@@ -79,7 +81,7 @@ END_TXN_REQUEST = Message(
 )
 
 END_TXN_RESPONSE = Message(
-    "EndTxnResponse", valid="0-3", flexible="3+", fields=(
+    "EndTxnResponse", valid="0-4", flexible="3+", fields=(
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
     ),
@@ -116,7 +118,7 @@ WRITE_TXN_MARKERS_RESPONSE = Message(
 )
 
 TXN_OFFSET_COMMIT_REQUEST = Message(
-    "TxnOffsetCommitRequest", valid="0-3", flexible="3+", fields=(
+    "TxnOffsetCommitRequest", valid="0-4", flexible="3+", fields=(
         Field("transactional_id", STRING),
         Field("group_id", STRING),
         Field("producer_id", INT64),
@@ -137,7 +139,7 @@ TXN_OFFSET_COMMIT_REQUEST = Message(
 )
 
 TXN_OFFSET_COMMIT_RESPONSE = Message(
-    "TxnOffsetCommitResponse", valid="0-3", flexible="3+", fields=(
+    "TxnOffsetCommitResponse", valid="0-4", flexible="3+", fields=(
         Field("throttle_time_ms", INT32),
         Field("topics", Array(Struct(
             Field("name", STRING),

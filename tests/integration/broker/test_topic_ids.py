@@ -239,15 +239,15 @@ def _produce_one(cluster: EmbeddedCluster, topic: str) -> None:
 
 
 def test_librdkafka_and_kafka_python_consumers_read_through_a_recreate(cluster):
-    """librdkafka fetches by topic id (Fetch v13), kafka-python by name with its last
-    fetched epoch (v12). After the topic is deleted and created again, librdkafka's old
+    """librdkafka fetches by topic id (Fetch v16, its newest), kafka-python by name with its
+    last fetched epoch (v12). After the topic is deleted and created again, librdkafka's old
     id is unknown and it learns the new one; both go on reading the new topic (from their
     position, or from its start if they fetched before it had records) and nothing of the
     old topic comes back."""
     admin = login(cluster, "admin")
     _create(admin, "recreated")
     _produce_one(cluster, "recreated")
-    before = _fetched(cluster, 13)
+    before = _fetched(cluster, 16)
     confluent = Consumer({
         "bootstrap.servers": cluster.brokers[0].address("SASL_PLAINTEXT"),
         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
@@ -286,7 +286,7 @@ def test_librdkafka_and_kafka_python_consumers_read_through_a_recreate(cluster):
         until(poll_both, "both consumers to read the new topic's records", timeout=30)
         for values in got.values():
             assert values in ([b"new-2"], [b"new-1", b"new-2"]), got
-        assert _fetched(cluster, 13) > before and _fetched(cluster, 12) > 0
+        assert _fetched(cluster, 16) > before and _fetched(cluster, 12) > 0
     finally:
         confluent.close()
         ours.close()

@@ -221,7 +221,7 @@ def test_unsupported_versions_are_refused_on_both_sides() -> None:
     with pytest.raises(UnsupportedVersionError):
         encode_request(ApiKey.OFFSET_COMMIT, 0, 1, None, {})
     with pytest.raises(UnsupportedVersionError):
-        decode_response(ApiKey.FETCH, 14, b"\x00\x00\x00\x01")
+        decode_response(ApiKey.FETCH, 18, b"\x00\x00\x00\x01")
 
 
 @pytest.mark.parametrize("requested", range(5))
