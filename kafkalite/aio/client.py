@@ -158,6 +158,7 @@ class AIOClient:
         task = self._refresh
         if task is None or task.done():
             task = self._refresh = asyncio.get_running_loop().create_task(self._fetch_metadata())
+            task.add_done_callback(_seen)
         await asyncio.shield(task)
 
     async def _fetch_metadata(self) -> None:
@@ -240,3 +241,10 @@ class AIOClient:
         self._connections.clear()
         for conn in connections:
             await conn.close()
+
+
+def _seen(task: asyncio.Task[None]) -> None:
+    """Mark a shared refresh's failure as seen: its awaiters got it, and when all of them
+    were cancelled (a stopped consumer, a call's deadline) nobody is left to."""
+    if not task.cancelled():
+        task.exception()
