@@ -13,7 +13,7 @@ import dataclasses
 import enum
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafkalite.admin.handler import AdminApiHandler, ApiResult, Request
 from kafkalite.admin.lookup import ClusterView, LookupResult, LookupStrategy
@@ -141,10 +141,24 @@ class DescribeConfigs(AdminApiHandler[ResourceKey, list[dict[str, Any]]]):
         return outcome
 
 
-class AlterConfigs(AdminApiHandler[ResourceKey, str]):
+class ChangeOutcome(NamedTuple):
+    """One resource's answer to AlterConfigs: the broker's error code and message, which
+    the threaded client shows as text (:meth:`text`) and the asyncio one as aiokafka's
+    response tuple."""
+
+    error_code: int
+    error_message: str | None
+
+    def text(self) -> str:
+        """"OK" or the broker's error as text (kafka-python's shape)."""
+        return "OK" if not self.error_code else \
+            str(error_for_code(self.error_code)(self.error_message or ""))
+
+
+class AlterConfigs(AdminApiHandler[ResourceKey, ChangeOutcome]):
     """AlterConfigs (or, ``incremental``, IncrementalAlterConfigs): each resource's result
-    is "OK" or the broker's error as text (kafka-python's shape: a refused change is a
-    value, not an exception)."""
+    is its :class:`ChangeOutcome` (a refused change is a value, not an exception, as in
+    kafka-python and aiokafka)."""
 
     def __init__(self, incremental: bool, validate_only: bool) -> None:
         super().__init__(ResourceBroker())
@@ -159,21 +173,20 @@ class AlterConfigs(AdminApiHandler[ResourceKey, str]):
             "validate_only": self.validate_only})
 
     def handle_response(self, node: int, keys: Sequence[ResourceKey],
-                        body: Mapping[str, Any]) -> ApiResult[ResourceKey, str]:
-        outcome: ApiResult[ResourceKey, str] = ApiResult()
+                        body: Mapping[str, Any]) -> ApiResult[ResourceKey, ChangeOutcome]:
+        outcome: ApiResult[ResourceKey, ChangeOutcome] = ApiResult()
         for key, result in zip(keys, body["responses"], strict=True):
             code = result["error_code"]
             if not outcome.routed(key, code, f"changing {key[1].label}"):
-                outcome.complete(key, "OK" if not code else
-                                 str(error_for_code(code)(result["error_message"] or "")))
+                outcome.complete(key, ChangeOutcome(code, result["error_message"]))
         return outcome
 
 
-def by_resource_type(results: Mapping[ResourceKey, str]) -> dict[str, dict[str, str]]:
+def by_resource_type(results: Mapping[ResourceKey, ChangeOutcome]) -> dict[str, dict[str, str]]:
     """kafka-python's shape of alter results: ``{"topic": {name: "OK" or the error}}``."""
     out: dict[str, dict[str, str]] = {}
     for (_, resource), outcome in results.items():
-        out.setdefault(resource.resource_type.name.lower(), {})[resource.name] = outcome
+        out.setdefault(resource.resource_type.name.lower(), {})[resource.name] = outcome.text()
     return out
 
 

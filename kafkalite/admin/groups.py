@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kafkalite.admin.dict_shape import DictShape
@@ -74,6 +74,10 @@ class MemberDescription(DictShape):
     assignment: list[TopicPartition]
     member_metadata: ConsumerProtocolSubscription | bytes | None = None
     member_assignment: ConsumerProtocolAssignment | bytes | None = None
+    raw_metadata: bytes = field(default=b"", repr=False)
+    """The member's metadata as the broker sent it (aiokafka's admin returns the bytes)."""
+    raw_assignment: bytes = field(default=b"", repr=False)
+    """The member's assignment as the broker sent it."""
 
     DICT_KEYS: ClassVar[tuple[str, ...]] = ("member_id", "group_instance_id", "client_id",
                                             "client_host", "member_metadata",
@@ -177,7 +181,8 @@ class DescribeGroups(AdminApiHandler[str, GroupDescription]):
                 m["member_id"], m.get("group_instance_id"), m["client_id"], m["client_host"],
                 member_assignment(protocol_type, m["member_assignment"]),
                 _decoded(ConsumerProtocolSubscription, m.get("member_metadata") or b""),
-                _decoded(ConsumerProtocolAssignment, m["member_assignment"]))
+                _decoded(ConsumerProtocolAssignment, m["member_assignment"]),
+                bytes(m.get("member_metadata") or b""), bytes(m["member_assignment"] or b""))
                 for m in group["members"]]
             operations = operation_names(group["authorized_operations"]) \
                 if self.include_authorized_operations else None

@@ -13,8 +13,9 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from kafkalite.admin.driver import AdminApiDriver, OutgoingRequest
-from kafkalite.admin.handler import AdminApiHandler, api_name
+from kafkalite.admin.handler import AdminApiHandler, Request, api_name
 from kafkalite.client.client import KafkaClient
+from kafkalite.client.cluster import ClusterMetadata
 from kafkalite.client.future import Future
 from kafkalite.errors import KafkaError, KafkaTimeoutError
 from kafkalite.protocol import ApiKey
@@ -27,11 +28,12 @@ V = TypeVar("V")
 
 
 class MetadataView:
-    """The client's cluster metadata as the lookup strategies read it, with the number of
-    refreshes this call has made (``version``)."""
+    """A client's cluster metadata as the lookup strategies read it, with the number of
+    refreshes this call has made (``version``); the threaded and the asyncio admin runner
+    both read their client's :class:`ClusterMetadata` through it."""
 
-    def __init__(self, client: KafkaClient) -> None:
-        self._cluster = client.cluster
+    def __init__(self, cluster: ClusterMetadata) -> None:
+        self._cluster = cluster
         self.version = 0
 
     def broker_ids(self) -> Sequence[int]:
@@ -66,7 +68,7 @@ class AdminRunner:
             handler, keys, deadline=deadline, clock=self._clock,
             retry_backoff_ms=self.client.config["retry_backoff_ms"],
             retry_backoff_max_ms=self.client.config["retry_backoff_max_ms"])
-        view = MetadataView(self.client)
+        view = MetadataView(self.client.cluster)
         while True:
             step = driver.poll(view)
             if step.done:
@@ -131,15 +133,22 @@ class AdminRunner:
                                                                  (-1, -1))[1]
             except KafkaError as exc:
                 return _failed(exc)
-            ours = SUPPORTED_VERSIONS.get(request.api_key, (-1, -1))[1]
-            if min(served, ours) < request.min_version:
-                limit = f"broker {outgoing.node} serves " + (
-                    f"up to v{served}" if served >= 0 else "none") if served < ours else \
-                    f"kafkalite sends up to v{ours}"
-                return _failed(UnsupportedVersionError(
-                    f"{request.needs} needs {api_name(request.api_key)} "
-                    f"({int(request.api_key)}) v{request.min_version}; {limit}"))
+            refusal = version_refusal(request, outgoing.node, served)
+            if refusal is not None:
+                return _failed(refusal)
         return self.client.send(outgoing.node, request.api_key, request.body)
+
+
+def version_refusal(request: Request, node: int, served: int) -> UnsupportedVersionError | None:
+    """The error for ``request`` when broker ``node`` (serving up to v``served`` of its API,
+    -1 for none) or kafkalite cannot carry it at its ``min_version``; None when both can."""
+    ours = SUPPORTED_VERSIONS.get(request.api_key, (-1, -1))[1]
+    if min(served, ours) >= request.min_version:
+        return None
+    limit = f"broker {node} serves " + (f"up to v{served}" if served >= 0 else "none") \
+        if served < ours else f"kafkalite sends up to v{ours}"
+    return UnsupportedVersionError(f"{request.needs} needs {api_name(request.api_key)} "
+                                   f"({int(request.api_key)}) v{request.min_version}; {limit}")
 
 
 def _failed(error: BaseException) -> Future[Any]:

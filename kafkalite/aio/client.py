@@ -158,14 +158,20 @@ class AIOClient:
         task = self._refresh
         if task is None or task.done():
             task = self._refresh = asyncio.get_running_loop().create_task(self._fetch_metadata())
+            task.add_done_callback(_seen)
         await asyncio.shield(task)
 
     async def _fetch_metadata(self) -> None:
-        node = await self.any_node()
-        topics = None if self.all_topics else [{"name": t} for t in sorted(self.topics)]
-        body = await self.send(node, ApiKey.METADATA, {
-            "topics": topics, "allow_auto_topic_creation": self.allow_auto_topic_creation})
+        body = await self.fetch_metadata(None if self.all_topics else sorted(self.topics))
         self.cluster.update_from_metadata(body, int(time.time() * 1000))
+
+    async def fetch_metadata(self, topics: Iterable[str] | None) -> Response:
+        """One Metadata answer about ``topics`` (None: every topic), as the broker sent it;
+        the cached metadata is left as it is."""
+        node = await self.any_node()
+        return await self.send(node, ApiKey.METADATA, {
+            "topics": None if topics is None else [{"name": t} for t in topics],
+            "allow_auto_topic_creation": self.allow_auto_topic_creation})
 
     def check_topic(self, topic: str) -> None:
         """Raise the typed error the metadata gave for ``topic``: not authorized (the
@@ -235,3 +241,10 @@ class AIOClient:
         self._connections.clear()
         for conn in connections:
             await conn.close()
+
+
+def _seen(task: asyncio.Task[None]) -> None:
+    """Mark a shared refresh's failure as seen: its awaiters got it, and when all of them
+    were cancelled (a stopped consumer, a call's deadline) nobody is left to."""
+    if not task.cancelled():
+        task.exception()

@@ -402,6 +402,7 @@ class AIOKafkaProducer:
                 continue
             leader = cluster.leader_for(tp)
             if leader is None:
+                self._expire_leaderless(tp, queue, now)
                 cluster.request_update()
                 asyncio.get_running_loop().call_later(self._retry_backoff, self._wakeup.set)
                 continue
@@ -480,9 +481,29 @@ class AIOKafkaProducer:
             self._queued[batch.tp].appendleft(batch)
             loop.call_later(self._retry_backoff, self._wakeup.set)
             return
-        if self._txn is not None and batch.data is not None:
+        self._fail(batch, error)
+
+    def _expire_leaderless(self, tp: TopicPartition, queue: deque[ProducerBatch],
+                           now: float) -> None:
+        """Fail the batches of a partition without a leader that are older than
+        ``request_timeout_ms`` with KafkaTimeoutError (aiokafka's rule), so that ``flush()``
+        and ``send_and_wait()`` end even if the partition never gets a leader back."""
+        while queue and now >= queue[0].created + self._request_timeout:
+            batch = queue.popleft()
+            self._fail(batch, KafkaTimeoutError(
+                f"{tp.topic}-{tp.partition}: {batch.record_count} records expired unsent "
+                f"after {int(self._request_timeout * 1000)} ms (request_timeout_ms): the "
+                "partition has no leader"))
+
+    def _fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        """Fail ``batch`` and, in a transaction, the transaction (it lost records)."""
+        txn = self._txn
+        if txn is not None:
             builder: Any = batch.builder
-            self._txn.batch_failed(builder.producer_id, builder.producer_epoch, error)
+            if batch.data is not None:  # stamped: its sequence is now unknown
+                txn.batch_failed(builder.producer_id, builder.producer_epoch, error)
+            elif txn.manager is not None:
+                txn.manager.batch_failed(error)
         batch.failure(error)
 
 

@@ -21,13 +21,8 @@ BEGIN = "<!-- BEGIN GENERATED AIOKAFKA TABLES (python -m tests.migration.aio_api
 END = "<!-- END GENERATED AIOKAFKA TABLES -->"
 MODULES = ["aiokafka", "aiokafka.errors", "aiokafka.structs", "aiokafka.abc", "aiokafka.admin"]
 
-_ADMIN_MEANWHILE = "meanwhile, kafkalite.admin.AdminClient from an executor"
 NOT_YET_SUPPORTED: dict[str, str] = {
     "AIOKafkaClient": "aiokafka's low-level client; kafkalite.aio's own is internal",
-    "AIOKafkaAdminClient": _ADMIN_MEANWHILE,
-    "NewPartitions": _ADMIN_MEANWHILE,
-    "NewTopic": _ADMIN_MEANWHILE,
-    "RecordsToDelete": _ADMIN_MEANWHILE,
 }
 """aiokafka names kafkalite.aio does not offer yet, with what to use meanwhile."""
 
@@ -105,7 +100,10 @@ def methods_table(title: str, theirs: type, ours: type) -> list[str]:
 
 
 def generate() -> str:
+    from aiokafka.admin import AIOKafkaAdminClient as TheirAdmin
+
     from kafkalite.aio import AIOKafkaConsumer, AIOKafkaProducer
+    from kafkalite.aio.admin import AIOKafkaAdminClient
 
     lines = [
         BEGIN,
@@ -119,10 +117,12 @@ def generate() -> str:
         "",
         *parameters_table("AIOKafkaProducer", aiokafka.AIOKafkaProducer, AIOKafkaProducer),
         *parameters_table("AIOKafkaConsumer", aiokafka.AIOKafkaConsumer, AIOKafkaConsumer),
+        *parameters_table("AIOKafkaAdminClient", TheirAdmin, AIOKafkaAdminClient),
         "### aiokafka methods",
         "",
         *methods_table("AIOKafkaProducer", aiokafka.AIOKafkaProducer, AIOKafkaProducer),
         *methods_table("AIOKafkaConsumer", aiokafka.AIOKafkaConsumer, AIOKafkaConsumer),
+        *methods_table("AIOKafkaAdminClient", TheirAdmin, AIOKafkaAdminClient),
         END,
     ]
     return "\n".join(lines)

@@ -102,12 +102,13 @@ def test_alter_answers_are_ok_or_the_error_text_and_routing_errors_retry() -> No
          "resource_type": 2, "resource_name": "bad"},
         {"error_code": NotControllerError.errno, "error_message": None, "resource_type": 4,
          "resource_name": "2"}]})
-    assert outcome.completed[keys[0]] == "OK"
-    assert "InvalidConfigError" in outcome.completed[keys[1]]
-    assert "retention.ms: -7" in outcome.completed[keys[1]]
+    assert outcome.completed[keys[0]].text() == "OK"
+    assert outcome.completed[keys[1]].error_code == InvalidConfigError.errno
+    assert "InvalidConfigError" in outcome.completed[keys[1]].text()
+    assert "retention.ms: -7" in outcome.completed[keys[1]].text()
     assert list(outcome.look_up_again) == [keys[2]]
     assert by_resource_type(outcome.completed) == {
-        "topic": {"orders": "OK", "bad": outcome.completed[keys[1]]}}
+        "topic": {"orders": "OK", "bad": outcome.completed[keys[1]].text()}}
 
 
 def test_own_settings_are_carried_over_and_reset_by_source() -> None:
