@@ -31,6 +31,7 @@ from kafkalite.protocol.errors import (
     error_for_code,
 )
 from kafkalite.records import RecordBatchView, iter_batches
+from kafkalite.records.accelerator import speedups
 from kafkalite.records.v2_records import Columns
 from kafkalite.structs import TopicPartition
 
@@ -43,6 +44,9 @@ OFFSET_NOT_AVAILABLE = 78
 PREFETCH_DEPTH = 2
 """Fetches buffered per partition: the one being taken and the next."""
 _NO_RECORDS = Columns([], [], [], [], [])
+RECORD_SLOTS = ("topic", "partition", "offset", "timestamp", "timestamp_type", "key", "value",
+                "checksum", "serialized_key_size", "serialized_value_size", "headers")
+"""ConsumerRecord's slots in the order ``slot_records`` stores them."""
 
 
 class FetchedPartition:
@@ -144,17 +148,24 @@ def _records(tp: TopicPartition, columns: Columns, timestamp_type: int,
              ) -> list[ConsumerRecord]:
     """A batch's records as aiokafka's ConsumerRecords.
 
-    Each record is allocated with ``object.__new__`` and its slots stored here, which is
-    what the dataclass's ``__init__`` does (it only assigns the fields) without entering a
-    Python frame from C per record: building the records is most of a consumer's CPU time,
-    and this way costs about a third less. ``test_fetcher`` checks that the result equals
-    the constructor's, so a field added to ConsumerRecord cannot be missed here."""
+    Each record is allocated with ``object.__new__`` and its slots stored, which is what
+    the dataclass's ``__init__`` does (it only assigns the fields) without a Python frame
+    per record: building the records is most of a consumer's CPU time. The compiled codec
+    does it in one C loop (``slot_records``); this loop is its reference, and runs where
+    the codec is not built or declines. ``test_fetcher`` checks both against the
+    constructor, so a field added to ConsumerRecord cannot be missed here."""
     topic, partition = tp
     offsets, timestamps, raw_keys, raw_values, headers = columns
     keys = raw_keys if key_deserializer is None else [
         None if key is None else key_deserializer(key) for key in raw_keys]
     values = raw_values if value_deserializer is None else [
         None if value is None else value_deserializer(value) for value in raw_values]
+    if speedups is not None:
+        made: list[ConsumerRecord] | None = speedups.slot_records(
+            ConsumerRecord, RECORD_SLOTS, topic, partition, timestamp_type, offsets,
+            timestamps, raw_keys, raw_values, headers, keys, values)
+        if made is not None:
+            return made
     built: list[ConsumerRecord] = []
     append = built.append
     new = object.__new__

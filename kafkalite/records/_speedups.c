@@ -17,10 +17,11 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
-#define API_VERSION 5
+#define API_VERSION 6
 #define MIN_RECORD_SIZE 7 /* length, attributes, timestamp, offset, key, value, headers */
 #define MIN_HEADER_SIZE 2 /* key length, value length */
 
@@ -1594,6 +1595,131 @@ failed:
     return NULL;
 }
 
+PyDoc_STRVAR(slot_records_doc,
+"slot_records(cls, names, topic, partition, timestamp_type, offsets, timestamps,\n"
+"             raw_keys, raw_values, headers, keys, values)\n"
+"--\n\n"
+"One ``cls`` object per record, made as ``object.__new__(cls)`` with its slots stored (no\n"
+"``__init__`` call), for a class of ``__slots__`` such as a ``dataclass(slots=True)``.\n"
+"``names`` names its 11 slots in this order: topic, partition, offset, timestamp,\n"
+"timestamp type, key, value, checksum (stored as None), serialized key size, serialized\n"
+"value size (from the raw ones, -1 for null), headers. None where the Python loop must\n"
+"run (another class layout, lists of different lengths, a raw key or value not bytes).");
+
+#define SLOT_FIELDS 11
+
+/* Where each of ``names``' slots sits in a ``cls`` object: its own writable object slots
+   (member descriptors in its dict, within its basic size). 0 when any is not one. */
+static int
+slot_offsets(PyTypeObject *cls, PyObject *names, Py_ssize_t *offsets)
+{
+    Py_ssize_t field;
+    if (cls->tp_dict == NULL || cls->tp_dictoffset != 0 || cls->tp_itemsize != 0)
+        return 0;
+    for (field = 0; field < SLOT_FIELDS; field++) {
+        PyObject *name = PyTuple_GET_ITEM(names, field);
+        PyObject *descr = PyUnicode_Check(name)
+            ? PyDict_GetItemWithError(cls->tp_dict, name) : NULL;
+        PyMemberDef *member;
+        if (descr == NULL)
+            return PyErr_Occurred() ? -1 : 0;
+        if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)
+                || ((PyMemberDescrObject *)descr)->d_common.d_type != cls)
+            return 0;
+        member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY)
+                || member->offset < (Py_ssize_t)sizeof(PyObject)
+                || member->offset + (Py_ssize_t)sizeof(PyObject *) > cls->tp_basicsize)
+            return 0;
+        offsets[field] = member->offset;
+    }
+    return 1;
+}
+
+static PyObject *
+slot_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyTypeObject *cls;
+    PyObject *names, *offsets, *timestamps, *raw_keys, *raw_values, *headers, *keys, *values;
+    PyObject *records;
+    Py_ssize_t slot[SLOT_FIELDS], count, index;
+    int found;
+
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "slot_records takes 12 arguments");
+        return NULL;
+    }
+    names = args[1];
+    offsets = args[5];
+    timestamps = args[6];
+    raw_keys = args[7];
+    raw_values = args[8];
+    headers = args[9];
+    keys = args[10];
+    values = args[11];
+    if (!PyType_Check(args[0]) || !PyTuple_CheckExact(names)
+            || PyTuple_GET_SIZE(names) != SLOT_FIELDS
+            || !PyList_CheckExact(offsets) || !PyList_CheckExact(timestamps)
+            || !PyList_CheckExact(raw_keys) || !PyList_CheckExact(raw_values)
+            || !PyList_CheckExact(headers) || !PyList_CheckExact(keys)
+            || !PyList_CheckExact(values))
+        Py_RETURN_NONE;
+    cls = (PyTypeObject *)args[0];
+    found = slot_offsets(cls, names, slot);
+    if (found < 0)
+        return NULL;
+    if (found == 0)
+        Py_RETURN_NONE;
+    count = PyList_GET_SIZE(offsets);
+    if (PyList_GET_SIZE(timestamps) != count || PyList_GET_SIZE(raw_keys) != count
+            || PyList_GET_SIZE(raw_values) != count || PyList_GET_SIZE(headers) != count
+            || PyList_GET_SIZE(keys) != count || PyList_GET_SIZE(values) != count)
+        Py_RETURN_NONE;
+    for (index = 0; index < count; index++) {
+        PyObject *key = PyList_GET_ITEM(raw_keys, index);
+        PyObject *value = PyList_GET_ITEM(raw_values, index);
+        if ((key != Py_None && !PyBytes_CheckExact(key))
+                || (value != Py_None && !PyBytes_CheckExact(value)))
+            Py_RETURN_NONE;
+    }
+
+    records = PyList_New(count);
+    if (records == NULL)
+        return NULL;
+    for (index = 0; index < count; index++) {
+        PyObject *raw_key = PyList_GET_ITEM(raw_keys, index);
+        PyObject *raw_value = PyList_GET_ITEM(raw_values, index);
+        PyObject *key_size = PyLong_FromSsize_t(
+            raw_key == Py_None ? -1 : PyBytes_GET_SIZE(raw_key));
+        PyObject *value_size = PyLong_FromSsize_t(
+            raw_value == Py_None ? -1 : PyBytes_GET_SIZE(raw_value));
+        PyObject *record = NULL;
+        if (key_size != NULL && value_size != NULL)
+            record = cls->tp_alloc(cls, 0); /* zeroed: every slot starts NULL */
+        if (record == NULL) {
+            Py_XDECREF(key_size);
+            Py_XDECREF(value_size);
+            Py_DECREF(records);
+            return NULL;
+        }
+#define STORE(field, object) (*(PyObject **)((char *)record + slot[field]) = (object))
+        STORE(0, Py_NewRef(args[2]));
+        STORE(1, Py_NewRef(args[3]));
+        STORE(2, Py_NewRef(PyList_GET_ITEM(offsets, index)));
+        STORE(3, Py_NewRef(PyList_GET_ITEM(timestamps, index)));
+        STORE(4, Py_NewRef(args[4]));
+        STORE(5, Py_NewRef(PyList_GET_ITEM(keys, index)));
+        STORE(6, Py_NewRef(PyList_GET_ITEM(values, index)));
+        STORE(7, Py_NewRef(Py_None));
+        STORE(8, key_size);
+        STORE(9, value_size);
+        STORE(10, Py_NewRef(PyList_GET_ITEM(headers, index)));
+#undef STORE
+        PyList_SET_ITEM(records, index, record);
+    }
+    return records;
+}
+
 static PyMethodDef methods[] = {
     {"check_records", check_records, METH_VARARGS, check_records_doc},
     {"decode_records", decode_records, METH_VARARGS, decode_records_doc},
@@ -1601,6 +1727,8 @@ static PyMethodDef methods[] = {
      encode_records_doc},
     {"consumer_records", (PyCFunction)(void (*)(void))consumer_records, METH_FASTCALL,
      consumer_records_doc},
+    {"slot_records", (PyCFunction)(void (*)(void))slot_records, METH_FASTCALL,
+     slot_records_doc},
     {"is_plain_section", is_plain_section, METH_O, is_plain_section_doc},
     {"decode_arrow", decode_arrow, METH_O, decode_arrow_doc},
     {"encode_arrow_records", (PyCFunction)(void (*)(void))encode_arrow_records, METH_FASTCALL,

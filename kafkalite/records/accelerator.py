@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-API_VERSION = 5
+API_VERSION = 6
 """The extension's ``API_VERSION`` this code expects; a stale build is ignored (4: the
-first with ``RecordsWriter``; 5: ``RecordsWriter.seal``)."""
+first with ``RecordsWriter``; 5: ``RecordsWriter.seal``; 6: ``slot_records``)."""
 DISABLE_VARIABLE = "KAFKALITE_NO_SPEEDUPS"
 
 
