@@ -1499,6 +1499,32 @@ done:
  * The consumer's per-record loop: ConsumerRecord tuples straight from decoded columns.
  * ---------------------------------------------------------------------------------- */
 
+/* The record columns both record builders take as args[5..11] (offsets, timestamps, raw
+   keys, raw values, headers, keys, values): their common length when they are lists of one
+   length whose raw keys and values are bytes or None; -1 when the Python loop must run. */
+#define RECORD_COLUMNS 7
+
+static Py_ssize_t
+column_length(PyObject *const *columns)
+{
+    Py_ssize_t count, index, column;
+    for (column = 0; column < RECORD_COLUMNS; column++)
+        if (!PyList_CheckExact(columns[column]))
+            return -1;
+    count = PyList_GET_SIZE(columns[0]);
+    for (column = 1; column < RECORD_COLUMNS; column++)
+        if (PyList_GET_SIZE(columns[column]) != count)
+            return -1;
+    for (index = 0; index < count; index++) {
+        PyObject *key = PyList_GET_ITEM(columns[2], index);
+        PyObject *value = PyList_GET_ITEM(columns[3], index);
+        if ((key != Py_None && !PyBytes_CheckExact(key))
+                || (value != Py_None && !PyBytes_CheckExact(value)))
+            return -1;
+    }
+    return count;
+}
+
 PyDoc_STRVAR(consumer_records_doc,
 "consumer_records(cls, topic, partition, timestamp_type, leader_epoch, offsets,\n"
 "                 timestamps, raw_keys, raw_values, headers, keys, values)\n"
@@ -1533,23 +1559,8 @@ consumer_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (!PyType_Check(args[0]) || !PyType_IsSubtype(cls, &PyTuple_Type)
             || cls->tp_basicsize != PyTuple_Type.tp_basicsize
             || cls->tp_itemsize != PyTuple_Type.tp_itemsize
-            || !PyList_CheckExact(offsets) || !PyList_CheckExact(timestamps)
-            || !PyList_CheckExact(raw_keys) || !PyList_CheckExact(raw_values)
-            || !PyList_CheckExact(headers) || !PyList_CheckExact(keys)
-            || !PyList_CheckExact(values))
+            || (count = column_length(args + 5)) < 0)
         Py_RETURN_NONE;
-    count = PyList_GET_SIZE(offsets);
-    if (PyList_GET_SIZE(timestamps) != count || PyList_GET_SIZE(raw_keys) != count
-            || PyList_GET_SIZE(raw_values) != count || PyList_GET_SIZE(headers) != count
-            || PyList_GET_SIZE(keys) != count || PyList_GET_SIZE(values) != count)
-        Py_RETURN_NONE;
-    for (index = 0; index < count; index++) {
-        PyObject *key = PyList_GET_ITEM(raw_keys, index);
-        PyObject *value = PyList_GET_ITEM(raw_values, index);
-        if ((key != Py_None && !PyBytes_CheckExact(key))
-                || (value != Py_None && !PyBytes_CheckExact(value)))
-            Py_RETURN_NONE;
-    }
 
     records = PyList_New(count);
     minus_one = PyLong_FromLong(-1);
@@ -1659,10 +1670,7 @@ slot_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     values = args[11];
     if (!PyType_Check(args[0]) || !PyTuple_CheckExact(names)
             || PyTuple_GET_SIZE(names) != SLOT_FIELDS
-            || !PyList_CheckExact(offsets) || !PyList_CheckExact(timestamps)
-            || !PyList_CheckExact(raw_keys) || !PyList_CheckExact(raw_values)
-            || !PyList_CheckExact(headers) || !PyList_CheckExact(keys)
-            || !PyList_CheckExact(values))
+            || (count = column_length(args + 5)) < 0)
         Py_RETURN_NONE;
     cls = (PyTypeObject *)args[0];
     found = slot_offsets(cls, names, slot);
@@ -1670,18 +1678,6 @@ slot_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (found == 0)
         Py_RETURN_NONE;
-    count = PyList_GET_SIZE(offsets);
-    if (PyList_GET_SIZE(timestamps) != count || PyList_GET_SIZE(raw_keys) != count
-            || PyList_GET_SIZE(raw_values) != count || PyList_GET_SIZE(headers) != count
-            || PyList_GET_SIZE(keys) != count || PyList_GET_SIZE(values) != count)
-        Py_RETURN_NONE;
-    for (index = 0; index < count; index++) {
-        PyObject *key = PyList_GET_ITEM(raw_keys, index);
-        PyObject *value = PyList_GET_ITEM(raw_values, index);
-        if ((key != Py_None && !PyBytes_CheckExact(key))
-                || (value != Py_None && !PyBytes_CheckExact(value)))
-            Py_RETURN_NONE;
-    }
 
     records = PyList_New(count);
     if (records == NULL)
