@@ -378,8 +378,9 @@ class AIOKafkaProducer:
                 task = asyncio.get_running_loop().create_task(self._produce(node, batches))
                 self._requests.add(task)
                 task.add_done_callback(self._request_done)
-            if not by_node:
-                self._drained.set()
+            # Batches that left their queue for a request make room: a send() waiting for
+            # room fills the next batch while this one is in flight, not after its answer.
+            self._drained.set()
 
     def _request_done(self, task: asyncio.Task[None]) -> None:
         self._requests.discard(task)
