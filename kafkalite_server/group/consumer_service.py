@@ -116,6 +116,15 @@ class ConsumerGroupService:
         return await self._classic_call(group_id, lambda: self.groups.classic_sync(
             group_id, generation_id, member_id, instance_id), SyncResult)
 
+    def classic_heartbeat(self, group_id: str, generation_id: int, member_id: str,
+                          instance_id: str | None) -> int | None:
+        """A classic member's Heartbeat; the session timer runs for it as for any member
+        (after a failover, this may be the first request of the group)."""
+        error = self.groups.classic_heartbeat(group_id, generation_id, member_id, instance_id)
+        if error is not None:
+            self._arm_expiry()
+        return error
+
     async def classic_leave(self, group_id: str, member_id: str,
                             instance_id: str | None) -> int | None:
         return await self._classic_call(group_id, lambda: self.groups.classic_leave(

@@ -196,7 +196,7 @@ async def handle_sync_group(
 async def handle_heartbeat(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    error = service.consumer.groups.classic_heartbeat(
+    error = service.consumer.classic_heartbeat(
         body["group_id"], body["generation_id"], body["member_id"], body.get("group_instance_id")
     )
     if error is None:
