@@ -10,8 +10,9 @@ with ConsumerGroupHeartbeat; the coordinator, not a member, computes the assignm
   an unknown member is UNKNOWN_MEMBER_ID;
 - a join, a leave, a subscription or assignor change, and a subscribed topic appearing,
   vanishing or gaining partitions bump the **group epoch** (a member subscribes by name,
-  by regex (:mod:`.topic_regex`), or both: a new topic its regex matches is one
-  appearing); the next heartbeat then
+  by regex (:mod:`.topic_regex`), or both; regexes are resolved apart from the heartbeats,
+  as Kafka 4 does (:meth:`ConsumerGroups.refresh_regexes`), and a new topic a regex
+  matches is one appearing); the next heartbeat then
   computes the target assignment with the group's assignor (:mod:`.consumer_assignors`)
   and sets the **assignment epoch** to the group epoch;
 - each member then reconciles towards its target (:mod:`.consumer_reconciliation`): it
@@ -180,6 +181,11 @@ class ConsumerGroup(ModernGroup[ConsumerMember]):
     subscribed: dict[str, SubscribedTopic] = field(default_factory=dict)
     """The subscribed topics as of the group epoch (ConsumerGroupPartitionMetadata)."""
     assignor: str = ""
+    resolved_regexes: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Each regex the members subscribe with -> the topics it matched when last resolved
+    (:meth:`ConsumerGroups.refresh_regexes`); a regex not resolved yet matches nothing."""
+    regex_topics: frozenset[str] = frozenset()
+    """The cluster's topics the regexes were last resolved against."""
 
     @property
     def state(self) -> str:
@@ -651,7 +657,18 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
 
     def _remove(self, group: ConsumerGroup, member_id: str) -> list[KeyValue]:
         group.target.pop(member_id, None)
-        return super()._remove(group, member_id)
+        records = super()._remove(group, member_id)
+        self._forget_unused_regexes(group)
+        return records
+
+    @staticmethod
+    def _forget_unused_regexes(group: ConsumerGroup) -> None:
+        """A regex no member subscribes with any more is forgotten at once (as Kafka
+        deletes its resolution with the change): subscribing with it again resolves it
+        anew."""
+        in_use = {m.subscribed_regex for m in group.members.values()}
+        for regex in set(group.resolved_regexes) - in_use:
+            del group.resolved_regexes[regex]
 
     def _consumer_metadata(self, group: ConsumerGroup, member: ConsumerMember) -> KeyValue:
         classic = member.classic
@@ -665,17 +682,42 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
                                         for name, metadata in classic.protocols]}})
 
     def _subscriptions(self, group: ConsumerGroup) -> dict[str, frozenset[str]]:
-        """Each member's topics: those it names and those its regex matches now."""
-        patterns = {m.subscribed_regex for m in group.members.values() if m.subscribed_regex}
-        existing = self._topics.names() if patterns else frozenset()
-        matched = {p: matching_topics(p, existing) for p in patterns}
-        return {m.member_id: frozenset(m.subscribed_topics) | matched.get(
+        """Each member's topics: those it names and those its regex matched when the group
+        last resolved it."""
+        return {m.member_id: frozenset(m.subscribed_topics) | group.resolved_regexes.get(
                     m.subscribed_regex or "", frozenset())
                 for m in group.members.values()}
+
+    def refresh_regexes(self) -> None:
+        """Resolves the regexes of every group, as Kafka 4 does, apart from the heartbeats:
+        a regex a member subscribes with matches nothing until this runs (a member
+        subscribing to a regex and to topic names gets the named topics first, the matched
+        ones once the regex is resolved), and every regex is resolved again when topics
+        were created or deleted. A change of what the members subscribe to bumps the group
+        epoch; regexes no member uses any more are forgotten."""
+        names: frozenset[str] | None = None
+        for group in self.groups():
+            in_use = {m.subscribed_regex for m in group.members.values() if m.subscribed_regex}
+            if not in_use and not group.resolved_regexes:
+                continue
+            if names is None:
+                names = self._topics.names()
+            if in_use == set(group.resolved_regexes) and names == group.regex_topics:
+                continue
+            self._resolve(group, in_use, names)
+            records = self._refresh_topics(group)
+            if records:
+                self._write(group, [*records, *self._bump(group)])
+
+    @staticmethod
+    def _resolve(group: ConsumerGroup, regexes: set[str], names: frozenset[str]) -> None:
+        group.resolved_regexes = {p: matching_topics(p, names) for p in sorted(regexes)}
+        group.regex_topics = names
 
     def _refresh_topics(self, group: ConsumerGroup) -> list[KeyValue]:
         """The subscribed topics now; when they changed, the record saying so (the
         caller bumps the group epoch)."""
+        self._forget_unused_regexes(group)
         names = sorted(set().union(*self._subscriptions(group).values()))
         now: dict[str, SubscribedTopic] = {}
         for name in names:
@@ -770,7 +812,12 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
         """A loaded partition's groups; a member that owes a revocation gets a fresh
         rebalance timeout too."""
         super().install(partition, groups)
+        names = self._topics.names()
         for group in groups.values():
+            # the loaded subscription metadata includes what the regexes matched: resolve
+            # them now, not a rebalance later
+            self._resolve(group, {m.subscribed_regex for m in group.members.values()
+                                  if m.subscribed_regex}, names)
             for member in group.members.values():
                 if member.current.state is MemberState.UNREVOKED_PARTITIONS:
                     member.revocation_deadline_ms = self._clock() + member.rebalance_timeout_ms

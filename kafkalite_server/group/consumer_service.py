@@ -1,8 +1,9 @@
 """Consumer groups (KIP-848) inside a running broker: the sans-IO
 :class:`~.consumer_groups.ConsumerGroups` on the group coordinator's runtime
 (``__consumer_offsets``, beside the classic and share groups). A heartbeat is answered once
-its records are in the ISR; members whose session or revocation time ran out are removed
-by a timer that runs while any consumer group has members.
+its records are in the ISR; members whose session or revocation time ran out are removed,
+and the groups' regexes resolved, by a timer that runs every second while any consumer
+group has members.
 """
 
 from __future__ import annotations
@@ -163,8 +164,9 @@ class ConsumerGroupService:
         self._timer = None
         try:
             self.groups.expire_members()
+            self.groups.refresh_regexes()
         except Exception as exc:  # an append failed: the next check tries again
-            log.warning("expiring consumer-group members: %s", exc)
+            log.warning("expiring consumer-group members, resolving regexes: %s", exc)
         if any(group.members for group in self.groups.groups()):
             self._arm_expiry()
 

@@ -217,6 +217,32 @@ def test_a_regex_subscription_is_evaluated_by_the_broker(cluster: EmbeddedCluste
         consumer.close()
 
 
+def test_a_regex_is_resolved_after_the_named_topics_as_kafka_4_does(
+        cluster: EmbeddedCluster) -> None:
+    """librdkafka's 0045 "resubscribe with regex": a member subscribing to a regex and a
+    topic name gets the named topic in its first assignment, the matched topics in a later
+    one (the broker resolves regexes apart from the heartbeats)."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for topic, partitions in (("kip848-async-1", 2), ("kip848-named", 1)):
+        admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+                         "group.id": "kip848-async-regex", "group.protocol": "consumer"})
+    assignments: list[set[tuple[str, int]]] = []
+    consumer.subscribe(["^kip848-async-.*", "kip848-named"], on_assign=lambda _c, tps: (
+        assignments.append({(tp.topic, tp.partition) for tp in tps})))
+
+    def polled_until_both() -> bool:
+        consumer.poll(0.1)
+        return len(assignments) >= 2
+
+    try:
+        until(polled_until_both, "two assignments", 30)
+        assert assignments[:2] == [{("kip848-named", 0)},
+                                   {("kip848-async-1", 0), ("kip848-async-1", 1)}]
+    finally:
+        consumer.close()
+
+
 class LostRecorder(Recorder):
     def on_partitions_lost(self, lost: set[KafkaliteTopicPartition]) -> None:
         self.calls.append(("lost", {tp.partition for tp in lost}))
