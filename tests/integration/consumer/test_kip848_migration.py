@@ -31,40 +31,45 @@ CLASSIC = {"protocol": "classic", "heartbeat.interval.ms": 300, "session.timeout
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[EmbeddedCluster]:
     with EmbeddedCluster(config=BROKER_CONFIG) as cluster:
-        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(30)
         yield cluster
 
 
-def _group_type(cluster: EmbeddedCluster) -> str:
+def _group_type(cluster: EmbeddedCluster, group: str) -> str:
     with KafkaliteAdmin(bootstrap_servers=cluster.bootstrap_servers) as admin:
-        return admin.describe_consumer_groups([GROUP])[GROUP].group_type
+        return admin.describe_consumer_groups([group])[group].group_type
 
 
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
 def test_a_group_upgrades_and_downgrades_without_losing_a_record(
-        cluster: EmbeddedCluster) -> None:
+        cluster: EmbeddedCluster, strategy: str) -> None:
+    """An eager classic member revokes everything and rejoins twice per rebalance; a
+    cooperative one keeps what it keeps and says what it owns when it rejoins."""
+    topic, group = f"{TOPIC}-{strategy}", f"{GROUP}-{strategy}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
     seen: Counter[bytes] = Counter()
     lock = threading.Lock()
-    classic = Member(cluster, "classic", seen, lock, topic=TOPIC, group=GROUP, **CLASSIC)
+    classic = Member(cluster, "classic", seen, lock, topic=topic, group=group,
+                     **{**CLASSIC, "partition.assignment.strategy": strategy})
     modern: Member | None = None
     try:
         until(lambda: len(classic.owned) == PARTITIONS, "the classic member owning all", 60)
-        produced = produce(cluster, 0, 60, TOPIC)
+        produced = produce(cluster, 0, 60, topic)
         until(lambda: sum(seen.values()) >= 60, "the first 60 records read", 60)
-        assert _group_type(cluster) == "classic"
+        assert _group_type(cluster, group) == "classic"
 
-        modern = Member(cluster, "modern", seen, lock, topic=TOPIC, group=GROUP)
+        modern = Member(cluster, "modern", seen, lock, topic=topic, group=group)
         until(lambda: sorted([len(classic.owned), len(modern.owned)]) == [3, 3]
               and not classic.owned & modern.owned, "a 3/3 split across the protocols", 60)
-        assert _group_type(cluster) == "consumer"
-        produced += produce(cluster, 60, 60, TOPIC)
+        assert _group_type(cluster, group) == "consumer"
+        produced += produce(cluster, 60, 60, topic)
         until(lambda: sum(seen.values()) >= 120, "120 records read", 60)
 
         modern.close()
         until(lambda: len(classic.owned) == PARTITIONS, "the classic member owning all again",
               60)
-        assert _group_type(cluster) == "classic"
-        produced += produce(cluster, 120, 60, TOPIC)
+        assert _group_type(cluster, group) == "classic"
+        produced += produce(cluster, 120, 60, topic)
         until(lambda: sum(seen.values()) >= 180, "180 records read", 60)
         with lock:
             assert set(seen) == set(produced)
@@ -75,7 +80,6 @@ def test_a_group_upgrades_and_downgrades_without_losing_a_record(
         if modern is not None:
             modern.close()
 
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     offsets = admin.list_consumer_group_offsets(
-        [confluent_kafka.ConsumerGroupTopicPartitions(GROUP)])[GROUP].result(30)
+        [confluent_kafka.ConsumerGroupTopicPartitions(group)])[group].result(30)
     assert sum(tp.offset for tp in offsets.topic_partitions) == 180
