@@ -31,6 +31,7 @@ from kafkalite_server.config_values import (
     integer,
     never_when_max,
 )
+from kafkalite_server.group.consumer_migration import DEFAULT_MIGRATION_POLICY, MigrationPolicy
 from kafkalite_server.log.cleaner_manager import NO_IO_LIMIT, CleanerConfig, check_map_size
 from kafkalite_server.log.config import TIMESTAMP_TYPES, LogConfig
 from kafkalite_server.log.decompression_limit import BATCH_DECOMPRESSED_MAX_BYTES
@@ -97,6 +98,7 @@ class BrokerConfig:
     group_consumer_heartbeat_interval_ms: int = 5000
     group_consumer_max_size: int = INT32_MAX
     group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    group_consumer_migration_policy: str = DEFAULT_MIGRATION_POLICY.value
     # --- share groups (KIP-932) and the share coordinator (Kafka's names and defaults)
     group_share_record_lock_duration_ms: int = 30_000
     group_share_min_record_lock_duration_ms: int = 15_000
@@ -303,6 +305,11 @@ def read_properties(path: str | Path) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------ parsers
 
+def _migration_policy(key: str, text: str) -> str:
+    """One of Kafka's policies, in any case (Kafka's validator ignores it)."""
+    return choice(tuple(p.value for p in MigrationPolicy))(key, text.strip().lower())
+
+
 def _assignor_names(key: str, text: str) -> tuple[str, ...]:
     """Server-side assignors by name, the first being the default; Kafka's class names of
     its two assignors are accepted as their short names."""
@@ -448,6 +455,8 @@ _SPECS: dict[str, _Spec] = {
                                                   integer(1, INT32_MAX)),
     "group.consumer.max.size": _Spec("group_consumer_max_size", integer(1, INT32_MAX)),
     "group.consumer.assignors": _Spec("group_consumer_assignors", _assignor_names),
+    "group.consumer.migration.policy": _Spec("group_consumer_migration_policy",
+                                             _migration_policy),
     # --- share groups (KIP-932) and the share coordinator
     "group.share.record.lock.duration.ms": _Spec("group_share_record_lock_duration_ms",
                                                  integer(1000, 3_600_000)),

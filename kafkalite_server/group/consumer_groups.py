@@ -10,8 +10,9 @@ with ConsumerGroupHeartbeat; the coordinator, not a member, computes the assignm
   an unknown member is UNKNOWN_MEMBER_ID;
 - a join, a leave, a subscription or assignor change, and a subscribed topic appearing,
   vanishing or gaining partitions bump the **group epoch** (a member subscribes by name,
-  by regex (:mod:`.topic_regex`), or both: a new topic its regex matches is one
-  appearing); the next heartbeat then
+  by regex (:mod:`.topic_regex`), or both; regexes are resolved apart from the heartbeats,
+  as Kafka 4 does (:meth:`ConsumerGroups.refresh_regexes`), and a new topic a regex
+  matches is one appearing); the next heartbeat then
   computes the target assignment with the group's assignor (:mod:`.consumer_assignors`)
   and sets the **assignment epoch** to the group epoch;
 - each member then reconciles towards its target (:mod:`.consumer_reconciliation`): it
@@ -34,22 +35,39 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kafkalite.errors import ProtocolDecodeError
+from kafkalite.protocol.consumer_protocol import ConsumerProtocolAssignment
 from kafkalite.protocol.errors import (
+    FencedInstanceIdError,
     FencedMemberEpochError,
     GroupIdNotFoundError,
     GroupMaxSizeReachedError,
+    IllegalGenerationError,
+    InconsistentGroupProtocolError,
     InvalidRegularExpressionError,
     InvalidRequestError,
+    MemberIdRequiredError,
     NonEmptyGroupError,
+    RebalanceInProgressError,
     StaleMemberEpochError,
     UnknownMemberIdError,
     UnreleasedInstanceIdError,
     UnsupportedAssignorError,
+    UnsupportedVersionError,
 )
 from kafkalite.protocol.primitives import INT32_MAX
 from kafkalite.protocol.states import GroupState
 from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.group.consumer_assignors import ASSIGNORS, Assignment, SubscribedTopic
+from kafkalite_server.group.consumer_migration import (
+    DEFAULT_MIGRATION_POLICY,
+    ClassicGroupsPort,
+    ClassicGroupState,
+    ClassicMemberState,
+    ClassicMetadata,
+    MigrationPolicy,
+    owned_partitions,
+)
 from kafkalite_server.group.consumer_reconciliation import MemberState, Reconciled, reconcile
 from kafkalite_server.group.consumer_records import (
     CONSUMER_RECORDS,
@@ -59,6 +77,8 @@ from kafkalite_server.group.consumer_records import (
     TARGET_ASSIGNMENT_MEMBER,
     TARGET_ASSIGNMENT_METADATA,
 )
+from kafkalite_server.group.coordinator import JoinRequest
+from kafkalite_server.group.group import CONSUMER_PROTOCOL_TYPE
 from kafkalite_server.group.modern_group import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
@@ -74,6 +94,7 @@ from kafkalite_server.group.modern_records import (
     group_record,
     wire_assignment,
 )
+from kafkalite_server.group.results import JoinResult, SyncResult
 from kafkalite_server.group.topic_regex import (
     TopicRegexError,
     compile_topic_regex,
@@ -93,6 +114,7 @@ class ConsumerGroupConfig:
     heartbeat_interval_ms: int = 5000
     max_size: int = INT32_MAX
     assignors: tuple[str, ...] = ("uniform", "range")
+    migration_policy: MigrationPolicy = DEFAULT_MIGRATION_POLICY
 
 
 @dataclass(frozen=True)
@@ -135,6 +157,9 @@ class ConsumerMember(ModernMember):
     revocation_deadline_ms: int | None = None
     static_left: bool = False
     """A static member that left with epoch -2: its place is kept for its instance id."""
+    classic: ClassicMetadata | None = None
+    """Set for a member that speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat)
+    in a group converted from a classic one (:mod:`.consumer_migration`)."""
 
     @property
     def member_epoch(self) -> int:
@@ -156,6 +181,11 @@ class ConsumerGroup(ModernGroup[ConsumerMember]):
     subscribed: dict[str, SubscribedTopic] = field(default_factory=dict)
     """The subscribed topics as of the group epoch (ConsumerGroupPartitionMetadata)."""
     assignor: str = ""
+    resolved_regexes: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Each regex the members subscribe with -> the topics it matched when last resolved
+    (:meth:`ConsumerGroups.refresh_regexes`); a regex not resolved yet matches nothing."""
+    regex_topics: frozenset[str] = frozenset()
+    """The cluster's topics the regexes were last resolved against."""
 
     @property
     def state(self) -> str:
@@ -175,7 +205,8 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
 
     def __init__(self, ownership: Ownership, append: Callable[[int, list[KeyValue]], None],
                  topics: Topics, clock: Callable[[], int], config: ConsumerGroupConfig, *,
-                 other_group_type: Callable[[str], str | None]) -> None:
+                 other_group_type: Callable[[str], str | None],
+                 classic: ClassicGroupsPort | None = None) -> None:
         super().__init__(ownership, append, clock)
         self._topics = topics
         self.config = config
@@ -183,6 +214,9 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
         self._other_group_type = other_group_type
         """The type of a group of another kind with this id that has members (or is a share
         group), which a consumer group must not take over; None when there is none."""
+        self._classic = classic
+        """The classic coordinator, which groups are upgraded from and downgraded to (None:
+        no migration)."""
 
     def new_group(self, group_id: str) -> ConsumerGroup:
         return ConsumerGroup(group_id)
@@ -195,6 +229,8 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
             error, message = self._invalid(hb)
         if error:
             return HeartbeatResult(error, message=message)
+        if hb.member_epoch == JOIN_EPOCH and self.group(hb.group_id) is None:
+            self._maybe_upgrade(hb.group_id)
         group = self._group_for(hb.group_id, hb.member_epoch, self._other_group_type)
         if isinstance(group, HeartbeatResult):
             return group
@@ -212,8 +248,9 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
                     return HeartbeatResult(UnreleasedInstanceIdError.errno,
                                            message=f"instance {hb.instance_id!r} is member "
                                                    f"{static.member_id}")
-                member, records = self._replace(group, static, hb.member_id or
-                                                str(uuid.uuid4()))
+                member, replaced = self._replace(group, static, hb.member_id or
+                                                 str(uuid.uuid4()))
+                records += replaced
             if member is None and len(group.members) >= self.config.max_size:
                 return HeartbeatResult(GroupMaxSizeReachedError.errno,
                                        message=f"group.consumer.max.size is "
@@ -228,10 +265,27 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
             return HeartbeatResult(FencedMemberEpochError.errno,
                                    message=f"epoch {hb.member_epoch}, the member is at "
                                            f"{member.member_epoch}")
-        member.session_deadline_ms = self._clock() + self.config.session_timeout_ms
+        owned = hb.owned if hb.member_epoch != JOIN_EPOCH else {}
+        before = self._advance(group, member, hb, joined, owned, records)
+        full = hb.member_epoch == JOIN_EPOCH or hb.owned is not None
+        changed = member.current.assigned != before.assigned or \
+            member.member_epoch != hb.member_epoch
+        return HeartbeatResult(0, member.member_id, member.member_epoch,
+                               dict(member.current.assigned) if full or changed else None)
+
+    def _advance(self, group: ConsumerGroup, member: ConsumerMember, hb: Heartbeat,
+                 joined: bool, owned: Assignment | None, records: list[KeyValue]) -> Reconciled:
+        """One step of a member, whichever protocol it speaks: its session renewed, its
+        changes taken (a new group epoch when they matter), the target assignment computed
+        when the group epoch moved, and the member reconciled towards its target with what
+        it says it ``owned``; ``records`` and the new ones are written. Returns the
+        member's assignment before the step."""
+        timeout = member.classic.session_timeout_ms if member.classic is not None \
+            else self.config.session_timeout_ms
+        member.session_deadline_ms = self._clock() + timeout
         member.static_left = False
         changed = self._update_member(member, hb, joined)
-        if changed:
+        if changed or (member.classic is not None and hb.member_epoch == JOIN_EPOCH):
             records.append(self._consumer_metadata(group, member))
         topics = self._refresh_topics(group)
         if changed or topics:
@@ -239,7 +293,6 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
         if group.assignment_epoch != group.group_epoch:
             records += self._assign(group)
         before = member.current
-        owned = hb.owned if hb.member_epoch != JOIN_EPOCH else {}
         member.current = reconcile(before, group.target.get(member.member_id, {}),
                                    group.assignment_epoch, owned,
                                    lambda t, p: self._owned_by_other(group, member, t, p))
@@ -253,11 +306,253 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
         else:
             member.revocation_deadline_ms = None
         self._write(group, records)
-        full = hb.member_epoch == JOIN_EPOCH or hb.owned is not None
-        changed = member.current.assigned != before.assigned or \
-            member.member_epoch != hb.member_epoch
-        return HeartbeatResult(0, member.member_id, member.member_epoch,
-                               dict(member.current.assigned) if full or changed else None)
+        return before
+
+    # ------------------------------------------------------------------ online migration
+
+    def _maybe_upgrade(self, group_id: str) -> None:
+        """A member of the consumer protocol joins a classic group with members: the group
+        becomes a consumer group when the policy allows it, the classic group uses the
+        consumer protocol and there is room for the joining member (Kafka's conditions);
+        otherwise it stays classic and the join is refused by :meth:`_group_for`."""
+        if self._classic is None or not self.config.migration_policy.upgrades:
+            return
+        classic = self._classic.snapshot(group_id)
+        if classic is None or classic.protocol_type != CONSUMER_PROTOCOL_TYPE \
+                or len(classic.members) >= self.config.max_size:
+            return
+        try:
+            members = [self._converted(classic.generation_id, m) for m in classic.members]
+        except ProtocolDecodeError:
+            return  # a malformed subscription: Kafka refuses the upgrade too
+        group = self.new_group(group_id)
+        group.group_epoch = group.assignment_epoch = classic.generation_id
+        for member in members:
+            group.members[member.member_id] = member
+            group.target[member.member_id] = member.current.assigned
+        self._groups.setdefault(self.ownership.partition_for(group_id), {})[group_id] = group
+        self._classic.hand_over(group_id)
+        key = {"group_id": group_id}
+        records = [self._consumer_metadata(group, m) for m in members]
+        records.append(group_record(GROUP_METADATA, key, {"epoch": group.group_epoch}))
+        records += [group_record(TARGET_ASSIGNMENT_MEMBER, {**key, "member_id": m.member_id},
+                                 {"topic_partitions": wire_assignment(m.current.assigned)})
+                    for m in members]
+        records.append(group_record(TARGET_ASSIGNMENT_METADATA, key,
+                                    {"assignment_epoch": group.assignment_epoch}))
+        records += [_current_assignment(group, m) for m in members]
+        self._write(group, records)
+
+    def _converted(self, generation_id: int, classic: ClassicMemberState) -> ConsumerMember:
+        """A classic member as a consumer-group member: stable at the classic generation,
+        owning what its last assignment gave it."""
+        subscription = classic.classic.subscription()
+        assigned = self._topic_ids(
+            ConsumerProtocolAssignment.decode(classic.assignment).partitions)
+        return ConsumerMember(
+            classic.member_id, rack_id=subscription.rack_id, client_id=classic.client_id,
+            client_host=classic.client_host,
+            subscribed_topics=tuple(sorted(set(subscription.topics))),
+            previous_member_epoch=generation_id,
+            session_deadline_ms=self._clock() + classic.classic.session_timeout_ms,
+            instance_id=classic.instance_id, rebalance_timeout_ms=classic.rebalance_timeout_ms,
+            current=Reconciled(MemberState.STABLE, generation_id, assigned),
+            classic=classic.classic)
+
+    def _topic_ids(self, partitions: list[tuple[str, list[int]]]) -> Assignment:
+        """Partitions by topic name as an assignment by topic id (unknown topics dropped)."""
+        assignment: dict[uuid.UUID, frozenset[int]] = {}
+        for name, ids in partitions:
+            if ids and self._topics.partition_count(name) is not None:
+                topic_id = self._topics.topic_id(name)
+                assignment[topic_id] = assignment.get(topic_id, frozenset()) | frozenset(ids)
+        return assignment
+
+    @staticmethod
+    def _topic_names(group: ConsumerGroup, assignment: Assignment) -> list[tuple[str, list[int]]]:
+        """An assignment by topic name (the classic protocol's), from the group's
+        subscribed topics, which hold every topic it assigns."""
+        names = {topic.topic_id: name for name, topic in group.subscribed.items()}
+        return sorted((names[t], sorted(ps)) for t, ps in assignment.items() if t in names)
+
+    def _maybe_downgrade(self, group: ConsumerGroup, generation_id: int) -> None:
+        """The last member of the consumer protocol left: with classic members remaining
+        and the policy allowing it, the group goes back to the classic coordinator at
+        ``generation_id`` (the group epoch before the leave, as Kafka does, so that the
+        classic members' next heartbeat says REBALANCE_IN_PROGRESS), which rebalances it
+        at once (each member's target assignment is its assignment until then)."""
+        if self._classic is None or not self.config.migration_policy.downgrades \
+                or not group.members \
+                or any(m.classic is None for m in group.members.values()):
+            return
+        members = tuple(ClassicMemberState(
+            m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+            m.classic, m.classic.encode_assignment(
+                self._topic_names(group, group.target.get(m.member_id, {}))))
+            for m in group.members.values() if m.classic is not None)
+        records: list[KeyValue] = []
+        for member in members:
+            key = {"group_id": group.group_id, "member_id": member.member_id}
+            records += [group_record(kind, key, None) for kind in self.records.member_kinds]
+        key = {"group_id": group.group_id}
+        records += [group_record(kind, key, None) for kind in (
+            TARGET_ASSIGNMENT_METADATA, PARTITION_METADATA, GROUP_METADATA)]
+        self._write(group, records)
+        del self._groups[self.ownership.partition_for(group.group_id)][group.group_id]
+        self._classic.take_back(ClassicGroupState(group.group_id, generation_id,
+                                                  CONSUMER_PROTOCOL_TYPE, members))
+
+    def _leave(self, group: ConsumerGroup, member_id: str) -> HeartbeatResult:
+        epoch = group.group_epoch
+        result = super()._leave(group, member_id)
+        if not result.error:
+            self._maybe_downgrade(group, epoch)
+        return result
+
+    def expire_members(self) -> None:
+        """Members whose session or revocation time ran out leave; a group left with only
+        classic members goes back to the classic protocol."""
+        now = self._clock()
+        for group in self.groups():
+            expired = [m for m in group.members.values() if m.expired(now)]
+            if not expired:
+                continue
+            epoch = group.group_epoch
+            records: list[KeyValue] = []
+            for member in expired:
+                records += self._remove(group, member.member_id)
+            self._write(group, records)
+            if any(m.classic is None for m in expired):
+                self._maybe_downgrade(group, epoch)
+
+    # ------------------------------------------------------------------ classic members
+
+    def classic_join(self, request: JoinRequest) -> JoinResult | None:
+        """JoinGroup of a classic member to a consumer group with members (None: the group
+        id is not one; an empty consumer group is deleted first, so the classic
+        coordinator takes the id over). The member's subscription and owned partitions
+        come from its protocol metadata; it is reconciled like any member and answered at
+        once with its member epoch as the generation, as a follower (the group's assignor,
+        not a leader, assigns)."""
+        group = self.group(request.group_id)
+        if group is None:
+            return None
+        if not group.members:
+            self.delete(request.group_id)
+            return None
+        member_id = request.member_id or str(uuid.uuid4())
+
+        def fail(error: int) -> JoinResult:
+            return JoinResult(error, member_id=member_id)
+
+        if request.protocol_type != CONSUMER_PROTOCOL_TYPE or not request.protocols:
+            return fail(InconsistentGroupProtocolError.errno)
+        classic = ClassicMetadata(request.session_timeout_ms, tuple(request.protocols))
+        try:
+            subscription = classic.subscription()
+        except ProtocolDecodeError:
+            return fail(InconsistentGroupProtocolError.errno)
+        member = group.members.get(member_id)
+        if member is not None and member.classic is None:
+            return fail(InconsistentGroupProtocolError.errno)  # a consumer-protocol member
+        if member is None and len(group.members) >= self.config.max_size:
+            return fail(GroupMaxSizeReachedError.errno)
+        if not request.member_id and request.require_known_member_id \
+                and request.group_instance_id is None:
+            return fail(MemberIdRequiredError.errno)
+        records: list[KeyValue] = []
+        static = self._static_member(group, request.group_instance_id)
+        if static is not None and static.member_id != member_id:
+            if request.member_id:
+                return fail(FencedInstanceIdError.errno)
+            # a restarted static member takes its place (whichever protocol it spoke)
+            member, records = self._replace(group, static, member_id)
+        joined = member is None
+        if member is None:
+            member = group.members[member_id] = ConsumerMember(member_id)
+        member.classic = classic
+        hb = Heartbeat(request.group_id, member_id, JOIN_EPOCH, request.group_instance_id,
+                       subscription.rack_id, request.rebalance_timeout_ms,
+                       subscription.topics, client_id=request.client_id,
+                       client_host=request.client_host)
+        self._advance(group, member, hb, joined,
+                      self._topic_ids(owned_partitions(classic)), records)
+        return JoinResult(0, member_id=member_id, generation_id=member.member_epoch,
+                          protocol_type=CONSUMER_PROTOCOL_TYPE,
+                          protocol_name=classic.protocols[0][0])
+
+    def _classic_member(self, group: ConsumerGroup, member_id: str,
+                        instance_id: str | None) -> ConsumerMember | int:
+        """The classic member a SyncGroup, Heartbeat or LeaveGroup names, or the error."""
+        member = group.members.get(member_id)
+        if instance_id is not None:
+            static = self._static_member(group, instance_id)
+            if static is None:
+                return UnknownMemberIdError.errno
+            if member_id and static.member_id != member_id:
+                return FencedInstanceIdError.errno
+            member = static
+        if member is None or member.classic is None:
+            return UnknownMemberIdError.errno
+        return member
+
+    def classic_sync(self, group_id: str, generation_id: int, member_id: str,
+                     instance_id: str | None) -> SyncResult | None:
+        """SyncGroup of a classic member: its current assignment in the consumer protocol's
+        encoding (None: not a consumer group here)."""
+        group = self.group(group_id)
+        if group is None:
+            return None
+        member = self._classic_member(group, member_id, instance_id)
+        if isinstance(member, int):
+            return SyncResult(member)
+        assert member.classic is not None
+        if generation_id != member.member_epoch:
+            return SyncResult(IllegalGenerationError.errno)
+        if group.group_epoch > member.member_epoch \
+                and member.current.state is not MemberState.UNREVOKED_PARTITIONS:
+            return SyncResult(RebalanceInProgressError.errno)  # rejoin to catch up first
+        member.session_deadline_ms = self._clock() + member.classic.session_timeout_ms
+        return SyncResult(0, member.classic.encode_assignment(
+            self._topic_names(group, member.current.assigned)), CONSUMER_PROTOCOL_TYPE,
+            member.classic.protocols[0][0])
+
+    def classic_heartbeat(self, group_id: str, generation_id: int, member_id: str,
+                          instance_id: str | None) -> int | None:
+        """Heartbeat of a classic member; REBALANCE_IN_PROGRESS tells it to rejoin when the
+        group epoch moved past it, it has partitions to revoke, or partitions it waits for
+        were released (None: not a consumer group here)."""
+        group = self.group(group_id)
+        if group is None:
+            return None
+        member = self._classic_member(group, member_id, instance_id)
+        if isinstance(member, int):
+            return member
+        assert member.classic is not None
+        if generation_id != member.member_epoch:
+            return IllegalGenerationError.errno
+        member.session_deadline_ms = self._clock() + member.classic.session_timeout_ms
+        state = member.current.state
+        waiting = any(self._owned_by_other(group, member, t, p)
+                      for t, ps in group.target.get(member.member_id, {}).items() for p in ps
+                      if p not in member.current.assigned.get(t, frozenset()))
+        if member.member_epoch < group.group_epoch \
+                or state is MemberState.UNREVOKED_PARTITIONS \
+                or (state is MemberState.UNRELEASED_PARTITIONS and not waiting):
+            return RebalanceInProgressError.errno
+        return 0
+
+    def classic_leave(self, group_id: str, member_id: str,
+                      instance_id: str | None) -> int | None:
+        """LeaveGroup of a classic member (None: not a consumer group here)."""
+        group = self.group(group_id)
+        if group is None:
+            return None
+        member = self._classic_member(group, member_id, instance_id)
+        if isinstance(member, int):
+            return member
+        self._write(group, self._remove(group, member.member_id))
+        return 0
 
     def _invalid(self, hb: Heartbeat) -> tuple[int, str | None]:
         if not hb.group_id:
@@ -362,26 +657,67 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
 
     def _remove(self, group: ConsumerGroup, member_id: str) -> list[KeyValue]:
         group.target.pop(member_id, None)
-        return super()._remove(group, member_id)
+        records = super()._remove(group, member_id)
+        self._forget_unused_regexes(group)
+        return records
+
+    @staticmethod
+    def _forget_unused_regexes(group: ConsumerGroup) -> None:
+        """A regex no member subscribes with any more is forgotten at once (as Kafka
+        deletes its resolution with the change): subscribing with it again resolves it
+        anew."""
+        in_use = {m.subscribed_regex for m in group.members.values()}
+        for regex in set(group.resolved_regexes) - in_use:
+            del group.resolved_regexes[regex]
 
     def _consumer_metadata(self, group: ConsumerGroup, member: ConsumerMember) -> KeyValue:
+        classic = member.classic
         return self._member_metadata(group, member, {
             "instance_id": member.instance_id, "subscribed_topic_regex": member.subscribed_regex,
             "rebalance_timeout_ms": member.rebalance_timeout_ms,
-            "server_assignor": member.server_assignor})
+            "server_assignor": member.server_assignor,
+            "classic_member_metadata": None if classic is None else {
+                "session_timeout_ms": classic.session_timeout_ms,
+                "supported_protocols": [{"name": name, "metadata": metadata}
+                                        for name, metadata in classic.protocols]}})
 
     def _subscriptions(self, group: ConsumerGroup) -> dict[str, frozenset[str]]:
-        """Each member's topics: those it names and those its regex matches now."""
-        patterns = {m.subscribed_regex for m in group.members.values() if m.subscribed_regex}
-        existing = self._topics.names() if patterns else frozenset()
-        matched = {p: matching_topics(p, existing) for p in patterns}
-        return {m.member_id: frozenset(m.subscribed_topics) | matched.get(
+        """Each member's topics: those it names and those its regex matched when the group
+        last resolved it."""
+        return {m.member_id: frozenset(m.subscribed_topics) | group.resolved_regexes.get(
                     m.subscribed_regex or "", frozenset())
                 for m in group.members.values()}
+
+    def refresh_regexes(self) -> None:
+        """Resolves the regexes of every group, as Kafka 4 does, apart from the heartbeats:
+        a regex a member subscribes with matches nothing until this runs (a member
+        subscribing to a regex and to topic names gets the named topics first, the matched
+        ones once the regex is resolved), and every regex is resolved again when topics
+        were created or deleted. A change of what the members subscribe to bumps the group
+        epoch; regexes no member uses any more are forgotten."""
+        names: frozenset[str] | None = None
+        for group in self.groups():
+            in_use = {m.subscribed_regex for m in group.members.values() if m.subscribed_regex}
+            if not in_use and not group.resolved_regexes:
+                continue
+            if names is None:
+                names = self._topics.names()
+            if in_use == set(group.resolved_regexes) and names == group.regex_topics:
+                continue
+            self._resolve(group, in_use, names)
+            records = self._refresh_topics(group)
+            if records:
+                self._write(group, [*records, *self._bump(group)])
+
+    @staticmethod
+    def _resolve(group: ConsumerGroup, regexes: set[str], names: frozenset[str]) -> None:
+        group.resolved_regexes = {p: matching_topics(p, names) for p in sorted(regexes)}
+        group.regex_topics = names
 
     def _refresh_topics(self, group: ConsumerGroup) -> list[KeyValue]:
         """The subscribed topics now; when they changed, the record saying so (the
         caller bumps the group epoch)."""
+        self._forget_unused_regexes(group)
         names = sorted(set().union(*self._subscriptions(group).values()))
         now: dict[str, SubscribedTopic] = {}
         for name in names:
@@ -418,17 +754,25 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
 
     # ------------------------------------------------------------------ offsets, timers, admin
 
-    def validate_commit(self, group_id: str, member_id: str, member_epoch: int) -> int | None:
+    def validate_commit(self, group_id: str, member_id: str, member_epoch: int, *,
+                        member_epoch_api: bool = True) -> int | None:
         """OffsetCommit's check of a consumer group's committer (None: no consumer group of
         that id here, the classic rules apply). A simple commit (epoch -1, with or without a
         member id: a client that makes its id itself sends it before it joins) is accepted
-        only by an empty group."""
+        only by an empty group. A classic member commits with its generation, which must be
+        its member epoch (ILLEGAL_GENERATION); a member of the consumer protocol must use a
+        request that carries the member epoch (``member_epoch_api``, OffsetCommit v9+), as
+        Kafka requires."""
         group = self.group(group_id)
         if group is None:
             return None
+        member = group.members.get(member_id)
+        if member is not None and member.classic is not None:
+            return 0 if member_epoch == member.member_epoch else IllegalGenerationError.errno
+        if member_id and not member_epoch_api:
+            return UnsupportedVersionError.errno
         if member_epoch < 0 and not group.members:
             return 0
-        member = group.members.get(member_id)
         if member is None:
             return UnknownMemberIdError.errno
         if member_epoch > member.member_epoch:
@@ -468,7 +812,12 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
         """A loaded partition's groups; a member that owes a revocation gets a fresh
         rebalance timeout too."""
         super().install(partition, groups)
+        names = self._topics.names()
         for group in groups.values():
+            # the loaded subscription metadata includes what the regexes matched: resolve
+            # them now, not a rebalance later
+            self._resolve(group, {m.subscribed_regex for m in group.members.values()
+                                  if m.subscribed_regex}, names)
             for member in group.members.values():
                 if member.current.state is MemberState.UNREVOKED_PARTITIONS:
                     member.revocation_deadline_ms = self._clock() + member.rebalance_timeout_ms
@@ -529,6 +878,10 @@ class ConsumerGroupLoader(ModernGroupLoader[ConsumerGroup]):
         member.subscribed_regex = value["subscribed_topic_regex"]
         member.rebalance_timeout_ms = value["rebalance_timeout_ms"]
         member.server_assignor = value["server_assignor"]
+        classic = value["classic_member_metadata"]
+        member.classic = None if classic is None else ClassicMetadata(
+            classic["session_timeout_ms"],
+            tuple((p["name"], bytes(p["metadata"])) for p in classic["supported_protocols"]))
 
     def _apply_other(self, group: ConsumerGroup, kind: GroupRecordType, member_id: str,
                      value: dict[str, Any] | None) -> None:

@@ -6,13 +6,15 @@ ConsumerGroupTargetAssignmentMember (7), ConsumerGroupCurrentMemberAssignment (8
 value is version 0. A null value is a tombstone. The offsets a consumer group commits are
 the classic OffsetCommit records (key version 1), kept by the classic coordinator.
 
-ConsumerGroupMemberMetadataValue's tagged ``ClassicMemberMetadata`` (a classic member in a
-consumer group) is never written: kafkalite does not mix protocols in one group.
+ConsumerGroupMemberMetadataValue's tagged ``ClassicMemberMetadata`` (tag 0) is set for a
+member that speaks the classic protocol in a group upgraded from a classic one
+(:mod:`.consumer_migration`): its session timeout and its JoinGroup protocols, so that a
+coordinator failover goes on answering its JoinGroup, SyncGroup and Heartbeat.
 """
 
 from __future__ import annotations
 
-from kafkalite.protocol.primitives import INT32, STRING, UUID
+from kafkalite.protocol.primitives import BYTES, INT32, STRING, UUID
 from kafkalite.protocol.schema import Array, Field, Struct
 from kafkalite_server.group.modern_records import (
     CURRENT_ASSIGNMENT_FIELDS,
@@ -40,6 +42,13 @@ MEMBER_METADATA = _kind(5, "ConsumerGroupMemberMetadata", (
     Field("subscribed_topic_regex", STRING, nullable="0+"),
     Field("rebalance_timeout_ms", INT32, default=-1),
     Field("server_assignor", STRING, nullable="0+"),
+    Field("classic_member_metadata", Struct(
+        Field("session_timeout_ms", INT32),
+        Field("supported_protocols", Array(Struct(
+            Field("name", STRING),
+            Field("metadata", BYTES),
+        ))),
+    ), nullable="0+", tag=0, tagged="0+", default=None),
 ), member=True)
 TARGET_ASSIGNMENT_METADATA = _kind(6, "ConsumerGroupTargetAssignmentMetadata", (
     Field("assignment_epoch", INT32),

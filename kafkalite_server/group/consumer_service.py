@@ -1,14 +1,16 @@
 """Consumer groups (KIP-848) inside a running broker: the sans-IO
 :class:`~.consumer_groups.ConsumerGroups` on the group coordinator's runtime
 (``__consumer_offsets``, beside the classic and share groups). A heartbeat is answered once
-its records are in the ISR; members whose session or revocation time ran out are removed
-by a timer that runs while any consumer group has members.
+its records are in the ISR; members whose session or revocation time ran out are removed,
+and the groups' regexes resolved, by a timer that runs every second while any consumer
+group has members.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from kafkalite.records import encode_batch
 from kafkalite_server.cluster.internal_topics import INTERNAL_TOPICS
@@ -21,7 +23,10 @@ from kafkalite_server.group.consumer_groups import (
     HeartbeatResult,
     Topics,
 )
+from kafkalite_server.group.consumer_migration import ClassicGroupsPort, MigrationPolicy
+from kafkalite_server.group.coordinator import JoinRequest
 from kafkalite_server.group.modern_records import KeyValue
+from kafkalite_server.group.results import JoinResult, SyncResult
 from kafkalite_server.group.timers import Scheduler, TimerHandle
 from kafkalite_server.share.config import SHARE_STATE_TOPIC
 
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
     from kafkalite_server.group.coordinator import GroupCoordinator
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 EXPIRY_CHECK_MS = 1000
 CLASSIC_GROUP_TYPE = "classic"
@@ -75,8 +81,11 @@ class ConsumerGroupService:
             ConsumerGroupConfig(config.group_consumer_session_timeout_ms,
                                 config.group_consumer_heartbeat_interval_ms,
                                 config.group_consumer_max_size,
-                                config.group_consumer_assignors),
-            other_group_type=other_group_type)
+                                config.group_consumer_assignors,
+                                MigrationPolicy(config.group_consumer_migration_policy)),
+            other_group_type=other_group_type,
+            classic=ClassicGroupsPort(classic.migration_snapshot, classic.hand_over,
+                                      classic.take_back))
         runtime.also_serve(self.groups)
 
     def _append(self, partition: int, records: list[KeyValue]) -> None:
@@ -93,6 +102,50 @@ class ConsumerGroupService:
         self._arm_expiry()
         error = await self.runtime.committed(heartbeat.group_id)
         return HeartbeatResult(error) if error else result
+
+    # -- classic members of consumer groups (KIP-848's online migration); None: the group id
+    # is not a consumer group here, the classic coordinator answers
+
+    async def classic_join(self, request: JoinRequest) -> JoinResult | None:
+        return await self._classic_call(request.group_id,
+                                        lambda: self.groups.classic_join(request),
+                                        lambda error: JoinResult(error,
+                                                                 member_id=request.member_id))
+
+    async def classic_sync(self, group_id: str, generation_id: int, member_id: str,
+                           instance_id: str | None) -> SyncResult | None:
+        return await self._classic_call(group_id, lambda: self.groups.classic_sync(
+            group_id, generation_id, member_id, instance_id), SyncResult)
+
+    def classic_heartbeat(self, group_id: str, generation_id: int, member_id: str,
+                          instance_id: str | None) -> int | None:
+        """A classic member's Heartbeat; the session timer runs for it as for any member
+        (after a failover, this may be the first request of the group)."""
+        error = self.groups.classic_heartbeat(group_id, generation_id, member_id, instance_id)
+        if error is not None:
+            self._arm_expiry()
+        return error
+
+    async def classic_leave(self, group_id: str, member_id: str,
+                            instance_id: str | None) -> int | None:
+        return await self._classic_call(group_id, lambda: self.groups.classic_leave(
+            group_id, member_id, instance_id), int)
+
+    async def _classic_call(self, group_id: str, call: Callable[[], R | None],
+                            failed: Callable[[int], R]) -> R | None:
+        """Runs a classic member's request on the consumer groups; answered once what it
+        wrote is in the ISR."""
+        if self.groups.group(group_id) is None:
+            return None
+        try:
+            result = call()
+        except Exception as exc:  # the append failed
+            return failed(write_error(exc))
+        if result is None:
+            return None
+        self._arm_expiry()
+        error = await self.runtime.committed(group_id)
+        return failed(error) if error else result
 
     async def delete(self, group_id: str) -> int:
         """DeleteGroups of a consumer group; its offsets go with the classic coordinator's
@@ -111,8 +164,9 @@ class ConsumerGroupService:
         self._timer = None
         try:
             self.groups.expire_members()
+            self.groups.refresh_regexes()
         except Exception as exc:  # an append failed: the next check tries again
-            log.warning("expiring consumer-group members: %s", exc)
+            log.warning("expiring consumer-group members, resolving regexes: %s", exc)
         if any(group.members for group in self.groups.groups()):
             self._arm_expiry()
 

@@ -20,6 +20,11 @@ from kafkalite.errors import KafkaError
 from kafkalite_server.coordinator.ownership import Ownership
 from kafkalite_server.group import error_codes as codes
 from kafkalite_server.group.config import GroupCoordinatorConfig
+from kafkalite_server.group.consumer_migration import (
+    ClassicGroupState,
+    ClassicMemberState,
+    ClassicMetadata,
+)
 from kafkalite_server.group.expiry import expired_offsets
 from kafkalite_server.group.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from kafkalite_server.group.member import GroupMember, JoinCallback, SyncCallback
@@ -370,10 +375,12 @@ class GroupCoordinator:
         if group.is_state(GroupState.STABLE, COMPLETING, GroupState.EMPTY):
             self._prepare_rebalance(group)
 
-    def _prepare_rebalance(self, group: ClassicGroup) -> None:
+    def _prepare_rebalance(self, group: ClassicGroup, *, initial_delay: bool = True) -> None:
+        """Open a join phase; an empty group's first one waits the initial rebalance delay
+        unless ``initial_delay`` is off (a group whose members are all there already)."""
         if group.is_state(COMPLETING):
             self._reset_and_propagate_assignment_error(group, codes.REBALANCE_IN_PROGRESS)
-        was_empty = group.is_state(GroupState.EMPTY)
+        was_empty = group.is_state(GroupState.EMPTY) and initial_delay
         group.transition_to(PREPARING, self._scheduler.now_ms())
         group.cancel_join_timer()
         if was_empty:
@@ -612,6 +619,65 @@ class GroupCoordinator:
             member.answer_sync(SyncResult(error))
         group.transition_to(GroupState.DEAD, self._scheduler.now_ms())
         del self._groups[group.group_id]
+
+    # -- online migration (KIP-848) -----------------------------------------------------------
+
+    def migration_snapshot(self, group_id: str) -> ClassicGroupState | None:
+        """The group's members as a consumer group takes them over (None: no group of that
+        id here, or it has no members)."""
+        group = self._groups.get(group_id)
+        if group is None or not group.members:
+            return None
+        protocol = group.protocol_name
+        return ClassicGroupState(group_id, group.generation_id, group.protocol_type, tuple(
+            ClassicMemberState(
+                m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                m.rebalance_timeout_ms,
+                # the chosen protocol first: its metadata is the subscription in force
+                ClassicMetadata(m.session_timeout_ms, tuple(sorted(
+                    m.protocols, key=lambda p: p[0] != protocol))),
+                m.assignment)
+            for m in group.members.values()))
+
+    def hand_over(self, group_id: str) -> None:
+        """The group became a consumer group: its members leave this coordinator (those
+        waiting in a rebalance are told to rejoin, which reaches the consumer group); the
+        emptied group stays to hold the offsets."""
+        group = self._groups[group_id]
+        group.cancel_join_timer()
+        for timer in group.pending_members.values():
+            timer.cancel()
+        group.pending_members.clear()
+        for member in list(group.members.values()):
+            member.answer_join(JoinResult(codes.REBALANCE_IN_PROGRESS,
+                                          member_id=member.member_id))
+            member.answer_sync(SyncResult(codes.REBALANCE_IN_PROGRESS))
+            group.remove(member.member_id)
+        now = self._scheduler.now_ms()
+        if not group.is_state(PREPARING):
+            group.transition_to(PREPARING, now)
+        group.transition_to(GroupState.EMPTY, now)
+        group.protocol_name = None
+        self._persist_group_quietly(group)
+
+    def take_back(self, state: ClassicGroupState) -> None:
+        """A consumer group downgraded to this protocol: its classic members come back with
+        the partitions they own, and the group rebalances at once (the members learn it
+        from their next heartbeat)."""
+        group = self._groups.get(state.group_id) or self._create_group(state.group_id)
+        group.generation_id = state.generation_id
+        for m in state.members:
+            member = GroupMember(
+                member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                client_host=m.client_host, rebalance_timeout_ms=m.rebalance_timeout_ms,
+                session_timeout_ms=m.classic.session_timeout_ms,
+                protocol_type=CONSUMER_PROTOCOL_TYPE, protocols=list(m.classic.protocols),
+                assignment=m.assignment)
+            group.add(member)
+            self._schedule_expiry(group, member, member.session_timeout_ms)
+        group.protocol_name = group.select_protocol()
+        self._prepare_rebalance(group, initial_delay=False)
+        self._persist_group_quietly(group)
 
     # -- offsets ------------------------------------------------------------------------------
 

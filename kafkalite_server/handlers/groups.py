@@ -34,12 +34,10 @@ from kafkalite.protocol.errors import (
     CoordinatorNotAvailableError,
     GroupAuthorizationFailedError,
     GroupSubscribedToTopicError,
-    InconsistentGroupProtocolError,
     InvalidRequestError,
     KafkaStorageError,
     UnknownTopicOrPartitionError,
     UnstableOffsetCommitError,
-    UnsupportedVersionError,
 )
 from kafkalite.protocol.schemas.metadata import AUTHORIZED_OPERATIONS_NOT_REQUESTED
 from kafkalite_server.cluster.authorized_operations import authorized_operations
@@ -49,6 +47,7 @@ from kafkalite_server.group.consumer_groups import CONSUMER_GROUP_TYPE, Consumer
 from kafkalite_server.group.consumer_service import CLASSIC_GROUP_TYPE
 from kafkalite_server.group.coordinator import JoinRequest, LeavingMember
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
+from kafkalite_server.group.results import LeaveResult
 from kafkalite_server.group.service import GroupCoordinatorService
 from kafkalite_server.handlers.registry import RequestContext
 from kafkalite_server.handlers.transactions import fenced_error
@@ -151,11 +150,6 @@ async def _find_coordinator(service: GroupCoordinatorService, ctx: RequestContex
 async def handle_join_group(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    if service.consumer.groups.group(body["group_id"]) is not None:
-        # classic members do not join consumer groups here (no protocol migration)
-        return {"throttle_time_ms": 0, "error_code": InconsistentGroupProtocolError.errno,
-                "generation_id": -1, "protocol_type": None, "protocol_name": "", "leader": "",
-                "member_id": body["member_id"], "members": []}
     version = ctx.api_version
     if body["reason"]:
         log.info("group %s: member %r joins (client reason: %s)", body["group_id"],
@@ -175,7 +169,8 @@ async def handle_join_group(
         require_known_member_id=version >= 4,
         supports_skip_assignment=version >= SKIP_ASSIGNMENT_VERSION,
     )
-    result = await service.join(request)
+    # a consumer group (KIP-848) answers its classic members itself
+    result = await service.consumer.classic_join(request) or await service.join(request)
     return {
         "throttle_time_ms": 0,
         "error_code": result.error,
@@ -202,7 +197,9 @@ async def handle_sync_group(
     stores it (``acks=-1``): a member never acts on an assignment a new coordinator would not
     know; a write the ISR cannot take is answered with its coordinator error."""
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}
-    result = await service.sync(
+    result = await service.consumer.classic_sync(
+        body["group_id"], body["generation_id"], body["member_id"],
+        body.get("group_instance_id")) or await service.sync(
         body["group_id"],
         body["generation_id"],
         body["member_id"],
@@ -220,9 +217,13 @@ async def handle_sync_group(
 async def handle_heartbeat(
     service: GroupCoordinatorService, ctx: RequestContext, body: Body
 ) -> Body:
-    error = service.coordinator.heartbeat(
+    error = service.consumer.classic_heartbeat(
         body["group_id"], body["generation_id"], body["member_id"], body.get("group_instance_id")
     )
+    if error is None:
+        error = service.coordinator.heartbeat(
+            body["group_id"], body["generation_id"], body["member_id"],
+            body.get("group_instance_id"))
     return {"throttle_time_ms": 0, "error_code": error}
 
 
@@ -238,7 +239,8 @@ async def handle_leave_group(
                          member["member_id"], member["reason"])
     else:
         leaving = [LeavingMember(body["member_id"])]
-    result = service.coordinator.leave_group(body["group_id"], leaving)
+    result = await _leave_consumer_group(service, body["group_id"], leaving) \
+        or service.coordinator.leave_group(body["group_id"], leaving)
     if ctx.api_version < 3:
         error = result.error or (result.member_errors[0] if result.member_errors else 0)
         return {"throttle_time_ms": 0, "error_code": error}
@@ -250,6 +252,19 @@ async def handle_leave_group(
             for (member_id, instance_id), error in zip(leaving, result.member_errors, strict=False)
         ],
     }
+
+
+async def _leave_consumer_group(service: GroupCoordinatorService, group_id: str,
+                                leaving: list[LeavingMember]) -> LeaveResult | None:
+    """Classic members leaving a consumer group (None: the group is not one here)."""
+    errors = []
+    for member in leaving:
+        error = await service.consumer.classic_leave(group_id, member.member_id,
+                                                     member.group_instance_id)
+        if error is None:
+            return None
+        errors.append(error)
+    return LeaveResult(0, errors)
 
 
 @requires(READ_GROUP, "group_id", per_partition_error)
@@ -276,10 +291,9 @@ async def handle_offset_commit(
             )
     group_id, epoch, member_id = (body["group_id"], body["generation_id_or_member_epoch"],
                                   body["member_id"])
-    consumer_error = service.consumer.groups.validate_commit(group_id, member_id, epoch)
-    if consumer_error is not None and ctx.api_version < MEMBER_EPOCH_COMMIT_VERSION \
-            and member_id:
-        consumer_error = UnsupportedVersionError.errno  # Kafka's rule for KIP-848 members
+    consumer_error = service.consumer.groups.validate_commit(
+        group_id, member_id, epoch,
+        member_epoch_api=ctx.api_version >= MEMBER_EPOCH_COMMIT_VERSION)
     if consumer_error:
         results = dict.fromkeys(entries, consumer_error)
     elif consumer_error == 0:

@@ -8,10 +8,8 @@ classic DescribeGroups) see the group as a consumer group."""
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -22,9 +20,6 @@ kafka = pytest.importorskip("kafka")
 from confluent_kafka import (  # noqa: E402
     Consumer,
     ConsumerGroupType,
-    KafkaException,
-    Producer,
-    TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
@@ -34,6 +29,7 @@ from kafkalite import TopicPartition as KafkaliteTopicPartition  # noqa: E402
 from kafkalite.admin import AdminClient as KafkaliteAdmin  # noqa: E402
 from kafkalite.protocol.errors import GroupSubscribedToTopicError  # noqa: E402
 from kafkalite_server import EmbeddedCluster  # noqa: E402
+from tests.integration.consumer.kip848_members import Member, produce  # noqa: E402
 
 TOPIC, GROUP, PARTITIONS = "kip848-orders", "kip848-group", 6
 BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": "300"}
@@ -47,75 +43,6 @@ def cluster() -> Iterator[EmbeddedCluster]:
         yield cluster
 
 
-class Member:
-    """One librdkafka consumer polled on its own thread; it commits each record it reads
-    before reading the next, and records its rebalance callbacks."""
-
-    def __init__(self, cluster: EmbeddedCluster, name: str, seen: Counter[bytes],
-                 lock: threading.Lock, *, topic: str = TOPIC, group: str = GROUP) -> None:
-        self.name = name
-        self.owned: set[int] = set()
-        self.revoked: list[set[int]] = []
-        self.errors: list[KafkaException] = []
-        self._seen, self._lock = seen, lock
-        self._stop = threading.Event()
-        self._consumer = Consumer({
-            "bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
-            "group.protocol": "consumer", "auto.offset.reset": "earliest",
-            "enable.auto.commit": False, "client.id": name})
-        self._consumer.subscribe([topic], on_assign=self._assigned, on_revoke=self._revoked)
-        self._thread = threading.Thread(target=self._run, name=name)
-        self._thread.start()
-
-    def _assigned(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self.owned |= {tp.partition for tp in partitions}
-
-    def _revoked(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self.revoked.append({tp.partition for tp in partitions})
-        self.owned -= {tp.partition for tp in partitions}
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            message = self._consumer.poll(0.1)
-            if message is None or message.error() is not None:
-                continue
-            with self._lock:
-                self._seen[message.value()] += 1
-            self._commit(message)
-        self._consumer.close()  # leaves the group: its partitions move at once
-
-    def _commit(self, message: Any) -> None:
-        """Commits, again while the commit races a rebalance (STALE_MEMBER_EPOCH: the
-        member epoch moved on between the heartbeat and the commit)."""
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                self._consumer.commit(message=message, asynchronous=False)
-                return
-            except KafkaException as exc:
-                if time.monotonic() > deadline:
-                    self.errors.append(exc)
-                    return
-                time.sleep(0.1)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-
-def _produce(cluster: EmbeddedCluster, start: int, count: int,
-             topic: str = TOPIC) -> list[bytes]:
-    # idempotent: a retried produce must not put a record in the log twice, since the
-    # test counts how often each record is read
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5,
-                         "enable.idempotence": True})
-    values = [f"record-{i}".encode() for i in range(start, start + count)]
-    for index, value in enumerate(values):
-        producer.produce(topic, value, partition=index % PARTITIONS)
-    assert producer.flush(30) == 0
-    return values
-
-
 def _split(members: list[Member]) -> list[int]:
     return sorted(len(m.owned) for m in members)
 
@@ -126,14 +53,15 @@ def test_members_rebalance_incrementally_and_hand_over_their_offsets(
     lock = threading.Lock()
     members: list[Member] = []
     try:
-        members += [Member(cluster, name, seen, lock) for name in ("a", "b")]
+        members += [Member(cluster, name, seen, lock, topic=TOPIC, group=GROUP)
+                    for name in ("a", "b")]
         until(lambda: _split(members) == [3, 3], "a 3/3 split", 60)
-        produced = _produce(cluster, 0, 60)
+        produced = produce(cluster, 0, 60, TOPIC)
         until(lambda: sum(seen.values()) >= 60, "the first 60 records read", 60)
         before = {m.name: set(m.owned) for m in members}
         revoked_before = {m.name: len(m.revoked) for m in members}
 
-        members.append(Member(cluster, "c", seen, lock))
+        members.append(Member(cluster, "c", seen, lock, topic=TOPIC, group=GROUP))
         until(lambda: _split(members) == [2, 2, 2], "a 2/2/2 split", 60)
         for member in members[:2]:
             revoked = set().union(*member.revoked[revoked_before[member.name]:])
@@ -141,7 +69,7 @@ def test_members_rebalance_incrementally_and_hand_over_their_offsets(
             assert revoked == before[member.name] - member.owned, (member.name, revoked)
             assert len(revoked) == 1 and revoked <= members[2].owned
         assert set().union(*(m.owned for m in members)) == set(range(PARTITIONS))
-        produced += _produce(cluster, 60, 60)
+        produced += produce(cluster, 60, 60, TOPIC)
         until(lambda: sum(seen.values()) >= 120, "120 records read", 60)
 
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
@@ -184,7 +112,7 @@ def test_members_rebalance_incrementally_and_hand_over_their_offsets(
         leaving.close()
         until(lambda: handed_over <= members[0].owned | members[1].owned,
               "the closed member's partitions taken over", 10)
-        produced += _produce(cluster, 120, 60)
+        produced += produce(cluster, 120, 60, TOPIC)
         until(lambda: sum(seen.values()) >= 180, "180 records read", 60)
         with lock:
             assert set(seen) == set(produced)
@@ -246,11 +174,11 @@ def test_a_kafkalite_member_and_a_librdkafka_member_share_a_group(
         assert [kind for kind, _ in listener.calls] == ["assigned", "revoked"]
         assert listener.calls[1][1] == theirs.owned
         assert {tp.partition for tp in ours.assignment()} | theirs.owned == set(range(PARTITIONS))
-        produced = _produce(cluster, 0, 60, topic)
+        produced = produce(cluster, 0, 60, topic)
         until(lambda: read_ours() or sum(seen.values()) >= 60, "60 records read", 60)
         ours.close()  # commits what it read, revokes, leaves
         until(lambda: len(theirs.owned) == PARTITIONS, "the librdkafka member owning all", 10)
-        produced += _produce(cluster, 60, 30, topic)
+        produced += produce(cluster, 60, 30, topic)
         until(lambda: sum(seen.values()) >= 90, "90 records read", 60)
         with lock:
             assert set(seen) == set(produced)
@@ -285,6 +213,32 @@ def test_a_regex_subscription_is_evaluated_by_the_broker(cluster: EmbeddedCluste
         with KafkaliteAdmin(bootstrap_servers=cluster.bootstrap_servers) as ours:
             [member] = ours.describe_consumer_groups(["kip848-regex"])["kip848-regex"].members
         assert member.subscribed_topics == ()
+    finally:
+        consumer.close()
+
+
+def test_a_regex_is_resolved_after_the_named_topics_as_kafka_4_does(
+        cluster: EmbeddedCluster) -> None:
+    """librdkafka's 0045 "resubscribe with regex": a member subscribing to a regex and a
+    topic name gets the named topic in its first assignment, the matched topics in a later
+    one (the broker resolves regexes apart from the heartbeats)."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for topic, partitions in (("kip848-async-1", 2), ("kip848-named", 1)):
+        admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+                         "group.id": "kip848-async-regex", "group.protocol": "consumer"})
+    assignments: list[set[tuple[str, int]]] = []
+    consumer.subscribe(["^kip848-async-.*", "kip848-named"], on_assign=lambda _c, tps: (
+        assignments.append({(tp.topic, tp.partition) for tp in tps})))
+
+    def polled_until_both() -> bool:
+        consumer.poll(0.1)
+        return len(assignments) >= 2
+
+    try:
+        until(polled_until_both, "two assignments", 30)
+        assert assignments[:2] == [{("kip848-named", 0)},
+                                   {("kip848-async-1", 0), ("kip848-async-1", 1)}]
     finally:
         consumer.close()
 

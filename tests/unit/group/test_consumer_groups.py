@@ -370,16 +370,63 @@ def test_a_regex_subscription_follows_the_topics_it_matches(clock: Clock) -> Non
     groups = make_groups(clock, log, cluster)
     a = Member(groups, "a", topics=())
     assert a.heartbeat(subscribed_topic_regex="(^orders-.*)").error == 0
+    assert a.owned == {}  # resolved apart from the heartbeat, as Kafka 4 does
+    groups.refresh_regexes()
+    a.heartbeat()
     assert a.owned == {cluster.ids["orders-eu"]: frozenset({0, 1})}  # a whole-name match
     cluster.counts["orders-us"] = 1  # a new topic the regex matches bumps the group epoch
+    groups.refresh_regexes()
     a.heartbeat()
-    assert a.epoch == 2 and set(a.owned) == {cluster.ids["orders-eu"], cluster.ids["orders-us"]}
+    assert a.epoch == 3 and set(a.owned) == {cluster.ids["orders-eu"], cluster.ids["orders-us"]}
     replayed = make_groups(clock, Log(), cluster)
     loader = replayed.loader(0)
     loader.load(log.records(0))
     loader.complete()
     group = replayed.group("g")
     assert group is not None and group.members["a"].subscribed_regex == "(^orders-.*)"
+    # resolved again on loading: the failover does not take the matched topics away
+    assert group.resolved_regexes == {"(^orders-.*)": frozenset({"orders-eu", "orders-us"})}
+
+
+def test_regexes_are_resolved_apart_from_the_heartbeats_named_topics_first(
+        clock: Clock) -> None:
+    """What librdkafka's 0045 "resubscribe with regex" expects of a Kafka 4 broker."""
+    cluster = Cluster()
+    cluster.counts = {"rx-1": 2, "rx-2": 2, "plain": 1}
+    cluster.ids.update({name: uuid.uuid5(uuid.NAMESPACE_DNS, name)
+                        for name in ("rx-1", "rx-2", "rx-3", "plain")})
+    log = Log()
+    groups = make_groups(clock, log, cluster)
+    a = Member(groups, "a", topics=("plain",))
+    a.heartbeat(subscribed_topic_regex="^rx-.*")
+    assert set(a.owned) == {cluster.ids["plain"]}  # the named topic at once
+    groups.refresh_regexes()
+    group = groups.group("g")
+    assert group is not None and group.group_epoch == 2  # the matched topics: a new epoch
+    a.heartbeat()
+    assert set(a.owned) == {cluster.ids[t] for t in ("plain", "rx-1", "rx-2")}
+    groups.refresh_regexes()  # nothing changed: no new epoch
+    assert group.group_epoch == 2
+    # a second member with a regex the group has resolved already gets its topics at once
+    b = Member(groups, "b", topics=())
+    b.heartbeat(subscribed_topic_regex="^rx-.*")
+    assert set(group.target["b"]) <= {cluster.ids["rx-1"], cluster.ids["rx-2"]}
+    assert group.target["b"]
+    # a topic created or deleted: the regexes are resolved again
+    cluster.counts["rx-3"] = 1
+    del cluster.counts["rx-1"]
+    groups.refresh_regexes()
+    assert group.resolved_regexes == {"^rx-.*": frozenset({"rx-2", "rx-3"})}
+    assert group.group_epoch == 4
+    # the regex no member uses any more is forgotten with the leave: joining with it again
+    # resolves it anew, named topics first (librdkafka leaves and rejoins on a new
+    # subscription)
+    a.heartbeat(member_epoch=-1)
+    b.heartbeat(member_epoch=-1)
+    assert group.resolved_regexes == {}
+    c = Member(groups, "c", topics=("plain",))
+    c.heartbeat(subscribed_topic_regex="^rx-.*")
+    assert set(c.owned) == {cluster.ids["plain"]}
 
 
 def test_a_static_member_restarts_without_a_rebalance(clock: Clock) -> None:
