@@ -289,7 +289,7 @@ def metrics_cost(work: Path, count: int, repeat: int) -> None:
         per_request = sum(cpu["on"][index]) / requests[request]
         print(f"counting per {request:<13} request {counting * 1e6:5.2f} us = "
               f"{counting / per_request:5.2%} of the broker's {per_request * 1e6:6.0f} us CPU "
-              f"per request ({requests[request]} requests)", flush=True)
+              f"per request ({requests[request]:.0f} requests)", flush=True)
 
 
 def requests_served(port: int) -> dict[str, float]:
