@@ -18,7 +18,10 @@ pass/fail/skip table and exits 0.
   naming it (``RDKAFKA_TEST_CONF``; the checkout's is never touched),
   ``TEST_KAFKA_VERSION`` (default 3.9.0, the release whose API versions kafkalite
   advertises), ``TEST_CONSUMER_GROUP_PROTOCOL`` (``--group-protocol``) and a ``--tests``
-  subset passed as ``TESTS=``. ``--tests broker`` names every test that needs a broker, read
+  subset passed as ``TESTS=``. ``--sasl`` makes the clients' listener SASL_PLAINTEXT with
+  PLAIN (user test) and ``connections.max.reauth.ms=10000``; ``--scenario noautocreate``
+  runs the tests of that scenario against brokers that do not create topics on Metadata.
+  ``--tests broker`` names every test that needs a broker, read
   from the checkout's ``tests/test.c`` (not the local or mock ones, nor those that call
   Kafka's shell tools); ``--tests groups`` the consumer-group ones among them. ``--chunk N``
   runs the ids N at a time, one run after another, each bounded by ``--timeout``, against
@@ -97,6 +100,24 @@ LIBRDKAFKA_GROUP_TESTS = frozenset({
     "0099", "0102", "0112", "0113", "0118", "0122", "0130", "0132", "0137", "0140"})
 """The tests whose consumers join a group: what TEST_CONSUMER_GROUP_PROTOCOL changes."""
 LIBRDKAFKA_ID_SETS = ("broker", "groups")
+LIBRDKAFKA_BROKER_CONFIG = {
+    "num.partitions": "4",
+    # Kafka's default: 0113 expects two consumers subscribing together to share the first
+    # generation, where a delay of 0 lets the first one form a generation alone.
+    "group.initial.rebalance.delay.ms": "3000",
+    # 0081 creates, describes and deletes ACLs; open to everyone until an ACL exists.
+    "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+    "allow.everyone.if.no.acl.found": "true",
+}
+LIBRDKAFKA_SASL_USER = ("test", "testtest")
+LIBRDKAFKA_SASL = {
+    # what 0135 (SASL credentials) and 0142 (re-authentication, KIP-368) need of the broker
+    "sasl.enabled.mechanisms": "PLAIN",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'user_{LIBRDKAFKA_SASL_USER[0]}="{LIBRDKAFKA_SASL_USER[1]}";',
+    "connections.max.reauth.ms": "10000",
+}
 
 CLUSTER_CONFIG: dict[str, str] = {
     "zookeeper.session.timeout.ms": "6000",
@@ -252,11 +273,23 @@ def kafkajs_settings(broker_id: int, zookeeper: str, keystore: Path, ca: Path,
 
 
 
-def librdkafka_settings(broker_id: int, zookeeper: str, port: int) -> dict[str, str]:
-    return {**CLUSTER_CONFIG, "broker.id": str(broker_id), "zookeeper.connect": zookeeper,
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "num.partitions": "4", "auto.create.topics.enable": "true"}
+def librdkafka_settings(broker_id: int, zookeeper: str, port: int, sasl: bool,
+                        scenario: str) -> dict[str, str]:
+    settings = {**CLUSTER_CONFIG, **LIBRDKAFKA_BROKER_CONFIG, "broker.id": str(broker_id),
+                "zookeeper.connect": zookeeper,
+                "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                "auto.create.topics.enable": str(scenario != "noautocreate").lower()}
+    if sasl:
+        # The clients' listener asks for PLAIN; the brokers keep a PLAINTEXT one between them.
+        internal = free_port()
+        settings.update({
+            "listeners": f"PLAINTEXT://127.0.0.1:{internal},SASL_PLAINTEXT://127.0.0.1:{port}",
+            "advertised.listeners": (f"PLAINTEXT://127.0.0.1:{internal},"
+                                     f"SASL_PLAINTEXT://127.0.0.1:{port}"),
+            "inter.broker.listener.name": "PLAINTEXT",
+            **LIBRDKAFKA_SASL})
+    return settings
 
 
 @contextlib.contextmanager
@@ -403,17 +436,23 @@ def run_librdkafka(checkout: Path, root: Path, args: argparse.Namespace) -> None
     try:
         ports = [free_port() for _ in range(args.brokers)]
         chroot = f"{zookeeper.connect}/kafkalite"
-        settings = [librdkafka_settings(i + 1, chroot, port) for i, port in enumerate(ports)]
+        settings = [librdkafka_settings(i + 1, chroot, port, args.sasl, args.scenario)
+                    for i, port in enumerate(ports)]
         with running_cluster(root, settings) as brokers:
             tests_dir = checkout / "tests"
             # The runner reads the file RDKAFKA_TEST_CONF names: a test.conf of this run's
             # own, so that runs sharing a checkout never point each other's tests elsewhere.
             conf = root / "test.conf"
-            conf.write_text("bootstrap.servers=" +
-                            ",".join(f"127.0.0.1:{p}" for p in ports) + "\n")
+            lines = ["bootstrap.servers=" + ",".join(f"127.0.0.1:{p}" for p in ports)]
+            if args.sasl:
+                user, password = LIBRDKAFKA_SASL_USER
+                lines += ["security.protocol=SASL_PLAINTEXT", "sasl.mechanism=PLAIN",
+                          f"sasl.username={user}", f"sasl.password={password}"]
+            conf.write_text("\n".join(lines) + "\n")
             env = {**os.environ, "RDKAFKA_TEST_CONF": str(conf),
                    "TEST_KAFKA_VERSION": args.kafka_version,
-                   "TEST_CONSUMER_GROUP_PROTOCOL": args.group_protocol}
+                   "TEST_CONSUMER_GROUP_PROTOCOL": args.group_protocol,
+                   "TEST_SCENARIO": args.scenario}
             logs = []
             for number, chunk in enumerate(librdkafka_chunks(tests_dir, args)):
                 if chunk:
@@ -467,6 +506,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--group-protocol", default="classic", choices=("classic", "consumer"),
                         help="librdkafka only: TEST_CONSUMER_GROUP_PROTOCOL, the group "
                              "protocol its consumers use (consumer = KIP-848)")
+    parser.add_argument("--scenario", default="default", choices=("default", "noautocreate"),
+                        help="librdkafka only: TEST_SCENARIO; its tests of a scenario run only "
+                             "in it (noautocreate: 0107, 0111 and two of 0045's, against "
+                             "brokers with auto.create.topics.enable=false)")
+    parser.add_argument("--sasl", action="store_true",
+                        help="librdkafka only: clients log in with SASL PLAIN, and sessions "
+                             "re-authenticate every 10 s (connections.max.reauth.ms)")
     parser.add_argument("--oauthbearer", action="store_true",
                         help="kafkajs only: its OAUTHBEARER CI job (brokers of "
                              "docker-compose.2_4_oauthbearer.yml, OAUTHBEARER_ENABLED=1)")
