@@ -14,9 +14,18 @@ pass/fail/skip table and exits 0.
   docker-compose.2_4_oauthbearer.yml (SASL_SSL offers only OAUTHBEARER, unsecured JWS,
   ``connections.max.reauth.ms=15000``, no authorizer) and, with ``OAUTHBEARER_ENABLED=1``,
   the six test files of its package.json's ``test:group:oauthbearer``.
-- ``librdkafka DIR``: one broker (or ``--brokers 3``), ``tests/test.conf`` naming it,
-  ``TEST_KAFKA_VERSION``, ``TEST_CONSUMER_GROUP_PROTOCOL`` (``--group-protocol``) and a
-  ``--tests`` subset passed as ``TESTS=``.
+- ``librdkafka DIR``: one broker (or ``--brokers 3``), a ``test.conf`` of the run's own
+  naming it (``RDKAFKA_TEST_CONF``; the checkout's is never touched),
+  ``TEST_KAFKA_VERSION`` (default 3.9.0, the release whose API versions kafkalite
+  advertises), ``TEST_CONSUMER_GROUP_PROTOCOL`` (``--group-protocol``) and a ``--tests``
+  subset passed as ``TESTS=``. ``--sasl`` makes the clients' listener SASL_PLAINTEXT with
+  PLAIN (user test) and ``connections.max.reauth.ms=10000``; ``--scenario noautocreate``
+  runs the tests of that scenario against brokers that do not create topics on Metadata.
+  ``--tests broker`` names every test that needs a broker, read
+  from the checkout's ``tests/test.c`` (not the local or mock ones, nor those that call
+  Kafka's shell tools); ``--tests groups`` the consumer-group ones among them. ``--chunk N``
+  runs the ids N at a time, one run after another, each bounded by ``--timeout``, against
+  the same brokers.
 """
 
 from __future__ import annotations
@@ -78,6 +87,36 @@ KAFKAJS_OAUTHBEARER_SASL = {
         "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
         'unsecuredLoginStringClaim_sub="admin";',
     "connections.max.reauth.ms": "15000",
+}
+
+LIBRDKAFKA_TEST = re.compile(r"_TEST\(\s*(\d{4})_(\w+)\s*,\s*([^,)]*)")
+"""A test's entry in librdkafka's tests/test.c: ``_TEST(0001_multiobj, FLAGS, ...)``."""
+LIBRDKAFKA_NO_BROKER_FLAGS = ("TEST_F_LOCAL", "TEST_F_MANUAL")
+LIBRDKAFKA_SHELL_TOOL_TESTS = frozenset({"0052", "0077", "0109", "0115", "0119"})
+"""They call kafka-topics.sh, kafka-configs.sh or kafka-acls.sh from a Kafka installation."""
+LIBRDKAFKA_GROUP_TESTS = frozenset({
+    "0018", "0019", "0020", "0026", "0029", "0030", "0033", "0034", "0040", "0044", "0045",
+    "0050", "0051", "0056", "0060", "0061", "0069", "0083", "0089", "0091", "0093", "0098",
+    "0099", "0102", "0112", "0113", "0118", "0122", "0130", "0132", "0137", "0140"})
+"""The tests whose consumers join a group: what TEST_CONSUMER_GROUP_PROTOCOL changes."""
+LIBRDKAFKA_ID_SETS = ("broker", "groups")
+LIBRDKAFKA_BROKER_CONFIG = {
+    "num.partitions": "4",
+    # Kafka's default: 0113 expects two consumers subscribing together to share the first
+    # generation, where a delay of 0 lets the first one form a generation alone.
+    "group.initial.rebalance.delay.ms": "3000",
+    # 0081 creates, describes and deletes ACLs; open to everyone until an ACL exists.
+    "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+    "allow.everyone.if.no.acl.found": "true",
+}
+LIBRDKAFKA_SASL_USER = ("test", "testtest")
+LIBRDKAFKA_SASL = {
+    # what 0135 (SASL credentials) and 0142 (re-authentication, KIP-368) need of the broker
+    "sasl.enabled.mechanisms": "PLAIN",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'user_{LIBRDKAFKA_SASL_USER[0]}="{LIBRDKAFKA_SASL_USER[1]}";',
+    "connections.max.reauth.ms": "10000",
 }
 
 CLUSTER_CONFIG: dict[str, str] = {
@@ -234,11 +273,23 @@ def kafkajs_settings(broker_id: int, zookeeper: str, keystore: Path, ca: Path,
 
 
 
-def librdkafka_settings(broker_id: int, zookeeper: str, port: int) -> dict[str, str]:
-    return {**CLUSTER_CONFIG, "broker.id": str(broker_id), "zookeeper.connect": zookeeper,
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "num.partitions": "4", "auto.create.topics.enable": "true"}
+def librdkafka_settings(broker_id: int, zookeeper: str, port: int, sasl: bool,
+                        scenario: str) -> dict[str, str]:
+    settings = {**CLUSTER_CONFIG, **LIBRDKAFKA_BROKER_CONFIG, "broker.id": str(broker_id),
+                "zookeeper.connect": zookeeper,
+                "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                "auto.create.topics.enable": str(scenario != "noautocreate").lower()}
+    if sasl:
+        # The clients' listener asks for PLAIN; the brokers keep a PLAINTEXT one between them.
+        internal = free_port()
+        settings.update({
+            "listeners": f"PLAINTEXT://127.0.0.1:{internal},SASL_PLAINTEXT://127.0.0.1:{port}",
+            "advertised.listeners": (f"PLAINTEXT://127.0.0.1:{internal},"
+                                     f"SASL_PLAINTEXT://127.0.0.1:{port}"),
+            "inter.broker.listener.name": "PLAINTEXT",
+            **LIBRDKAFKA_SASL})
+    return settings
 
 
 @contextlib.contextmanager
@@ -290,15 +341,42 @@ def kafkajs_table(log: str) -> tuple[dict[str, collections.Counter[str]], list[s
 
 
 RDKAFKA_RESULT = re.compile(r"\|\s*(\d{4}\w*)\s*\|\s*(PASSED|FAILED|SKIPPED)")
+RDKAFKA_TEST_END = re.compile(r"=+ Test (\d{4}\w*) (PASSED|SKIPPED) =+")
+RDKAFKA_TEST_FAILURE = re.compile(r"^\[(\d{4}\w*)\s*/[^]]*\] TEST FAILURE", re.MULTILINE)
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 """run-test.sh colours its summary table; the colour codes sit between the table's bars."""
 
 
 def librdkafka_table(log: str) -> tuple[dict[str, collections.Counter[str]], list[str]]:
-    table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for test, result in RDKAFKA_RESULT.findall(ANSI_ESCAPE.sub("", log)):
-        table[test] = collections.Counter({result.lower(): 1})
-    return table, [test for test, counts in table.items() if counts["failed"]]
+    """Each test's result: its line in the summary table, else the lines it printed itself.
+
+    The test runner aborts before (or while) printing its summary when a failed test left
+    a client's threads running, so each test's own end line counts too.
+    """
+    log = ANSI_ESCAPE.sub("", log)
+    results = {test: result.lower() for test, result in RDKAFKA_TEST_END.findall(log)}
+    results.update((test, "failed") for test in RDKAFKA_TEST_FAILURE.findall(log))
+    results.update((test, result.lower()) for test, result in RDKAFKA_RESULT.findall(log))
+    table = {test: collections.Counter({result: 1}) for test, result in results.items()}
+    return table, sorted(test for test, result in results.items() if result == "failed")
+
+
+def librdkafka_ids(test_c: str, id_set: str) -> list[str]:
+    """The ids of ``id_set`` ("broker" or "groups") among the tests ``test_c`` declares.
+
+    A test needs a broker unless its flags say local or manual, or its name says it runs on
+    librdkafka's mock cluster; the tests that call Kafka's shell tools cannot run here.
+    """
+    ids = []
+    for test_id, name, flags in LIBRDKAFKA_TEST.findall(test_c):
+        if (any(flag in flags for flag in LIBRDKAFKA_NO_BROKER_FLAGS) or "mock" in name
+                or test_id in LIBRDKAFKA_SHELL_TOOL_TESTS):
+            continue
+        if id_set == "groups" and test_id not in LIBRDKAFKA_GROUP_TESTS:
+            continue
+        if test_id not in ids:
+            ids.append(test_id)
+    return ids
 
 
 def print_report(table: Mapping[str, collections.Counter[str]], failures: list[str]) -> None:
@@ -358,29 +436,46 @@ def run_librdkafka(checkout: Path, root: Path, args: argparse.Namespace) -> None
     try:
         ports = [free_port() for _ in range(args.brokers)]
         chroot = f"{zookeeper.connect}/kafkalite"
-        settings = [librdkafka_settings(i + 1, chroot, port) for i, port in enumerate(ports)]
+        settings = [librdkafka_settings(i + 1, chroot, port, args.sasl, args.scenario)
+                    for i, port in enumerate(ports)]
         with running_cluster(root, settings) as brokers:
             tests_dir = checkout / "tests"
-            conf = tests_dir / "test.conf"
-            original = conf.read_bytes() if conf.exists() else None
-            conf.write_text("bootstrap.servers=" +
-                            ",".join(f"127.0.0.1:{p}" for p in ports) + "\n")
-            try:
-                env = {**os.environ, "TEST_KAFKA_VERSION": args.kafka_version,
-                       "TEST_CONSUMER_GROUP_PROTOCOL": args.group_protocol}
-                if args.tests:
-                    env["TESTS"] = args.tests
-                log = run_bounded(["./run-test.sh"], tests_dir, env, args.timeout,
-                                  root / "suite.log")
-            finally:
-                if original is None:
-                    conf.unlink()
-                else:
-                    conf.write_bytes(original)
+            # The runner reads the file RDKAFKA_TEST_CONF names: a test.conf of this run's
+            # own, so that runs sharing a checkout never point each other's tests elsewhere.
+            conf = root / "test.conf"
+            lines = ["bootstrap.servers=" + ",".join(f"127.0.0.1:{p}" for p in ports)]
+            if args.sasl:
+                user, password = LIBRDKAFKA_SASL_USER
+                lines += ["security.protocol=SASL_PLAINTEXT", "sasl.mechanism=PLAIN",
+                          f"sasl.username={user}", f"sasl.password={password}"]
+            conf.write_text("\n".join(lines) + "\n")
+            env = {**os.environ, "RDKAFKA_TEST_CONF": str(conf),
+                   "TEST_KAFKA_VERSION": args.kafka_version,
+                   "TEST_CONSUMER_GROUP_PROTOCOL": args.group_protocol,
+                   "TEST_SCENARIO": args.scenario}
+            logs = []
+            for number, chunk in enumerate(librdkafka_chunks(tests_dir, args)):
+                if chunk:
+                    env["TESTS"] = chunk
+                logs.append(run_bounded(["./run-test.sh"], tests_dir, env, args.timeout,
+                                        root / f"suite-{number}.log"))
+            log = "\n".join(logs)
             print_report(*librdkafka_table(log))
             print_broker_errors(brokers)
     finally:
         zookeeper.stop()
+
+
+def librdkafka_chunks(tests_dir: Path, args: argparse.Namespace) -> list[str]:
+    """``--tests`` as the TESTS= values of the runs to make (one value "" runs them all)."""
+    if args.tests in LIBRDKAFKA_ID_SETS:
+        ids = librdkafka_ids((tests_dir / "test.c").read_text(errors="replace"), args.tests)
+    else:
+        ids = [test_id for test_id in args.tests.split(",") if test_id]
+    if not ids:
+        return [""]
+    size = args.chunk or len(ids)
+    return [",".join(ids[start:start + size]) for start in range(0, len(ids), size)]
 
 
 def print_broker_errors(brokers: Sequence[Broker]) -> None:
@@ -399,21 +494,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("suite", choices=("kafkajs", "librdkafka"))
     parser.add_argument("checkout", type=Path)
     parser.add_argument("--tests", default="",
-                        help="jest --testPathPattern (kafkajs) or TESTS= ids (librdkafka)")
+                        help="jest --testPathPattern (kafkajs); TESTS= ids, or 'broker' or "
+                             "'groups' (librdkafka)")
+    parser.add_argument("--chunk", type=int, default=0,
+                        help="librdkafka only: run the ids this many at a time, one run after "
+                             "another, each bounded by --timeout")
     parser.add_argument("--brokers", type=int, default=1, choices=(1, 3),
                         help="librdkafka only; KafkaJS always gets three brokers")
     parser.add_argument("--kafka-version", default="",
-                        help="KAFKA_VERSION (default 2.4) / TEST_KAFKA_VERSION (default 2.4.0)")
+                        help="KAFKA_VERSION (default 2.4) / TEST_KAFKA_VERSION (default 3.9.0)")
     parser.add_argument("--group-protocol", default="classic", choices=("classic", "consumer"),
                         help="librdkafka only: TEST_CONSUMER_GROUP_PROTOCOL, the group "
                              "protocol its consumers use (consumer = KIP-848)")
+    parser.add_argument("--scenario", default="default", choices=("default", "noautocreate"),
+                        help="librdkafka only: TEST_SCENARIO; its tests of a scenario run only "
+                             "in it (noautocreate: 0107, 0111 and two of 0045's, against "
+                             "brokers with auto.create.topics.enable=false)")
+    parser.add_argument("--sasl", action="store_true",
+                        help="librdkafka only: clients log in with SASL PLAIN, and sessions "
+                             "re-authenticate every 10 s (connections.max.reauth.ms)")
     parser.add_argument("--oauthbearer", action="store_true",
                         help="kafkajs only: its OAUTHBEARER CI job (brokers of "
                              "docker-compose.2_4_oauthbearer.yml, OAUTHBEARER_ENABLED=1)")
-    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the suite")
+    parser.add_argument("--timeout", type=float, default=3600.0,
+                        help="seconds for the suite (for each chunk with --chunk)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args(argv)
-    args.kafka_version = args.kafka_version or ("2.4" if args.suite == "kafkajs" else "2.4.0")
+    args.kafka_version = args.kafka_version or ("2.4" if args.suite == "kafkajs" else "3.9.0")
     root = Path(tempfile.mkdtemp(prefix="kafkalite-peer-suites-"))
     try:
         (run_kafkajs if args.suite == "kafkajs" else run_librdkafka)(
