@@ -20,19 +20,17 @@ from kafkalite.aio.client import GROUP_KEY, TRANSACTION_KEY, AIOClient
 from kafkalite.errors import KafkaError, KafkaTimeoutError
 from kafkalite.producer.idempotence import FIRST_BUMP_VERSION, IdempotenceState
 from kafkalite.producer.idempotence import State as IdState
-from kafkalite.producer.transaction_driver import (
-    _add_partitions_error,
-    _top_error,
-    _txn_offset_commit_error,
-)
 from kafkalite.producer.transactions import (
     Event,
     State,
     TransactionError,
     TransactionManager,
     TransactionTimeoutError,
+    add_partitions_error,
     classify,
     error_of,
+    top_error,
+    txn_offset_commit_error,
 )
 from kafkalite.protocol import ApiKey
 from kafkalite.structs import OffsetAndMetadata, TopicPartition
@@ -74,7 +72,7 @@ class Transactions:
         if manager.state is State.UNINITIALIZED:
             manager.apply(Event.INIT)
         answer = await self._call(TRANSACTION_KEY, manager.transactional_id,
-                                  ApiKey.INIT_PRODUCER_ID, manager.init_body(), _top_error)
+                                  ApiKey.INIT_PRODUCER_ID, manager.init_body(), top_error)
         producer_id, epoch = answer["producer_id"], answer["producer_epoch"]
         manager.initialized(producer_id, epoch)
         idempotence = self.idempotence
@@ -111,7 +109,7 @@ class Transactions:
                                  "v3_and_below_producer_epoch": manager.producer_epoch,
                                  "v3_and_below_topics": [{"name": tp.topic,
                                                           "partitions": [tp.partition]}]},
-                             _add_partitions_error)
+                             add_partitions_error)
             manager.partitions.add(tp)
 
     async def send_offsets(self, offsets: Mapping[TopicPartition, Any], group_id: str) -> None:
@@ -123,7 +121,7 @@ class Transactions:
                                  "transactional_id": manager.transactional_id,
                                  "producer_id": manager.producer_id,
                                  "producer_epoch": manager.producer_epoch,
-                                 "group_id": group_id}, _top_error)
+                                 "group_id": group_id}, top_error)
             manager.offsets_added = True
             by_topic: dict[str, list[dict[str, Any]]] = {}
             for tp, value in offsets.items():
@@ -138,7 +136,7 @@ class Transactions:
                 "producer_id": manager.producer_id, "producer_epoch": manager.producer_epoch,
                 "generation_id": -1, "member_id": "", "group_instance_id": None,
                 "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]},
-                _txn_offset_commit_error)
+                txn_offset_commit_error)
 
     async def commit(self) -> None:
         async with self._lock:
@@ -179,7 +177,7 @@ class Transactions:
             await self._call(TRANSACTION_KEY, manager.transactional_id, ApiKey.END_TXN, {
                 "transactional_id": manager.transactional_id,
                 "producer_id": manager.producer_id, "producer_epoch": manager.producer_epoch,
-                "committed": commit}, _top_error)
+                "committed": commit}, top_error)
         if manager.ended():
             await self.initialize()
 

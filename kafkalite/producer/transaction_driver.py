@@ -24,8 +24,11 @@ from kafkalite.producer.transactions import (
     TransactionError,
     TransactionManager,
     TransactionTimeoutError,
+    add_partitions_error,
     classify,
     error_of,
+    top_error,
+    txn_offset_commit_error,
 )
 from kafkalite.protocol import ApiKey
 from kafkalite.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
@@ -72,7 +75,7 @@ class TransactionDriver:
                     "v3_and_below_producer_epoch": manager.producer_epoch,
                     "v3_and_below_topics": [{"name": tp.topic, "partitions": [tp.partition]}]}
             self._call_coordinator(ApiKey.ADD_PARTITIONS_TO_TXN, body, self._deadline(None),
-                                   _add_partitions_error)
+                                   add_partitions_error)
             manager.partitions.add(tp)
 
     def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, Any],
@@ -89,7 +92,7 @@ class TransactionDriver:
             self._call_coordinator(ApiKey.ADD_OFFSETS_TO_TXN, {
                 "transactional_id": manager.transactional_id,
                 "producer_id": manager.producer_id, "producer_epoch": manager.producer_epoch,
-                "group_id": metadata.group_id}, deadline, _top_error)
+                "group_id": metadata.group_id}, deadline, top_error)
             manager.offsets_added = True
             self._txn_offset_commit(metadata, offsets, deadline)
 
@@ -125,7 +128,7 @@ class TransactionDriver:
 
     def _initialize(self, deadline: float) -> None:
         body = self.manager.init_body()
-        response = self._call_coordinator(ApiKey.INIT_PRODUCER_ID, body, deadline, _top_error)
+        response = self._call_coordinator(ApiKey.INIT_PRODUCER_ID, body, deadline, top_error)
         producer_id, epoch = response["producer_id"], response["producer_epoch"]
         self.manager.initialized(producer_id, epoch)
         done = threading.Event()
@@ -149,7 +152,7 @@ class TransactionDriver:
             self._call_coordinator(ApiKey.END_TXN, {
                 "transactional_id": manager.transactional_id,
                 "producer_id": manager.producer_id, "producer_epoch": manager.producer_epoch,
-                "committed": commit}, deadline, _top_error)
+                "committed": commit}, deadline, top_error)
         if manager.ended():
             self._initialize(deadline)
 
@@ -176,7 +179,7 @@ class TransactionDriver:
                 "group_instance_id": metadata.group_instance_id,
                 "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]}
         self._call(GROUP_KEY, metadata.group_id or "", ApiKey.TXN_OFFSET_COMMIT, body,
-                   deadline, _txn_offset_commit_error)
+                   deadline, txn_offset_commit_error)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -221,21 +224,3 @@ class TransactionDriver:
             if outcome == "refind":
                 node = None
             time.sleep(min(self._backoff, 0.02) if outcome == "retry" else self._backoff)
-
-
-def _top_error(response: dict[str, Any]) -> int:
-    return int(response["error_code"])
-
-
-def _add_partitions_error(response: dict[str, Any]) -> int:
-    return _first_error(p["partition_error_code"]
-                        for t in response["results_by_topic_v3_and_below"]
-                        for p in t["results_by_partition"])
-
-
-def _txn_offset_commit_error(response: dict[str, Any]) -> int:
-    return _first_error(p["error_code"] for t in response["topics"] for p in t["partitions"])
-
-
-def _first_error(codes: Any) -> int:
-    return next((code for code in codes if code), 0)

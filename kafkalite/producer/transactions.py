@@ -24,6 +24,8 @@ Errors are typed as in the Java client:
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
+from typing import Any
 
 from kafkalite.errors import KafkaError, KafkaTimeoutError
 from kafkalite.protocol.errors import (
@@ -234,3 +236,27 @@ def classify(errno: int) -> str:
 
 def error_of(errno: int, context: str) -> BrokerResponseError:
     return error_for_code(errno)(context)
+
+
+# -- the error of a transaction API's answer (the first one, for the per-partition ones) ----
+
+
+def top_error(response: dict[str, Any]) -> int:
+    """The error of an answer with one top-level error code (InitProducerId, EndTxn ...)."""
+    return int(response["error_code"])
+
+
+def add_partitions_error(response: dict[str, Any]) -> int:
+    """The first partition error of an AddPartitionsToTxn answer (v3 and below)."""
+    return _first_error(p["partition_error_code"]
+                        for t in response["results_by_topic_v3_and_below"]
+                        for p in t["results_by_partition"])
+
+
+def txn_offset_commit_error(response: dict[str, Any]) -> int:
+    """The first partition error of a TxnOffsetCommit answer."""
+    return _first_error(p["error_code"] for t in response["topics"] for p in t["partitions"])
+
+
+def _first_error(codes: Iterable[int]) -> int:
+    return next((code for code in codes if code), 0)
