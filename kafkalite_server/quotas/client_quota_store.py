@@ -16,16 +16,14 @@ snapshot last read. Standalone brokers keep the same nodes in their local store.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import unquote
 
+from kafkalite_server.cluster.config_nodes import alter_config_node, config_of
 from kafkalite_server.cluster.config_watcher import ConfigChangeWatcher, notify_config_change
 from kafkalite_server.cluster.coordination import (
-    BadVersionError,
     Coordination,
-    NodeExistsError,
     NoNodeError,
 )
 from kafkalite_server.cluster.store_worker import StoreWorker
@@ -44,7 +42,6 @@ log = logging.getLogger(__name__)
 
 CLIENTS = "/config/clients"
 DEFAULT_ENTITY = "<default>"
-_RETRIES = 10
 
 
 def _node_name(name: Name) -> str:
@@ -70,16 +67,18 @@ def entity_path(entity: QuotaEntity) -> str:
 
 
 def _quotas_of(path: str, data: bytes) -> dict[str, float]:
-    """The quota keys of a config node (other keys, e.g. SCRAM credentials, are not quotas);
-    a value that is no number is logged and left out. An empty node is a parent made on the
-    way to a user's client node (``users/<u>/clients/<c>``): it holds no quotas."""
-    if not data:
-        return {}
+    """The quota keys of a config node (an empty node, a parent made on the way to a user's
+    client node, holds none); a node that is no config document is logged and ignored."""
     try:
-        config = json.loads(data.decode()).get("config", {})
+        return _quotas_in(path, config_of(data))
     except (ValueError, AttributeError):
         log.error("%s is not a config node; its quotas are ignored", path)
         return {}
+
+
+def _quotas_in(path: str, config: Mapping[str, str]) -> dict[str, float]:
+    """The quota keys of a node's config (other keys, e.g. SCRAM credentials, are not
+    quotas); a value that is no number is logged and left out."""
     found = {}
     for key, text in config.items():
         if key in QUOTA_KEYS:
@@ -154,26 +153,11 @@ def _children(store: Coordination, path: str) -> list[str]:
 
 
 def _alter_node(store: Coordination, path: str, ops: Sequence[QuotaOp]) -> None:
-    """The node's quotas after ``ops``, written if the node did not change meanwhile (else
-    read and applied again); its other keys stay."""
-    for _attempt in range(_RETRIES):
-        try:
-            data, stat = store.get(path)
-            document = json.loads(data.decode())
-        except NoNodeError:
-            stat, document = None, {"version": 1, "config": {}}
-            data = b""
-        quotas = altered(_quotas_of(path, data) if stat is not None else {}, ops)
-        config = {k: v for k, v in document.get("config", {}).items() if k not in QUOTA_KEYS}
-        config.update({key: _text(key, value) for key, value in quotas.items()})
-        encoded = json.dumps({"version": 1, "config": config}).encode()
-        try:
-            if stat is None:
-                store.ensure_path(path.rsplit("/", 1)[0])
-                store.create(path, encoded)
-            else:
-                store.set(path, encoded, stat.version)
-            return
-        except (NodeExistsError, BadVersionError, NoNodeError):
-            continue
-    raise BadVersionError(f"{path}: too many concurrent changes")
+    """The node's quotas after ``ops`` (see :func:`alter_config_node`); its other keys
+    stay."""
+    def change(config: dict[str, str]) -> dict[str, str]:
+        quotas = altered(_quotas_in(path, config), ops)
+        kept = {k: v for k, v in config.items() if k not in QUOTA_KEYS}
+        return kept | {key: _text(key, value) for key, value in quotas.items()}
+
+    alter_config_node(store, path, change)

@@ -28,11 +28,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import secrets
 from collections.abc import Callable
 from urllib.parse import quote, unquote
 
 from kafkalite.protocol.scram import ScramCredential
+from kafkalite_server.cluster.config_nodes import (
+    RETRIES,
+    alter_config_node,
+    config_document,
+    config_of,
+)
 from kafkalite_server.cluster.coordination import (
     BadVersionError,
     Coordination,
@@ -48,6 +55,8 @@ from kafkalite_server.security.acls import (
     ResourceType,
 )
 
+log = logging.getLogger(__name__)
+
 LITERAL_ACLS = "/kafka-acl"
 PREFIXED_ACLS = "/kafka-acl-extended/prefixed"
 ACL_CHANGES = "/kafka-acl-changes"
@@ -55,7 +64,6 @@ USERS = "/config/users"
 CONFIG_CHANGES = "/config/changes"
 SCRAM_DECOY_SECRET = "/kafkalite/scram_decoy_secret"
 DECOY_SECRET_BYTES = 32
-_RETRIES = 10
 
 Credentials = dict[str, dict[str, ScramCredential]]
 """user -> mechanism -> credential."""
@@ -99,7 +107,7 @@ def user_path(user: str) -> str:
 
 def user_document(credentials: dict[str, str]) -> bytes:
     """``/config/users/<user>``: mechanism -> credential text."""
-    return json.dumps({"version": 1, "config": credentials}).encode()
+    return config_document(credentials)
 
 
 def _acls_document(entries: list[dict[str, str]]) -> bytes:
@@ -191,7 +199,12 @@ class SecurityStore:
                         data, _stat = store.get(f"{USERS}/{user}")
                     except NoNodeError:
                         continue
-                    configs = json.loads(data.decode()).get("config", {})
+                    try:
+                        configs = config_of(data)
+                    except ValueError:
+                        log.error("%s/%s is not a config node; its credentials are ignored",
+                                  USERS, user)
+                        continue
                     mechanisms = {m: ScramCredential.from_text(text)
                                   for m, text in configs.items() if m.startswith("SCRAM-")}
                     if mechanisms:
@@ -229,7 +242,7 @@ class SecurityStore:
     @staticmethod
     def _update(store: Coordination, path: str,
                 change: Callable[[list[dict[str, str]]], list[dict[str, str]]]) -> None:
-        for _attempt in range(_RETRIES):
+        for _attempt in range(RETRIES):
             try:
                 data, stat = store.get(path)
             except NoNodeError:
@@ -256,25 +269,8 @@ class SecurityStore:
     @staticmethod
     def _update_user(store: Coordination, path: str, removed: set[str],
                      added: dict[str, str]) -> None:
-        for _attempt in range(_RETRIES):
-            try:
-                data, stat = store.get(path)
-                document = json.loads(data.decode())
-            except NoNodeError:
-                stat, document = None, {"version": 1, "config": {}}
-            config = {k: v for k, v in document.get("config", {}).items() if k not in removed}
-            config.update(added)
-            encoded = user_document(config)
-            try:
-                if stat is None:
-                    store.ensure_path(USERS)
-                    store.create(path, encoded)
-                else:
-                    store.set(path, encoded, stat.version)
-                return
-            except (NodeExistsError, BadVersionError, NoNodeError):
-                continue
-        raise BadVersionError(f"{path}: too many concurrent changes")
+        alter_config_node(store, path, lambda config: {
+            k: v for k, v in config.items() if k not in removed} | added)
 
     @staticmethod
     def _notify(store: Coordination, path: str) -> None:

@@ -238,3 +238,16 @@ def test_request_percentage_throttles_a_busy_user_and_not_another(
         bob.sock.close()
         alice.sock.close()
         admin.alter_client_quotas([ClientQuotaAlteration(busy, {"request_percentage": None})])
+
+
+def test_a_user_with_only_a_client_quota_can_be_given_a_credential(
+        cluster: EmbeddedCluster, admin: AdminClient) -> None:
+    """A quota of ``users/<u>/clients/<c>`` leaves ``/config/users/<u>`` as an empty parent
+    node; the user's first SCRAM credential is written into it, not refused."""
+    bob_app = entity(user="bob", client_id="app")
+    assert admin.alter_client_quotas([ClientQuotaAlteration(bob_app, {CONSUMER_BYTE_RATE: 1024})]
+                                     ) == {bob_app: None}
+    assert admin.alter_user_scram_credentials([
+        UserScramCredentialUpsertion("bob", "SCRAM-SHA-512", "pw")]) == {"bob": None}
+    assert admin.describe_user_scram_credentials(["bob"])["bob"]["error"] is None
+    assert admin.describe_client_quotas()[bob_app] == {CONSUMER_BYTE_RATE: 1024.0}
