@@ -118,10 +118,11 @@ def _partition_count(ctx: RequestContext, topic: dict[str, Any]) -> int:
 
 
 async def _await_leaders(ctx: RequestContext, created: dict[str, int], timeout_ms: int,
-                         results: list[dict[str, Any]]) -> None:
-    """Holds the answer until every created topic has its leaders in this broker's cache
-    (at most ``timeout_ms``; 0 or less answers at once, as Kafka does); a topic still
-    without them then answers REQUEST_TIMED_OUT (it was created, and clients retry)."""
+                         results: list[dict[str, Any]], done: str = "created") -> None:
+    """Holds the answer until every created (or grown) topic has its partitions, each
+    with a leader, in this broker's cache (at most ``timeout_ms``; 0 or less answers at
+    once, as Kafka's DelayedCreateTopics and DelayedCreatePartitions do); a topic still
+    without them then answers REQUEST_TIMED_OUT (the change was made, and clients retry)."""
     cache = ctx.broker.metadata_cache
     if not created or timeout_ms <= 0:
         return
@@ -132,7 +133,7 @@ async def _await_leaders(ctx: RequestContext, created: dict[str, int], timeout_m
         name = result["name"]
         if name in created and not cache.has_leaders(name, created[name]):
             result["error_code"] = RequestTimedOutError.errno
-            result["error_message"] = (f"topic {name!r} was created but its partitions had "
+            result["error_message"] = (f"topic {name!r} was {done} but its partitions had "
                                        f"no leader within {timeout_ms} ms")
 
 
@@ -170,6 +171,7 @@ async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
 @declares(ALTER_TOPICS)
 async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
+    grown: dict[str, int] = {}
     for topic in body["topics"]:
         assignments = topic["assignments"]
         try:
@@ -185,4 +187,7 @@ async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) ->
                             "error_message": _message(exc)})
             continue
         results.append({"name": topic["name"], "error_code": 0, "error_message": None})
+        if not body["validate_only"]:
+            grown[topic["name"]] = topic["count"]
+    await _await_leaders(ctx, grown, body["timeout_ms"], results, "given its new partitions")
     return {"throttle_time_ms": 0, "results": results}
