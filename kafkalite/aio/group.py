@@ -17,14 +17,15 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalite.aio.client import AIOClient
-from kafkalite.consumer.assignors import Assignment, Assignor, Subscription
+from kafkalite.consumer.assignors import Assignment, Assignor
 from kafkalite.consumer.commits import COORDINATOR_ERRORS, FENCING_ERRORS
 from kafkalite.consumer.group_wire import (
     PROTOCOL_TYPE,
     assignment_from_wire,
-    assignment_to_wire,
+    chosen_assignor,
     join_protocols,
-    subscription_from_wire,
+    member_subscriptions,
+    sync_assignments,
 )
 from kafkalite.consumer.membership import Membership, MemberState
 from kafkalite.consumer.subscription_state import SubscriptionState
@@ -153,7 +154,7 @@ class GroupMember:
             return
         assignment = assignment_from_wire(sync["assignment"]) if sync["assignment"] \
             else Assignment([])
-        assignor = self._assignor(body["protocol_name"])
+        assignor = chosen_assignor(self._assignors, body["protocol_name"], self.group_id)
         assignor.on_assignment(assignment, generation)
         membership.synced()
         self.changed.clear()
@@ -162,29 +163,15 @@ class GroupMember:
                  sorted(kept))
         await call_listener(self.listener, "on_partitions_assigned", set(kept))
 
-    def _assignor(self, name: str) -> Assignor:
-        for assignor in self._assignors:
-            if assignor.name == name:
-                return assignor
-        raise KafkaError(f"group {self.group_id!r} chose protocol {name!r}, which this "
-                         "consumer did not offer")
-
     async def _assign(self, protocol: str, members: list[dict[str, Any]]
                       ) -> list[dict[str, Any]]:
         """As the leader: run the chosen assignor over every member's subscription."""
-        assignor = self._assignor(protocol)
-        subscriptions: dict[str, Subscription] = {}
-        versions: dict[str, int] = {}
-        for member in members:
-            subscriptions[member["member_id"]], versions[member["member_id"]] = \
-                subscription_from_wire(member)
+        assignor = chosen_assignor(self._assignors, protocol, self.group_id)
+        subscriptions, versions = member_subscriptions(members)
         self._client.topics.update(t for s in subscriptions.values() for t in s.topics)
         await self._client.refresh_metadata()
         result = assignor.assign(self._client.cluster, subscriptions)
-        return [{"member_id": member,
-                 "assignment": assignment_to_wire(result.get(member, Assignment([])),
-                                                  versions[member])}
-                for member in subscriptions]
+        return sync_assignments(result, subscriptions, versions)
 
     def _group_error(self, code: int, action: str) -> None:
         membership = self.membership

@@ -24,7 +24,7 @@ from typing import Any
 from kafkalite.client.client import KafkaClient
 from kafkalite.client.coordinator import CoordinatorCache, backoff, remaining
 from kafkalite.client.future import Future
-from kafkalite.consumer.assignors import Assignment, Assignor
+from kafkalite.consumer.assignors import Assignor
 from kafkalite.consumer.commits import (
     COORDINATOR_ERRORS,
     FENCING_ERRORS,
@@ -41,9 +41,10 @@ from kafkalite.consumer.commits import (
 from kafkalite.consumer.group_wire import (
     PROTOCOL_TYPE,
     assignment_from_wire,
-    assignment_to_wire,
+    chosen_assignor,
     join_protocols,
-    subscription_from_wire,
+    member_subscriptions,
+    sync_assignments,
 )
 from kafkalite.consumer.heartbeat import Action, HeartbeatTimers
 from kafkalite.consumer.listener import notify
@@ -294,22 +295,11 @@ class ConsumerCoordinator:
                                      self._sync_request(generation, member_id, assignments))
         self._pending = ("sync", sync)
 
-    def _assignor(self, name: str) -> Assignor:
-        for assignor in self._assignors:
-            if assignor.name == name:
-                return assignor
-        raise KafkaError(f"group {self.group_id!r} chose protocol {name!r}, which this "
-                         "consumer did not offer")
-
     def _assign(self, protocol: str, members: list[dict[str, Any]],
                 deadline: float) -> list[dict[str, Any]]:
         """As the leader: run the chosen assignor over every member's subscription."""
-        assignor = self._assignor(protocol)
-        subscriptions, versions = {}, {}
-        for member in members:
-            subscription, version = subscription_from_wire(member)
-            subscriptions[member["member_id"]] = subscription
-            versions[member["member_id"]] = version
+        assignor = chosen_assignor(self._assignors, protocol, self.group_id)
+        subscriptions, versions = member_subscriptions(members)
         topics = {t for s in subscriptions.values() for t in s.topics}
         self._await_metadata(topics, deadline)
         result = assignor.assign(self._client.cluster, subscriptions)
@@ -318,10 +308,7 @@ class ConsumerCoordinator:
                                   for t in topics}
         log.info("group %r generation %d: %s assigned %s", self.group_id, self.generation_id,
                  protocol, {m: len(a.partitions) for m, a in result.items()})
-        return [{"member_id": member,
-                 "assignment": assignment_to_wire(result.get(member, Assignment([])),
-                                                  versions[member])}
-                for member in subscriptions]
+        return sync_assignments(result, subscriptions, versions)
 
     def _await_metadata(self, topics: set[str], deadline: float) -> None:
         """Fresh metadata for every subscribed topic before the leader assigns, as the Java
@@ -358,7 +345,8 @@ class ConsumerCoordinator:
                 notify(listener, "on_partitions_revoked", revoked)
             self._membership.rejoin()
         kept = self._subscriptions.assign_from_subscribed(assignment.partitions)
-        self._assignor(self._protocol).on_assignment(assignment, self.generation_id)
+        chosen_assignor(self._assignors, self._protocol, self.group_id).on_assignment(
+            assignment, self.generation_id)
         cluster = self._client.cluster
         if not self._partition_counts:
             self._partition_counts = {t: len(cluster.partitions_for_topic(t) or ())

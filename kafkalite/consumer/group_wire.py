@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
 from kafkalite.consumer.assignors import Assignment, Assignor, Subscription
+from kafkalite.errors import KafkaError
 from kafkalite.protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -69,3 +70,34 @@ def assignment_from_wire(data: bytes) -> Assignment:
     decoded = ConsumerProtocolAssignment.decode(data)
     return Assignment([TopicPartition(t, p) for t, ids in decoded.partitions for p in ids],
                       decoded.user_data)
+
+
+def chosen_assignor(assignors: Iterable[Assignor], name: str, group_id: str) -> Assignor:
+    """The assignor of the protocol the coordinator chose for the group."""
+    for assignor in assignors:
+        if assignor.name == name:
+            return assignor
+    raise KafkaError(f"group {group_id!r} chose protocol {name!r}, which this consumer did "
+                     "not offer")
+
+
+def member_subscriptions(members: Iterable[Mapping[str, Any]]
+                         ) -> tuple[dict[str, Subscription], dict[str, int]]:
+    """JoinGroup's members (as the leader gets them): each member's subscription, and the
+    version its assignment is to be written at."""
+    subscriptions: dict[str, Subscription] = {}
+    versions: dict[str, int] = {}
+    for member in members:
+        subscriptions[member["member_id"]], versions[member["member_id"]] = \
+            subscription_from_wire(member)
+    return subscriptions, versions
+
+
+def sync_assignments(result: Mapping[str, Assignment], subscriptions: Iterable[str],
+                     versions: Mapping[str, int]) -> list[dict[str, Any]]:
+    """The leader's SyncGroup assignments: every member's (empty when the assignor gave it
+    nothing), at its version."""
+    return [{"member_id": member,
+             "assignment": assignment_to_wire(result.get(member, Assignment([])),
+                                              versions[member])}
+            for member in subscriptions]
