@@ -342,13 +342,29 @@ class FaultCluster:
 
     def create_topic(self, topic: str, partitions: int = 1, replication: int = 3,
                      config: Mapping[str, str] | None = None) -> None:
+        """Created as a client creates one: a retriable refusal (a controller between two
+        ZooKeeper sessions answers REQUEST_TIMED_OUT) is asked again, within 60 s; a topic
+        that an earlier attempt created counts."""
+        from confluent_kafka import KafkaError, KafkaException
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        futures = admin.create_topics([NewTopic(topic, partitions, replication,
-                                                config=dict(config or {}))],
-                                      operation_timeout=10)
-        futures[topic].result(30)
+        deadline, retried = time.monotonic() + 60, False
+        while True:
+            futures = admin.create_topics([NewTopic(topic, partitions, replication,
+                                                    config=dict(config or {}))],
+                                          operation_timeout=10)
+            try:
+                futures[topic].result(30)
+                break
+            except KafkaException as exc:
+                error = exc.args[0]
+                if retried and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    break
+                if not error.retriable() or time.monotonic() > deadline:
+                    raise
+                retried = True
+                time.sleep(1)
         until(lambda: all(len(self.state(topic, p)["isr"]) == replication
                           for p in range(partitions)), f"{topic} created", 30)
 
