@@ -109,6 +109,11 @@ LIBRDKAFKA_BROKER_CONFIG = {
     "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
 }
+LIBRDKAFKA_SHARE_CONFIG = {
+    # what librdkafka's own cluster tooling sets from Kafka 4.2 on: the share-consumer tests
+    # (0173's lock-timeout redelivery) give their groups record locks of a few seconds
+    "group.share.min.record.lock.duration.ms": "1000",
+}
 LIBRDKAFKA_SASL_USER = ("test", "testtest")
 LIBRDKAFKA_SASL = {
     # what 0135 (SASL credentials) and 0142 (re-authentication, KIP-368) need of the broker
@@ -273,13 +278,20 @@ def kafkajs_settings(broker_id: int, zookeeper: str, keystore: Path, ca: Path,
 
 
 
+def _release(version: str) -> tuple[int, ...]:
+    """``4.2.0`` as (4, 2, 0)."""
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+
+
 def librdkafka_settings(broker_id: int, zookeeper: str, port: int, sasl: bool,
-                        scenario: str) -> dict[str, str]:
+                        scenario: str, kafka_version: str = "3.9.0") -> dict[str, str]:
     settings = {**CLUSTER_CONFIG, **LIBRDKAFKA_BROKER_CONFIG, "broker.id": str(broker_id),
                 "zookeeper.connect": zookeeper,
                 "listeners": f"PLAINTEXT://127.0.0.1:{port}",
                 "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
                 "auto.create.topics.enable": str(scenario != "noautocreate").lower()}
+    if _release(kafka_version) >= (4, 2):
+        settings.update(LIBRDKAFKA_SHARE_CONFIG)
     if sasl:
         # The clients' listener asks for PLAIN; the brokers keep a PLAINTEXT one between them.
         internal = free_port()
@@ -436,7 +448,8 @@ def run_librdkafka(checkout: Path, root: Path, args: argparse.Namespace) -> None
     try:
         ports = [free_port() for _ in range(args.brokers)]
         chroot = f"{zookeeper.connect}/kafkalite"
-        settings = [librdkafka_settings(i + 1, chroot, port, args.sasl, args.scenario)
+        settings = [librdkafka_settings(i + 1, chroot, port, args.sasl, args.scenario,
+                                        args.kafka_version)
                     for i, port in enumerate(ports)]
         with running_cluster(root, settings) as brokers:
             tests_dir = checkout / "tests"

@@ -96,6 +96,10 @@ class BrokerConfig:
     # --- consumer groups (KIP-848; Kafka's names and defaults)
     group_consumer_session_timeout_ms: int = 45_000
     group_consumer_heartbeat_interval_ms: int = 5000
+    group_consumer_min_session_timeout_ms: int = 45_000
+    group_consumer_max_session_timeout_ms: int = 60_000
+    group_consumer_min_heartbeat_interval_ms: int = 5000
+    group_consumer_max_heartbeat_interval_ms: int = 15_000
     group_consumer_max_size: int = INT32_MAX
     group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
     group_consumer_migration_policy: str = DEFAULT_MIGRATION_POLICY.value
@@ -107,6 +111,10 @@ class BrokerConfig:
     group_share_partition_max_record_locks: int = 2000
     group_share_session_timeout_ms: int = 45_000
     group_share_heartbeat_interval_ms: int = 5000
+    group_share_min_session_timeout_ms: int = 45_000
+    group_share_max_session_timeout_ms: int = 60_000
+    group_share_min_heartbeat_interval_ms: int = 5000
+    group_share_max_heartbeat_interval_ms: int = 15_000
     group_share_max_size: int = 200
     group_share_max_share_sessions: int = 2000
     share_coordinator_state_topic_num_partitions: int = 50
@@ -237,6 +245,7 @@ class BrokerConfig:
         if problem is not None:
             raise ConfigError("log.cleaner.dedupe.buffer.size", problem)
         _check_share_lock_duration(config)
+        _check_group_timeout_bounds(config)
         return config
 
     @property
@@ -388,6 +397,14 @@ class _Spec:
     """0 for the primary key of a setting; aliases have higher ranks (lower wins)."""
 
 
+def _group_timeout_bounds(group_type: str) -> dict[str, _Spec]:
+    """``group.<type>.min/max.session.timeout.ms`` and ``...heartbeat.interval.ms``: what a
+    group's own timeouts (its GROUP configs) may be set to."""
+    return {f"group.{group_type}.{end}.{name}": _Spec(
+                f"group_{group_type}_{end}_{name.replace('.', '_')}", integer(1, INT32_MAX))
+            for end in ("min", "max") for name in ("session.timeout.ms", "heartbeat.interval.ms")}
+
+
 _SPECS: dict[str, _Spec] = {
     "broker.id": _Spec("broker_id", integer(0, INT32_MAX)),
     "log.dirs": _Spec("log_dirs", _paths),
@@ -453,6 +470,7 @@ _SPECS: dict[str, _Spec] = {
                                                integer(1, INT32_MAX)),
     "group.consumer.heartbeat.interval.ms": _Spec("group_consumer_heartbeat_interval_ms",
                                                   integer(1, INT32_MAX)),
+    **_group_timeout_bounds("consumer"),
     "group.consumer.max.size": _Spec("group_consumer_max_size", integer(1, INT32_MAX)),
     "group.consumer.assignors": _Spec("group_consumer_assignors", _assignor_names),
     "group.consumer.migration.policy": _Spec("group_consumer_migration_policy",
@@ -472,6 +490,7 @@ _SPECS: dict[str, _Spec] = {
                                             integer(1, INT32_MAX)),
     "group.share.heartbeat.interval.ms": _Spec("group_share_heartbeat_interval_ms",
                                                integer(1, INT32_MAX)),
+    **_group_timeout_bounds("share"),
     "group.share.max.size": _Spec("group_share_max_size", integer(1, 1000)),
     "group.share.max.share.sessions": _Spec("group_share_max_share_sessions",
                                             integer(1, INT32_MAX)),
@@ -650,6 +669,17 @@ def _check_share_lock_duration(config: BrokerConfig) -> None:
                           f"{config.group_share_record_lock_duration_ms} is not between "
                           f"group.share.min.record.lock.duration.ms ({low}) and "
                           f"group.share.max.record.lock.duration.ms ({high})")
+
+
+def _check_group_timeout_bounds(config: BrokerConfig) -> None:
+    for group_type in ("consumer", "share"):
+        for name in ("session_timeout_ms", "heartbeat_interval_ms"):
+            low = getattr(config, f"group_{group_type}_min_{name}")
+            high = getattr(config, f"group_{group_type}_max_{name}")
+            if low > high:
+                key = name.replace("_", ".")
+                raise ConfigError(f"group.{group_type}.max.{key}",
+                                  f"{high} is less than group.{group_type}.min.{key} ({low})")
 
 
 _MECHANISM_KEYS = frozenset({"sasl.jaas.config", "sasl.server.callback.handler.class",

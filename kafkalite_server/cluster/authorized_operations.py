@@ -25,7 +25,9 @@ _O = AclOperation
 SUPPORTED_OPERATIONS: dict[ResourceType, tuple[AclOperation, ...]] = {
     ResourceType.TOPIC: (_O.READ, _O.WRITE, _O.CREATE, _O.DESCRIBE, _O.DELETE, _O.ALTER,
                          _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS),
-    ResourceType.GROUP: (_O.READ, _O.DESCRIBE, _O.DELETE),
+    # DESCRIBE_CONFIGS and ALTER_CONFIGS since Kafka 4.0, when groups got their own configs
+    ResourceType.GROUP: (_O.READ, _O.DESCRIBE, _O.DELETE, _O.DESCRIBE_CONFIGS,
+                         _O.ALTER_CONFIGS),
     ResourceType.CLUSTER: (_O.CREATE, _O.CLUSTER_ACTION, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS,
                            _O.IDEMPOTENT_WRITE, _O.ALTER, _O.DESCRIBE),
 }

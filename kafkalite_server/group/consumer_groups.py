@@ -31,7 +31,7 @@ replaying them (:class:`ConsumerGroupLoader`) gives the groups back after a fail
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -79,6 +79,7 @@ from kafkalite_server.group.consumer_records import (
 )
 from kafkalite_server.group.coordinator import JoinRequest
 from kafkalite_server.group.group import CONSUMER_PROTOCOL_TYPE
+from kafkalite_server.group.group_timeouts import CONSUMER_GROUP_TIMEOUTS, GroupTimeouts
 from kafkalite_server.group.modern_group import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
@@ -110,8 +111,7 @@ CONSUMER_GROUP_TYPE = "consumer"
 class ConsumerGroupConfig:
     """The ``group.consumer.*`` broker keys."""
 
-    session_timeout_ms: int = 45_000
-    heartbeat_interval_ms: int = 5000
+    timeouts: GroupTimeouts = field(default_factory=lambda: GroupTimeouts(CONSUMER_GROUP_TIMEOUTS))
     max_size: int = INT32_MAX
     assignors: tuple[str, ...] = ("uniform", "range")
     migration_policy: MigrationPolicy = DEFAULT_MIGRATION_POLICY
@@ -206,11 +206,15 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
     def __init__(self, ownership: Ownership, append: Callable[[int, list[KeyValue]], None],
                  topics: Topics, clock: Callable[[], int], config: ConsumerGroupConfig, *,
                  other_group_type: Callable[[str], str | None],
-                 classic: ClassicGroupsPort | None = None) -> None:
+                 classic: ClassicGroupsPort | None = None,
+                 group_configs: Callable[[str], Mapping[str, str]] = lambda _group_id: {},
+                 ) -> None:
         super().__init__(ownership, append, clock)
         self._topics = topics
         self.config = config
-        self.session_timeout_ms = config.session_timeout_ms
+        self.timeouts = config.timeouts
+        self._group_configs = group_configs
+        """The GROUP configs set for a group id (kept beside the share groups' state)."""
         self._other_group_type = other_group_type
         """The type of a group of another kind with this id that has members (or is a share
         group), which a consumer group must not take over; None when there is none."""
@@ -220,6 +224,9 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
 
     def new_group(self, group_id: str) -> ConsumerGroup:
         return ConsumerGroup(group_id)
+
+    def configs(self, group_id: str) -> Mapping[str, str]:
+        return self._group_configs(group_id)
 
     # ------------------------------------------------------------------ heartbeat
 
@@ -281,7 +288,7 @@ class ConsumerGroups(ModernGroups[ConsumerGroup]):
         it says it ``owned``; ``records`` and the new ones are written. Returns the
         member's assignment before the step."""
         timeout = member.classic.session_timeout_ms if member.classic is not None \
-            else self.config.session_timeout_ms
+            else self.session_timeout_ms(group.group_id)
         member.session_deadline_ms = self._clock() + timeout
         member.static_left = False
         changed = self._update_member(member, hb, joined)

@@ -9,7 +9,7 @@ group has members.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 from kafkalite.records import encode_batch
@@ -25,6 +25,7 @@ from kafkalite_server.group.consumer_groups import (
 )
 from kafkalite_server.group.consumer_migration import ClassicGroupsPort, MigrationPolicy
 from kafkalite_server.group.coordinator import JoinRequest
+from kafkalite_server.group.group_timeouts import CONSUMER_GROUP_TIMEOUTS, GroupTimeouts
 from kafkalite_server.group.modern_records import KeyValue
 from kafkalite_server.group.results import JoinResult, SyncResult
 from kafkalite_server.group.timers import Scheduler, TimerHandle
@@ -72,20 +73,24 @@ class ConsumerGroupService:
                 return "share"
             return None
 
+        def group_configs(group_id: str) -> Mapping[str, str]:
+            share = getattr(broker, "share", None)  # the GROUP configs are kept there
+            return share.groups.groups.configs(group_id) if share is not None else {}
+
         self.groups = ConsumerGroups(
             runtime.ownership, self._append,
             Topics(partition_count, metadata.topic_id,
                    lambda: frozenset(metadata.topic_names()) - INTERNAL_TOPICS
                    - {SHARE_STATE_TOPIC}, partition_racks),
             scheduler.now_ms,
-            ConsumerGroupConfig(config.group_consumer_session_timeout_ms,
-                                config.group_consumer_heartbeat_interval_ms,
+            ConsumerGroupConfig(GroupTimeouts.of(config, CONSUMER_GROUP_TIMEOUTS),
                                 config.group_consumer_max_size,
                                 config.group_consumer_assignors,
                                 MigrationPolicy(config.group_consumer_migration_policy)),
             other_group_type=other_group_type,
             classic=ClassicGroupsPort(classic.migration_snapshot, classic.hand_over,
-                                      classic.take_back))
+                                      classic.take_back),
+            group_configs=group_configs)
         runtime.also_serve(self.groups)
 
     def _append(self, partition: int, records: list[KeyValue]) -> None:

@@ -31,6 +31,7 @@ from kafkalite.protocol.errors import GroupIdNotFoundError, UnknownMemberIdError
 from kafkalite.protocol.states import GroupState
 from kafkalite.records import Record
 from kafkalite_server.coordinator.ownership import Ownership
+from kafkalite_server.group.group_timeouts import GroupTimeouts
 from kafkalite_server.group.modern_records import (
     GroupRecordType,
     KeyValue,
@@ -92,7 +93,7 @@ class ModernGroups(ABC, Generic[G]):
     """The groups of one modern protocol in the partitions this coordinator owns."""
 
     records: ModernRecordTypes
-    session_timeout_ms: int
+    timeouts: GroupTimeouts
 
     def __init__(self, ownership: Ownership, append: Callable[[int, list[KeyValue]], None],
                  clock: Callable[[], int]) -> None:
@@ -108,6 +109,19 @@ class ModernGroups(ABC, Generic[G]):
 
     def group(self, group_id: str) -> G | None:
         return self._groups.get(self.ownership.partition_for(group_id), {}).get(group_id)
+
+    @abstractmethod
+    def configs(self, group_id: str) -> Mapping[str, str]:
+        """The group configs set for ``group_id`` (Kafka's GROUP config resource)."""
+
+    def session_timeout_ms(self, group_id: str) -> int:
+        """How long a member of the group may go without a heartbeat: the group's own
+        value, else the broker's."""
+        return self.timeouts.session_timeout_for(self.configs(group_id))
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        """The heartbeat interval the group's members are told."""
+        return self.timeouts.heartbeat_interval_for(self.configs(group_id))
 
     def groups(self) -> list[G]:
         return [g for partition in sorted(self.ownership.owned)
@@ -171,8 +185,9 @@ class ModernGroups(ABC, Generic[G]):
     def install(self, partition: int, groups: dict[str, G]) -> None:
         """A loaded partition's groups; every member gets a fresh session (the clock of the
         previous coordinator is not this one's)."""
-        deadline = self._clock() + self.session_timeout_ms
+        now = self._clock()
         for group in groups.values():
+            deadline = now + self.session_timeout_ms(group.group_id)
             for member in group.members.values():
                 member.session_deadline_ms = deadline
         self._groups[partition] = groups

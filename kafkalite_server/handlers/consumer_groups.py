@@ -60,7 +60,8 @@ async def handle_consumer_group_heartbeat(service: GroupCoordinatorService, ctx:
         subscribed_topic_regex=body["subscribed_topic_regex"],
         server_assignor=body["server_assignor"], owned=_owned(body["topic_partitions"]),
         client_id=ctx.header.client_id or "", client_host=client_host(ctx)))
-    return heartbeat_response(result, service.consumer.groups.config.heartbeat_interval_ms)
+    return heartbeat_response(result,
+                              service.consumer.groups.heartbeat_interval_ms(body["group_id"]))
 
 
 @declares(DESCRIBE_GROUPS, DESCRIBED_TOPICS)

@@ -92,7 +92,8 @@ async def handle_share_group_heartbeat(service: ShareService, ctx: RequestContex
     result = await service.groups.heartbeat(
         body["group_id"], body["member_id"], body["member_epoch"], body["rack_id"], subscribed,
         client_id=ctx.header.client_id or "", client_host=client_host(ctx))
-    return heartbeat_response(result, service.groups.heartbeat_interval_ms)
+    return heartbeat_response(result,
+                              service.groups.groups.heartbeat_interval_ms(body["group_id"]))
 
 
 @declares(DESCRIBE_GROUPS)

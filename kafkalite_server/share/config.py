@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkalite_server.config import BrokerConfig
+from kafkalite_server.group.group_timeouts import SHARE_GROUP_TIMEOUTS, GroupTimeouts
 from kafkalite_server.share.partition import ShareLimits
 
 SHARE_STATE_TOPIC = "__share_group_state"
@@ -19,8 +20,7 @@ SIMPLE_ASSIGNOR = "simple"
 @dataclass(frozen=True)
 class ShareConfig:
     limits: ShareLimits
-    session_timeout_ms: int
-    heartbeat_interval_ms: int
+    timeouts: GroupTimeouts
     max_group_size: int
     max_share_sessions: int
     state_topic_partitions: int
@@ -37,8 +37,7 @@ class ShareConfig:
                 lock_duration_ms=config.group_share_record_lock_duration_ms,
                 delivery_count_limit=config.group_share_delivery_count_limit,
                 max_record_locks=config.group_share_partition_max_record_locks),
-            session_timeout_ms=config.group_share_session_timeout_ms,
-            heartbeat_interval_ms=config.group_share_heartbeat_interval_ms,
+            timeouts=GroupTimeouts.of(config, SHARE_GROUP_TIMEOUTS),
             max_group_size=config.group_share_max_size,
             max_share_sessions=config.group_share_max_share_sessions,
             state_topic_partitions=config.share_coordinator_state_topic_num_partitions,

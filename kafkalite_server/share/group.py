@@ -39,6 +39,7 @@ from kafkalite.protocol.errors import (
     UnknownMemberIdError,
 )
 from kafkalite_server.coordinator.ownership import Ownership
+from kafkalite_server.group.group_timeouts import GroupTimeouts
 from kafkalite_server.group.modern_group import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
@@ -95,11 +96,11 @@ class ShareGroups(ModernGroups[ShareGroup]):
     records = SHARE_RECORDS
 
     def __init__(self, ownership: Ownership, append: Callable[[int, list[KeyValue]], None],
-                 topics: Topics, clock: Callable[[], int], *, session_timeout_ms: int,
+                 topics: Topics, clock: Callable[[], int], *, timeouts: GroupTimeouts,
                  max_size: int, other_group_type: Callable[[str], str | None]) -> None:
         super().__init__(ownership, append, clock)
         self._topics = topics
-        self.session_timeout_ms = session_timeout_ms
+        self.timeouts = timeouts
         self._max_size = max_size
         self._other_group_type = other_group_type
         """The type of a classic or consumer group with this id, which a share group must
@@ -135,7 +136,7 @@ class ShareGroups(ModernGroups[ShareGroup]):
             return HeartbeatResult(FencedMemberEpochError.errno,
                                    message=f"epoch {member_epoch}, the member is at "
                                            f"{member.member_epoch}")
-        member.session_deadline_ms = self._clock() + self.session_timeout_ms
+        member.session_deadline_ms = self._clock() + self.session_timeout_ms(group_id)
         records: list[KeyValue] = []
         if subscribed is not None and tuple(sorted(set(subscribed))) != member.subscribed_topics:
             member.subscribed_topics = tuple(sorted(set(subscribed)))
@@ -161,7 +162,7 @@ class ShareGroups(ModernGroups[ShareGroup]):
                                    message=f"group.share.max.size is {self._max_size}")
         member = ShareMember(member_id, client_id=client_id, client_host=client_host,
                              rack_id=rack_id, subscribed_topics=tuple(sorted(set(subscribed))))
-        member.session_deadline_ms = self._clock() + self.session_timeout_ms
+        member.session_deadline_ms = self._clock() + self.session_timeout_ms(group.group_id)
         group.members[member_id] = member
         self._write(group, [self._member_metadata(group, member, {}), *self._bump(group)])
         return HeartbeatResult(0, member_id, member.member_epoch, dict(member.assignment))

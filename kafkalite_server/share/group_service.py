@@ -35,7 +35,7 @@ from kafkalite_server.group.consumer_service import CLASSIC_GROUP_TYPE
 from kafkalite_server.share.config import SHARE_GROUP_TYPE, ShareConfig
 from kafkalite_server.share.coordinator import NO_LEADER_EPOCH
 from kafkalite_server.share.group import HeartbeatResult, KeyValue, ShareGroups, Topics
-from kafkalite_server.share.group_configs import AUTO_OFFSET_RESET, ShareGroupConfigs
+from kafkalite_server.share.group_configs import AUTO_OFFSET_RESET, GroupConfigs
 from kafkalite_server.share.persister import SharePersister
 from kafkalite_server.share.records import StateKey
 
@@ -53,12 +53,11 @@ INITIAL_STATE_EPOCH = 0
 
 class ShareGroupService:
     def __init__(self, broker: Broker, config: ShareConfig, persister: SharePersister,
-                 peers: PeerRequests, configs: ShareGroupConfigs) -> None:
+                 peers: PeerRequests, configs: GroupConfigs) -> None:
         self._broker = broker
         self._persister = persister
         self._peers = peers
         self._configs = configs
-        self.heartbeat_interval_ms = config.heartbeat_interval_ms
         metadata = broker.metadata_cache
         classic = broker.group_coordinator
         self.runtime = classic.runtime
@@ -70,7 +69,7 @@ class ShareGroupService:
         self.groups = ShareGroups(
             self.runtime.ownership, self._append,
             Topics(partition_count, metadata.topic_id),
-            broker.now_ms, session_timeout_ms=config.session_timeout_ms,
+            broker.now_ms, timeouts=config.timeouts,
             max_size=config.max_group_size,
             other_group_type=lambda group_id: (
                 CLASSIC_GROUP_TYPE if classic.coordinator.group(group_id) is not None

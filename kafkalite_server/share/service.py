@@ -31,7 +31,7 @@ from kafkalite_server.cluster.peer_requests import PeerRequests
 from kafkalite_server.coordinator.errors import write_error
 from kafkalite_server.share.config import ShareConfig
 from kafkalite_server.share.coordinator_service import ShareCoordinatorService
-from kafkalite_server.share.group_configs import ShareGroupConfigs
+from kafkalite_server.share.group_configs import GroupConfigs
 from kafkalite_server.share.group_service import ShareGroupService
 from kafkalite_server.share.manager import (
     EXPIRY_INTERVAL_MS,
@@ -66,12 +66,12 @@ class ShareService:
         self.coordinator = ShareCoordinatorService(broker, config)
         self.persister = SharePersister(broker, self.coordinator, self.peers,
                                         config.write_timeout_ms)
-        self.group_configs = ShareGroupConfigs(broker.config, config.limits)
+        self.group_configs = GroupConfigs(broker.config, config.limits)
         self.groups = ShareGroupService(broker, config, self.persister, self.peers,
                                         self.group_configs)
         self.partitions = SharePartitionManager(broker, self.persister, self.group_settings)
-        self.sessions = ShareSessions(config.max_share_sessions, config.session_timeout_ms,
-                                      broker.now_ms)
+        self.sessions = ShareSessions(config.max_share_sessions,
+                                      config.timeouts.session_timeout_ms, broker.now_ms)
         self._settings: dict[str, tuple[float, GroupSettings]] = {}
 
     def start(self) -> None:
@@ -122,7 +122,7 @@ class ShareService:
         """INVALID_CONFIG naming the first name that is no group config."""
         unknown = [name for name in names if name not in self.group_configs.keys]
         if unknown:
-            raise InvalidConfigError(f"{unknown[0]}: not a share group config (kafkalite "
+            raise InvalidConfigError(f"{unknown[0]}: not a group config (kafkalite "
                                      f"knows {', '.join(sorted(self.group_configs.keys))})")
 
     async def alter_group_configs(self, group_id: str, configs: dict[str, str], *,

@@ -121,6 +121,7 @@ def test_describe_groups_reports_authorized_operations_when_asked(
         member.close()
     assert set(asked.authorized_operations) == {
         AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE,
+        AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,  # group configs (4.0)
     }
     assert plain.authorized_operations is None  # not asked: the field says "not provided"
 

@@ -45,6 +45,7 @@ from kafkalite_server.group.consumer_reconciliation import (
     next_assignment,
 )
 from kafkalite_server.group.consumer_records import CONSUMER_RECORDS
+from kafkalite_server.group.group_timeouts import CONSUMER_GROUP_TIMEOUTS, GroupTimeouts
 from kafkalite_server.group.modern_records import decode_group_record
 from kafkalite_server.group.topic_regex import TopicRegexError, compile_topic_regex
 
@@ -73,12 +74,16 @@ def clock() -> Clock:
 
 def make_groups(clock: Clock, log: Log, cluster: Cluster | None = None, *,
                 other: dict[str, str] | None = None,
-                ownership: Ownership | None = None) -> ConsumerGroups:
+                ownership: Ownership | None = None,
+                group_configs: dict[str, dict[str, str]] | None = None) -> ConsumerGroups:
     kinds = other or {}
+    configs = {} if group_configs is None else group_configs
     return ConsumerGroups(ownership or owning_everything(), log.append,
                           (cluster or Cluster()).topics(), clock,
-                          ConsumerGroupConfig(SESSION_MS, 5000, 10, ("uniform", "range")),
-                          other_group_type=kinds.get)
+                          ConsumerGroupConfig(GroupTimeouts(CONSUMER_GROUP_TIMEOUTS, SESSION_MS),
+                                              10, ("uniform", "range")),
+                          other_group_type=kinds.get,
+                          group_configs=lambda group_id: configs.get(group_id, {}))
 
 
 def orders(*partitions: int) -> Assignment:
@@ -269,6 +274,40 @@ def test_added_partitions_bump_the_group_epoch(clock: Clock) -> None:
     cluster.counts["orders"] = 8
     a.heartbeat()
     assert a.epoch == 2 and a.partitions() == set(range(8))
+
+
+def test_a_groups_own_session_timeout_decides_when_its_silent_member_leaves(
+        clock: Clock) -> None:
+    configs: dict[str, dict[str, str]] = {}
+    groups = make_groups(clock, Log(), group_configs=configs)
+    a = Member(groups, "a")
+    a.heartbeat()
+    configs["g"] = {"consumer.session.timeout.ms": "55000",
+                    "consumer.heartbeat.interval.ms": "7000"}
+    assert groups.heartbeat_interval_ms("g") == 7000
+    assert groups.heartbeat_interval_ms("other") == 5000
+    a.heartbeat()  # the group's value applies from the member's next heartbeat
+    clock.now += SESSION_MS + 1
+    groups.expire_members()
+    group = groups.group("g")
+    assert group is not None and set(group.members) == {"a"}
+    clock.now += 55_000 - SESSION_MS
+    groups.expire_members()
+    assert not group.members
+
+
+def test_group_timeouts_stay_within_the_brokers_bounds_and_in_order() -> None:
+    timeouts = GroupTimeouts(CONSUMER_GROUP_TIMEOUTS, 45_000, 5000, (45_000, 60_000),
+                             (5000, 50_000))
+    timeouts.validate({"consumer.session.timeout.ms": "50000", "share.session.timeout.ms": "1"})
+    with pytest.raises(ConfigError, match=r"consumer.session.timeout.ms.*'1000' is not "
+                                          r"between 45000 and 60000 ms"):
+        timeouts.validate({"consumer.session.timeout.ms": "1000"})
+    with pytest.raises(ConfigError, match=r"consumer.heartbeat.interval.ms.*'soon'"):
+        timeouts.validate({"consumer.heartbeat.interval.ms": "soon"})
+    with pytest.raises(ConfigError, match=r"46000 ms is not less than the session timeout, "
+                                          r"45000 ms"):
+        timeouts.validate({"consumer.heartbeat.interval.ms": "46000"})
 
 
 def test_silent_and_unrevoking_members_are_removed(clock: Clock) -> None:

@@ -35,6 +35,7 @@ from kafkalite_server.group.consumer_groups import (
     Topics,
 )
 from kafkalite_server.group.consumer_migration import ClassicGroupsPort, MigrationPolicy
+from kafkalite_server.group.group_timeouts import CONSUMER_GROUP_TIMEOUTS, GroupTimeouts
 from kafkalite_server.group.offsets import OffsetCommitEntry, TopicPartition
 
 from .fakes import FakeScheduler, MemoryStore, make_coordinator, sync
@@ -59,7 +60,7 @@ class Side:
             Topics(lambda name: 6 if name == "orders" else None, lambda _name: ORDERS,
                    lambda: frozenset({"orders"})),
             self.scheduler.now_ms,
-            ConsumerGroupConfig(45_000, 5000, 10, ("uniform", "range"), policy),
+            ConsumerGroupConfig(GroupTimeouts(CONSUMER_GROUP_TIMEOUTS), 10, ("uniform", "range"), policy),
             other_group_type=lambda group_id: "classic" if self.classic_members() else None,
             classic=ClassicGroupsPort(self.classic.migration_snapshot, self.classic.hand_over,
                                       self.classic.take_back))

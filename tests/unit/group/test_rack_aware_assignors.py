@@ -16,6 +16,7 @@ from kafkalite_server.group.consumer_groups import (
     Heartbeat,
     Topics,
 )
+from kafkalite_server.group.group_timeouts import CONSUMER_GROUP_TIMEOUTS, GroupTimeouts
 
 ORDERS = uuid.uuid5(uuid.NAMESPACE_DNS, "orders")
 EAST, WEST = frozenset({"east"}), frozenset({"west"})
@@ -65,7 +66,7 @@ def test_the_coordinator_assigns_by_the_members_racks_and_replays_the_partition_
     clock, log = Clock(), Log()
     topics = Topics(lambda name: 4 if name == "orders" else None, lambda _name: ORDERS,
                     partition_racks=lambda _name: SPLIT.racks)
-    config = ConsumerGroupConfig(45_000, 5000, 10, ("uniform", "range"))
+    config = ConsumerGroupConfig(GroupTimeouts(CONSUMER_GROUP_TIMEOUTS), 10, ("uniform", "range"))
 
     def groups() -> ConsumerGroups:
         return ConsumerGroups(owning_everything(), log.append, topics, clock, config,

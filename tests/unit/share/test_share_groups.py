@@ -21,6 +21,7 @@ from kafkalite.protocol.errors import (
     UnknownMemberIdError,
 )
 from kafkalite_server.coordinator.ownership import Ownership
+from kafkalite_server.group.group_timeouts import SHARE_GROUP_TIMEOUTS, GroupTimeouts
 from kafkalite_server.share.coordinator import ShareCoordinator
 from kafkalite_server.share.group import ShareGroups, Topics
 from kafkalite_server.share.records import StateKey
@@ -39,7 +40,7 @@ def make_groups(clock: Clock, log: Log, ownership: Ownership | None = None, *,
     topics = Topics(lambda topic: 2 if topic == "orders" else None,
                     lambda topic: ORDERS if topic == "orders" else uuid.uuid4())
     return ShareGroups(ownership or owning_everything(), log.append, topics, clock,
-                       session_timeout_ms=45_000, max_size=max_size,
+                       timeouts=GroupTimeouts(SHARE_GROUP_TIMEOUTS), max_size=max_size,
                        other_group_type=lambda group: "classic" if group in classic else None)
 
 
