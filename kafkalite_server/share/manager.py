@@ -81,7 +81,6 @@ class ManagedSharePartition:
     index: int
     share: SharePartition
     leader_epoch: int
-    settings: GroupSettings
     changes: int = 0
     """Changes made that need writing; ``written`` of them are written."""
     written: int = 0
@@ -176,7 +175,7 @@ class SharePartitionManager:
         share.load(state)
         share.move_start(leader.log.log_start_offset)
         managed = ManagedSharePartition(state_key, topic, index, share,
-                                        max(leader_epoch, leader.leader_epoch), settings)
+                                        max(leader_epoch, leader.leader_epoch))
         self._partitions[key] = managed
         return 0, managed
 
@@ -196,14 +195,19 @@ class SharePartitionManager:
     async def fetch(self, group_id: str, member_id: str, wanted: Sequence[tuple[str, int]], *,
                     max_wait_ms: int, min_bytes: int, max_bytes: int,
                     max_records: int) -> dict[tuple[str, int], FetchedPartition]:
-        """Acquires records for ``member_id`` from the partitions in ``wanted``."""
+        """Acquires records for ``member_id`` from the partitions in ``wanted``, read with
+        the group's settings as they are now (a group config changed since a share
+        partition was loaded applies from its next fetch, as in Kafka). A ``max_bytes`` of
+        0 acquires nothing (Kafka answers such a ShareFetch without records)."""
         answers: dict[tuple[str, int], FetchedPartition] = {}
         ready: list[ManagedSharePartition] = []
+        settings = await self._settings(group_id)
         for topic, index in wanted:
             error, managed = await self.get(group_id, topic, index)
             if managed is None:
                 answers[(topic, index)] = FetchedPartition(error)
-            elif managed.share.can_acquire():
+            elif managed.share.can_acquire() and max_bytes > 0:
+                managed.share.limits = settings.limits
                 ready.append(managed)
             else:
                 answers[(topic, index)] = FetchedPartition()
@@ -215,7 +219,7 @@ class SharePartitionManager:
         requests = [FetchRequest(m.topic, m.index, offset, max_bytes)
                     for m, offset in zip(ready, offsets, strict=True)]
         results = await self._replicas.fetch_messages(
-            FetchParams(-1, max_wait_ms, min_bytes, max_bytes, ready[0].settings.isolation_level),
+            FetchParams(-1, max_wait_ms, min_bytes, max_bytes, settings.isolation_level),
             requests)
         budget = max(max_records, 1)
         for managed, offset, result in zip(ready, offsets, results, strict=True):
