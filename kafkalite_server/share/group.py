@@ -11,9 +11,11 @@ ShareGroupHeartbeat:
   epoch; the assignment is then recomputed and every member moves to the group epoch
   (share groups do not revoke: a partition may be read by many members at once, so a
   member takes its new assignment at once);
-- the assignment (the simple assignor): every member is assigned every partition of the
-  topics it subscribes to whose share state is initialized. Several members on one
-  partition share its records; that is what a share group is for;
+- the assignment is Kafka's simple assignor (:mod:`.simple_assignor`), over the partitions
+  of the topics each member subscribes to whose share state is initialized: with no more
+  members than partitions each partition goes to one member, else each member gets one
+  partition that it shares with others (several members on one partition share its
+  records; that is what a share group is for);
 - a member that does not heartbeat within ``group.share.session.timeout.ms`` is removed.
 
 Partitions are initialized (their share state created at the share coordinator, with the
@@ -64,13 +66,10 @@ from kafkalite_server.share.records import (
     TARGET_ASSIGNMENT_MEMBER,
     TARGET_ASSIGNMENT_METADATA,
 )
+from kafkalite_server.share.simple_assignor import Assignment, assign
 
 STABLE_STATE = 0
 """ShareGroupCurrentMemberAssignment's member state: share members are always stable."""
-
-Assignment = dict[uuid.UUID, tuple[int, ...]]
-"""topic id -> partitions"""
-
 
 @dataclass
 class ShareMember(ModernMember):
@@ -172,8 +171,11 @@ class ShareGroups(ModernGroups[ShareGroup]):
         records = super()._bump(group)
         group.assignment_epoch = group.group_epoch
         key = {"group_id": group.group_id}
+        assignments = assign({m.member_id: self._assignable(group, m)
+                              for m in group.members.values()},
+                             {m.member_id: m.assignment for m in group.members.values()})
         for member in group.members.values():
-            member.assignment = self._assignment(group, member)
+            member.assignment = assignments[member.member_id]
             member.previous_member_epoch = member.member_epoch
             member.member_epoch = group.group_epoch
             records.append(group_record(
@@ -184,8 +186,10 @@ class ShareGroups(ModernGroups[ShareGroup]):
                                     {"assignment_epoch": group.assignment_epoch}))
         return records
 
-    def _assignment(self, group: ShareGroup, member: ShareMember) -> Assignment:
-        assignment: Assignment = {}
+    def _assignable(self, group: ShareGroup, member: ShareMember) -> Assignment:
+        """The partitions ``member`` may be assigned: of the topics it subscribes to, those
+        that exist and whose share state is initialized."""
+        assignable: Assignment = {}
         for topic in member.subscribed_topics:
             topic_id = self._topics.topic_id(topic)
             ready = group.initialized.get(topic_id)
@@ -194,8 +198,8 @@ class ShareGroups(ModernGroups[ShareGroup]):
                 continue
             partitions = tuple(p for p in sorted(ready[1]) if p < count)
             if partitions:
-                assignment[topic_id] = partitions
-        return assignment
+                assignable[topic_id] = partitions
+        return assignable
 
     # ------------------------------------------------------------------ initialization
 

@@ -1,5 +1,5 @@
 """Share-group membership and the share coordinator, sans-IO on a fake clock: joining,
-epochs and fencing, every member assigned every initialized partition, session expiry,
+epochs and fencing, initialized partitions spread over the members, session expiry,
 and both state machines replayed from the records they wrote."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def make_groups(clock: Clock, log: Log, ownership: Ownership | None = None, *,
                        other_group_type=lambda group: "classic" if group in classic else None)
 
 
-def test_members_join_and_get_every_initialized_partition(clock: Clock) -> None:
+def test_members_join_and_share_the_initialized_partitions(clock: Clock) -> None:
     groups = make_groups(clock, Log())
     joined = groups.heartbeat("g", "a", 0, None, ["orders"], client_id="c", client_host="/h")
     assert (joined.error, joined.member_id, joined.member_epoch, joined.assignment) == (
@@ -55,12 +55,19 @@ def test_members_join_and_get_every_initialized_partition(clock: Clock) -> None:
     answer = groups.heartbeat("g", "a", 1, None, None, client_id="c", client_host="/h")
     assert (answer.member_epoch, answer.assignment) == (2, {ORDERS: (0, 1)})
     second = groups.heartbeat("g", "b", 0, None, ["orders"], client_id="c", client_host="/h")
-    assert (second.member_epoch, second.assignment) == (3, {ORDERS: (0, 1)})
-    # the first member moves to the new epoch with the same partitions: shared, not split
+    assert (second.member_epoch, second.assignment) == (3, {ORDERS: (1,)})
+    # the first member moves to the new epoch keeping the partition it still has
     assert groups.heartbeat("g", "a", 2, None, None, client_id="c",
-                            client_host="/h").assignment == {ORDERS: (0, 1)}
+                            client_host="/h").assignment == {ORDERS: (0,)}
     assert groups.heartbeat("g", "a", 3, None, None, client_id="c",
                             client_host="/h").assignment is None  # nothing new
+    # a third member on two partitions shares one: each member reads one partition
+    third = groups.heartbeat("g", "c", 0, None, ["orders"], client_id="c", client_host="/h")
+    assert (third.member_epoch, third.assignment) == (4, {ORDERS: (0,)})
+    group = groups.group("g")
+    assert group is not None
+    assert {m: member.assignment for m, member in group.members.items()} == {
+        "a": {ORDERS: (0,)}, "b": {ORDERS: (1,)}, "c": {ORDERS: (0,)}}
 
 
 def test_epochs_are_checked(clock: Clock) -> None:
