@@ -5,6 +5,7 @@ record is archived after its fifth delivery."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -12,6 +13,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -48,7 +50,7 @@ def cluster() -> Iterator[EmbeddedCluster]:
 def share_consumers(cluster: EmbeddedCluster) -> Iterator[Callable[..., ShareConsumer]]:
     made: list[ShareConsumer] = []
 
-    def make(group: str, topic: str, **config: str) -> ShareConsumer:
+    def make(group: str, topic: str, **config: Any) -> ShareConsumer:
         consumer = ShareConsumer({"bootstrap.servers": cluster.bootstrap_servers,
                                   "group.id": group, **config})
         consumer.subscribe([topic])
@@ -126,7 +128,17 @@ def test_two_consumers_split_four_partitions_and_read_each_record_once(
     topic, group = _topic(cluster, "split-four", 4), "split-four"
     set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest",
                       share_record_lock_duration_ms="15000")
-    consumers = [share_consumers(group, topic) for _ in range(2)]
+    holding = [-1, -1]
+    """Each consumer's own count of assigned partitions, from its statistics."""
+
+    def statistics(index: int) -> Callable[[str], None]:
+        def keep(stats: str) -> None:
+            holding[index] = json.loads(stats).get("cgrp", {}).get("assignment_size", -1)
+        return keep
+
+    consumers = [share_consumers(group, topic, **{"statistics.interval.ms": 200,
+                                                  "stats_cb": statistics(i)})
+                 for i in range(2)]
     received: list[Counter[bytes]] = [Counter(), Counter()]
     read_from: list[set[int]] = [set(), set()]
     stop = threading.Event()
@@ -141,9 +153,11 @@ def test_two_consumers_split_four_partitions_and_read_each_record_once(
             time.sleep(0.01)
 
     def split() -> bool:
+        """The coordinator assigned two partitions each, and both consumers took theirs
+        (the first had all four until the second joined)."""
         assigned = _assigned(cluster.bootstrap_servers, group)
         return len(assigned) == 2 and sorted(map(len, assigned.values())) == [2, 2] and \
-            set().union(*assigned.values()) == {0, 1, 2, 3}
+            set().union(*assigned.values()) == {0, 1, 2, 3} and holding == [2, 2]
 
     threads = [threading.Thread(target=consume, args=(i,)) for i in range(2)]
     for thread in threads:
