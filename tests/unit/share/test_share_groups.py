@@ -138,6 +138,29 @@ def test_groups_come_back_from_their_records(clock: Clock) -> None:
                               client_host="/h1").error == 0
 
 
+def test_a_replayed_assignment_is_where_the_next_one_starts(clock: Clock) -> None:
+    log = Log()
+    groups = make_groups(clock, log)
+    for member in ("a", "b"):
+        groups.heartbeat("g", member, 0, None, ["orders"], client_id="", client_host="")
+    groups.initialized("g", [("orders", 0), ("orders", 1)])
+    original = groups.group("g")
+    assert original is not None
+    split = {m: member.assignment for m, member in original.members.items()}
+    assert sorted(split.values(), key=str) == sorted([{ORDERS: (0,)}, {ORDERS: (1,)}], key=str)
+    replayed = make_groups(clock, Log(), Ownership(1))
+    loader = replayed.loader(0)
+    loader.load(log.records(0))
+    replayed.ownership.begin_loading(0, 1)
+    replayed.ownership.complete_loading(0)
+    loader.complete()
+    joined = replayed.heartbeat("g", "c", 0, None, ["orders"], client_id="", client_host="")
+    group = replayed.group("g")
+    assert joined.error == 0 and group is not None
+    assert {m: group.members[m].assignment for m in ("a", "b")} == split  # nothing moved
+    assert joined.assignment in split.values()
+
+
 def test_groups_forget_deleted_topics(clock: Clock) -> None:
     groups = make_groups(clock, Log())
     groups.heartbeat("g", "a", 0, None, ["orders"], client_id="", client_host="")

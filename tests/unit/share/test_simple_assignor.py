@@ -5,6 +5,7 @@ subscriptions, uninitialized partitions never assigned, and determinism."""
 from __future__ import annotations
 
 import itertools
+import random
 import uuid
 from collections import Counter
 
@@ -130,3 +131,27 @@ def test_the_same_input_gives_the_same_output() -> None:
     again = assign(dict(reversed(list(assignable.items()))), dict(reversed(current.items())))
     assert first == again
     assert_shared(first, 3)
+
+
+def test_any_holding_gives_a_balanced_assignment_keeping_what_fits() -> None:
+    """Whatever members hold (overlapping, stale, uneven), the result is balanced, and a
+    member holding only partitions no one else holds, no more than its share, keeps them."""
+    draw = random.Random(932)
+    for _case in range(500):
+        members = [f"m{i}" for i in range(draw.randint(1, 9))]
+        partitions = draw.randint(1, 9)
+        current: dict[str, Assignment] = {
+            m: {ORDERS: tuple(sorted(draw.sample(range(partitions + 2),
+                                                 draw.randint(0, partitions))))}
+            for m in members if draw.random() < 0.8}
+        result = assign(everyone(members, range(partitions)), current)
+        if len(members) <= partitions:
+            assert_split(result, partitions)
+            quota = partitions // len(members)
+            alone = Counter(p for a in current.values() for p in a[ORDERS])
+            for member, held in current.items():
+                mine = [p for p in held[ORDERS] if p < partitions]
+                if len(mine) <= quota and all(alone[p] == 1 for p in mine):
+                    assert set(mine) <= set(result[member][ORDERS]), (current, result)
+        else:
+            assert_shared(result, partitions)
