@@ -71,6 +71,7 @@ from kafkalite_server.share.simple_assignor import Assignment, assign
 STABLE_STATE = 0
 """ShareGroupCurrentMemberAssignment's member state: share members are always stable."""
 
+
 @dataclass
 class ShareMember(ModernMember):
     member_epoch: int = 0
