@@ -5,8 +5,10 @@ shares the group id space with classic groups. Members join and stay with
 ShareGroupHeartbeat:
 
 - epoch 0 joins (the member id is the client's, or one the coordinator draws); -1 leaves;
-  any other epoch must be the member's current one (or its previous one, whose answer may
-  have been lost), else FENCED_MEMBER_EPOCH; an unknown member is UNKNOWN_MEMBER_ID;
+  any other epoch must be between the one the member last heartbeated with (kept as its
+  previous epoch) and its current one: the group may have moved on several times since
+  (members joined between two of its heartbeats) and an answer may have been lost; else
+  FENCED_MEMBER_EPOCH; an unknown member is UNKNOWN_MEMBER_ID;
 - a join, a leave, a subscription change and newly initialized partitions bump the group
   epoch; the assignment is then recomputed and every member moves to the group epoch
   (share groups do not revoke: a partition may be read by many members at once, so a
@@ -132,12 +134,15 @@ class ShareGroups(ModernGroups[ShareGroup]):
         member = group.members.get(member_id)
         if member is None:
             return HeartbeatResult(UnknownMemberIdError.errno)
-        if member_epoch not in (member.member_epoch, member.previous_member_epoch):
+        if not member.previous_member_epoch <= member_epoch <= member.member_epoch:
             return HeartbeatResult(FencedMemberEpochError.errno,
                                    message=f"epoch {member_epoch}, the member is at "
                                            f"{member.member_epoch}")
         member.session_deadline_ms = self._clock() + self.session_timeout_ms(group_id)
         records: list[KeyValue] = []
+        if member_epoch != member.previous_member_epoch:  # what it holds now
+            member.previous_member_epoch = member_epoch
+            records.append(_current_assignment(group, member))
         if subscribed is not None and tuple(sorted(set(subscribed))) != member.subscribed_topics:
             member.subscribed_topics = tuple(sorted(set(subscribed)))
             records.append(self._member_metadata(group, member, {}))
@@ -177,7 +182,8 @@ class ShareGroups(ModernGroups[ShareGroup]):
                              {m.member_id: m.assignment for m in group.members.values()})
         for member in group.members.values():
             member.assignment = assignments[member.member_id]
-            member.previous_member_epoch = member.member_epoch
+            if member.member_epoch == JOIN_EPOCH:  # it will hold what its join answer says
+                member.previous_member_epoch = group.group_epoch
             member.member_epoch = group.group_epoch
             records.append(group_record(
                 TARGET_ASSIGNMENT_MEMBER, {**key, "member_id": member.member_id},

@@ -87,6 +87,24 @@ def test_epochs_are_checked(clock: Clock) -> None:
     assert sorted(groups.group("g").members) == ["b"]  # type: ignore[union-attr]
 
 
+def test_members_joining_between_two_heartbeats_do_not_fence_a_member(clock: Clock) -> None:
+    groups = make_groups(clock, Log())
+    first = groups.heartbeat("g", "a", 0, None, ["orders"], client_id="", client_host="")
+    groups.initialized("g", [("orders", 0), ("orders", 1)])
+    for member in ("b", "c"):  # the group moves on twice before "a" heartbeats again
+        groups.heartbeat("g", member, 0, None, ["orders"], client_id="", client_host="")
+    caught_up = groups.heartbeat("g", "a", first.member_epoch, None, None, client_id="",
+                                 client_host="")
+    assert (caught_up.error, caught_up.member_epoch) == (0, 4)
+    assert caught_up.assignment in ({ORDERS: (0,)}, {ORDERS: (1,)})
+    # its answer lost, it may ask again with the epoch it had; an older one is fenced
+    assert groups.heartbeat("g", "a", first.member_epoch, None, None, client_id="",
+                            client_host="").error == 0
+    groups.heartbeat("g", "a", 4, None, None, client_id="", client_host="")
+    assert groups.heartbeat("g", "a", first.member_epoch, None, None, client_id="",
+                            client_host="").error == FencedMemberEpochError.errno
+
+
 def test_group_id_space_limits_and_ownership(clock: Clock) -> None:
     groups = make_groups(clock, Log(), classic=("classic-group",), max_size=1)
     assert groups.heartbeat("classic-group", "a", 0, None, ["orders"], client_id="",
