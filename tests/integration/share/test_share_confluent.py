@@ -5,7 +5,6 @@ record is archived after its fifth delivery."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.integration.share.helpers import (
+    ClientAssignments,
     describe,
     set_group_configs,
     start_offset,
@@ -82,7 +82,9 @@ def test_two_consumers_share_one_partition_and_accept_each_record_once(
     # locks far longer than a poll takes: an implicit accept always lands in time
     set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest",
                       share_record_lock_duration_ms="15000")
-    consumers = [share_consumers(group, topic, **{"max.poll.records": "20"}) for _ in range(2)]
+    holding = ClientAssignments(2)
+    consumers = [share_consumers(group, topic, **{"max.poll.records": "20"}, **holding.config(i))
+                 for i in range(2)]
     received: list[Counter[bytes]] = [Counter(), Counter()]
     stop = threading.Event()
 
@@ -98,6 +100,7 @@ def test_two_consumers_share_one_partition_and_accept_each_record_once(
         thread.start()
     try:
         wait_assigned(cluster.bootstrap_servers, group, 2)
+        until(lambda: holding.sizes == [1, 1], "both consumers holding the partition", 60)
         values = [f"record-{i}".encode() for i in range(1000)]
         _produce(cluster, topic, values)
         until(lambda: sum(received[0].values()) + sum(received[1].values()) >= 1000,
@@ -128,17 +131,8 @@ def test_two_consumers_split_four_partitions_and_read_each_record_once(
     topic, group = _topic(cluster, "split-four", 4), "split-four"
     set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest",
                       share_record_lock_duration_ms="15000")
-    holding = [-1, -1]
-    """Each consumer's own count of assigned partitions, from its statistics."""
-
-    def statistics(index: int) -> Callable[[str], None]:
-        def keep(stats: str) -> None:
-            holding[index] = json.loads(stats).get("cgrp", {}).get("assignment_size", -1)
-        return keep
-
-    consumers = [share_consumers(group, topic, **{"statistics.interval.ms": 200,
-                                                  "stats_cb": statistics(i)})
-                 for i in range(2)]
+    holding = ClientAssignments(2)
+    consumers = [share_consumers(group, topic, **holding.config(i)) for i in range(2)]
     received: list[Counter[bytes]] = [Counter(), Counter()]
     read_from: list[set[int]] = [set(), set()]
     stop = threading.Event()
@@ -157,7 +151,7 @@ def test_two_consumers_split_four_partitions_and_read_each_record_once(
         (the first had all four until the second joined)."""
         assigned = _assigned(cluster.bootstrap_servers, group)
         return len(assigned) == 2 and sorted(map(len, assigned.values())) == [2, 2] and \
-            set().union(*assigned.values()) == {0, 1, 2, 3} and holding == [2, 2]
+            set().union(*assigned.values()) == {0, 1, 2, 3} and holding.sizes == [2, 2]
 
     threads = [threading.Thread(target=consume, args=(i,)) for i in range(2)]
     for thread in threads:
@@ -185,6 +179,32 @@ def test_two_consumers_split_four_partitions_and_read_each_record_once(
     until(lambda: [start_offset(cluster.bootstrap_servers, group, topic, p)
                    for p in range(4)] == [100] * 4,
           "every record accepted: each share-partition start offset at its log end")
+
+
+def test_the_first_member_is_not_handed_every_partition_before_the_second_joins(
+        cluster: EmbeddedCluster, share_consumers: Callable[..., ShareConsumer]) -> None:
+    """The first member's join starts the partitions' share state: as from Kafka, it learns
+    of them at its next heartbeat, by when a consumer started beside it has joined, so it
+    does not read every record alone meanwhile (librdkafka's 0172 "mixed ack mode")."""
+    topic, group = _topic(cluster, "together", 4), "together"
+    _produce(cluster, topic, [f"together-{i}".encode() for i in range(400)], partitions=4)
+    set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest",
+                      share_record_lock_duration_ms="15000", share_heartbeat_interval_ms="5000")
+    consumers = [share_consumers(group, topic)]
+    until(lambda: len(_assigned(cluster.bootstrap_servers, group)) == 1,
+          "the first member in the group", 30, tolerate=(OSError, AssertionError))
+    consumers.append(share_consumers(group, topic))
+    read_from: list[Counter[int]] = [Counter(), Counter()]
+    for _round in range(240):  # each in turn, as 0172 polls them
+        if sum(sum(c.values()) for c in read_from) >= 400:
+            break
+        for index, consumer in enumerate(consumers):
+            for message in consumer.poll(0.25):
+                partition = message.partition()
+                if message.error() is None and partition is not None:
+                    read_from[index][partition] += 1
+    assert sum(sum(c.values()) for c in read_from) == 400, read_from
+    assert [len(c) for c in read_from] == [2, 2] and not set(read_from[0]) & set(read_from[1])
 
 
 def _poll_one(consumer: ShareConsumer, timeout: float = 30.0) -> list:

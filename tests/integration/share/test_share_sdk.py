@@ -23,6 +23,7 @@ from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import GroupIdNotFoundError, NonEmptyGroupError
 from kafkalite_server import EmbeddedCluster
 from tests.integration.share.helpers import (
+    ClientAssignments,
     at_coordinator,
     set_group_configs,
     start_offset,
@@ -120,6 +121,8 @@ def test_two_share_consumers_accept_each_record_once(
     for consumer in consumers:
         consumer.poll(0)  # joins
     wait_assigned(cluster.bootstrap_servers, group, 2)
+    until(lambda: all(c.assignment() for c in consumers),
+          "both consumers holding the partition (each learns it at its next heartbeat)", 60)
     values = [f"record-{i}".encode() for i in range(1000)]
     _produce(cluster, topic, values)
     received = _consume_together(polls, len(values))
@@ -149,6 +152,8 @@ def test_a_member_joining_mid_stream_takes_half_the_partitions_and_nothing_is_lo
             if reading[index].wait(0.1):
                 consumer = first if index == 0 else second[0]
                 received[index].update(r.value for r in consumer.poll(200))
+                if not second and sum(received[0].values()) >= 200:
+                    reading[0].clear()  # holds what it polled last; cannot read all alone
 
     def halves() -> bool:
         return [len(c.assignment()) for c in (first, *second)] == [2, 2]
@@ -161,8 +166,7 @@ def test_a_member_joining_mid_stream_takes_half_the_partitions_and_nothing_is_lo
     for thread in threads:
         thread.start()
     try:
-        until(lambda: sum(received[0].values()) >= 200, "the first member reading", 60)
-        reading[0].clear()  # holds what it polled last (so it cannot read everything alone)
+        until(lambda: not reading[0].is_set(), "the first member reading", 60)
         second.append(share_consumers(group, topic, max_poll_records=20))
         second[0].poll(0)  # joins, and takes two partitions from the first
         until(halves, "both members with two partitions", 60)
@@ -187,13 +191,22 @@ def test_kafkalite_and_confluent_members_share_one_partition(
     set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest",
                       share_record_lock_duration_ms="15000")
     ours = share_consumers(group, topic, max_poll_records=20)
+    holding = ClientAssignments(1)
     theirs = confluent_kafka.ShareConsumer({"bootstrap.servers": cluster.bootstrap_servers,
-                                            "group.id": group, "max.poll.records": "20"})
+                                            "group.id": group, "max.poll.records": "20",
+                                            **holding.config(0)})
     theirs.subscribe([topic])
     try:
         ours.poll(0)
         theirs.poll(0.1)
         wait_assigned(cluster.bootstrap_servers, group, 2)
+        def holding_it() -> bool:
+            """Both took the assignment (a consumer learns it at its next heartbeat)."""
+            ours.poll(0)
+            theirs.poll(0.1)  # serves its statistics
+            return bool(ours.assignment()) and holding.sizes == [1]
+
+        until(holding_it, "both consumers holding the partition", 60)
         values = [f"mixed-{i}".encode() for i in range(1000)]
         _produce(cluster, topic, values)
         received = _consume_together([
