@@ -5,15 +5,19 @@ shares the group id space with classic groups. Members join and stay with
 ShareGroupHeartbeat:
 
 - epoch 0 joins (the member id is the client's, or one the coordinator draws); -1 leaves;
-  any other epoch must be the member's current one (or its previous one, whose answer may
-  have been lost), else FENCED_MEMBER_EPOCH; an unknown member is UNKNOWN_MEMBER_ID;
+  any other epoch must be between the one the member last heartbeated with (kept as its
+  previous epoch) and its current one: the group may have moved on several times since
+  (members joined between two of its heartbeats) and an answer may have been lost; else
+  FENCED_MEMBER_EPOCH; an unknown member is UNKNOWN_MEMBER_ID;
 - a join, a leave, a subscription change and newly initialized partitions bump the group
   epoch; the assignment is then recomputed and every member moves to the group epoch
   (share groups do not revoke: a partition may be read by many members at once, so a
   member takes its new assignment at once);
-- the assignment (the simple assignor): every member is assigned every partition of the
-  topics it subscribes to whose share state is initialized. Several members on one
-  partition share its records; that is what a share group is for;
+- the assignment is Kafka's simple assignor (:mod:`.simple_assignor`), over the partitions
+  of the topics each member subscribes to whose share state is initialized: with no more
+  members than partitions each partition goes to one member, else each member gets one
+  partition that it shares with others (several members on one partition share its
+  records; that is what a share group is for);
 - a member that does not heartbeat within ``group.share.session.timeout.ms`` is removed.
 
 Partitions are initialized (their share state created at the share coordinator, with the
@@ -64,12 +68,10 @@ from kafkalite_server.share.records import (
     TARGET_ASSIGNMENT_MEMBER,
     TARGET_ASSIGNMENT_METADATA,
 )
+from kafkalite_server.share.simple_assignor import Assignment, assign
 
 STABLE_STATE = 0
 """ShareGroupCurrentMemberAssignment's member state: share members are always stable."""
-
-Assignment = dict[uuid.UUID, tuple[int, ...]]
-"""topic id -> partitions"""
 
 
 @dataclass
@@ -132,12 +134,15 @@ class ShareGroups(ModernGroups[ShareGroup]):
         member = group.members.get(member_id)
         if member is None:
             return HeartbeatResult(UnknownMemberIdError.errno)
-        if member_epoch not in (member.member_epoch, member.previous_member_epoch):
+        if not member.previous_member_epoch <= member_epoch <= member.member_epoch:
             return HeartbeatResult(FencedMemberEpochError.errno,
                                    message=f"epoch {member_epoch}, the member is at "
                                            f"{member.member_epoch}")
         member.session_deadline_ms = self._clock() + self.session_timeout_ms(group_id)
         records: list[KeyValue] = []
+        if member_epoch != member.previous_member_epoch:  # what it holds now
+            member.previous_member_epoch = member_epoch
+            records.append(_current_assignment(group, member))
         if subscribed is not None and tuple(sorted(set(subscribed))) != member.subscribed_topics:
             member.subscribed_topics = tuple(sorted(set(subscribed)))
             records.append(self._member_metadata(group, member, {}))
@@ -172,9 +177,13 @@ class ShareGroups(ModernGroups[ShareGroup]):
         records = super()._bump(group)
         group.assignment_epoch = group.group_epoch
         key = {"group_id": group.group_id}
+        assignments = assign({m.member_id: self._assignable(group, m)
+                              for m in group.members.values()},
+                             {m.member_id: m.assignment for m in group.members.values()})
         for member in group.members.values():
-            member.assignment = self._assignment(group, member)
-            member.previous_member_epoch = member.member_epoch
+            member.assignment = assignments[member.member_id]
+            if member.member_epoch == JOIN_EPOCH:  # it will hold what its join answer says
+                member.previous_member_epoch = group.group_epoch
             member.member_epoch = group.group_epoch
             records.append(group_record(
                 TARGET_ASSIGNMENT_MEMBER, {**key, "member_id": member.member_id},
@@ -184,8 +193,10 @@ class ShareGroups(ModernGroups[ShareGroup]):
                                     {"assignment_epoch": group.assignment_epoch}))
         return records
 
-    def _assignment(self, group: ShareGroup, member: ShareMember) -> Assignment:
-        assignment: Assignment = {}
+    def _assignable(self, group: ShareGroup, member: ShareMember) -> Assignment:
+        """The partitions ``member`` may be assigned: of the topics it subscribes to, those
+        that exist and whose share state is initialized."""
+        assignable: Assignment = {}
         for topic in member.subscribed_topics:
             topic_id = self._topics.topic_id(topic)
             ready = group.initialized.get(topic_id)
@@ -194,8 +205,8 @@ class ShareGroups(ModernGroups[ShareGroup]):
                 continue
             partitions = tuple(p for p in sorted(ready[1]) if p < count)
             if partitions:
-                assignment[topic_id] = partitions
-        return assignment
+                assignable[topic_id] = partitions
+        return assignable
 
     # ------------------------------------------------------------------ initialization
 

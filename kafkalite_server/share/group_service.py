@@ -6,7 +6,11 @@ needs I/O around it:
   that state at the share coordinator (InitializeShareGroupState) at the start offset
   ``share.auto.offset.reset`` gives (``latest``: the partition's high watermark now;
   ``earliest``: its log start), asking the partition's leader (ListOffsets) when it is
-  another broker; the member is assigned the partitions whose state exists;
+  another broker; the member is assigned the partitions whose state exists. As from
+  Kafka, that heartbeat is answered with the assignment from before the new partitions:
+  the members learn of them at their next heartbeat, when consumers started together are
+  all in the group, so the first one is not handed every partition (and every record)
+  for a heartbeat interval before the others join;
 - a heartbeat is answered once its records are in the ISR;
 - members whose session expired are removed every ``EXPIRY_INTERVAL_MS``.
 """
@@ -169,8 +173,6 @@ class ShareGroupService:
                 self.groups.initialized(group_id, done)
             except Exception as exc:
                 return HeartbeatResult(write_error(exc))
-            known = member_epoch if result.assignment is None else -2
-            result = self.groups.answer(group_id, result.member_id or member_id, known)
         return await self._durable(group_id, result)
 
     async def _durable(self, group_id: str, result: HeartbeatResult) -> HeartbeatResult:

@@ -3,6 +3,8 @@ start offsets, as a client or an operator sees them."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 from kafkalite.admin import AdminClient, ConfigResource
@@ -59,3 +61,19 @@ def start_offset(bootstrap: str, group: str, topic: str, partition: int = 0) -> 
     found = described["topics"][0]["partitions"][0]
     assert found["error_code"] == 0, found
     return int(found["start_offset"])
+
+
+class ClientAssignments:
+    """How many partitions each librdkafka share consumer holds, as its own statistics
+    say (``cgrp.assignment_size``): the coordinator's view (ShareGroupDescribe) runs ahead
+    of a member's until its next heartbeat."""
+
+    def __init__(self, consumers: int) -> None:
+        self.sizes = [-1] * consumers
+
+    def config(self, index: int) -> dict[str, Any]:
+        """The settings that make consumer ``index`` report its assignment."""
+        def keep(stats: str) -> None:
+            self.sizes[index] = json.loads(stats).get("cgrp", {}).get("assignment_size", -1)
+        callback: Callable[[str], None] = keep
+        return {"statistics.interval.ms": 200, "stats_cb": callback}

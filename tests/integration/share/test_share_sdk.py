@@ -1,5 +1,6 @@
 """kafkalite's ShareConsumer against one broker: consumers (kafkalite's, and kafkalite's
-beside confluent-kafka's) share a partition and accept each record once; release, reject,
+beside confluent-kafka's) share a partition and accept each record once; a member joining
+mid-stream takes half of four partitions and nothing is lost; release, reject,
 archiving after five deliveries, a killed consumer's records after its locks expire; the
 iterator, implicit and explicit acknowledgement, commit callbacks, and bad settings."""
 
@@ -22,6 +23,7 @@ from kafkalite.protocol import ApiKey
 from kafkalite.protocol.errors import GroupIdNotFoundError, NonEmptyGroupError
 from kafkalite_server import EmbeddedCluster
 from tests.integration.share.helpers import (
+    ClientAssignments,
     at_coordinator,
     set_group_configs,
     start_offset,
@@ -58,17 +60,18 @@ def share_consumers(cluster: EmbeddedCluster) -> Iterator[Callable[..., ShareCon
         consumer.close()
 
 
-def _topic(cluster: EmbeddedCluster, name: str, group: str) -> str:
+def _topic(cluster: EmbeddedCluster, name: str, group: str, partitions: int = 1) -> str:
     with AdminClient(bootstrap_servers=cluster.bootstrap_servers) as admin:
-        admin.create_topics([NewTopic(name, 1, 1)])
+        admin.create_topics([NewTopic(name, partitions, 1)])
     set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest")
     return name
 
 
-def _produce(cluster: EmbeddedCluster, topic: str, values: list[bytes]) -> None:
+def _produce(cluster: EmbeddedCluster, topic: str, values: list[bytes],
+             partitions: int = 1) -> None:
     with Producer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=5) as producer:
-        for value in values:
-            producer.send(topic, value)
+        for index, value in enumerate(values):
+            producer.send(topic, value, partition=index % partitions)
         producer.flush(30)
 
 
@@ -118,6 +121,8 @@ def test_two_share_consumers_accept_each_record_once(
     for consumer in consumers:
         consumer.poll(0)  # joins
     wait_assigned(cluster.bootstrap_servers, group, 2)
+    until(lambda: all(c.assignment() for c in consumers),
+          "both consumers holding the partition (each learns it at its next heartbeat)", 60)
     values = [f"record-{i}".encode() for i in range(1000)]
     _produce(cluster, topic, values)
     received = _consume_together(polls, len(values))
@@ -128,6 +133,56 @@ def test_two_share_consumers_accept_each_record_once(
           "every record accepted")
 
 
+def test_a_member_joining_mid_stream_takes_half_the_partitions_and_nothing_is_lost(
+        cluster: EmbeddedCluster, share_consumers: Callable[..., ShareConsumer]) -> None:
+    group = "sdk-split"
+    topic = _topic(cluster, "sdk-split", group, partitions=4)
+    set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest",
+                      share_record_lock_duration_ms="15000")
+    values = [f"split-{i}".encode() for i in range(2000)]
+    _produce(cluster, topic, values, partitions=4)
+    first = share_consumers(group, topic, max_poll_records=20)
+    received: list[Counter[bytes]] = [Counter(), Counter()]
+    second: list[ShareConsumer] = []
+    stop, reading = threading.Event(), [threading.Event(), threading.Event()]
+    reading[0].set()
+
+    def run(index: int) -> None:
+        while not stop.is_set():
+            if reading[index].wait(0.1):
+                consumer = first if index == 0 else second[0]
+                received[index].update(r.value for r in consumer.poll(200))
+                if not second and sum(received[0].values()) >= 200:
+                    reading[0].clear()  # holds what it polled last; cannot read all alone
+
+    def halves() -> bool:
+        return [len(c.assignment()) for c in (first, *second)] == [2, 2]
+
+    def every_record_accepted() -> bool:
+        return [start_offset(cluster.bootstrap_servers, group, topic, p)
+                for p in range(4)] == [500] * 4
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    try:
+        until(lambda: not reading[0].is_set(), "the first member reading", 60)
+        second.append(share_consumers(group, topic, max_poll_records=20))
+        second[0].poll(0)  # joins, and takes two partitions from the first
+        until(halves, "both members with two partitions", 60)
+        for event in reading:
+            event.set()
+        until(every_record_accepted, "every record accepted", 120, tolerate=(AssertionError,))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    assert set(received[0] + received[1]) == set(values)  # a moved partition loses nothing
+    assert sum(received[1].values()) > 0
+    assigned = [{tp.partition for tp in c.assignment()} for c in (first, second[0])]
+    assert sorted(map(len, assigned)) == [2, 2] and assigned[0] | assigned[1] == {0, 1, 2, 3}
+
+
 def test_kafkalite_and_confluent_members_share_one_partition(
         cluster: EmbeddedCluster, share_consumers: Callable[..., ShareConsumer]) -> None:
     confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -136,13 +191,22 @@ def test_kafkalite_and_confluent_members_share_one_partition(
     set_group_configs(cluster.bootstrap_servers, group, share_auto_offset_reset="earliest",
                       share_record_lock_duration_ms="15000")
     ours = share_consumers(group, topic, max_poll_records=20)
+    holding = ClientAssignments(1)
     theirs = confluent_kafka.ShareConsumer({"bootstrap.servers": cluster.bootstrap_servers,
-                                            "group.id": group, "max.poll.records": "20"})
+                                            "group.id": group, "max.poll.records": "20",
+                                            **holding.config(0)})
     theirs.subscribe([topic])
     try:
         ours.poll(0)
         theirs.poll(0.1)
         wait_assigned(cluster.bootstrap_servers, group, 2)
+        def holding_it() -> bool:
+            """Both took the assignment (a consumer learns it at its next heartbeat)."""
+            ours.poll(0)
+            theirs.poll(0.1)  # serves its statistics
+            return bool(ours.assignment()) and holding.sizes == [1]
+
+        until(holding_it, "both consumers holding the partition", 60)
         values = [f"mixed-{i}".encode() for i in range(1000)]
         _produce(cluster, topic, values)
         received = _consume_together([

@@ -1,5 +1,5 @@
 """Share-group membership and the share coordinator, sans-IO on a fake clock: joining,
-epochs and fencing, every member assigned every initialized partition, session expiry,
+epochs and fencing, initialized partitions spread over the members, session expiry,
 and both state machines replayed from the records they wrote."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def make_groups(clock: Clock, log: Log, ownership: Ownership | None = None, *,
                        other_group_type=lambda group: "classic" if group in classic else None)
 
 
-def test_members_join_and_get_every_initialized_partition(clock: Clock) -> None:
+def test_members_join_and_share_the_initialized_partitions(clock: Clock) -> None:
     groups = make_groups(clock, Log())
     joined = groups.heartbeat("g", "a", 0, None, ["orders"], client_id="c", client_host="/h")
     assert (joined.error, joined.member_id, joined.member_epoch, joined.assignment) == (
@@ -55,12 +55,19 @@ def test_members_join_and_get_every_initialized_partition(clock: Clock) -> None:
     answer = groups.heartbeat("g", "a", 1, None, None, client_id="c", client_host="/h")
     assert (answer.member_epoch, answer.assignment) == (2, {ORDERS: (0, 1)})
     second = groups.heartbeat("g", "b", 0, None, ["orders"], client_id="c", client_host="/h")
-    assert (second.member_epoch, second.assignment) == (3, {ORDERS: (0, 1)})
-    # the first member moves to the new epoch with the same partitions: shared, not split
+    assert (second.member_epoch, second.assignment) == (3, {ORDERS: (1,)})
+    # the first member moves to the new epoch keeping the partition it still has
     assert groups.heartbeat("g", "a", 2, None, None, client_id="c",
-                            client_host="/h").assignment == {ORDERS: (0, 1)}
+                            client_host="/h").assignment == {ORDERS: (0,)}
     assert groups.heartbeat("g", "a", 3, None, None, client_id="c",
                             client_host="/h").assignment is None  # nothing new
+    # a third member on two partitions shares one: each member reads one partition
+    third = groups.heartbeat("g", "c", 0, None, ["orders"], client_id="c", client_host="/h")
+    assert (third.member_epoch, third.assignment) == (4, {ORDERS: (0,)})
+    group = groups.group("g")
+    assert group is not None
+    assert {m: member.assignment for m, member in group.members.items()} == {
+        "a": {ORDERS: (0,)}, "b": {ORDERS: (1,)}, "c": {ORDERS: (0,)}}
 
 
 def test_epochs_are_checked(clock: Clock) -> None:
@@ -78,6 +85,24 @@ def test_epochs_are_checked(clock: Clock) -> None:
     left = groups.heartbeat("g", "a", -1, None, None, client_id="", client_host="")
     assert (left.error, left.member_epoch) == (0, -1)
     assert sorted(groups.group("g").members) == ["b"]  # type: ignore[union-attr]
+
+
+def test_members_joining_between_two_heartbeats_do_not_fence_a_member(clock: Clock) -> None:
+    groups = make_groups(clock, Log())
+    first = groups.heartbeat("g", "a", 0, None, ["orders"], client_id="", client_host="")
+    groups.initialized("g", [("orders", 0), ("orders", 1)])
+    for member in ("b", "c"):  # the group moves on twice before "a" heartbeats again
+        groups.heartbeat("g", member, 0, None, ["orders"], client_id="", client_host="")
+    caught_up = groups.heartbeat("g", "a", first.member_epoch, None, None, client_id="",
+                                 client_host="")
+    assert (caught_up.error, caught_up.member_epoch) == (0, 4)
+    assert caught_up.assignment in ({ORDERS: (0,)}, {ORDERS: (1,)})
+    # its answer lost, it may ask again with the epoch it had; an older one is fenced
+    assert groups.heartbeat("g", "a", first.member_epoch, None, None, client_id="",
+                            client_host="").error == 0
+    groups.heartbeat("g", "a", 4, None, None, client_id="", client_host="")
+    assert groups.heartbeat("g", "a", first.member_epoch, None, None, client_id="",
+                            client_host="").error == FencedMemberEpochError.errno
 
 
 def test_group_id_space_limits_and_ownership(clock: Clock) -> None:
@@ -129,6 +154,29 @@ def test_groups_come_back_from_their_records(clock: Clock) -> None:
     assert replayed.configs("g") == {"share.auto.offset.reset": "earliest"}
     assert replayed.heartbeat("g", "a", member.member_epoch, None, None, client_id="c1",
                               client_host="/h1").error == 0
+
+
+def test_a_replayed_assignment_is_where_the_next_one_starts(clock: Clock) -> None:
+    log = Log()
+    groups = make_groups(clock, log)
+    for member in ("a", "b"):
+        groups.heartbeat("g", member, 0, None, ["orders"], client_id="", client_host="")
+    groups.initialized("g", [("orders", 0), ("orders", 1)])
+    original = groups.group("g")
+    assert original is not None
+    split = {m: member.assignment for m, member in original.members.items()}
+    assert sorted(split.values(), key=str) == sorted([{ORDERS: (0,)}, {ORDERS: (1,)}], key=str)
+    replayed = make_groups(clock, Log(), Ownership(1))
+    loader = replayed.loader(0)
+    loader.load(log.records(0))
+    replayed.ownership.begin_loading(0, 1)
+    replayed.ownership.complete_loading(0)
+    loader.complete()
+    joined = replayed.heartbeat("g", "c", 0, None, ["orders"], client_id="", client_host="")
+    group = replayed.group("g")
+    assert joined.error == 0 and group is not None
+    assert {m: group.members[m].assignment for m in ("a", "b")} == split  # nothing moved
+    assert joined.assignment in split.values()
 
 
 def test_groups_forget_deleted_topics(clock: Clock) -> None:
