@@ -145,8 +145,9 @@ class ShareConsumer:
         while True:
             self._raise_membership_error()
             self._run_callbacks()
-            records = self._fetcher.take(max_records)
-            self._fetcher.send_fetches(self.assignment())
+            assigned = self.assignment()
+            records = self._fetcher.take(max_records, assigned)
+            self._fetcher.send_fetches(assigned)
             if records:
                 self._unacknowledged = {(r.topic_partition, r.offset): r for r in records}
                 return records

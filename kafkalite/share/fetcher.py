@@ -205,13 +205,17 @@ class ShareFetcher:
             f"{tp}: the share session its records came from is gone"))
             for tp, acks in orphans.items()}
 
-    def take(self, max_records: int) -> list[ShareRecord]:
+    def take(self, max_records: int, assigned: set[TopicPartition]) -> list[ShareRecord]:
+        """Up to ``max_records`` buffered records whose locks hold, of ``assigned``
+        partitions. Records of a partition no longer assigned are dropped, not handed out:
+        the next request forgets the partition, which releases their locks to its new
+        owner, so an acknowledgement of them could only fail and they would be read twice."""
         with self.condition:
             now = time.monotonic()
             taken: list[ShareRecord] = []
             while self._buffer and len(taken) < max_records:
                 record, expires, _node = self._buffer.popleft()
-                if expires > now:
+                if expires > now and record.topic_partition in assigned:
                     taken.append(record)
             return taken
 

@@ -129,6 +129,22 @@ def test_a_member_that_stops_heartbeating_is_removed(clock: Clock) -> None:
     assert group is not None and list(group.members) == ["b"] and group.state == "Stable"
 
 
+def test_a_groups_own_session_timeout_and_heartbeat_interval_apply_to_it(
+        clock: Clock) -> None:
+    groups = make_groups(clock, Log())
+    assert groups.set_configs("g", {"share.session.timeout.ms": "55000",
+                                    "share.heartbeat.interval.ms": "8000"}) == 0
+    groups.heartbeat("g", "a", 0, None, ["orders"], client_id="", client_host="")
+    assert (groups.heartbeat_interval_ms("g"), groups.heartbeat_interval_ms("h")) == (8000, 5000)
+    clock.now += 50_000  # past the broker's 45 s
+    groups.expire_members()
+    group = groups.group("g")
+    assert group is not None and list(group.members) == ["a"]
+    clock.now += 5000
+    groups.expire_members()
+    assert not group.members
+
+
 def test_groups_come_back_from_their_records(clock: Clock) -> None:
     log = Log()
     groups = make_groups(clock, log)
