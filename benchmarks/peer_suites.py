@@ -17,7 +17,8 @@ pass/fail/skip table and exits 0.
 - ``librdkafka DIR``: one broker (or ``--brokers 3``), a ``test.conf`` of the run's own
   naming it (``RDKAFKA_TEST_CONF``; the checkout's is never touched),
   ``TEST_KAFKA_VERSION`` (default 3.9.0, the release whose API versions kafkalite
-  advertises), ``TEST_CONSUMER_GROUP_PROTOCOL`` (``--group-protocol``) and a ``--tests``
+  advertises; from 4.2 on the brokers also get the share-group settings librdkafka's own
+  cluster tooling gives them, ``group.share.min.record.lock.duration.ms=1000``), ``TEST_CONSUMER_GROUP_PROTOCOL`` (``--group-protocol``) and a ``--tests``
   subset passed as ``TESTS=``. ``--sasl`` makes the clients' listener SASL_PLAINTEXT with
   PLAIN (user test) and ``connections.max.reauth.ms=10000``; ``--scenario noautocreate``
   runs the tests of that scenario against brokers that do not create topics on Metadata.

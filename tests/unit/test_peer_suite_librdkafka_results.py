@@ -9,7 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.peer_suites import librdkafka_chunks, librdkafka_ids, librdkafka_table
+from benchmarks.peer_suites import (
+    librdkafka_chunks,
+    librdkafka_ids,
+    librdkafka_settings,
+    librdkafka_table,
+)
 
 TEST_C = """
 struct test tests[] = {
@@ -73,3 +78,11 @@ def test_chunks_split_an_id_set_in_order(tmp_path: Path) -> None:
     args = argparse.Namespace(tests="broker", chunk=3)
     assert librdkafka_chunks(tmp_path, args) == ["0001,0018,0045", "0103"]
     assert librdkafka_chunks(tmp_path, argparse.Namespace(tests="", chunk=0)) == [""]
+
+
+def test_brokers_for_kafka_4_2_get_the_share_settings_librdkafkas_tooling_gives() -> None:
+    key = "group.share.min.record.lock.duration.ms"
+    at = {version: librdkafka_settings(1, "zk", 9092, False, "default", version)
+          for version in ("3.9.0", "4.0.0", "4.2.0", "4.10")}
+    assert [version for version, settings in at.items() if key in settings] == ["4.2.0", "4.10"]
+    assert at["4.2.0"][key] == "1000"
