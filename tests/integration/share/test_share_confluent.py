@@ -111,9 +111,7 @@ def test_two_consumers_share_one_partition_and_accept_each_record_once(
             thread.join(30)
     for consumer in consumers:
         consumer.commit_sync(30)
-    both = received[0] + received[1]
-    assert set(both) == set(values)
-    assert max(both.values()) == 1, [v for v, n in both.items() if n > 1][:5]
+    _assert_each_read_once(received, values)
     assert all(sum(counts.values()) > 0 for counts in received), [len(c) for c in received]
     until(lambda: start_offset(cluster.bootstrap_servers, group, topic) == 1000,
           "every record accepted: the share-partition start offset at the log end")
@@ -169,9 +167,7 @@ def test_two_consumers_split_four_partitions_and_read_each_record_once(
             thread.join(30)
     for consumer in consumers:
         consumer.commit_sync(30)
-    both = received[0] + received[1]
-    assert set(both) == set(values)
-    assert max(both.values()) == 1, [v for v, n in both.items() if n > 1][:5]
+    _assert_each_read_once(received, values)
     # each consumer read only its own two partitions: neither was handed all four
     assert sorted(map(len, read_from)) == [2, 2] and not read_from[0] & read_from[1], read_from
     assert sorted(map(sorted, _assigned(cluster.bootstrap_servers, group).values())) == \
@@ -205,6 +201,12 @@ def test_the_first_member_is_not_handed_every_partition_before_the_second_joins(
                     read_from[index][partition] += 1
     assert sum(sum(c.values()) for c in read_from) == 400, read_from
     assert [len(c) for c in read_from] == [2, 2] and not set(read_from[0]) & set(read_from[1])
+
+
+def _assert_each_read_once(received: list[Counter[bytes]], values: list[bytes]) -> None:
+    both = received[0] + received[1]
+    assert set(both) == set(values)
+    assert max(both.values()) == 1, [v for v, n in both.items() if n > 1][:5]
 
 
 def _poll_one(consumer: ShareConsumer, timeout: float = 30.0) -> list:
